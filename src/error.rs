@@ -1,0 +1,413 @@
+//! Typed errors and diagnostics.
+//!
+//! Every problem the library finds is a [`Diagnostic`]: where it is (file,
+//! layer, line, column, field) and what it is ([`DiagnosticKind`]), as data.
+//! `Display` renders the conventional `path:line:col: error: message` line;
+//! printing and exit codes belong to the binary.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::layer::Layer;
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something worth fixing that does not stop the merge.
+    Warning,
+    /// The input cannot be used.
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// What went wrong, with the data a caller may want to act on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DiagnosticKind {
+    /// The file could not be read.
+    #[error("cannot read file: {message}")]
+    Io {
+        /// The operating system's message.
+        message: String,
+    },
+    /// The file is larger than the configured cap.
+    #[error("file is {size} bytes, over the {limit}-byte limit (raise it with --max-fragment-bytes)")]
+    TooLarge {
+        /// The file's size.
+        size: u64,
+        /// The cap.
+        limit: u64,
+    },
+    /// The file is not UTF-8.
+    #[error("file is not valid UTF-8")]
+    InvalidUtf8,
+    /// The YAML or TOML parser refused the text.
+    #[error("{message}")]
+    Syntax {
+        /// The parser's message.
+        message: String,
+    },
+    /// The document's top level is not a mapping.
+    #[error("the top level must be a mapping of field names to values, got {found}")]
+    NotAMapping {
+        /// What it is instead.
+        found: String,
+    },
+    /// More than one YAML document in one file.
+    #[error("file holds more than one YAML document; a fragment is a single mapping")]
+    MultipleDocuments,
+    /// A key appears twice in one mapping.
+    #[error("duplicate key '{key}' in one mapping; remove one of them")]
+    DuplicateKey {
+        /// The repeated key.
+        key: String,
+    },
+    /// A mapping key is not a string.
+    #[error("mapping key {key} is not a string; quote it")]
+    NonStringKey {
+        /// The key as written.
+        key: String,
+    },
+    /// The document nests deeper than the parser's limit.
+    #[error("nesting is too deep")]
+    TooDeep,
+    /// A SKILL.md frontmatter has no closing `---`.
+    #[error("the frontmatter opened on line 1 is never closed with a '---' line")]
+    UnterminatedFrontmatter,
+    /// A SKILL.md sets its body field both in the frontmatter and below it.
+    #[error("'{field}' is set in the frontmatter and by the Markdown below it; keep one")]
+    BodyTwice {
+        /// The body field.
+        field: String,
+    },
+    /// A SKILL.md has a body, but the spec names no body field.
+    #[error("this SKILL.md has a Markdown body, but the merge spec declares no body_field")]
+    NoBodyField,
+    /// A top-level field the spec does not declare.
+    #[error("unknown field '{field}'{}", suggest(suggestion))]
+    UnknownField {
+        /// The field.
+        field: String,
+        /// The closest declared field, if any is close.
+        suggestion: Option<String>,
+    },
+    /// A value of the wrong type for its field's rule.
+    #[error("'{field}' ({strategy}) expects {expected}, got {found}")]
+    WrongType {
+        /// The field, or a path inside it.
+        field: String,
+        /// The strategy that needs the type.
+        strategy: String,
+        /// What the rule expects, in words.
+        expected: String,
+        /// What the fragment has.
+        found: String,
+    },
+    /// A keyed entry with none of the key fields.
+    #[error("entry {index} of '{field}' has no key: give it one of {}{}", keys.join(", "), suggest(suggestion))]
+    MissingKey {
+        /// The KEYED_REPLACE field.
+        field: String,
+        /// The entry's index.
+        index: usize,
+        /// The key fields tried.
+        keys: Vec<String>,
+        /// A key-like field in the entry that looks like a misspelt key.
+        suggestion: Option<String>,
+    },
+    /// Two entries with the same identity in one layer.
+    #[error("entry {index} of '{field}' repeats the identity {identity} of entry {first}")]
+    DuplicateIdentity {
+        /// The KEYED_REPLACE field.
+        field: String,
+        /// The identity, as `key=value`.
+        identity: String,
+        /// The first entry's index.
+        first: usize,
+        /// The repeating entry's index.
+        index: usize,
+    },
+    /// Any other schema violation.
+    #[error("{message}")]
+    Schema {
+        /// The validator's message.
+        message: String,
+    },
+    /// A problem with the merge spec itself.
+    #[error("{message}")]
+    Spec {
+        /// What is wrong.
+        message: String,
+    },
+    /// Another form of the same skill in the same layer wins over this file.
+    #[error("ignored: {} takes precedence in this layer", winner.display())]
+    ShadowedForm {
+        /// The file used instead.
+        winner: PathBuf,
+    },
+    /// The fragment's name field differs from its file name.
+    #[error("'{field}' is '{declared}' but the file is named '{file}'")]
+    NameMismatch {
+        /// The name field.
+        field: String,
+        /// The name the fragment declares.
+        declared: String,
+        /// The name the file gives.
+        file: String,
+    },
+    /// A layer path that exists but is not a directory.
+    #[error("layer path is not a directory; the {layer} is treated as absent")]
+    LayerNotDirectory {
+        /// The layer.
+        layer: Layer,
+    },
+    /// A value equal to the one it overrides.
+    #[error("'{field}' is set to the same value as in the {below}; the override has no effect")]
+    NoEffect {
+        /// The field path.
+        field: String,
+        /// The layer whose value it repeats.
+        below: Layer,
+    },
+}
+
+fn suggest(s: &Option<String>) -> String {
+    s.as_ref()
+        .map(|s| format!(" (did you mean '{s}'?)"))
+        .unwrap_or_default()
+}
+
+/// One located problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The file it is about.
+    pub file: Option<PathBuf>,
+    /// The layer of that file.
+    pub layer: Option<Layer>,
+    /// 1-based line, where known.
+    pub line: Option<usize>,
+    /// 1-based column, where known.
+    pub column: Option<usize>,
+    /// The field (a dotted path below the top level), where there is one.
+    pub field: Option<String>,
+    /// What it is.
+    pub kind: DiagnosticKind,
+}
+
+impl Diagnostic {
+    /// An error about `file`.
+    pub fn error(file: Option<&Path>, kind: DiagnosticKind) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            file: file.map(Path::to_path_buf),
+            layer: None,
+            line: None,
+            column: None,
+            field: None,
+            kind,
+        }
+    }
+
+    /// A warning about `file`.
+    pub fn warning(file: Option<&Path>, kind: DiagnosticKind) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(file, kind)
+        }
+    }
+
+    /// Sets the layer.
+    pub fn in_layer(mut self, layer: Layer) -> Self {
+        self.layer = Some(layer);
+        self
+    }
+
+    /// Sets line and column.
+    pub fn at(mut self, pos: Option<(usize, usize)>) -> Self {
+        if let Some((line, column)) = pos {
+            self.line = Some(line);
+            self.column = Some(column);
+        }
+        self
+    }
+
+    /// Sets the field.
+    pub fn on_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// Is this an error (rather than a warning)?
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The `path:line:col` prefix (as much of it as is known).
+    pub fn location(&self) -> String {
+        let mut s = self
+            .file
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "<input>".into());
+        if let Some(line) = self.line {
+            s.push_str(&format!(":{line}"));
+            if let Some(col) = self.column {
+                s.push_str(&format!(":{col}"));
+            }
+        }
+        s
+    }
+
+    /// The diagnostic as a JSON object (for `--json` output).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "severity": self.severity,
+            "file": self.file.as_ref().map(|p| p.display().to_string()),
+            "layer": self.layer,
+            "line": self.line,
+            "column": self.column,
+            "field": self.field,
+            "message": self.kind.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.location(), self.severity, self.kind)
+    }
+}
+
+/// The library's error type.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The merge spec is unusable.
+    #[error("{0}")]
+    Spec(Box<Diagnostic>),
+    /// One or more fragments are invalid; every problem found is listed.
+    #[error("{}", .0.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))]
+    Invalid(Vec<Diagnostic>),
+    /// No layer holds the skill.
+    #[error("skill '{name}' not found in any layer (searched {})", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    NotFound {
+        /// The requested name.
+        name: String,
+        /// The layer directories searched.
+        searched: Vec<PathBuf>,
+    },
+    /// The requested name is not a valid skill name.
+    #[error("invalid skill name {name:?}: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// Writing output failed.
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The diagnostics carried by this error (empty for errors that have none).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            Error::Spec(d) => std::slice::from_ref(d),
+            Error::Invalid(ds) => ds,
+            _ => &[],
+        }
+    }
+}
+
+impl From<Diagnostic> for Error {
+    fn from(d: Diagnostic) -> Self {
+        Error::Invalid(vec![d])
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The closest of `candidates` to `word`, if it is close enough to be a typo.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(word, c);
+        let limit = (c.chars().count().max(word.chars().count()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c.to_owned())
+}
+
+/// Optimal string alignment distance: edits, with a swap of two adjacent
+/// characters counting as one (the commonest typo).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        let fields = ["name", "description", "trigger_keywords"];
+        assert_eq!(did_you_mean("descripton", fields).as_deref(), Some("description"));
+        assert_eq!(did_you_mean("nmae", fields).as_deref(), Some("name"));
+        assert_eq!(did_you_mean("colour", fields), None);
+    }
+
+    #[test]
+    fn display_is_where_then_what() {
+        let d = Diagnostic::error(
+            Some(Path::new("user/writer.yaml")),
+            DiagnosticKind::UnknownField {
+                field: "descripton".into(),
+                suggestion: Some("description".into()),
+            },
+        )
+        .at(Some((3, 1)));
+        assert_eq!(
+            d.to_string(),
+            "user/writer.yaml:3:1: error: unknown field 'descripton' (did you mean 'description'?)"
+        );
+    }
+}

@@ -1,0 +1,275 @@
+//! Loading one layer's fragment of a skill from any of the four forms.
+//!
+//! Each loader parses text ([`Fragment::from_str`]); [`Fragment::load`] is
+//! the thin I/O wrapper that enforces the size cap and UTF-8. The source text
+//! is kept so that a later error can be located lazily: the happy path never
+//! pays for positions.
+
+mod markdown;
+mod toml;
+mod yaml;
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Diagnostic, DiagnosticKind};
+use crate::layer::{Form, Layer, Located};
+
+/// A 1-based `(line, column)`.
+pub type Pos = (usize, usize);
+
+/// The default cap on a fragment file's size: 4 MiB.
+pub const DEFAULT_MAX_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The text syntax of a fragment (a SKILL.md frontmatter is YAML).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// YAML.
+    Yaml,
+    /// TOML.
+    Toml,
+}
+
+/// How fragments are read.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Files larger than this are refused before being read.
+    pub max_bytes: u64,
+    /// The field a SKILL.md body goes to (the spec's `body_field`).
+    pub body_field: Option<String>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            max_bytes: DEFAULT_MAX_BYTES,
+            body_field: None,
+        }
+    }
+}
+
+/// One layer's fragment: the top-level fields it sets, as written.
+#[derive(Debug, Clone)]
+pub struct Fragment {
+    /// The layer it belongs to.
+    pub layer: Layer,
+    /// Its form.
+    pub form: Form,
+    /// Its file.
+    pub path: Arc<Path>,
+    /// The fields it sets: always a JSON object, keys sorted.
+    value: Value,
+    source: String,
+    /// 0-based line where the parsed YAML/TOML text starts in the file.
+    line_offset: usize,
+    /// The field a SKILL.md body set, and the line the body starts on.
+    body_at: Option<(String, usize)>,
+}
+
+impl Fragment {
+    /// Reads the file `located` points at.
+    pub fn load(located: &Located, options: &LoadOptions) -> Result<Fragment, Diagnostic> {
+        let text = read_capped(&located.path, options.max_bytes)
+            .map_err(|(pos, kind)| error(&located.path, located.layer, pos, kind))?;
+        Fragment::from_str(text, located.form, located.layer, &located.path, options)
+    }
+
+    /// Parses `text` as a fragment of form `form`; `path` is used in messages.
+    pub fn from_str(
+        mut text: String,
+        form: Form,
+        layer: Layer,
+        path: &Path,
+        options: &LoadOptions,
+    ) -> Result<Fragment, Diagnostic> {
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
+        let fail = |(pos, kind): (Option<Pos>, DiagnosticKind)| error(path, layer, pos, kind);
+        let mut line_offset = 0;
+        let mut body_at = None;
+        let (value, body) = match form {
+            Form::Yaml | Form::Yml => (yaml::parse(&text).map_err(fail)?, None),
+            Form::Toml => (Some(toml::parse(&text).map_err(fail)?), None),
+            Form::SkillMd => {
+                let split = markdown::split(&text).map_err(fail)?;
+                line_offset = split.frontmatter_line;
+                let value = match split.frontmatter {
+                    Some(fm) => yaml::parse(fm).map_err(|(pos, kind)| {
+                        fail((pos.map(|(l, c)| (l + line_offset, c)), kind))
+                    })?,
+                    None => None,
+                };
+                let body = (!split.body.is_empty()).then(|| (split.body.to_owned(), split.body_line));
+                (value, body)
+            }
+        };
+        let mut fields = match value {
+            None => Map::new(),
+            Some(Value::Object(m)) => m,
+            Some(other) => {
+                return Err(fail((Some((1 + line_offset, 1)), DiagnosticKind::NotAMapping {
+                    found: describe(&other).into(),
+                })));
+            }
+        };
+        if let Some((body, line)) = body {
+            let Some(field) = &options.body_field else {
+                return Err(fail((Some((line, 1)), DiagnosticKind::NoBodyField)));
+            };
+            if fields.get(field).is_some_and(|v| !v.is_null()) {
+                return Err(fail((
+                    Some((line, 1)),
+                    DiagnosticKind::BodyTwice {
+                        field: field.clone(),
+                    },
+                )));
+            }
+            fields.insert(field.clone(), Value::String(body));
+            body_at = Some((field.clone(), line));
+        }
+        Ok(Fragment {
+            layer,
+            form,
+            path: Arc::from(path),
+            value: Value::Object(fields),
+            source: text,
+            line_offset,
+            body_at,
+        })
+    }
+
+    /// An in-memory fragment (for tests, benches and embedders).
+    pub fn from_fields(layer: Layer, path: &Path, fields: Map<String, Value>) -> Fragment {
+        Fragment {
+            layer,
+            form: Form::Yaml,
+            path: Arc::from(path),
+            value: Value::Object(fields),
+            source: String::new(),
+            line_offset: 0,
+            body_at: None,
+        }
+    }
+
+    /// The fields it sets, keys sorted.
+    pub fn fields(&self) -> &Map<String, Value> {
+        match &self.value {
+            Value::Object(m) => m,
+            _ => unreachable!("a fragment's value is always an object"),
+        }
+    }
+
+    /// The fields as one JSON object (what the schema validates).
+    pub fn as_value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The source text as read (after a BOM is removed).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The source position of the value at JSON `pointer` (or of its key).
+    pub fn position(&self, pointer: &str, key: bool) -> Option<Pos> {
+        if let Some((field, line)) = &self.body_at
+            && pointer.strip_prefix('/') == Some(escape_pointer(field).as_str())
+        {
+            return Some((*line, 1));
+        }
+        let (text, syntax) = match self.form {
+            Form::SkillMd => {
+                let split = markdown::split(&self.source).ok()?;
+                (split.frontmatter?, Syntax::Yaml)
+            }
+            Form::Toml => (self.source.as_str(), Syntax::Toml),
+            Form::Yaml | Form::Yml => (self.source.as_str(), Syntax::Yaml),
+        };
+        locate(text, syntax, pointer, key, self.line_offset)
+    }
+
+    /// The 1-based line of the value at `pointer`, for origin annotations.
+    pub fn line_of(&self, pointer: &str) -> Option<usize> {
+        self.position(pointer, false).map(|(l, _)| l)
+    }
+}
+
+fn error(path: &Path, layer: Layer, pos: Option<Pos>, kind: DiagnosticKind) -> Diagnostic {
+    Diagnostic::error(Some(path), kind).in_layer(layer).at(pos)
+}
+
+/// Reads at most `max` bytes of a UTF-8 file.
+fn read_capped(path: &Path, max: u64) -> Result<String, (Option<Pos>, DiagnosticKind)> {
+    let io = |e: std::io::Error| (None, DiagnosticKind::Io { message: e.to_string() });
+    let file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    if size > max {
+        return Err((None, DiagnosticKind::TooLarge { size, limit: max }));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > max {
+        return Err((
+            None,
+            DiagnosticKind::TooLarge {
+                size: bytes.len() as u64,
+                limit: max,
+            },
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let text = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+        (Some(offset_to_pos(&text, valid)), DiagnosticKind::InvalidUtf8)
+    })
+}
+
+/// Parses YAML text strictly (no duplicate keys, no non-string keys).
+pub fn parse_yaml(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticKind)> {
+    yaml::parse(text)
+}
+
+/// The position of the node at JSON `pointer` in `text` (of its key when
+/// `key` is set), with `line_offset` lines added.
+pub fn locate(text: &str, syntax: Syntax, pointer: &str, key: bool, line_offset: usize) -> Option<Pos> {
+    let pos = match syntax {
+        Syntax::Yaml => yaml::locate(text, pointer, key),
+        Syntax::Toml => toml::locate(text, pointer, key),
+    }?;
+    Some((pos.0 + line_offset, pos.1))
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub(crate) fn offset_to_pos(text: &str, offset: usize) -> Pos {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// Escapes a key for a JSON pointer segment (`~` → `~0`, `/` → `~1`).
+pub fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Reverses [`escape_pointer`].
+pub fn unescape_pointer(seg: &str) -> String {
+    seg.replace("~1", "/").replace("~0", "~")
+}
+
+/// "a string", "a list", ... for messages.
+pub fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}

@@ -1,0 +1,343 @@
+//! YAML: values from serde_yaml (strict: duplicate and non-string keys are
+//! errors), positions from yaml-rust2's event parser, run only when there is
+//! an error to locate.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use serde::de::{self, Deserialize, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use yaml_rust2::parser::{Event, Parser};
+
+use crate::error::DiagnosticKind;
+
+use super::Pos;
+
+thread_local! {
+    /// The structured cause of the last error our visitor raised, so it
+    /// survives serde's string-only custom errors.
+    static CAUSE: RefCell<Option<DiagnosticKind>> = const { RefCell::new(None) };
+}
+
+fn fail<E: de::Error>(kind: DiagnosticKind) -> E {
+    let msg = kind.to_string();
+    CAUSE.with(|c| *c.borrow_mut() = Some(kind));
+    E::custom(msg)
+}
+
+/// A JSON value built from a self-describing format, refusing duplicate
+/// keys, non-string keys and non-finite numbers.
+pub(crate) struct Strict(pub Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Number::from_f64(v).map(Value::Number).ok_or_else(|| {
+            fail(DiagnosticKind::Syntax {
+                message: format!("{v} is not a finite number and cannot be represented in JSON"),
+            })
+        })
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Strict::deserialize(d).map(|s| s.0)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(Strict(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let Strict(v) = map.next_value()?;
+            if out.contains_key(&key) {
+                return Err(fail(DiagnosticKind::DuplicateKey { key }));
+            }
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+    fn visit_enum<A: de::EnumAccess<'de>>(self, _data: A) -> Result<Value, A::Error> {
+        Err(fail(DiagnosticKind::Syntax {
+            message: "YAML tags (`!tag`) are not supported in skill fragments".into(),
+        }))
+    }
+}
+
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = String;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_any(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl KeyVisitor {
+    fn non_string<E: de::Error>(key: impl fmt::Display) -> E {
+        fail(DiagnosticKind::NonStringKey {
+            key: key.to_string(),
+        })
+    }
+}
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string key")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_owned())
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+        Ok(v)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
+        Err(Self::non_string(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+        Err(Self::non_string(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        Err(Self::non_string(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
+        Err(Self::non_string(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
+        Err(Self::non_string("null"))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<String, E> {
+        Err(Self::non_string("null"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(Self::non_string("(a list)"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(Self::non_string("(a mapping)"))
+    }
+}
+
+/// Parses one YAML document. `Ok(None)` for an empty or comment-only text.
+pub(crate) fn parse(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticKind)> {
+    CAUSE.with(|c| c.borrow_mut().take());
+    let mut docs = serde_yaml::Deserializer::from_str(text);
+    let Some(first) = docs.next() else {
+        return Ok(None);
+    };
+    let value = match Strict::deserialize(first) {
+        Ok(Strict(v)) => v,
+        Err(e) => return Err(explain(text, e)),
+    };
+    if docs.next().is_some() {
+        let pos = document_start(text, 2);
+        return Err((pos, DiagnosticKind::MultipleDocuments));
+    }
+    Ok(match value {
+        Value::Null => None,
+        v => Some(v),
+    })
+}
+
+fn explain(text: &str, e: serde_yaml::Error) -> (Option<Pos>, DiagnosticKind) {
+    let cause = CAUSE.with(|c| c.borrow_mut().take());
+    let mark = e.location().map(|l| (l.line(), l.column()));
+    match cause {
+        Some(kind @ DiagnosticKind::DuplicateKey { .. }) => (first_duplicate_key(text).or(mark), kind),
+        Some(kind) => (mark, kind),
+        None => {
+            let full = e.to_string();
+            let message = match full.rfind(" at line ") {
+                Some(i) => full[..i].to_owned(),
+                None => full,
+            };
+            if message.ends_with("recursion limit exceeded") {
+                (mark, DiagnosticKind::TooDeep)
+            } else if message.ends_with("repetition limit exceeded") {
+                (
+                    mark,
+                    DiagnosticKind::Syntax {
+                        message: "aliases expand to too many values (an alias bomb?)".into(),
+                    },
+                )
+            } else {
+                (mark, DiagnosticKind::Syntax { message })
+            }
+        }
+    }
+}
+
+/// Walks the event stream; `visit` sees each event with its position and the
+/// JSON pointer of the node it belongs to. Stops at the first scan error or
+/// when `visit` returns `Some`.
+fn walk<T>(text: &str, mut visit: impl FnMut(&Event, Pos, &str, bool) -> Option<T>) -> Option<T> {
+    enum Frame {
+        Seq(usize),
+        Map { key: Option<String> },
+    }
+    let mut parser = Parser::new_from_str(text);
+    let mut stack: Vec<(Frame, usize)> = Vec::new(); // frame, pointer length before it
+    let mut pointer = String::new();
+    loop {
+        let (event, mark) = parser.next_token().ok()?;
+        let pos = (mark.line(), mark.col() + 1);
+        if matches!(event, Event::StreamEnd) {
+            return None;
+        }
+        // Is this event a mapping key?
+        let is_key = matches!(stack.last(), Some((Frame::Map { key: None }, _)));
+        // The pointer of the node this event starts.
+        let base_len = pointer.len();
+        if !is_key && !matches!(event, Event::SequenceEnd | Event::MappingEnd) {
+            match stack.last_mut() {
+                Some((Frame::Seq(i), _)) => {
+                    pointer.push('/');
+                    pointer.push_str(&i.to_string());
+                    *i += 1;
+                }
+                Some((Frame::Map { key }, _)) => {
+                    pointer.push('/');
+                    pointer.push_str(&super::escape_pointer(key.as_deref().unwrap_or("")));
+                }
+                None => {}
+            }
+        }
+        let node_pointer = pointer.clone();
+        pointer.truncate(base_len);
+        if let Some(found) = visit(&event, pos, &node_pointer, is_key) {
+            return Some(found);
+        }
+        match event {
+            Event::SequenceStart(..) => {
+                stack.push((Frame::Seq(0), pointer.len()));
+                pointer = node_pointer;
+            }
+            Event::MappingStart(..) => {
+                stack.push((Frame::Map { key: None }, pointer.len()));
+                pointer = node_pointer;
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((_, len)) = stack.pop() {
+                    pointer.truncate(len);
+                }
+                value_done(&mut stack);
+            }
+            Event::Scalar(s, ..) if is_key => {
+                if let Some((Frame::Map { key }, _)) = stack.last_mut() {
+                    *key = Some(s);
+                }
+            }
+            Event::Scalar(..) | Event::Alias(..) => value_done(&mut stack),
+            _ => {}
+        }
+    }
+    fn value_done(stack: &mut [(Frame, usize)]) {
+        if let Some((Frame::Map { key }, _)) = stack.last_mut() {
+            *key = None;
+        }
+    }
+}
+
+/// The position of the node at `pointer` (its key, if `key` is set).
+pub(crate) fn locate(text: &str, pointer: &str, key: bool) -> Option<Pos> {
+    if pointer.is_empty() {
+        return walk(text, |event, pos, _, _| {
+            matches!(event, Event::MappingStart(..) | Event::SequenceStart(..) | Event::Scalar(..))
+                .then_some(pos)
+        })
+        .or(Some((1, 1)));
+    }
+    walk(text, |event, pos, p, is_key| {
+        if key {
+            // The key event of the last segment: its parent pointer matches and it names the key.
+            let (parent, last) = pointer.rsplit_once('/')?;
+            if is_key
+                && let Event::Scalar(s, ..) = event
+                && p == parent
+                && super::escape_pointer(s) == last
+            {
+                return Some(pos);
+            }
+            None
+        } else {
+            (!is_key && p == pointer && !matches!(event, Event::SequenceEnd | Event::MappingEnd))
+                .then_some(pos)
+        }
+    })
+    .or_else(|| if key { locate(text, pointer, false) } else { None })
+}
+
+/// The position of the first key repeated within one mapping.
+fn first_duplicate_key(text: &str) -> Option<Pos> {
+    let mut open: Vec<Option<std::collections::BTreeSet<String>>> = Vec::new();
+    walk(text, |event, pos, _, is_key| {
+        match event {
+            Event::MappingStart(..) => open.push(Some(Default::default())),
+            Event::SequenceStart(..) => open.push(None),
+            Event::MappingEnd | Event::SequenceEnd => {
+                open.pop();
+            }
+            Event::Scalar(s, ..) if is_key => {
+                if let Some(Some(keys)) = open.last_mut()
+                    && !keys.insert(s.clone())
+                {
+                    return Some(pos);
+                }
+            }
+            _ => {}
+        }
+        None
+    })
+}
+
+/// The position of the `n`th document start (1-based).
+fn document_start(text: &str, n: usize) -> Option<Pos> {
+    let mut count = 0;
+    walk(text, |event, pos, _, _| {
+        if let Event::DocumentStart = event {
+            count += 1;
+            if count == n {
+                return Some(pos);
+            }
+        }
+        None
+    })
+}
+

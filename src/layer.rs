@@ -1,0 +1,341 @@
+//! Where the layers live and which file of a layer holds a skill.
+//!
+//! Discovery takes its environment as an argument ([`Env`]) so that tests and
+//! embedders never have to mutate the process environment.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// One of the three layers, ordered by precedence: `Base < Team < User`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    /// The skill as shipped.
+    Base,
+    /// A project-shared override, usually tracked in git.
+    Team,
+    /// A personal override.
+    User,
+}
+
+impl Layer {
+    /// All layers, lowest precedence first: the order fragments are merged in.
+    pub const ALL: [Layer; 3] = [Layer::Base, Layer::Team, Layer::User];
+
+    /// The short label used in tables and JSON (`base`, `team`, `user`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Layer::Base => "base",
+            Layer::Team => "team",
+            Layer::User => "user",
+        }
+    }
+
+    /// Parses a label back into a layer.
+    pub fn from_label(label: &str) -> Option<Layer> {
+        Layer::ALL.into_iter().find(|l| l.label() == label)
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} layer", self.label())
+    }
+}
+
+impl serde::Serialize for Layer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.label())
+    }
+}
+
+/// The environment variables layer discovery reads, captured explicitly.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// `$HOME`.
+    pub home: Option<PathBuf>,
+    /// `$XDG_DATA_HOME`.
+    pub xdg_data_home: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME`.
+    pub xdg_config_home: Option<PathBuf>,
+}
+
+impl Env {
+    /// Reads `HOME`, `XDG_DATA_HOME` and `XDG_CONFIG_HOME` from the process.
+    /// Empty values count as unset, as the XDG base directory spec says.
+    pub fn from_process() -> Env {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        Env {
+            home: var("HOME"),
+            xdg_data_home: var("XDG_DATA_HOME"),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
+        }
+    }
+
+    fn base_dir(explicit: &Option<PathBuf>, home: &Option<PathBuf>, fallback: &str) -> PathBuf {
+        // The XDG spec says relative values are invalid and must be ignored.
+        match explicit {
+            Some(p) if p.is_absolute() => p.clone(),
+            _ => home.clone().unwrap_or_default().join(fallback),
+        }
+    }
+
+    /// `$XDG_DATA_HOME/bernstein/skills`, defaulting to `~/.local/share/...`.
+    pub fn data_dir(&self) -> PathBuf {
+        Self::base_dir(&self.xdg_data_home, &self.home, ".local/share").join("bernstein/skills")
+    }
+
+    /// `$XDG_CONFIG_HOME/bernstein/skills`, defaulting to `~/.config/...`.
+    pub fn config_dir(&self) -> PathBuf {
+        Self::base_dir(&self.xdg_config_home, &self.home, ".config").join("bernstein/skills")
+    }
+}
+
+/// The on-disk forms of a skill in one layer, in the order they are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Form {
+    /// `<name>.yaml`
+    Yaml,
+    /// `<name>.yml`
+    Yml,
+    /// `<name>/SKILL.md`: YAML frontmatter and a Markdown body.
+    SkillMd,
+    /// `<name>.toml`
+    Toml,
+}
+
+impl Form {
+    /// All forms, in lookup order: the first that exists wins.
+    pub const ALL: [Form; 4] = [Form::Yaml, Form::Yml, Form::SkillMd, Form::Toml];
+
+    /// The path of this form of skill `name` inside `dir`.
+    pub fn path_in(self, dir: &Path, name: &str) -> PathBuf {
+        match self {
+            Form::Yaml => dir.join(format!("{name}.yaml")),
+            Form::Yml => dir.join(format!("{name}.yml")),
+            Form::SkillMd => dir.join(name).join("SKILL.md"),
+            Form::Toml => dir.join(format!("{name}.toml")),
+        }
+    }
+
+    /// The short name used by `--form` and in messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Form::Yaml => "yaml",
+            Form::Yml => "yml",
+            Form::SkillMd => "md",
+            Form::Toml => "toml",
+        }
+    }
+
+    /// Recognises a directory entry as a skill: `(name, form)`.
+    /// A directory `name` is only a candidate; its `SKILL.md` must still exist.
+    fn classify(file_name: &str, is_dir: bool) -> Option<(&str, Form)> {
+        if is_dir {
+            return Some((file_name, Form::SkillMd));
+        }
+        let (stem, ext) = file_name.rsplit_once('.')?;
+        let form = match ext {
+            "yaml" => Form::Yaml,
+            "yml" => Form::Yml,
+            "toml" => Form::Toml,
+            _ => return None,
+        };
+        Some((stem, form))
+    }
+}
+
+/// Why a skill name was refused.
+pub fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        Err("a skill name cannot be empty")
+    } else if name == ".." {
+        Err("a skill name cannot be '..'")
+    } else if name.contains('/') || name.contains('\\') {
+        Err("a skill name cannot contain a path separator")
+    } else if name.starts_with('.') {
+        Err("a skill name cannot start with '.'")
+    } else if name.chars().any(char::is_control) {
+        Err("a skill name cannot contain control characters")
+    } else {
+        Ok(())
+    }
+}
+
+/// One layer directory and whether it can be used.
+#[derive(Debug, Clone)]
+pub struct LayerDir {
+    /// Which layer this is.
+    pub layer: Layer,
+    /// Its directory.
+    pub path: PathBuf,
+    /// The directory exists (or is a symlink to one).
+    pub is_dir: bool,
+    /// The path exists but is not a directory: the layer counts as absent.
+    pub not_a_directory: bool,
+}
+
+/// A skill's file in one layer, with the forms it shadows there.
+#[derive(Debug, Clone)]
+pub struct Located {
+    /// The layer.
+    pub layer: Layer,
+    /// The form that won.
+    pub form: Form,
+    /// Its path.
+    pub path: PathBuf,
+    /// Other forms of the same skill in the same layer, ignored.
+    pub shadowed: Vec<PathBuf>,
+}
+
+/// The three layer directories.
+#[derive(Debug, Clone)]
+pub struct Layers {
+    dirs: Vec<LayerDir>,
+}
+
+impl Layers {
+    /// The layers an environment points at.
+    pub fn discover(env: &Env) -> Layers {
+        let data = env.data_dir();
+        let config = env.config_dir();
+        Layers::from_paths([data.join("base"), config.join("team"), config.join("user")])
+    }
+
+    /// `root/base`, `root/team`, `root/user`: for sandboxes, tests and demos.
+    pub fn from_root(root: &Path) -> Layers {
+        Layers::from_paths(Layer::ALL.map(|l| root.join(l.label())))
+    }
+
+    /// Three explicit directories, base, team, user.
+    pub fn from_paths(paths: [PathBuf; 3]) -> Layers {
+        let dirs = Layer::ALL
+            .into_iter()
+            .zip(paths)
+            .map(|(layer, path)| {
+                let meta = std::fs::metadata(&path);
+                let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
+                LayerDir {
+                    layer,
+                    not_a_directory: meta.is_ok() && !is_dir,
+                    is_dir,
+                    path,
+                }
+            })
+            .collect();
+        Layers { dirs }
+    }
+
+    /// All three directories, base first.
+    pub fn dirs(&self) -> &[LayerDir] {
+        &self.dirs
+    }
+
+    /// The file of skill `name` in each layer that has it, base first.
+    pub fn locate(&self, name: &str) -> Vec<Located> {
+        self.dirs
+            .iter()
+            .filter(|d| d.is_dir)
+            .filter_map(|d| locate_in(d, name))
+            .collect()
+    }
+
+    /// Every skill name in any layer, sorted, each with the layers holding it.
+    ///
+    /// Reads each layer directory once; a `<name>/` directory counts only if
+    /// it holds a `SKILL.md`. Nothing deeper is visited, so symlink loops
+    /// cannot make this hang.
+    pub fn names(&self) -> Vec<(String, Vec<Layer>)> {
+        let mut all: std::collections::BTreeMap<String, Vec<Layer>> = Default::default();
+        for dir in self.dirs.iter().filter(|d| d.is_dir) {
+            for name in names_in(&dir.path) {
+                let layers = all.entry(name).or_default();
+                if layers.last() != Some(&dir.layer) {
+                    layers.push(dir.layer);
+                }
+            }
+        }
+        all.into_iter().collect()
+    }
+}
+
+fn locate_in(dir: &LayerDir, name: &str) -> Option<Located> {
+    let mut found = Form::ALL
+        .into_iter()
+        .map(|form| (form, form.path_in(&dir.path, name)))
+        .filter(|(_, p)| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+    let (form, path) = found.next()?;
+    Some(Located {
+        layer: dir.layer,
+        form,
+        path,
+        shadowed: found.map(|(_, p)| p).collect(),
+    })
+}
+
+/// The skill names in one layer directory, sorted and unique.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let file_name = entry.file_name().into_string().ok()?;
+            let mut ty = entry.file_type().ok()?;
+            if ty.is_symlink() {
+                ty = std::fs::metadata(entry.path()).ok()?.file_type();
+            }
+            let (name, form) = Form::classify(&file_name, ty.is_dir())?;
+            if check_name(name).is_err() {
+                return None;
+            }
+            let is_skill = if form == Form::SkillMd {
+                std::fs::metadata(entry.path().join("SKILL.md")).is_ok_and(|m| m.is_file())
+            } else {
+                ty.is_file()
+            };
+            is_skill.then(|| name.to_owned())
+        })
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        for bad in ["", "..", "../x", "a/b", "/etc/passwd", ".hidden", "a\u{7}", "a\\b"] {
+            assert!(check_name(bad).is_err(), "{bad:?} should be refused");
+        }
+        for good in ["writer", "my-skill_2", "écrire"] {
+            assert!(check_name(good).is_ok());
+        }
+    }
+
+    #[test]
+    fn xdg_defaults_and_overrides() {
+        let env = Env {
+            home: Some("/h".into()),
+            ..Env::default()
+        };
+        assert_eq!(env.data_dir(), Path::new("/h/.local/share/bernstein/skills"));
+        assert_eq!(env.config_dir(), Path::new("/h/.config/bernstein/skills"));
+        let env = Env {
+            home: Some("/h".into()),
+            xdg_data_home: Some("/d".into()),
+            xdg_config_home: Some("relative".into()),
+        };
+        assert_eq!(env.data_dir(), Path::new("/d/bernstein/skills"));
+        assert_eq!(env.config_dir(), Path::new("/h/.config/bernstein/skills"));
+    }
+
+    #[test]
+    fn precedence_order() {
+        assert!(Layer::Base < Layer::Team && Layer::Team < Layer::User);
+        assert_eq!(Layer::Team.to_string(), "team layer");
+    }
+}

@@ -1,0 +1,184 @@
+//! DEEP_MERGE: mappings merged recursively; the same path overrides,
+//! distinct paths coexist, `null` deletes a key.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::fragment::{escape_pointer, Fragment};
+use crate::provenance::{Origin, Sourced};
+use crate::spec::Field;
+
+use super::{field_pointer, origin};
+
+/// A merged mapping: inner nodes are mappings, leaves carry origins.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tree {
+    /// A mapping (possibly empty).
+    Map(BTreeMap<String, Tree>),
+    /// A scalar or list, replaced wholesale by a higher layer.
+    Leaf(Sourced),
+}
+
+impl Tree {
+    /// The value without provenance.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Tree::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_value())).collect()),
+            Tree::Leaf(s) => s.value.clone(),
+        }
+    }
+
+    /// Every leaf with its path below the field, in key order.
+    pub fn leaves(&self) -> Vec<(Vec<String>, &Sourced)> {
+        let mut out = Vec::new();
+        let mut stack: Vec<(Vec<String>, &Tree)> = vec![(Vec::new(), self)];
+        while let Some((path, node)) = stack.pop() {
+            match node {
+                Tree::Leaf(s) => out.push((path, s)),
+                Tree::Map(m) => {
+                    for (k, v) in m.iter().rev() {
+                        let mut p = path.clone();
+                        p.push(k.clone());
+                        stack.push((p, v));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn from_value(value: &Value, at: &dyn Fn(&[String]) -> Option<Origin>, path: &mut Vec<String>) -> Tree {
+        match value {
+            Value::Object(m) => {
+                let mut out = BTreeMap::new();
+                for (k, v) in m {
+                    if v.is_null() {
+                        continue;
+                    }
+                    path.push(k.clone());
+                    out.insert(k.clone(), Tree::from_value(v, at, path));
+                    path.pop();
+                }
+                Tree::Map(out)
+            }
+            v => Tree::Leaf(Sourced {
+                value: v.clone(),
+                origin: at(path),
+                overrode: Vec::new(),
+            }),
+        }
+    }
+
+    /// Applies a higher layer's mapping on top of `self`.
+    fn apply(&mut self, higher: &Map<String, Value>, at: &dyn Fn(&[String]) -> Option<Origin>, path: &mut Vec<String>) {
+        let Tree::Map(lower) = self else {
+            // A mapping meeting a non-mapping: the higher layer wins.
+            *self = Tree::from_value(&Value::Object(higher.clone()), at, path);
+            return;
+        };
+        for (k, v) in higher {
+            path.push(k.clone());
+            match (lower.get_mut(k), v) {
+                (_, Value::Null) => {
+                    lower.remove(k);
+                }
+                (Some(node @ Tree::Map(_)), Value::Object(m)) => node.apply(m, at, path),
+                (Some(Tree::Leaf(old)), v) if !v.is_object() => {
+                    let old = std::mem::replace(
+                        old,
+                        Sourced {
+                            value: Value::Null,
+                            origin: None,
+                            overrode: Vec::new(),
+                        },
+                    );
+                    let new = match at(path) {
+                        Some(o) => old.replaced_by(v.clone(), o),
+                        None => Sourced {
+                            value: v.clone(),
+                            ..old
+                        },
+                    };
+                    lower.insert(k.clone(), Tree::Leaf(new));
+                }
+                (_, v) => {
+                    lower.insert(k.clone(), Tree::from_value(v, at, path));
+                }
+            }
+            path.pop();
+        }
+    }
+}
+
+/// Merges one DEEP_MERGE field.
+pub(super) fn merge(field: &Field, fragments: &[Fragment]) -> Tree {
+    let mut tree = Tree::Map(BTreeMap::new());
+    if field.default.is_object() {
+        // Defaults carry no origin.
+        tree = Tree::from_value(&field.default, &|_| None, &mut Vec::new());
+    }
+    let base = field_pointer(&field.name);
+    for f in fragments {
+        let at = |path: &[String]| {
+            let mut p = base.clone();
+            for seg in path {
+                p.push('/');
+                p.push_str(&escape_pointer(seg));
+            }
+            Some(origin(f, p))
+        };
+        match f.fields().get(&field.name) {
+            Some(Value::Object(m)) => tree.apply(m, &at, &mut Vec::new()),
+            Some(Value::Null) | None => {}
+            // Not a mapping (only if validation was skipped): taken wholesale.
+            Some(v) => tree = Tree::from_value(v, &at, &mut Vec::new()),
+        }
+    }
+    tree
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{frag, spec};
+    use super::*;
+    use crate::layer::Layer;
+    use serde_json::json;
+
+    #[test]
+    fn same_path_overrides_distinct_paths_coexist_null_deletes() {
+        let spec = spec();
+        let fs = [
+            frag(
+                Layer::Base,
+                json!({"metadata": {"limits": {"max_tokens": 1000, "temperature": 0.2}, "gone": 1}}),
+            ),
+            frag(Layer::User, json!({"metadata": {"limits": {"max_tokens": 2000}, "gone": null}})),
+        ];
+        let tree = merge(spec.field("metadata").unwrap(), &fs);
+        assert_eq!(
+            tree.to_value(),
+            json!({"limits": {"max_tokens": 2000, "temperature": 0.2}})
+        );
+        let leaves = tree.leaves();
+        assert_eq!(leaves[0].0, ["limits", "max_tokens"]);
+        assert_eq!(leaves[0].1.origin.as_ref().unwrap().pointer, "/metadata/limits/max_tokens");
+        assert_eq!(leaves[0].1.overrode[0].value, json!(1000));
+    }
+
+    #[test]
+    fn mapping_meeting_scalar_higher_wins() {
+        let spec = spec();
+        let field = spec.field("metadata").unwrap();
+        let fs = [
+            frag(Layer::Base, json!({"metadata": {"a": {"b": 1}}})),
+            frag(Layer::User, json!({"metadata": {"a": 5}})),
+        ];
+        assert_eq!(merge(field, &fs).to_value(), json!({"a": 5}));
+        let fs = [
+            frag(Layer::Base, json!({"metadata": {"a": 5}})),
+            frag(Layer::User, json!({"metadata": {"a": {"b": 1}}})),
+        ];
+        assert_eq!(merge(field, &fs).to_value(), json!({"a": {"b": 1}}));
+    }
+}

@@ -1,0 +1,193 @@
+//! The interpreter: merges fragments field by field under a [`MergeSpec`].
+//!
+//! [`merge`] walks the spec's fields and dispatches on each field's
+//! [`Strategy`] with one exhaustive `match`; each strategy lives in its own
+//! module. The function is pure: no I/O, no hash-map iteration, so the same
+//! fragments always give the same [`Effective`] skill.
+
+mod append;
+mod deep;
+mod keyed;
+mod override_;
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::fragment::{escape_pointer, Fragment};
+use crate::layer::Layer;
+use crate::provenance::{Origin, Sourced};
+use crate::spec::{MergeSpec, Strategy, LAYERS_PRESENT};
+
+pub use deep::Tree;
+pub use keyed::{identity, Entry, Identity};
+
+/// One field of the effective skill, with provenance.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Merged {
+    /// An OVERRIDE field.
+    Override(Sourced),
+    /// An APPEND field: each item with its origin.
+    Append(Vec<Sourced>),
+    /// A KEYED_REPLACE field: each entry with its origin and what it replaced.
+    Keyed(Vec<Entry>),
+    /// A DEEP_MERGE field: a tree whose leaves carry origins.
+    Deep(Tree),
+}
+
+impl Merged {
+    /// The value without provenance.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Merged::Override(s) => s.value.clone(),
+            Merged::Append(items) => Value::Array(items.iter().map(|s| s.value.clone()).collect()),
+            Merged::Keyed(entries) => {
+                Value::Array(entries.iter().map(|e| e.item.value.clone()).collect())
+            }
+            Merged::Deep(tree) => tree.to_value(),
+        }
+    }
+}
+
+/// One merged field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldMerge {
+    /// The field's name.
+    pub name: String,
+    /// Its strategy's name (`OVERRIDE`, ...).
+    pub strategy: &'static str,
+    /// The merged value with provenance.
+    pub merged: Merged,
+    /// The last layer that reset the field with `null`, if any.
+    pub reset_by: Option<Origin>,
+}
+
+/// The effective skill: every spec field, merged, plus the layers present.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Effective {
+    /// The requested skill name.
+    pub name: String,
+    /// Every field of the spec, in spec (name) order.
+    pub fields: Vec<FieldMerge>,
+    /// The layers that contributed a fragment, base first.
+    pub layers_present: Vec<Layer>,
+}
+
+impl Effective {
+    /// The values-only view: a JSON object with every field and `layers_present`.
+    pub fn to_value(&self) -> Value {
+        let mut m: Map<String, Value> = self
+            .fields
+            .iter()
+            .map(|f| (f.name.clone(), f.merged.to_value()))
+            .collect();
+        m.insert(
+            LAYERS_PRESENT.into(),
+            Value::Array(
+                self.layers_present
+                    .iter()
+                    .map(|l| Value::String(l.label().into()))
+                    .collect(),
+            ),
+        );
+        Value::Object(m)
+    }
+
+    /// A merged field by name.
+    pub fn field(&self, name: &str) -> Option<&FieldMerge> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+/// The origin of `pointer` inside `fragment`.
+pub(crate) fn origin(fragment: &Fragment, pointer: String) -> Origin {
+    Origin {
+        layer: fragment.layer,
+        path: fragment.path.clone(),
+        pointer,
+    }
+}
+
+/// The pointer of a top-level field.
+pub(crate) fn field_pointer(field: &str) -> String {
+    format!("/{}", escape_pointer(field))
+}
+
+/// Merges `fragments` (lowest layer first) into the effective skill `name`.
+///
+/// Fragments are expected to have passed validation; invalid ones still
+/// merge without panicking (a malformed value is taken as it is).
+pub fn merge(spec: &MergeSpec, name: &str, fragments: &[Fragment]) -> Effective {
+    let fields = spec
+        .fields
+        .iter()
+        .map(|field| {
+            let mut reset_by = None;
+            // Only the fragments after the last reset contribute; the reset
+            // itself starts the field again from its default.
+            let mut start = 0;
+            for (i, f) in fragments.iter().enumerate() {
+                if f.fields().get(&field.name).is_some_and(Value::is_null) {
+                    start = i + 1;
+                    reset_by = Some(origin(f, field_pointer(&field.name)));
+                }
+            }
+            let layers = &fragments[start..];
+            let merged = match &field.strategy {
+                Strategy::Override { .. } => {
+                    Merged::Override(override_::merge(field, layers, reset_by.clone()))
+                }
+                Strategy::Append { .. } => Merged::Append(append::merge(field, layers)),
+                Strategy::KeyedReplace { keys } => Merged::Keyed(keyed::merge(field, keys, layers)),
+                Strategy::DeepMerge => Merged::Deep(deep::merge(field, layers)),
+            };
+            let mut merged = merged;
+            if spec.name_field.as_deref() == Some(field.name.as_str())
+                && let Merged::Override(s) = &mut merged
+                && s.value == field.default
+            {
+                s.value = Value::String(name.to_owned());
+            }
+            FieldMerge {
+                name: field.name.clone(),
+                strategy: field.strategy.name(),
+                merged,
+                reset_by,
+            }
+        })
+        .collect();
+    let mut layers_present: Vec<Layer> = fragments.iter().map(|f| f.layer).collect();
+    layers_present.dedup();
+    Effective {
+        name: name.to_owned(),
+        fields,
+        layers_present,
+    }
+}
+
+impl fmt::Display for Identity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::path::Path;
+
+    use serde_json::Value;
+
+    use crate::fragment::Fragment;
+    use crate::layer::Layer;
+    use crate::spec::MergeSpec;
+
+    pub fn spec() -> MergeSpec {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/mergespec.yaml");
+        MergeSpec::load(&path).expect("shipped spec loads")
+    }
+
+    pub fn frag(layer: Layer, v: Value) -> Fragment {
+        let Value::Object(m) = v else { panic!("object") };
+        Fragment::from_fields(layer, Path::new(&format!("{}/x.yaml", layer.label())), m)
+    }
+}

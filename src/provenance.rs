@@ -1,0 +1,79 @@
+//! Where each merged value came from.
+//!
+//! The interpreter produces values tagged with an [`Origin`] at the
+//! granularity users ask about: each OVERRIDE field, each APPEND item, each
+//! keyed entry, each DEEP_MERGE leaf. [`crate::merge::Effective::to_value`]
+//! drops the tags for a values-only view.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::layer::Layer;
+
+/// The layer, file and place in that file a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The layer.
+    pub layer: Layer,
+    /// The fragment's file.
+    pub path: Arc<Path>,
+    /// The JSON pointer of the value inside that fragment.
+    pub pointer: String,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.layer, self.path.display())
+    }
+}
+
+/// A value some lower layer had, replaced by a higher one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shadowed {
+    /// The replaced value.
+    pub value: Value,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+/// A merged value with its origin and the values it replaced (nearest first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sourced {
+    /// The value.
+    pub value: Value,
+    /// Who set it; `None` for a spec default no layer touched.
+    pub origin: Option<Origin>,
+    /// What it replaced, the most recent first.
+    pub overrode: Vec<Shadowed>,
+}
+
+impl Sourced {
+    /// A value set by `origin`, replacing nothing yet.
+    pub fn new(value: Value, origin: Origin) -> Sourced {
+        Sourced {
+            value,
+            origin: Some(origin),
+            overrode: Vec::new(),
+        }
+    }
+
+    /// `self` replaced by `value` from `origin`; `self` becomes shadowed.
+    pub fn replaced_by(self, value: Value, origin: Origin) -> Sourced {
+        let mut overrode = Vec::with_capacity(self.overrode.len() + 1);
+        if let Some(o) = self.origin {
+            overrode.push(Shadowed {
+                value: self.value,
+                origin: o,
+            });
+        }
+        overrode.extend(self.overrode);
+        Sourced {
+            value,
+            origin: Some(origin),
+            overrode,
+        }
+    }
+}

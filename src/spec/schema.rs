@@ -1,0 +1,217 @@
+//! JSON Schemas: the one a spec file must satisfy (derived from the Rust
+//! types that read it) and the one a skill fragment must satisfy (generated
+//! from a loaded spec).
+
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use super::{MergeSpec, RawSpec, Strategy};
+use crate::error::{Diagnostic, DiagnosticKind, Error};
+use crate::fragment::{self, Syntax};
+
+const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// The schema of `spec/mergespec.yaml`, from the types that read it.
+pub fn mergespec_schema() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut schema = generator.into_root_schema_for::<RawSpec>().to_value();
+    if let Some(obj) = schema.as_object_mut() {
+        obj.insert("$id".into(), json!("urn:bernstein-skills:schema:mergespec:1"));
+    }
+    schema
+}
+
+/// The strategy in a sentence a user of an override file understands.
+pub fn strategy_help(strategy: &Strategy) -> String {
+    match strategy {
+        Strategy::Override { .. } => {
+            "OVERRIDE: your value replaces the lower layers' value; null resets it.".into()
+        }
+        Strategy::Append { .. } => {
+            "APPEND: your items are added after the lower layers' items; null clears the list first."
+                .into()
+        }
+        Strategy::KeyedReplace { keys } => format!(
+            "KEYED_REPLACE: an entry with the same {} as a lower layer's entry replaces it in place; \
+             other entries are added at the end; null clears the list first.",
+            keys.join(" / ")
+        ),
+        Strategy::DeepMerge => "DEEP_MERGE: merged key by key with the lower layers; where both \
+             set the same path your value wins; null deletes a key."
+            .into(),
+    }
+}
+
+fn typed(json_type: Option<&str>) -> Map<String, Value> {
+    let mut m = Map::new();
+    if let Some(t) = json_type {
+        m.insert("type".into(), json!(t));
+    }
+    m
+}
+
+/// The schema of one field's value (without the `null` reset).
+fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
+    match strategy {
+        Strategy::Override { value_type } => typed(value_type.json_type()),
+        Strategy::Append { item_type } => {
+            let mut m = typed(Some("array"));
+            m.insert("items".into(), Value::Object(typed(item_type.json_type())));
+            m
+        }
+        Strategy::KeyedReplace { keys } => {
+            let with_key: Vec<Value> = keys
+                .iter()
+                .map(|k| {
+                    json!({
+                        "required": [k],
+                        "properties": { k: { "type": "string", "minLength": 1 } }
+                    })
+                })
+                .collect();
+            let mut m = typed(Some("array"));
+            m.insert(
+                "items".into(),
+                json!({
+                    "anyOf": [
+                        { "type": "string", "minLength": 1 },
+                        { "type": "object", "anyOf": with_key }
+                    ]
+                }),
+            );
+            m
+        }
+        Strategy::DeepMerge => typed(Some("object")),
+    }
+}
+
+/// Does `value` fit the field's rule? Used to check a rule's `default`.
+pub(super) fn field_accepts(strategy: &Strategy, value: &Value) -> bool {
+    jsonschema::draft202012::new(&Value::Object(field_value_schema(strategy)))
+        .is_ok_and(|v| v.is_valid(value))
+}
+
+/// The draft 2020-12 schema of a skill fragment under `spec`: closed at the
+/// top level, each field typed by its rule, `null` allowed everywhere as a
+/// reset.
+pub fn fragment_schema(spec: &MergeSpec) -> Value {
+    let mut properties = Map::new();
+    for field in &spec.fields {
+        let mut schema = field_value_schema(&field.strategy);
+        // `null` resets a field; allow it beside the declared type.
+        match schema.get("type").cloned() {
+            Some(Value::String(t)) => {
+                schema.insert("type".into(), json!([t, "null"]));
+            }
+            _ => {}
+        }
+        let mut description = strategy_help(&field.strategy);
+        if let Some(d) = &field.description {
+            description = format!("{d}\n\n{description}");
+        }
+        schema.insert("description".into(), json!(description));
+        if !field.examples.is_empty() {
+            schema.insert("examples".into(), Value::Array(field.examples.clone()));
+        }
+        properties.insert(field.name.clone(), Value::Object(schema));
+    }
+    json!({
+        "$schema": DRAFT,
+        "$id": format!("urn:bernstein-skills:schema:skill-fragment:{}", spec.version),
+        "title": "bernstein skill fragment",
+        "description": "One layer's part of a skill (base, team or user). Every field is optional; \
+            each merges with the other layers by the strategy named in its description.",
+        "type": "object",
+        "additionalProperties": false,
+        "properties": properties,
+    })
+}
+
+/// Turns a spec the typed parse refused into one located error, using the
+/// spec's own schema to find the offending entry.
+pub(super) fn explain_spec_error(
+    text: &str,
+    path: &Path,
+    value: &Value,
+    serde_error: serde_json::Error,
+) -> Error {
+    let schema = mergespec_schema();
+    let located = jsonschema::draft202012::new(&schema).ok().and_then(|validator| {
+        let errors: Vec<_> = validator.iter_errors(value).collect();
+        // The deepest error names the most specific entry.
+        let best = errors
+            .iter()
+            .max_by_key(|e| e.instance_path().as_str().matches('/').count())?;
+        let pointer = best.instance_path().as_str().to_owned();
+        let message = spec_message(&pointer, best, value);
+        Some((pointer, message))
+    });
+    let (pointer, message) = located.unwrap_or_else(|| (String::new(), serde_error.to_string()));
+    let pos = fragment::locate(text, Syntax::Yaml, &pointer, false, 0);
+    Error::Spec(Box::new(
+        Diagnostic::error(Some(path), DiagnosticKind::Spec { message }).at(pos),
+    ))
+}
+
+fn spec_message(pointer: &str, error: &jsonschema::ValidationError<'_>, value: &Value) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    let entry = pointer
+        .strip_prefix("/fields/")
+        .map(|rest| rest.split('/').next().unwrap_or(rest))
+        .map(fragment::unescape_pointer);
+    let instance = value.pointer(pointer);
+    let what = match error.kind() {
+        K::AdditionalProperties { unexpected } => format!(
+            "unknown attribute{} {}",
+            if unexpected.len() == 1 { "" } else { "s" },
+            unexpected.iter().map(|u| format!("'{u}'")).collect::<Vec<_>>().join(", ")
+        ),
+        K::OneOfNotValid { .. } | K::AnyOf { .. } => {
+            let strategy = instance.and_then(|v| v.get("strategy"));
+            match strategy {
+                Some(Value::String(s))
+                    if !["OVERRIDE", "APPEND", "KEYED_REPLACE", "DEEP_MERGE"].contains(&s.as_str()) =>
+                {
+                    format!(
+                        "unknown strategy '{s}' (expected one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)"
+                    )
+                }
+                None => "missing 'strategy' (one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)".into(),
+                Some(_) => format!(
+                    "attributes do not fit the strategy: {}",
+                    deepest_message(error)
+                ),
+            }
+        }
+        _ => error.to_string(),
+    };
+    match entry {
+        Some(e) => format!("field '{e}': {what}"),
+        None => what,
+    }
+}
+
+/// For a oneOf failure, the message of the branch whose `strategy` matched.
+fn deepest_message(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    if let K::OneOfNotValid { context } | K::AnyOf { context } = error.kind() {
+        for branch in context {
+            // The branch that failed on something other than its `strategy` const.
+            if branch
+                .iter()
+                .all(|e| !matches!(e.kind(), K::Constant { .. } | K::Enum { .. }))
+                && let Some(e) = branch.first()
+            {
+                return match e.kind() {
+                    K::AdditionalProperties { unexpected } => format!(
+                        "unknown attribute {}",
+                        unexpected.iter().map(|u| format!("'{u}'")).collect::<Vec<_>>().join(", ")
+                    ),
+                    _ => e.to_string(),
+                };
+            }
+        }
+    }
+    error.to_string()
+}
