@@ -125,3 +125,196 @@ impl Skills {
             .collect()
     }
 }
+
+/// What `validate` found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Every error and warning, in skill-name, layer, line order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many files were read.
+    pub files: usize,
+    /// How many skills were checked.
+    pub skills: usize,
+}
+
+impl Report {
+    /// The number of errors.
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// The number of warnings.
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.len() - self.errors()
+    }
+}
+
+impl Skills {
+    /// Checks every fragment of every skill (or of `names`): errors, plus
+    /// warnings for shadowed forms, name mismatches and overrides with no
+    /// effect.
+    pub fn check(&self, names: Option<&[String]>) -> Report {
+        let mut report = Report {
+            diagnostics: self.layer_warnings(),
+            ..Report::default()
+        };
+        let names: Vec<String> = match names {
+            Some(n) => n.to_vec(),
+            None => self.list().into_iter().map(|(n, _)| n).collect(),
+        };
+        for name in &names {
+            let one = self.check_one(name);
+            report.files += one.files;
+            report.skills += 1;
+            report.diagnostics.extend(one.diagnostics);
+        }
+        report
+    }
+
+    /// Checks one skill.
+    pub fn check_one(&self, name: &str) -> Report {
+        let mut out = Report::default();
+        let located = match self.locate(name) {
+            Ok(l) => l,
+            Err(_) => {
+                let reason = check_name(name).err().unwrap_or_default().to_owned();
+                out.diagnostics.push(Diagnostic::error(
+                    None,
+                    DiagnosticKind::InvalidName {
+                        name: name.to_owned(),
+                        reason,
+                    },
+                ));
+                return out;
+            }
+        };
+        if located.is_empty() {
+            out.diagnostics.push(Diagnostic::error(
+                None,
+                DiagnosticKind::SkillNotFound { name: name.to_owned() },
+            ));
+            return out;
+        }
+        let mut fragments = Vec::new();
+        let mut failed = false;
+        for l in &located {
+            out.files += 1 + l.shadowed.len();
+            for ignored in &l.shadowed {
+                out.diagnostics.push(
+                    Diagnostic::warning(
+                        Some(ignored),
+                        DiagnosticKind::ShadowedForm {
+                            winner: l.path.clone(),
+                        },
+                    )
+                    .in_layer(l.layer),
+                );
+            }
+            match self.load(l) {
+                Ok(f) => {
+                    out.diagnostics.extend(self.name_mismatch(name, &f));
+                    fragments.push(f);
+                }
+                Err(es) => {
+                    failed = true;
+                    out.diagnostics.extend(es);
+                }
+            }
+        }
+        if !failed {
+            let effective = merge(&self.spec, name, &fragments);
+            out.diagnostics.extend(no_effect(&effective, &fragments));
+        }
+        out
+    }
+
+    fn name_mismatch(&self, name: &str, f: &Fragment) -> Option<Diagnostic> {
+        let field = self.spec.name_field.as_deref()?;
+        let declared = f.fields().get(field)?.as_str()?;
+        (declared != name).then(|| {
+            let pointer = crate::merge::field_pointer(field);
+            Diagnostic::warning(
+                Some(&f.path),
+                DiagnosticKind::NameMismatch {
+                    field: field.to_owned(),
+                    declared: declared.to_owned(),
+                    file: name.to_owned(),
+                },
+            )
+            .in_layer(f.layer)
+            .at(f.position(&pointer, false))
+            .on_field(field)
+        })
+    }
+}
+
+/// OVERRIDE fields and DEEP_MERGE leaves set to the value they replace.
+fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
+    use crate::merge::Merged;
+    use crate::provenance::Sourced;
+    let mut candidates: Vec<(String, &Sourced)> = Vec::new();
+    for field in &effective.fields {
+        match &field.merged {
+            Merged::Override(s) => candidates.push((field.name.clone(), s)),
+            Merged::Deep(tree) => {
+                for (path, s) in tree.leaves() {
+                    candidates.push((format!("{}.{}", field.name, path.join(".")), s));
+                }
+            }
+            Merged::Append(_) | Merged::Keyed(_) => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (path, s) in candidates {
+        // Every link of the chain where a layer repeats the value below it.
+        let mut chain: Vec<(&serde_json::Value, &crate::provenance::Origin)> = Vec::new();
+        if let Some(o) = &s.origin {
+            chain.push((&s.value, o));
+        }
+        chain.extend(s.overrode.iter().map(|sh| (&sh.value, &sh.origin)));
+        for pair in chain.windows(2) {
+            let ((v, o), (below_v, below_o)) = (pair[0], pair[1]);
+            if v == below_v && o.layer != below_o.layer {
+                let f = fragments.iter().find(|f| f.layer == o.layer);
+                out.push(
+                    Diagnostic::warning(
+                        Some(&o.path),
+                        DiagnosticKind::NoEffect {
+                            field: path.clone(),
+                            below: below_o.layer,
+                        },
+                    )
+                    .in_layer(o.layer)
+                    .at(f.and_then(|f| f.position(&o.pointer, false)))
+                    .on_field(path.clone()),
+                );
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.layer, a.line).cmp(&(b.layer, b.line)));
+    out
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same
+/// directory, then a rename, so readers never see half a file.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let fail = |source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_data()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    Ok(())
+}

@@ -170,6 +170,20 @@ pub enum DiagnosticKind {
         /// The layer.
         layer: Layer,
     },
+    /// A requested skill is in no layer.
+    #[error("skill '{name}' not found in any layer")]
+    SkillNotFound {
+        /// The name.
+        name: String,
+    },
+    /// A requested skill name is not a valid file stem.
+    #[error("invalid skill name {name:?}: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// A value equal to the one it overrides.
     #[error("'{field}' is set to the same value as in the {below}; the override has no effect")]
     NoEffect {

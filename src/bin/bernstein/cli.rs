@@ -1,0 +1,102 @@
+//! Top-level arguments and dispatch.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use bernstein_skills::fragment::DEFAULT_MAX_BYTES;
+use bernstein_skills::{spec as specmod, Env, Layers, MergeSpec, Result, Skills};
+
+/// Layered AI-agent skills: base, team and user layers merged field by field
+/// under a merge spec that is data.
+#[derive(Debug, Parser)]
+#[command(name = "bernstein", version, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Resolve, inspect and check layered skills.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
+}
+
+/// Options every `skills` subcommand takes, before or after its name.
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// The merge spec to use [default: $BERNSTEIN_SKILLS_SPEC, then
+    /// $XDG_DATA_HOME/bernstein/skills/mergespec.yaml, then the spec of the
+    /// source tree this binary was built from].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub spec: Option<PathBuf>,
+    /// Read the layers from DIR/base, DIR/team and DIR/user instead of the
+    /// XDG directories.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub layers_root: Option<PathBuf>,
+    /// Refuse fragment files larger than this many bytes.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES)]
+    pub max_fragment_bytes: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// List skills: names and descriptions, or (with --layered) the layers each comes from.
+    List(crate::list::ListArgs),
+    /// Print the effective skill as deterministic JSON.
+    Show(crate::show::ShowArgs),
+    /// Check every fragment (or those of the named skills) and report every problem.
+    Validate(crate::validate::ValidateArgs),
+    /// Print which merge spec is in use and its fields.
+    Spec(crate::spec::SpecArgs),
+    /// Print the JSON Schema of a skill fragment (or write all schemas to a directory).
+    Schema(crate::schema::SchemaArgs),
+}
+
+impl Global {
+    /// The environment as the process sees it.
+    pub fn env(&self) -> Env {
+        Env::from_process()
+    }
+
+    /// The merge spec chosen by --spec, the environment or the defaults.
+    pub fn load_spec(&self) -> Result<MergeSpec> {
+        let env = self.env();
+        let path = specmod::resolve_path(
+            self.spec.as_deref(),
+            std::env::var_os("BERNSTEIN_SKILLS_SPEC").map(PathBuf::from),
+            &env.data_dir(),
+        );
+        MergeSpec::load(&path)
+    }
+
+    /// The layer directories.
+    pub fn layers(&self) -> Layers {
+        match &self.layers_root {
+            Some(root) => Layers::from_root(root),
+            None => Layers::discover(&self.env()),
+        }
+    }
+
+    /// The spec and layers put together.
+    pub fn skills(&self) -> Result<Skills> {
+        let spec = self.load_spec()?;
+        Ok(Skills::new(spec, self.layers(), self.max_fragment_bytes))
+    }
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Skills(cmd) => match cmd {
+            SkillsCommand::List(a) => crate::list::run(a, &cli.global),
+            SkillsCommand::Show(a) => crate::show::run(a, &cli.global),
+            SkillsCommand::Validate(a) => crate::validate::run(a, &cli.global),
+            SkillsCommand::Spec(a) => crate::spec::run(a, &cli.global),
+            SkillsCommand::Schema(a) => crate::schema::run(a, &cli.global),
+        },
+    }
+}

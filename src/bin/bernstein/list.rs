@@ -1,0 +1,122 @@
+//! `bernstein skills list`.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use bernstein_skills::{render, Layer, Result};
+
+use crate::cli::Global;
+use crate::output;
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  bernstein skills list\n  bernstein skills list --layered\n  bernstein skills list --layered --json")]
+pub struct ListArgs {
+    /// Show which layers hold each skill.
+    #[arg(long)]
+    pub layered: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
+    let layers = global.layers();
+    output::warn(layer_warnings(&layers));
+    let names = layers.names();
+    if args.layered {
+        if args.json {
+            let v: Vec<Value> = names
+                .iter()
+                .map(|(n, ls)| json!({"name": n, "layers": ls}))
+                .collect();
+            output::print(&render::to_json(&Value::Array(v)));
+            return Ok(ExitCode::SUCCESS);
+        }
+        if names.is_empty() {
+            output::print(&nothing_found(&layers));
+            return Ok(ExitCode::SUCCESS);
+        }
+        let mut rows = vec![["NAME", "BASE", "TEAM", "USER", "ORIGIN"].map(String::from).to_vec()];
+        for (name, ls) in &names {
+            let mut row = vec![name.clone()];
+            for l in Layer::ALL {
+                row.push(if ls.contains(&l) { "yes" } else { "-" }.into());
+            }
+            row.push(ls.iter().map(|l| l.label()).collect::<Vec<_>>().join("+"));
+            rows.push(row);
+        }
+        let mut out = output::table(&rows);
+        out.push_str(&format!("{} skill(s)\n", names.len()));
+        output::print(&out);
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Plain list: names with their effective descriptions.
+    let skills = global.skills()?;
+    let describe = |name: &str| -> std::result::Result<Value, String> {
+        let r = skills.resolve(name).map_err(|e| e.to_string())?;
+        let v = r.effective.to_value();
+        Ok(v.get("description").cloned().unwrap_or(Value::Null))
+    };
+    let mut items = Vec::new();
+    for (name, _) in &names {
+        let (desc, err) = match describe(name) {
+            Ok(Value::String(s)) => (s, None),
+            Ok(Value::Null) => (String::new(), None),
+            Ok(v) => (v.to_string(), None),
+            Err(e) => (String::new(), Some(e)),
+        };
+        items.push((name.clone(), desc, err));
+    }
+    if args.json {
+        let v: Vec<Value> = items
+            .iter()
+            .map(|(n, d, e)| match e {
+                None => json!({"name": n, "description": d}),
+                Some(e) => json!({"name": n, "error": e}),
+            })
+            .collect();
+        output::print(&render::to_json(&Value::Array(v)));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if names.is_empty() {
+        output::print(&nothing_found(&layers));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut rows = vec![vec!["NAME".to_string(), "DESCRIPTION".to_string()]];
+    for (n, d, e) in &items {
+        let d = match e {
+            None => d.lines().next().unwrap_or("").to_string(),
+            Some(_) => "(invalid: run `bernstein skills validate`)".into(),
+        };
+        rows.push(vec![n.clone(), d]);
+    }
+    let mut out = output::table(&rows);
+    out.push_str(&format!("{} skill(s)\n", names.len()));
+    output::print(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn layer_warnings(layers: &bernstein_skills::Layers) -> Vec<String> {
+    layers
+        .dirs()
+        .iter()
+        .filter(|d| d.not_a_directory)
+        .map(|d| {
+            format!(
+                "warning: {}: the {} path is not a directory; the layer is treated as absent",
+                d.path.display(),
+                d.layer.label()
+            )
+        })
+        .collect()
+}
+
+fn nothing_found(layers: &bernstein_skills::Layers) -> String {
+    let mut out = String::from("no skills found; searched:\n");
+    for d in layers.dirs() {
+        out.push_str(&format!("  {:<5} {}\n", d.layer.label(), d.path.display()));
+    }
+    out
+}

@@ -1,0 +1,25 @@
+//! The `bernstein` command line: a thin layer over the library. Each
+//! subcommand lives in its own module with its arguments and a `run`.
+
+mod cli;
+mod list;
+mod output;
+mod schema;
+mod show;
+mod spec;
+mod validate;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            output::print_error(&e);
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! `bernstein skills show NAME`.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use bernstein_skills::{render, Result};
+
+use crate::cli::Global;
+use crate::output;
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  bernstein skills show writer\n  bernstein skills show writer --per-layer\n  bernstein skills show writer --per-layer --json")]
+pub struct ShowArgs {
+    /// The skill's name.
+    pub name: String,
+    /// Also print each contributing layer's raw fragment.
+    #[arg(long)]
+    pub per_layer: bool,
+    /// With --per-layer: one JSON document {"skill": ..., "layers": [...]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
+    let skills = global.skills()?;
+    let resolved = skills.resolve(&args.name)?;
+    let skill = resolved.effective.to_value();
+    let out = if !args.per_layer {
+        render::to_json(&skill)
+    } else if args.json {
+        let layers: Vec<Value> = resolved
+            .fragments
+            .iter()
+            .map(|f| {
+                json!({
+                    "layer": f.layer,
+                    "path": f.path.display().to_string(),
+                    "fragment": f.as_value(),
+                })
+            })
+            .collect();
+        render::to_json(&json!({"skill": skill, "layers": layers}))
+    } else {
+        let mut out = render::to_json(&skill);
+        for f in &resolved.fragments {
+            out.push_str(&format!("\n# {} ({})\n", f.layer, f.path.display()));
+            out.push_str(&render::to_json(f.as_value()));
+        }
+        out
+    };
+    output::print(&out);
+    Ok(ExitCode::SUCCESS)
+}

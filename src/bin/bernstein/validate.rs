@@ -1,0 +1,61 @@
+//! `bernstein skills validate [NAME...]`.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use bernstein_skills::{render, Result};
+
+use crate::cli::Global;
+use crate::output;
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  bernstein skills validate\n  bernstein skills validate writer --strict\n  bernstein skills validate --json\n  bernstein skills validate --spec-only")]
+pub struct ValidateArgs {
+    /// Only these skills (default: every skill in any layer).
+    pub names: Vec<String>,
+    /// Fail on warnings too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print the problems as a JSON list.
+    #[arg(long)]
+    pub json: bool,
+    /// Only check the merge spec.
+    #[arg(long, conflicts_with = "names")]
+    pub spec_only: bool,
+}
+
+pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
+    let skills = global.skills()?;
+    if args.spec_only {
+        output::print(&format!("{}: ok\n", skills.spec().path.display()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let names = (!args.names.is_empty()).then_some(args.names.as_slice());
+    let report = skills.check(names);
+    let (errors, warnings) = (report.errors(), report.warnings());
+    if args.json {
+        let v: Vec<Value> = report.diagnostics.iter().map(|d| d.to_json()).collect();
+        output::print(&render::to_json(&json!({
+            "diagnostics": v,
+            "errors": errors,
+            "warnings": warnings,
+            "files": report.files,
+            "skills": report.skills,
+        })));
+    } else {
+        let mut out = String::new();
+        for d in &report.diagnostics {
+            out.push_str(&d.to_string());
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "{errors} error(s), {warnings} warning(s) in {} file(s)\n",
+            report.files
+        ));
+        output::print(&out);
+    }
+    let fail = errors > 0 || (args.strict && warnings > 0);
+    Ok(if fail { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
