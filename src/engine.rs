@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::fragment::{Fragment, LoadOptions};
-use crate::layer::{check_name, Layer, Layers, Located};
-use crate::merge::{merge, Effective};
+use crate::layer::{Layer, Layers, Located, check_name};
+use crate::merge::{Effective, merge};
 use crate::spec::MergeSpec;
 use crate::validate::Validator;
 
@@ -119,8 +119,11 @@ impl Skills {
             .iter()
             .filter(|d| d.not_a_directory)
             .map(|d| {
-                Diagnostic::warning(Some(&d.path), DiagnosticKind::LayerNotDirectory { layer: d.layer })
-                    .in_layer(d.layer)
+                Diagnostic::warning(
+                    Some(&d.path),
+                    DiagnosticKind::LayerNotDirectory { layer: d.layer },
+                )
+                .in_layer(d.layer)
             })
             .collect()
     }
@@ -153,7 +156,7 @@ impl Skills {
     /// Checks every fragment of every skill (or of `names`): errors, plus
     /// warnings for shadowed forms, name mismatches and overrides with no
     /// effect.
-    pub fn check(&self, names: Option<&[String]>) -> Report {
+    pub fn check(&self, names: Option<&[String]>, jobs: usize) -> Report {
         let mut report = Report {
             diagnostics: self.layer_warnings(),
             ..Report::default()
@@ -162,8 +165,7 @@ impl Skills {
             Some(n) => n.to_vec(),
             None => self.list().into_iter().map(|(n, _)| n).collect(),
         };
-        for name in &names {
-            let one = self.check_one(name);
+        for one in crate::par::map(&names, jobs, |name| self.check_one(name)) {
             report.files += one.files;
             report.skills += 1;
             report.diagnostics.extend(one.diagnostics);
@@ -191,7 +193,9 @@ impl Skills {
         if located.is_empty() {
             out.diagnostics.push(Diagnostic::error(
                 None,
-                DiagnosticKind::SkillNotFound { name: name.to_owned() },
+                DiagnosticKind::SkillNotFound {
+                    name: name.to_owned(),
+                },
             ));
             return out;
         }
@@ -291,7 +295,7 @@ fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
             }
         }
     }
-    out.sort_by(|a, b| (a.layer, a.line).cmp(&(b.layer, b.line)));
+    out.sort_by_key(|d| (d.layer, d.line));
     out
 }
 
@@ -303,8 +307,14 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
         path: path.to_path_buf(),
         source,
     };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;

@@ -40,7 +40,9 @@ pub enum DiagnosticKind {
         message: String,
     },
     /// The file is larger than the configured cap.
-    #[error("file is {size} bytes, over the {limit}-byte limit (raise it with --max-fragment-bytes)")]
+    #[error(
+        "file is {size} bytes, over the {limit}-byte limit (raise it with --max-fragment-bytes)"
+    )]
     TooLarge {
         /// The file's size.
         size: u64,
@@ -329,6 +331,14 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
+    /// A request that cannot be carried out as asked (nothing was changed).
+    #[error("{}{message}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    Refused {
+        /// The file concerned, if any.
+        path: Option<PathBuf>,
+        /// Why.
+        message: String,
+    },
     /// Writing output failed.
     #[error("{}: cannot write: {source}", path.display())]
     Write {
@@ -360,7 +370,10 @@ impl From<Diagnostic> for Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The closest of `candidates` to `word`, if it is close enough to be a typo.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = edit_distance(word, c);
@@ -381,13 +394,15 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 best = best.min(d[i - 2][j - 2] + 1);
             }
@@ -404,7 +419,10 @@ mod tests {
     #[test]
     fn suggestions() {
         let fields = ["name", "description", "trigger_keywords"];
-        assert_eq!(did_you_mean("descripton", fields).as_deref(), Some("description"));
+        assert_eq!(
+            did_you_mean("descripton", fields).as_deref(),
+            Some("description")
+        );
         assert_eq!(did_you_mean("nmae", fields).as_deref(), Some("name"));
         assert_eq!(did_you_mean("colour", fields), None);
     }

@@ -63,7 +63,11 @@ impl Env {
     /// Reads `HOME`, `XDG_DATA_HOME` and `XDG_CONFIG_HOME` from the process.
     /// Empty values count as unset, as the XDG base directory spec says.
     pub fn from_process() -> Env {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         Env {
             home: var("HOME"),
             xdg_data_home: var("XDG_DATA_HOME"),
@@ -308,7 +312,16 @@ mod tests {
 
     #[test]
     fn names_are_checked() {
-        for bad in ["", "..", "../x", "a/b", "/etc/passwd", ".hidden", "a\u{7}", "a\\b"] {
+        for bad in [
+            "",
+            "..",
+            "../x",
+            "a/b",
+            "/etc/passwd",
+            ".hidden",
+            "a\u{7}",
+            "a\\b",
+        ] {
             assert!(check_name(bad).is_err(), "{bad:?} should be refused");
         }
         for good in ["writer", "my-skill_2", "écrire"] {
@@ -322,7 +335,10 @@ mod tests {
             home: Some("/h".into()),
             ..Env::default()
         };
-        assert_eq!(env.data_dir(), Path::new("/h/.local/share/bernstein/skills"));
+        assert_eq!(
+            env.data_dir(),
+            Path::new("/h/.local/share/bernstein/skills")
+        );
         assert_eq!(env.config_dir(), Path::new("/h/.config/bernstein/skills"));
         let env = Env {
             home: Some("/h".into()),

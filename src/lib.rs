@@ -54,12 +54,18 @@
 //! # Ok::<(), bernstein_skills::Error>(())
 //! ```
 #![warn(missing_docs)]
+// A located `Diagnostic` is the error of one fragment; it is returned once
+// per file, off the hot path, so its size does not matter.
+#![allow(clippy::result_large_err)]
 
 pub mod engine;
 pub mod error;
+pub mod explain;
+pub mod export;
 pub mod fragment;
 pub mod layer;
 pub mod merge;
+pub mod par;
 pub mod provenance;
 pub mod render;
 pub mod spec;
@@ -69,6 +75,6 @@ pub use engine::{Resolved, Skills};
 pub use error::{Diagnostic, DiagnosticKind, Error, Result, Severity};
 pub use fragment::Fragment;
 pub use layer::{Env, Layer, Layers};
-pub use merge::{merge, Effective};
+pub use merge::{Effective, merge};
 pub use spec::MergeSpec;
 pub use validate::Validator;

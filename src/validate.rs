@@ -8,10 +8,10 @@
 use jsonschema::error::ValidationErrorKind as K;
 use serde_json::Value;
 
-use crate::error::{did_you_mean, Diagnostic, DiagnosticKind};
-use crate::fragment::{describe, escape_pointer, unescape_pointer, Fragment};
+use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
+use crate::fragment::{Fragment, describe, escape_pointer, unescape_pointer};
 use crate::merge::identity;
-use crate::spec::{fragment_schema, MergeSpec, Strategy};
+use crate::spec::{MergeSpec, Strategy, fragment_schema};
 
 /// A compiled fragment schema for one spec.
 pub struct Validator {
@@ -39,7 +39,14 @@ impl Validator {
         if !self.schema.is_valid(instance) {
             for e in self.schema.iter_errors(instance) {
                 let pointer = e.instance_path().as_str().to_owned();
-                out.extend(diagnose(spec, fragment, &pointer, e.kind(), e.instance(), &e.to_string()));
+                out.extend(diagnose(
+                    spec,
+                    fragment,
+                    &pointer,
+                    e.kind(),
+                    e.instance(),
+                    &e.to_string(),
+                ));
             }
         }
         out.extend(duplicate_identities(spec, fragment));
@@ -49,8 +56,7 @@ impl Validator {
 
     /// Is `fragment` valid? (No diagnostics are built.)
     pub fn is_valid(&self, spec: &MergeSpec, fragment: &Fragment) -> bool {
-        self.schema.is_valid(fragment.as_value())
-            && duplicate_identities(spec, fragment).is_empty()
+        self.schema.is_valid(fragment.as_value()) && duplicate_identities(spec, fragment).is_empty()
     }
 }
 
@@ -115,7 +121,14 @@ fn diagnose(
             .collect();
     }
     let (Some(name), Some(rule)) = (field_name, rule) else {
-        return vec![located(fragment, pointer, false, DiagnosticKind::Schema { message: message.into() })];
+        return vec![located(
+            fragment,
+            pointer,
+            false,
+            DiagnosticKind::Schema {
+                message: message.into(),
+            },
+        )];
     };
     let wrong = |field: String, expected: String| DiagnosticKind::WrongType {
         field,
@@ -171,7 +184,9 @@ fn duplicate_identities(spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic
         };
         let mut seen: Vec<(crate::merge::Identity, usize)> = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let Some(id) = identity(item, keys) else { continue };
+            let Some(id) = identity(item, keys) else {
+                continue;
+            };
             if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
                 let pointer = format!("/{}/{i}", escape_pointer(&field.name));
                 out.push(located(

@@ -62,7 +62,9 @@ mod tests {
 
     #[test]
     fn frontmatter_and_body() {
-        let s = split("---\r\nname: x\r\n---\r\n\r\n# Body\r\n").ok().unwrap();
+        let s = split("---\r\nname: x\r\n---\r\n\r\n# Body\r\n")
+            .ok()
+            .unwrap();
         assert_eq!(s.frontmatter, Some("name: x\r\n"));
         assert_eq!(s.body, "# Body");
         assert_eq!(s.body_line, 5);

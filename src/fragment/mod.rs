@@ -103,7 +103,8 @@ impl Fragment {
                     })?,
                     None => None,
                 };
-                let body = (!split.body.is_empty()).then(|| (split.body.to_owned(), split.body_line));
+                let body =
+                    (!split.body.is_empty()).then(|| (split.body.to_owned(), split.body_line));
                 (value, body)
             }
         };
@@ -111,9 +112,12 @@ impl Fragment {
             None => Map::new(),
             Some(Value::Object(m)) => m,
             Some(other) => {
-                return Err(fail((Some((1 + line_offset, 1)), DiagnosticKind::NotAMapping {
-                    found: describe(&other).into(),
-                })));
+                return Err(fail((
+                    Some((1 + line_offset, 1)),
+                    DiagnosticKind::NotAMapping {
+                        found: describe(&other).into(),
+                    },
+                )));
             }
         };
         if let Some((body, line)) = body {
@@ -203,7 +207,14 @@ fn error(path: &Path, layer: Layer, pos: Option<Pos>, kind: DiagnosticKind) -> D
 
 /// Reads at most `max` bytes of a UTF-8 file.
 fn read_capped(path: &Path, max: u64) -> Result<String, (Option<Pos>, DiagnosticKind)> {
-    let io = |e: std::io::Error| (None, DiagnosticKind::Io { message: e.to_string() });
+    let io = |e: std::io::Error| {
+        (
+            None,
+            DiagnosticKind::Io {
+                message: e.to_string(),
+            },
+        )
+    };
     let file = std::fs::File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     if size > max {
@@ -223,7 +234,10 @@ fn read_capped(path: &Path, max: u64) -> Result<String, (Option<Pos>, Diagnostic
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let text = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
-        (Some(offset_to_pos(&text, valid)), DiagnosticKind::InvalidUtf8)
+        (
+            Some(offset_to_pos(&text, valid)),
+            DiagnosticKind::InvalidUtf8,
+        )
     })
 }
 
@@ -234,7 +248,13 @@ pub fn parse_yaml(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticK
 
 /// The position of the node at JSON `pointer` in `text` (of its key when
 /// `key` is set), with `line_offset` lines added.
-pub fn locate(text: &str, syntax: Syntax, pointer: &str, key: bool, line_offset: usize) -> Option<Pos> {
+pub fn locate(
+    text: &str,
+    syntax: Syntax,
+    pointer: &str,
+    key: bool,
+    line_offset: usize,
+) -> Option<Pos> {
     let pos = match syntax {
         Syntax::Yaml => yaml::locate(text, pointer, key),
         Syntax::Toml => toml::locate(text, pointer, key),

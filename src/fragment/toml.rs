@@ -21,7 +21,10 @@ pub(crate) fn parse(text: &str) -> Result<Value, (Option<Pos>, DiagnosticKind)> 
     })?;
     let mut out = Map::new();
     for (k, v) in table {
-        out.insert(k, convert(v).map_err(|m| (None, DiagnosticKind::Syntax { message: m }))?);
+        out.insert(
+            k,
+            convert(v).map_err(|m| (None, DiagnosticKind::Syntax { message: m }))?,
+        );
     }
     Ok(Value::Object(out))
 }
@@ -35,7 +38,9 @@ fn convert(v: toml::Value) -> Result<Value, String> {
         ),
         toml::Value::Boolean(b) => Value::Bool(b),
         toml::Value::Datetime(d) => Value::String(d.to_string()),
-        toml::Value::Array(a) => Value::Array(a.into_iter().map(convert).collect::<Result<_, _>>()?),
+        toml::Value::Array(a) => {
+            Value::Array(a.into_iter().map(convert).collect::<Result<_, _>>()?)
+        }
         toml::Value::Table(t) => Value::Object(
             t.into_iter()
                 .map(|(k, v)| Ok((k, convert(v)?)))
@@ -50,7 +55,11 @@ pub(crate) fn locate(text: &str, pointer: &str, key: bool) -> Option<Pos> {
     let mut table: &DeTable<'_> = doc.get_ref();
     let mut value: Option<&DeValue<'_>> = None;
     let mut span = doc.span();
-    let segments: Vec<String> = pointer.split('/').skip(1).map(super::unescape_pointer).collect();
+    let segments: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(super::unescape_pointer)
+        .collect();
     for (i, seg) in segments.iter().enumerate() {
         let last = i + 1 == segments.len();
         let next = match value {
@@ -58,7 +67,9 @@ pub(crate) fn locate(text: &str, pointer: &str, key: bool) -> Option<Pos> {
                 if let Some(DeValue::Table(t)) = value {
                     table = t;
                 }
-                let (k, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == seg.as_str())?;
+                let (k, v) = table
+                    .iter()
+                    .find(|(k, _)| k.get_ref().as_ref() == seg.as_str())?;
                 if last && key {
                     span = k.span();
                     break;

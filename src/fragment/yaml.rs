@@ -180,7 +180,9 @@ fn explain(text: &str, e: serde_yaml::Error) -> (Option<Pos>, DiagnosticKind) {
     let cause = CAUSE.with(|c| c.borrow_mut().take());
     let mark = e.location().map(|l| (l.line(), l.column()));
     match cause {
-        Some(kind @ DiagnosticKind::DuplicateKey { .. }) => (first_duplicate_key(text).or(mark), kind),
+        Some(kind @ DiagnosticKind::DuplicateKey { .. }) => {
+            (first_duplicate_key(text).or(mark), kind)
+        }
         Some(kind) => (mark, kind),
         None => {
             let full = e.to_string();
@@ -279,8 +281,11 @@ fn walk<T>(text: &str, mut visit: impl FnMut(&Event, Pos, &str, bool) -> Option<
 pub(crate) fn locate(text: &str, pointer: &str, key: bool) -> Option<Pos> {
     if pointer.is_empty() {
         return walk(text, |event, pos, _, _| {
-            matches!(event, Event::MappingStart(..) | Event::SequenceStart(..) | Event::Scalar(..))
-                .then_some(pos)
+            matches!(
+                event,
+                Event::MappingStart(..) | Event::SequenceStart(..) | Event::Scalar(..)
+            )
+            .then_some(pos)
         })
         .or(Some((1, 1)));
     }
@@ -301,7 +306,13 @@ pub(crate) fn locate(text: &str, pointer: &str, key: bool) -> Option<Pos> {
                 .then_some(pos)
         }
     })
-    .or_else(|| if key { locate(text, pointer, false) } else { None })
+    .or_else(|| {
+        if key {
+            locate(text, pointer, false)
+        } else {
+            None
+        }
+    })
 }
 
 /// The position of the first key repeated within one mapping.
@@ -340,4 +351,3 @@ fn document_start(text: &str, n: usize) -> Option<Pos> {
         None
     })
 }
-

@@ -25,9 +25,12 @@ pub(super) fn merge(field: &Field, fragments: &[Fragment]) -> Vec<Sourced> {
         let base = field_pointer(&field.name);
         match f.fields().get(&field.name) {
             Some(Value::Array(items)) => {
-                out.extend(items.iter().enumerate().map(|(i, v)| {
-                    Sourced::new(v.clone(), origin(f, format!("{base}/{i}")))
-                }));
+                out.extend(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| Sourced::new(v.clone(), origin(f, format!("{base}/{i}")))),
+                );
             }
             Some(Value::Null) | None => {}
             // Not a list (only if validation was skipped): one item.
@@ -54,7 +57,10 @@ mod tests {
         let items = merge(spec.field("trigger_keywords").unwrap(), &fs);
         let values: Vec<_> = items.iter().map(|s| s.value.clone()).collect();
         assert_eq!(values, [json!("a"), json!("b"), json!("b"), json!("c")]);
-        assert_eq!(items[3].origin.as_ref().unwrap().pointer, "/trigger_keywords/1");
+        assert_eq!(
+            items[3].origin.as_ref().unwrap().pointer,
+            "/trigger_keywords/1"
+        );
         assert_eq!(items[3].origin.as_ref().unwrap().layer, Layer::User);
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::fragment::{escape_pointer, Fragment};
+use crate::fragment::{Fragment, escape_pointer};
 use crate::provenance::{Origin, Sourced};
 use crate::spec::Field;
 
@@ -24,7 +24,9 @@ impl Tree {
     /// The value without provenance.
     pub fn to_value(&self) -> Value {
         match self {
-            Tree::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_value())).collect()),
+            Tree::Map(m) => {
+                Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_value())).collect())
+            }
             Tree::Leaf(s) => s.value.clone(),
         }
     }
@@ -48,7 +50,11 @@ impl Tree {
         out
     }
 
-    fn from_value(value: &Value, at: &dyn Fn(&[String]) -> Option<Origin>, path: &mut Vec<String>) -> Tree {
+    fn from_value(
+        value: &Value,
+        at: &dyn Fn(&[String]) -> Option<Origin>,
+        path: &mut Vec<String>,
+    ) -> Tree {
         match value {
             Value::Object(m) => {
                 let mut out = BTreeMap::new();
@@ -71,7 +77,12 @@ impl Tree {
     }
 
     /// Applies a higher layer's mapping on top of `self`.
-    fn apply(&mut self, higher: &Map<String, Value>, at: &dyn Fn(&[String]) -> Option<Origin>, path: &mut Vec<String>) {
+    fn apply(
+        &mut self,
+        higher: &Map<String, Value>,
+        at: &dyn Fn(&[String]) -> Option<Origin>,
+        path: &mut Vec<String>,
+    ) {
         let Tree::Map(lower) = self else {
             // A mapping meeting a non-mapping: the higher layer wins.
             *self = Tree::from_value(&Value::Object(higher.clone()), at, path);
@@ -153,7 +164,10 @@ mod tests {
                 Layer::Base,
                 json!({"metadata": {"limits": {"max_tokens": 1000, "temperature": 0.2}, "gone": 1}}),
             ),
-            frag(Layer::User, json!({"metadata": {"limits": {"max_tokens": 2000}, "gone": null}})),
+            frag(
+                Layer::User,
+                json!({"metadata": {"limits": {"max_tokens": 2000}, "gone": null}}),
+            ),
         ];
         let tree = merge(spec.field("metadata").unwrap(), &fs);
         assert_eq!(
@@ -162,7 +176,10 @@ mod tests {
         );
         let leaves = tree.leaves();
         assert_eq!(leaves[0].0, ["limits", "max_tokens"]);
-        assert_eq!(leaves[0].1.origin.as_ref().unwrap().pointer, "/metadata/limits/max_tokens");
+        assert_eq!(
+            leaves[0].1.origin.as_ref().unwrap().pointer,
+            "/metadata/limits/max_tokens"
+        );
         assert_eq!(leaves[0].1.overrode[0].value, json!(1000));
     }
 

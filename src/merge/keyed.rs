@@ -73,9 +73,11 @@ pub(super) fn merge(field: &Field, keys: &[String], fragments: &[Fragment]) -> V
         for (i, v) in items.iter().enumerate() {
             let id = identity(v, keys);
             let at = origin(f, format!("{base}/{i}"));
-            let existing = id
-                .as_ref()
-                .and_then(|id| out[..lower].iter().position(|e| e.identity.as_ref() == Some(id)));
+            let existing = id.as_ref().and_then(|id| {
+                out[..lower]
+                    .iter()
+                    .position(|e| e.identity.as_ref() == Some(id))
+            });
             match existing {
                 Some(pos) => {
                     let old = std::mem::replace(
@@ -118,11 +120,19 @@ mod tests {
                 json!({"references": [{"name": "extras"}, {"name": "style", "url": "u"}]}),
             ),
         ];
-        let entries = merge(spec.field("references").unwrap(), &["name".into(), "id".into()], &fs);
+        let entries = merge(
+            spec.field("references").unwrap(),
+            &["name".into(), "id".into()],
+            &fs,
+        );
         let values: Vec<_> = entries.iter().map(|e| e.item.value.clone()).collect();
         assert_eq!(
             values,
-            [json!({"name": "style", "url": "u"}), json!({"name": "other"}), json!({"name": "extras"})]
+            [
+                json!({"name": "style", "url": "u"}),
+                json!({"name": "other"}),
+                json!({"name": "extras"})
+            ]
         );
         assert_eq!(entries[0].item.overrode[0].origin.layer, Layer::Base);
     }
@@ -130,9 +140,20 @@ mod tests {
     #[test]
     fn key_field_is_part_of_the_identity() {
         let keys = ["name".to_string(), "id".to_string()];
-        assert_ne!(identity(&json!({"name": "x"}), &keys), identity(&json!({"id": "x"}), &keys));
-        assert_eq!(identity(&json!("x"), &keys), identity(&json!({"name": "x"}), &keys));
-        assert_eq!(identity(&json!({"name": "", "id": "y"}), &keys).unwrap().key, "id");
+        assert_ne!(
+            identity(&json!({"name": "x"}), &keys),
+            identity(&json!({"id": "x"}), &keys)
+        );
+        assert_eq!(
+            identity(&json!("x"), &keys),
+            identity(&json!({"name": "x"}), &keys)
+        );
+        assert_eq!(
+            identity(&json!({"name": "", "id": "y"}), &keys)
+                .unwrap()
+                .key,
+            "id"
+        );
         assert_eq!(identity(&json!({"url": "y"}), &keys), None);
     }
 }

@@ -14,13 +14,13 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::fragment::{escape_pointer, Fragment};
+use crate::fragment::{Fragment, escape_pointer};
 use crate::layer::Layer;
 use crate::provenance::{Origin, Sourced};
-use crate::spec::{MergeSpec, Strategy, LAYERS_PRESENT};
+use crate::spec::{LAYERS_PRESENT, MergeSpec, Strategy};
 
 pub use deep::Tree;
-pub use keyed::{identity, Entry, Identity};
+pub use keyed::{Entry, Identity, identity};
 
 /// One field of the effective skill, with provenance.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,7 +187,9 @@ pub(crate) mod tests {
     }
 
     pub fn frag(layer: Layer, v: Value) -> Fragment {
-        let Value::Object(m) = v else { panic!("object") };
+        let Value::Object(m) = v else {
+            panic!("object")
+        };
         Fragment::from_fields(layer, Path::new(&format!("{}/x.yaml", layer.label())), m)
     }
 }

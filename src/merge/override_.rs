@@ -48,7 +48,11 @@ mod tests {
     #[test]
     fn unset_is_the_default_with_no_origin() {
         let spec = spec();
-        let s = merge(spec.field("author").unwrap(), &[frag(Layer::Base, json!({}))], None);
+        let s = merge(
+            spec.field("author").unwrap(),
+            &[frag(Layer::Base, json!({}))],
+            None,
+        );
         assert_eq!(s.value, json!(""));
         assert!(s.origin.is_none());
     }

@@ -287,7 +287,8 @@ impl MergeSpec {
 
     /// Checks a spec given as text; `path` is only used in messages.
     pub fn from_str(text: &str, path: &Path) -> Result<MergeSpec> {
-        let value = fragment::parse_yaml(text).map_err(|(pos, kind)| spec_error(path, pos, kind))?;
+        let value =
+            fragment::parse_yaml(text).map_err(|(pos, kind)| spec_error(path, pos, kind))?;
         let value = value.unwrap_or(Value::Object(Default::default()));
         let raw: RawSpec = match RawSpec::deserialize(&value) {
             Ok(raw) => raw,
@@ -350,16 +351,21 @@ impl MergeSpec {
                     description,
                     examples,
                 } => {
-                    let keys =
-                        keys.unwrap_or_else(|| DEFAULT_KEYS.iter().map(|k| k.to_string()).collect());
+                    let keys = keys
+                        .unwrap_or_else(|| DEFAULT_KEYS.iter().map(|k| k.to_string()).collect());
                     let mut seen = std::collections::BTreeSet::new();
                     if keys.is_empty() || keys.iter().any(|k| k.is_empty() || !seen.insert(k)) {
                         return Err(fail(
                             &format!("{pointer}/keys"),
-                            format!("field '{name}': keys must be a non-empty list of distinct names"),
+                            format!(
+                                "field '{name}': keys must be a non-empty list of distinct names"
+                            ),
                         ));
                     }
-                    (Strategy::KeyedReplace { keys }, (default, description, examples))
+                    (
+                        Strategy::KeyedReplace { keys },
+                        (default, description, examples),
+                    )
                 }
                 RawRule::DeepMerge {
                     default,
@@ -399,7 +405,10 @@ impl MergeSpec {
             body_field: raw.body_field,
             name_field: raw.name_field,
         };
-        for (attr, field) in [("body_field", &spec.body_field), ("name_field", &spec.name_field)] {
+        for (attr, field) in [
+            ("body_field", &spec.body_field),
+            ("name_field", &spec.name_field),
+        ] {
             if let Some(f) = field {
                 let ok = spec.field(f).is_some_and(|f| {
                     matches!(

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::{MergeSpec, RawSpec, Strategy};
 use crate::error::{Diagnostic, DiagnosticKind, Error};
@@ -17,7 +17,10 @@ pub fn mergespec_schema() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let mut schema = generator.into_root_schema_for::<RawSpec>().to_value();
     if let Some(obj) = schema.as_object_mut() {
-        obj.insert("$id".into(), json!("urn:bernstein-skills:schema:mergespec:1"));
+        obj.insert(
+            "$id".into(),
+            json!("urn:bernstein-skills:schema:mergespec:1"),
+        );
     }
     schema
 }
@@ -100,11 +103,8 @@ pub fn fragment_schema(spec: &MergeSpec) -> Value {
     for field in &spec.fields {
         let mut schema = field_value_schema(&field.strategy);
         // `null` resets a field; allow it beside the declared type.
-        match schema.get("type").cloned() {
-            Some(Value::String(t)) => {
-                schema.insert("type".into(), json!([t, "null"]));
-            }
-            _ => {}
+        if let Some(Value::String(t)) = schema.get("type").cloned() {
+            schema.insert("type".into(), json!([t, "null"]));
         }
         let mut description = strategy_help(&field.strategy);
         if let Some(d) = &field.description {
@@ -137,16 +137,18 @@ pub(super) fn explain_spec_error(
     serde_error: serde_json::Error,
 ) -> Error {
     let schema = mergespec_schema();
-    let located = jsonschema::draft202012::new(&schema).ok().and_then(|validator| {
-        let errors: Vec<_> = validator.iter_errors(value).collect();
-        // The deepest error names the most specific entry.
-        let best = errors
-            .iter()
-            .max_by_key(|e| e.instance_path().as_str().matches('/').count())?;
-        let pointer = best.instance_path().as_str().to_owned();
-        let message = spec_message(&pointer, best, value);
-        Some((pointer, message))
-    });
+    let located = jsonschema::draft202012::new(&schema)
+        .ok()
+        .and_then(|validator| {
+            let errors: Vec<_> = validator.iter_errors(value).collect();
+            // The deepest error names the most specific entry.
+            let best = errors
+                .iter()
+                .max_by_key(|e| e.instance_path().as_str().matches('/').count())?;
+            let pointer = best.instance_path().as_str().to_owned();
+            let message = spec_message(&pointer, best, value);
+            Some((pointer, message))
+        });
     let (pointer, message) = located.unwrap_or_else(|| (String::new(), serde_error.to_string()));
     let pos = fragment::locate(text, Syntax::Yaml, &pointer, false, 0);
     Error::Spec(Box::new(
@@ -165,19 +167,26 @@ fn spec_message(pointer: &str, error: &jsonschema::ValidationError<'_>, value: &
         K::AdditionalProperties { unexpected } => format!(
             "unknown attribute{} {}",
             if unexpected.len() == 1 { "" } else { "s" },
-            unexpected.iter().map(|u| format!("'{u}'")).collect::<Vec<_>>().join(", ")
+            unexpected
+                .iter()
+                .map(|u| format!("'{u}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         K::OneOfNotValid { .. } | K::AnyOf { .. } => {
             let strategy = instance.and_then(|v| v.get("strategy"));
             match strategy {
                 Some(Value::String(s))
-                    if !["OVERRIDE", "APPEND", "KEYED_REPLACE", "DEEP_MERGE"].contains(&s.as_str()) =>
+                    if !["OVERRIDE", "APPEND", "KEYED_REPLACE", "DEEP_MERGE"]
+                        .contains(&s.as_str()) =>
                 {
                     format!(
                         "unknown strategy '{s}' (expected one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)"
                     )
                 }
-                None => "missing 'strategy' (one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)".into(),
+                None => {
+                    "missing 'strategy' (one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)".into()
+                }
                 Some(_) => format!(
                     "attributes do not fit the strategy: {}",
                     deepest_message(error)
@@ -206,7 +215,11 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> String {
                 return match e.kind() {
                     K::AdditionalProperties { unexpected } => format!(
                         "unknown attribute {}",
-                        unexpected.iter().map(|u| format!("'{u}'")).collect::<Vec<_>>().join(", ")
+                        unexpected
+                            .iter()
+                            .map(|u| format!("'{u}'"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                     _ => e.to_string(),
                 };

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use bernstein_skills::fragment::DEFAULT_MAX_BYTES;
-use bernstein_skills::{spec as specmod, Env, Layers, MergeSpec, Result, Skills};
+use bernstein_skills::{Env, Layers, MergeSpec, Result, Skills, spec as specmod};
 
 /// Layered AI-agent skills: base, team and user layers merged field by field
 /// under a merge spec that is data.
@@ -24,6 +24,17 @@ pub enum Command {
     /// Resolve, inspect and check layered skills.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  bernstein completions bash > ~/.local/share/bash-completion/completions/bernstein\n  bernstein completions zsh > ~/.zfunc/_bernstein\n  bernstein completions fish > ~/.config/fish/completions/bernstein.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    #[command(after_help = "Example:\n  bernstein man > ~/.local/share/man/man1/bernstein.1")]
+    Man,
 }
 
 /// Options every `skills` subcommand takes, before or after its name.
@@ -41,6 +52,9 @@ pub struct Global {
     /// Refuse fragment files larger than this many bytes.
     #[arg(long, global = true, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES)]
     pub max_fragment_bytes: u64,
+    /// When to colour output; NO_COLOR turns `auto` off.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: crate::output::ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -51,6 +65,12 @@ pub enum SkillsCommand {
     Show(crate::show::ShowArgs),
     /// Check every fragment (or those of the named skills) and report every problem.
     Validate(crate::validate::ValidateArgs),
+    /// Show where each value of a skill came from, and what it overrode.
+    Explain(crate::explain::ExplainArgs),
+    /// Write every effective skill as DIR/<name>.json, or check committed ones.
+    Export(crate::export::ExportArgs),
+    /// Scaffold an override file in the team or user layer.
+    New(crate::new::NewArgs),
     /// Print which merge spec is in use and its fields.
     Spec(crate::spec::SpecArgs),
     /// Print the JSON Schema of a skill fragment (or write all schemas to a directory).
@@ -90,11 +110,34 @@ impl Global {
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    crate::output::set_color(cli.global.color);
     match cli.command {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "bernstein", &mut buf);
+            crate::output::print(&String::from_utf8_lossy(&buf));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut buf)
+                .map_err(|source| bernstein_skills::Error::Write {
+                    path: "<stdout>".into(),
+                    source,
+                })?;
+            crate::output::print(&String::from_utf8_lossy(&buf));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Skills(cmd) => match cmd {
             SkillsCommand::List(a) => crate::list::run(a, &cli.global),
             SkillsCommand::Show(a) => crate::show::run(a, &cli.global),
             SkillsCommand::Validate(a) => crate::validate::run(a, &cli.global),
+            SkillsCommand::Explain(a) => crate::explain::run(a, &cli.global),
+            SkillsCommand::Export(a) => crate::export::run(a, &cli.global),
+            SkillsCommand::New(a) => crate::new::run(a, &cli.global),
             SkillsCommand::Spec(a) => crate::spec::run(a, &cli.global),
             SkillsCommand::Schema(a) => crate::schema::run(a, &cli.global),
         },

@@ -3,15 +3,17 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use bernstein_skills::{render, Layer, Result};
+use bernstein_skills::{Layer, Result, render};
 
 use crate::cli::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  bernstein skills list\n  bernstein skills list --layered\n  bernstein skills list --layered --json")]
+#[command(
+    after_help = "Examples:\n  bernstein skills list\n  bernstein skills list --layered\n  bernstein skills list --layered --json"
+)]
 pub struct ListArgs {
     /// Show which layers hold each skill.
     #[arg(long)]
@@ -27,9 +29,23 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     let names = layers.names();
     if args.layered {
         if args.json {
+            // The digest needs the effective skill, so JSON mode resolves
+            // every skill (in parallel); the table only lists files.
+            let skills = global.skills()?;
+            let digests = bernstein_skills::par::map(
+                &names,
+                bernstein_skills::par::default_jobs(),
+                |(n, _)| skills.manifest(n).map(|text| sha256_hex(text.as_bytes())),
+            );
             let v: Vec<Value> = names
                 .iter()
-                .map(|(n, ls)| json!({"name": n, "layers": ls}))
+                .zip(digests)
+                .map(|((n, ls), d)| match d {
+                    Ok(d) => json!({"name": n, "layers": ls, "digest": format!("sha256:{d}")}),
+                    Err(e) => {
+                        json!({"name": n, "layers": ls, "digest": null, "error": e.to_string()})
+                    }
+                })
                 .collect();
             output::print(&render::to_json(&Value::Array(v)));
             return Ok(ExitCode::SUCCESS);
@@ -38,7 +54,11 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             output::print(&nothing_found(&layers));
             return Ok(ExitCode::SUCCESS);
         }
-        let mut rows = vec![["NAME", "BASE", "TEAM", "USER", "ORIGIN"].map(String::from).to_vec()];
+        let mut rows = vec![
+            ["NAME", "BASE", "TEAM", "USER", "ORIGIN"]
+                .map(String::from)
+                .to_vec(),
+        ];
         for (name, ls) in &names {
             let mut row = vec![name.clone()];
             for l in Layer::ALL {
@@ -105,8 +125,13 @@ fn layer_warnings(layers: &bernstein_skills::Layers) -> Vec<String> {
         .filter(|d| d.not_a_directory)
         .map(|d| {
             format!(
-                "warning: {}: the {} path is not a directory; the layer is treated as absent",
-                d.path.display(),
+                "{}: {}: the {} path is not a directory; the layer is treated as absent",
+                output::paint(
+                    &d.path.display().to_string(),
+                    output::Style::Bold,
+                    output::Stream::Err
+                ),
+                output::paint("warning", output::Style::Yellow, output::Stream::Err),
                 d.layer.label()
             )
         })
@@ -119,4 +144,12 @@ fn nothing_found(layers: &bernstein_skills::Layers) -> String {
         out.push_str(&format!("  {:<5} {}\n", d.layer.label(), d.path.display()));
     }
     out
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

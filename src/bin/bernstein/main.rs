@@ -2,7 +2,11 @@
 //! subcommand lives in its own module with its arguments and a `run`.
 
 mod cli;
+mod explain;
+mod export;
 mod list;
+mod new;
+mod origins;
 mod output;
 mod schema;
 mod show;

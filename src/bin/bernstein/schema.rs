@@ -6,13 +6,15 @@ use std::process::ExitCode;
 use clap::Args;
 
 use bernstein_skills::spec::{fragment_schema, mergespec_schema};
-use bernstein_skills::{render, Error, Result};
+use bernstein_skills::{Error, Result, render};
 
 use crate::cli::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  bernstein skills schema > skill-fragment.schema.json\n  bernstein skills schema --mergespec\n  bernstein skills schema --out schemas/")]
+#[command(
+    after_help = "Examples:\n  bernstein skills schema > skill-fragment.schema.json\n  bernstein skills schema --mergespec\n  bernstein skills schema --out schemas/"
+)]
 pub struct SchemaArgs {
     /// Print the schema of the merge spec file instead.
     #[arg(long, conflicts_with = "out")]
@@ -38,7 +40,10 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
             })?;
             for (name, text) in [
                 ("skill-fragment.schema.json", fragment),
-                ("mergespec.schema.json", render::to_json(&mergespec_schema())),
+                (
+                    "mergespec.schema.json",
+                    render::to_json(&mergespec_schema()),
+                ),
             ] {
                 bernstein_skills::engine::write_atomic(&dir.join(name), text.as_bytes())?;
             }

@@ -3,15 +3,17 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use bernstein_skills::{render, Result};
+use bernstein_skills::{Result, render};
 
 use crate::cli::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  bernstein skills show writer\n  bernstein skills show writer --per-layer\n  bernstein skills show writer --per-layer --json")]
+#[command(
+    after_help = "Examples:\n  bernstein skills show writer\n  bernstein skills show writer --per-layer\n  bernstein skills show writer --per-layer --json\n  bernstein skills show writer --origins"
+)]
 pub struct ShowArgs {
     /// The skill's name.
     pub name: String,
@@ -21,13 +23,18 @@ pub struct ShowArgs {
     /// With --per-layer: one JSON document {"skill": ..., "layers": [...]}.
     #[arg(long)]
     pub json: bool,
+    /// Annotate each value with the layer, file and line it came from.
+    #[arg(long, conflicts_with_all = ["per_layer", "json"])]
+    pub origins: bool,
 }
 
 pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
     let resolved = skills.resolve(&args.name)?;
     let skill = resolved.effective.to_value();
-    let out = if !args.per_layer {
+    let out = if args.origins {
+        crate::origins::render(&resolved)
+    } else if !args.per_layer {
         render::to_json(&skill)
     } else if args.json {
         let layers: Vec<Value> = resolved

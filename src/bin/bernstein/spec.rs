@@ -10,7 +10,9 @@ use crate::cli::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  bernstein skills spec\n  bernstein skills spec --spec ./my-mergespec.yaml")]
+#[command(
+    after_help = "Examples:\n  bernstein skills spec\n  bernstein skills spec --spec ./my-mergespec.yaml"
+)]
 pub struct SpecArgs {}
 
 pub fn run(_args: SpecArgs, global: &Global) -> Result<ExitCode> {
@@ -23,7 +25,11 @@ pub fn run(_args: SpecArgs, global: &Global) -> Result<ExitCode> {
         out.push_str(&format!("name field: {n}\n"));
     }
     out.push('\n');
-    let mut rows = vec![["FIELD", "STRATEGY", "TYPE", "DEFAULT"].map(String::from).to_vec()];
+    let mut rows = vec![
+        ["FIELD", "STRATEGY", "TYPE", "DEFAULT"]
+            .map(String::from)
+            .to_vec(),
+    ];
     for f in &spec.fields {
         rows.push(vec![
             f.name.clone(),

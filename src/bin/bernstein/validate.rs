@@ -3,15 +3,17 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use bernstein_skills::{render, Result};
+use bernstein_skills::{Result, render};
 
 use crate::cli::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  bernstein skills validate\n  bernstein skills validate writer --strict\n  bernstein skills validate --json\n  bernstein skills validate --spec-only")]
+#[command(
+    after_help = "Examples:\n  bernstein skills validate\n  bernstein skills validate writer --strict\n  bernstein skills validate --json\n  bernstein skills validate --spec-only"
+)]
 pub struct ValidateArgs {
     /// Only these skills (default: every skill in any layer).
     pub names: Vec<String>,
@@ -21,6 +23,9 @@ pub struct ValidateArgs {
     /// Print the problems as a JSON list.
     #[arg(long)]
     pub json: bool,
+    /// Worker threads [default: one per core].
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
     /// Only check the merge spec.
     #[arg(long, conflicts_with = "names")]
     pub spec_only: bool,
@@ -33,7 +38,11 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let names = (!args.names.is_empty()).then_some(args.names.as_slice());
-    let report = skills.check(names);
+    let report = skills.check(
+        names,
+        args.jobs
+            .unwrap_or_else(bernstein_skills::par::default_jobs),
+    );
     let (errors, warnings) = (report.errors(), report.warnings());
     if args.json {
         let v: Vec<Value> = report.diagnostics.iter().map(|d| d.to_json()).collect();
@@ -47,7 +56,7 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     } else {
         let mut out = String::new();
         for d in &report.diagnostics {
-            out.push_str(&d.to_string());
+            out.push_str(&output::diagnostic(d, output::Stream::Out));
             out.push('\n');
         }
         out.push_str(&format!(
@@ -57,5 +66,9 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
         output::print(&out);
     }
     let fail = errors > 0 || (args.strict && warnings > 0);
-    Ok(if fail { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if fail {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,0 +1,111 @@
+//! `bernstein skills explain NAME [FIELD_PATH]`.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use bernstein_skills::explain::{explain, select};
+use bernstein_skills::{Error, Result, render};
+
+use crate::cli::Global;
+use crate::output::{self, Stream, Style, paint};
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  bernstein skills explain writer\n  bernstein skills explain writer metadata.limits.max_tokens\n  bernstein skills explain writer 'references[style]'\n  bernstein skills explain writer --json"
+)]
+pub struct ExplainArgs {
+    /// The skill's name.
+    pub name: String,
+    /// Narrow to one value or subtree: `description`, `trigger_keywords[0]`,
+    /// `references[style]`, `metadata.limits`.
+    pub field_path: Option<String>,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(59).collect::<String>())
+    } else {
+        s
+    }
+}
+
+pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
+    let skills = global.skills()?;
+    let resolved = skills.resolve(&args.name)?;
+    let mut rows = explain(skills.spec(), &resolved);
+    if let Some(path) = &args.field_path {
+        rows = select(rows, path).map_err(|message| Error::Refused {
+            path: None,
+            message,
+        })?;
+    }
+    if args.json {
+        let doc = json!({
+            "skill": args.name,
+            "layers": resolved.fragments.iter().map(|f| json!({
+                "layer": f.layer, "path": f.path.display().to_string()
+            })).collect::<Vec<_>>(),
+            "values": rows.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+        });
+        output::print(&render::to_json(&doc));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = vec![
+        ["ORIGIN", "STRATEGY", "PATH", "VALUE"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    let mut notes: Vec<Vec<String>> = vec![Vec::new()];
+    for r in &rows {
+        let origin = match &r.place {
+            Some(p) => p.label(),
+            None => "default".into(),
+        };
+        table.push(vec![
+            origin,
+            r.strategy.into(),
+            r.path.clone(),
+            short(&r.value),
+        ]);
+        let mut n = Vec::new();
+        for rep in &r.replaced {
+            let verb = if r.strategy == "KEYED_REPLACE" {
+                "replaced"
+            } else {
+                "shadowed"
+            };
+            n.push(format!(
+                "{verb}: {} `{}` {}",
+                rep.place.layer.label(),
+                rep.place.file_line(),
+                short(&rep.value)
+            ));
+        }
+        if let Some(p) = &r.reset_by {
+            n.push(format!(
+                "field reset with null by {} `{}`",
+                p.layer.label(),
+                p.file_line()
+            ));
+        }
+        notes.push(n);
+    }
+    // Lay out the table, then put each row's notes under it.
+    let text = output::table(&table);
+    let mut out = String::new();
+    for (line, n) in text.lines().zip(notes.iter()) {
+        out.push_str(line);
+        out.push('\n');
+        for note in n {
+            out.push_str(&format!("    {}\n", paint(note, Style::Dim, Stream::Out)));
+        }
+    }
+    output::print(&out);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,98 @@
+//! `bernstein skills export (--out DIR [--prune] | --check DIR)`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use bernstein_skills::export::Drift;
+use bernstein_skills::{Error, Result, par};
+
+use crate::cli::Global;
+use crate::output;
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  bernstein skills export --out manifests/\n  bernstein skills export --out manifests/ --prune\n  bernstein skills export --check manifests/   # in CI: exit 1 if any differ"
+)]
+#[group(id = "mode", required = true, multiple = false, args = ["out", "check"])]
+pub struct ExportArgs {
+    /// Write DIR/<name>.json for every skill (atomically; unchanged files are left alone).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// With --out: remove manifests of skills that no longer exist.
+    #[arg(long, requires = "out")]
+    pub prune: bool,
+    /// Write nothing; exit 1 listing every skill whose manifest in DIR differs.
+    #[arg(long, value_name = "DIR")]
+    pub check: Option<PathBuf>,
+    /// Worker threads [default: one per core].
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
+    let skills = global.skills()?;
+    let jobs = args.jobs.unwrap_or_else(par::default_jobs);
+    if let Some(dir) = &args.check {
+        let drift = skills.check_export(dir, jobs)?;
+        if drift.is_empty() {
+            output::print(&format!("{}: all manifests up to date\n", dir.display()));
+            return Ok(ExitCode::SUCCESS);
+        }
+        let mut out = String::new();
+        for (name, d) in &drift {
+            let file = dir.join(format!("{name}.json"));
+            match d {
+                Drift::Added => out.push_str(&format!("added: {name} (no {})\n", file.display())),
+                Drift::Removed => out.push_str(&format!(
+                    "removed: {name} ({} has no skill)\n",
+                    file.display()
+                )),
+                Drift::Changed(diff) => {
+                    out.push_str(&format!("changed: {name} ({})\n", file.display()));
+                    for l in diff {
+                        out.push_str(&format!("    {l}\n"));
+                    }
+                }
+            }
+        }
+        out.push_str(&format!(
+            "{} manifest(s) out of date; run `bernstein skills export --out {} --prune`\n",
+            drift.len(),
+            dir.display()
+        ));
+        output::print(&out);
+        return Ok(ExitCode::from(1));
+    }
+    let dir = args.out.as_ref().expect("clap requires --out or --check");
+    let report = skills.export(dir, args.prune, jobs)?;
+    if !report.failed.is_empty() {
+        let diags: Vec<_> = report
+            .failed
+            .iter()
+            .flat_map(|e| e.diagnostics().to_vec())
+            .collect();
+        for e in report.failed.iter().filter(|e| e.diagnostics().is_empty()) {
+            output::print_error(e);
+        }
+        if !diags.is_empty() {
+            output::print_error(&Error::Invalid(diags));
+        }
+    }
+    let summary = format!(
+        "{} written, {} unchanged, {} removed, {} failed\n",
+        report.written,
+        report.unchanged,
+        report.removed.len(),
+        report.failed.len()
+    );
+    if report.failed.is_empty() {
+        output::print(&summary);
+        Ok(ExitCode::SUCCESS)
+    } else {
+        // On failure stdout stays empty; the summary goes with the errors.
+        output::warn([format!("error: {}", summary.trim_end())]);
+        Ok(ExitCode::from(1))
+    }
+}

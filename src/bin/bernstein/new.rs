@@ -1,0 +1,156 @@
+//! `bernstein skills new NAME --layer team|user [--form yaml|md|toml]`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use bernstein_skills::layer::{Form, check_name};
+use bernstein_skills::spec::{fragment_schema, strategy_help};
+use bernstein_skills::{Error, Layer, Result, engine::write_atomic, render};
+
+use crate::cli::Global;
+use crate::output;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OverrideLayer {
+    Team,
+    User,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum NewForm {
+    Yaml,
+    Md,
+    Toml,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  bernstein skills new writer --layer user\n  bernstein skills new writer --layer team --form toml"
+)]
+pub struct NewArgs {
+    /// The skill to override.
+    pub name: String,
+    /// Which layer to write the override into.
+    #[arg(long)]
+    pub layer: OverrideLayer,
+    /// The file form.
+    #[arg(long, default_value = "yaml")]
+    pub form: NewForm,
+}
+
+/// A relative path from directory `from` to file `to` (both under one root).
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to_c: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to_c).take_while(|(a, b)| a == b).count();
+    let mut p = PathBuf::new();
+    for _ in common..from.len() {
+        p.push("..");
+    }
+    for c in &to_c[common..] {
+        p.push(c);
+    }
+    p
+}
+
+pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
+    check_name(&args.name).map_err(|reason| Error::InvalidName {
+        name: args.name.clone(),
+        reason,
+    })?;
+    let spec = global.load_spec()?;
+    let layers = global.layers();
+    let layer = match args.layer {
+        OverrideLayer::Team => Layer::Team,
+        OverrideLayer::User => Layer::User,
+    };
+    let dir = layers
+        .dirs()
+        .iter()
+        .find(|d| d.layer == layer)
+        .map(|d| d.path.clone())
+        .unwrap_or_default();
+    if let Some(existing) = layers
+        .locate(&args.name)
+        .into_iter()
+        .find(|l| l.layer == layer)
+    {
+        return Err(Error::Refused {
+            path: Some(existing.path),
+            message: format!(
+                "the {layer} already has skill '{}'; edit this file instead (nothing was written)",
+                args.name
+            ),
+        });
+    }
+    let form = match args.form {
+        NewForm::Yaml => Form::Yaml,
+        NewForm::Md => Form::SkillMd,
+        NewForm::Toml => Form::Toml,
+    };
+    let path = form.path_in(&dir, &args.name);
+    let write_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Write { path, source }
+    };
+    let parent = path.parent().unwrap_or(&dir).to_path_buf();
+    std::fs::create_dir_all(&parent).map_err(write_err(&parent))?;
+
+    // The schema sits beside the layers so the modeline is a relative path
+    // that works for everyone who checks the layer out.
+    let schema_path = dir
+        .parent()
+        .unwrap_or(&dir)
+        .join("skill-fragment.schema.json");
+    write_atomic(
+        &schema_path,
+        render::to_json(&fragment_schema(&spec)).as_bytes(),
+    )?;
+    let schema_rel = relative(&parent, &schema_path);
+
+    let comment = |c: &str| -> String {
+        let mut s = format!("{c} {layer} override of skill '{}'.\n", args.name);
+        s.push_str(&format!(
+            "{c} Set only what should differ from the layers below; every field is optional.\n{c}\n"
+        ));
+        let mut seen = Vec::new();
+        for f in &spec.fields {
+            s.push_str(&format!("{c}   {:<20} {}\n", f.name, f.strategy.name()));
+            if !seen.contains(&f.strategy.name()) {
+                seen.push(f.strategy.name());
+            }
+        }
+        s.push_str(&format!("{c}\n"));
+        for name in seen {
+            if let Some(f) = spec.fields.iter().find(|f| f.strategy.name() == name) {
+                s.push_str(&format!("{c} {}\n", strategy_help(&f.strategy)));
+            }
+        }
+        s
+    };
+    let text = match form {
+        Form::Toml => format!("#:schema {}\n{}", schema_rel.display(), comment("#")),
+        Form::SkillMd => format!(
+            "---\n# yaml-language-server: $schema={}\n{}---\n",
+            schema_rel.display(),
+            comment("#")
+        ),
+        _ => format!(
+            "# yaml-language-server: $schema={}\n{}",
+            schema_rel.display(),
+            comment("#")
+        ),
+    };
+    // create_new: never overwrite, even if the file appeared meanwhile.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(write_err(&path))?;
+    file.write_all(text.as_bytes()).map_err(write_err(&path))?;
+    output::print(&format!("created {}\n", path.display()));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,189 @@
+//! `show --origins`: the effective skill as JSON, each value annotated with
+//! the layer, file and line it came from.
+
+use serde_json::Value;
+
+use bernstein_skills::explain::Place;
+use bernstein_skills::merge::{Merged, Tree};
+use bernstein_skills::provenance::Sourced;
+use bernstein_skills::spec::LAYERS_PRESENT;
+use bernstein_skills::{Fragment, Resolved, render};
+
+type Lines = Vec<(String, Option<String>)>;
+
+/// Pushes `value` rendered at `depth`, prefixed by `key`, annotating its first line.
+fn push_value(
+    out: &mut Lines,
+    depth: usize,
+    key: Option<&str>,
+    value: &Value,
+    note: Option<String>,
+    last: bool,
+) {
+    let text = render::to_json(value);
+    let pad = "  ".repeat(depth);
+    let n = text.trim_end().lines().count();
+    for (i, line) in text.trim_end().lines().enumerate() {
+        let mut s = if i == 0 {
+            match key {
+                Some(k) => format!(
+                    "{pad}{}: {line}",
+                    render::to_json(&Value::String(k.into())).trim_end()
+                ),
+                None => format!("{pad}{line}"),
+            }
+        } else {
+            format!("{pad}{line}")
+        };
+        if i + 1 == n && !last {
+            s.push(',');
+        }
+        out.push((s, if i == 0 { note.clone() } else { None }));
+    }
+}
+
+fn note(s: &Sourced, frags: &[Fragment]) -> Option<String> {
+    Some(match &s.origin {
+        Some(o) => Place::of_origin(o, frags).label(),
+        None => "default".into(),
+    })
+}
+
+fn open(out: &mut Lines, depth: usize, key: &str, bracket: char) {
+    out.push((
+        format!(
+            "{}{}: {bracket}",
+            "  ".repeat(depth),
+            render::to_json(&Value::String(key.into())).trim_end()
+        ),
+        None,
+    ));
+}
+
+fn close(out: &mut Lines, depth: usize, bracket: char, last: bool) {
+    out.push((
+        format!(
+            "{}{bracket}{}",
+            "  ".repeat(depth),
+            if last { "" } else { "," }
+        ),
+        None,
+    ));
+}
+
+fn tree(out: &mut Lines, depth: usize, key: &str, t: &Tree, frags: &[Fragment], last: bool) {
+    match t {
+        Tree::Leaf(s) => push_value(out, depth, Some(key), &s.value, note(s, frags), last),
+        Tree::Map(m) if m.is_empty() => push_value(
+            out,
+            depth,
+            Some(key),
+            &Value::Object(Default::default()),
+            None,
+            last,
+        ),
+        Tree::Map(m) => {
+            open(out, depth, key, '{');
+            let n = m.len();
+            for (i, (k, v)) in m.iter().enumerate() {
+                tree(out, depth + 1, k, v, frags, i + 1 == n);
+            }
+            close(out, depth, '}', last);
+        }
+    }
+}
+
+fn list(
+    out: &mut Lines,
+    depth: usize,
+    key: &str,
+    items: &[&Sourced],
+    frags: &[Fragment],
+    last: bool,
+) {
+    if items.is_empty() {
+        push_value(out, depth, Some(key), &Value::Array(Vec::new()), None, last);
+        return;
+    }
+    open(out, depth, key, '[');
+    for (i, s) in items.iter().enumerate() {
+        push_value(
+            out,
+            depth + 1,
+            None,
+            &s.value,
+            note(s, frags),
+            i + 1 == items.len(),
+        );
+    }
+    close(out, depth, ']', last);
+}
+
+/// Renders the annotated view.
+pub fn render(resolved: &Resolved) -> String {
+    let frags = &resolved.fragments;
+    let eff = &resolved.effective;
+    // Fields and layers_present, in sorted key order like the JSON output.
+    let mut keys: Vec<&str> = eff.fields.iter().map(|f| f.name.as_str()).collect();
+    keys.push(LAYERS_PRESENT);
+    keys.sort_unstable();
+    let mut out: Lines = vec![("{".into(), None)];
+    let n = keys.len();
+    for (i, key) in keys.into_iter().enumerate() {
+        let last = i + 1 == n;
+        let Some(field) = eff.field(key) else {
+            let layers = Value::Array(
+                eff.layers_present
+                    .iter()
+                    .map(|l| Value::String(l.label().into()))
+                    .collect(),
+            );
+            push_value(&mut out, 1, Some(key), &layers, None, last);
+            continue;
+        };
+        match &field.merged {
+            Merged::Override(s) => {
+                push_value(&mut out, 1, Some(key), &s.value, note(s, frags), last)
+            }
+            Merged::Append(items) => list(
+                &mut out,
+                1,
+                key,
+                &items.iter().collect::<Vec<_>>(),
+                frags,
+                last,
+            ),
+            Merged::Keyed(entries) => list(
+                &mut out,
+                1,
+                key,
+                &entries.iter().map(|e| &e.item).collect::<Vec<_>>(),
+                frags,
+                last,
+            ),
+            Merged::Deep(t) => tree(&mut out, 1, key, t, frags, last),
+        }
+    }
+    out.push(("}".into(), None));
+    let width = out
+        .iter()
+        .filter(|(_, n)| n.is_some())
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(72);
+    let mut s = String::new();
+    for (line, n) in out {
+        match n {
+            Some(n) => {
+                let pad = width.saturating_sub(line.chars().count());
+                s.push_str(&format!("{line}{}  # {n}\n", " ".repeat(pad)));
+            }
+            None => {
+                s.push_str(&line);
+                s.push('\n');
+            }
+        }
+    }
+    s
+}
