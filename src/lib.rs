@@ -8,7 +8,7 @@
 //! 2. [`validate`]: generate the fragment JSON Schema from it and compile it once;
 //! 3. [`layer`]: find the layer directories and each skill's file in them;
 //! 4. [`fragment`]: load each file (YAML, SKILL.md, TOML) into a [`Fragment`];
-//! 5. [`merge`]: the interpreter, producing an [`Effective`] skill with
+//! 5. [`mod@merge`]: the interpreter, producing an [`Effective`] skill with
 //!    [`provenance`] for every value;
 //! 6. [`render`]: deterministic JSON.
 //!

@@ -201,30 +201,50 @@ fn spec_message(pointer: &str, error: &jsonschema::ValidationError<'_>, value: &
     }
 }
 
-/// For a oneOf failure, the message of the branch whose `strategy` matched.
+/// For a oneOf failure, the message of the branch whose `strategy` matched,
+/// looking through nested anyOf (e.g. an optional enum) for the real cause.
 fn deepest_message(error: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind as K;
-    if let K::OneOfNotValid { context } | K::AnyOf { context } = error.kind() {
-        for branch in context {
-            // The branch that failed on something other than its `strategy` const.
-            if branch
+    match error.kind() {
+        K::OneOfNotValid { context } | K::AnyOf { context } => {
+            // An enum written as a oneOf of constants: list the choices.
+            let consts: Option<Vec<String>> = context
                 .iter()
-                .all(|e| !matches!(e.kind(), K::Constant { .. } | K::Enum { .. }))
-                && let Some(e) = branch.first()
-            {
-                return match e.kind() {
-                    K::AdditionalProperties { unexpected } => format!(
-                        "unknown attribute {}",
-                        unexpected
-                            .iter()
-                            .map(|u| format!("'{u}'"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    _ => e.to_string(),
-                };
+                .map(|b| match b.as_slice() {
+                    [e] => match e.kind() {
+                        K::Constant { expected_value } => Some(expected_value.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            if let Some(c) = consts.filter(|c| !c.is_empty()) {
+                return format!("{} is not one of {}", error.instance(), c.join(", "));
+            }
+            // Else the branch that did not fail on its `strategy` tag and is
+            // more than a plain type mismatch (such as the `null` of an option).
+            let branch = context.iter().find(|b| {
+                !b.iter().any(|e| e.instance_path().as_str().ends_with("/strategy"))
+                    && !(b.len() == 1 && matches!(b[0].kind(), K::Type { .. }))
+            });
+            match branch.and_then(|b| b.first()) {
+                Some(e) => deepest_message(e),
+                None => error.to_string(),
             }
         }
+        K::AdditionalProperties { unexpected } => format!(
+            "unknown attribute {}",
+            unexpected.iter().map(|u| format!("'{u}'")).collect::<Vec<_>>().join(", ")
+        ),
+        K::Enum { options } => format!(
+            "{} at '{}' is not one of {}",
+            error.instance(),
+            error.instance_path().as_str().rsplit('/').next().unwrap_or(""),
+            options
+                .as_array()
+                .map(|o| o.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default()
+        ),
+        _ => error.to_string(),
     }
-    error.to_string()
 }
