@@ -138,6 +138,12 @@ pub enum DiagnosticKind {
         /// The repeating entry's index.
         index: usize,
     },
+    /// More problems in this file than are reported one by one.
+    #[error("{more} more problem(s) in this file not shown; fix the ones above first")]
+    TooManyErrors {
+        /// How many were left out.
+        more: usize,
+    },
     /// Any other schema violation.
     #[error("{message}")]
     Schema {

@@ -208,7 +208,11 @@ impl Layers {
     /// `root/base`, `root/team`, `root/user`: for sandboxes, tests and demos.
     pub fn from_root(root: &Path) -> Layers {
         // `--layers-root .` reads `base/...`, not `./base/...`, in messages.
-        let root = if root == Path::new(".") { Path::new("") } else { root };
+        let root = if root == Path::new(".") {
+            Path::new("")
+        } else {
+            root
+        };
         Layers::from_paths(Layer::ALL.map(|l| root.join(l.label())))
     }
 

@@ -35,13 +35,17 @@ impl Validator {
     /// Every error in `fragment`, located. Empty when it is valid.
     pub fn check(&self, spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic> {
         let instance = fragment.as_value();
-        let mut out = Vec::new();
+        let mut found: Vec<Problem> = Vec::new();
+        let mut more = 0;
         if !self.schema.is_valid(instance) {
             for e in self.schema.iter_errors(instance) {
+                if found.len() >= MAX_PER_FILE {
+                    more += 1;
+                    continue;
+                }
                 let pointer = e.instance_path().as_str().to_owned();
-                out.extend(diagnose(
+                found.extend(diagnose(
                     spec,
-                    fragment,
                     &pointer,
                     e.kind(),
                     e.instance(),
@@ -49,8 +53,26 @@ impl Validator {
                 ));
             }
         }
-        out.extend(duplicate_identities(spec, fragment));
+        for p in duplicate_identities(spec, fragment) {
+            if found.len() >= MAX_PER_FILE {
+                more += 1;
+            } else {
+                found.push(p);
+            }
+        }
+        // Locating is the expensive part (a walk of the source per problem),
+        // so it is done for at most MAX_PER_FILE problems.
+        let mut out: Vec<Diagnostic> = found
+            .into_iter()
+            .map(|(pointer, key, kind)| located(fragment, &pointer, key, kind))
+            .collect();
         out.sort_by_key(|d| (d.line, d.column));
+        if more > 0 {
+            out.push(
+                Diagnostic::error(Some(&fragment.path), DiagnosticKind::TooManyErrors { more })
+                    .in_layer(fragment.layer),
+            );
+        }
         out
     }
 
@@ -59,6 +81,12 @@ impl Validator {
         self.schema.is_valid(fragment.as_value()) && duplicate_identities(spec, fragment).is_empty()
     }
 }
+
+/// The most problems reported (and located) per file.
+pub const MAX_PER_FILE: usize = 50;
+
+/// A problem before it is located: pointer, whether to point at the key, kind.
+type Problem = (String, bool, DiagnosticKind);
 
 fn located(fragment: &Fragment, pointer: &str, key: bool, kind: DiagnosticKind) -> Diagnostic {
     let field = pointer_to_path(pointer);
@@ -90,12 +118,11 @@ pub fn pointer_to_path(pointer: &str) -> String {
 
 fn diagnose(
     spec: &MergeSpec,
-    fragment: &Fragment,
     pointer: &str,
     kind: &K,
     instance: &Value,
     message: &str,
-) -> Vec<Diagnostic> {
+) -> Vec<Problem> {
     let mut segs = pointer.split('/').skip(1);
     let field_name = segs.next().map(unescape_pointer);
     let index: Option<usize> = segs.next().and_then(|s| s.parse().ok());
@@ -108,9 +135,8 @@ fn diagnose(
             .map(|field| {
                 let suggestion = did_you_mean(field, spec.field_names());
                 let ptr = format!("/{}", escape_pointer(field));
-                located(
-                    fragment,
-                    &ptr,
+                (
+                    ptr,
                     true,
                     DiagnosticKind::UnknownField {
                         field: field.clone(),
@@ -121,9 +147,8 @@ fn diagnose(
             .collect();
     }
     let (Some(name), Some(rule)) = (field_name, rule) else {
-        return vec![located(
-            fragment,
-            pointer,
+        return vec![(
+            pointer.to_owned(),
             false,
             DiagnosticKind::Schema {
                 message: message.into(),
@@ -169,11 +194,11 @@ fn diagnose(
             message: message.into(),
         },
     };
-    vec![located(fragment, pointer, false, kind)]
+    vec![(pointer.to_owned(), false, kind)]
 }
 
 /// Two entries with one identity in one KEYED_REPLACE list of one layer.
-fn duplicate_identities(spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic> {
+fn duplicate_identities(spec: &MergeSpec, fragment: &Fragment) -> Vec<Problem> {
     let mut out = Vec::new();
     for field in &spec.fields {
         let Strategy::KeyedReplace { keys } = &field.strategy else {
@@ -182,16 +207,16 @@ fn duplicate_identities(spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic
         let Some(Value::Array(items)) = fragment.fields().get(&field.name) else {
             continue;
         };
-        let mut seen: Vec<(crate::merge::Identity, usize)> = Vec::new();
+        let mut seen: std::collections::BTreeMap<crate::merge::Identity, usize> =
+            Default::default();
         for (i, item) in items.iter().enumerate() {
             let Some(id) = identity(item, keys) else {
                 continue;
             };
-            if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+            if let Some(first) = seen.get(&id) {
                 let pointer = format!("/{}/{i}", escape_pointer(&field.name));
-                out.push(located(
-                    fragment,
-                    &pointer,
+                out.push((
+                    pointer,
                     false,
                     DiagnosticKind::DuplicateIdentity {
                         field: field.name.clone(),
@@ -201,7 +226,7 @@ fn duplicate_identities(spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic
                     },
                 ));
             } else {
-                seen.push((id, i));
+                seen.insert(id, i);
             }
         }
     }

@@ -289,7 +289,16 @@ pub(crate) fn locate(text: &str, pointer: &str, key: bool) -> Option<Pos> {
         })
         .or(Some((1, 1)));
     }
+    // A block mapping's start event is marked where its first `:` is; the
+    // first key's position reads better.
+    let mut mapping_at: Option<Pos> = None;
     walk(text, |event, pos, p, is_key| {
+        if let Some(at) = mapping_at {
+            return Some(match event {
+                Event::Scalar(..) if is_key && pos.0 == at.0 && pos.1 < at.1 => pos,
+                _ => at,
+            });
+        }
         if key {
             // The key event of the last segment: its parent pointer matches and it names the key.
             let (parent, last) = pointer.rsplit_once('/')?;
@@ -301,11 +310,20 @@ pub(crate) fn locate(text: &str, pointer: &str, key: bool) -> Option<Pos> {
                 return Some(pos);
             }
             None
+        } else if !is_key
+            && p == pointer
+            && !matches!(event, Event::SequenceEnd | Event::MappingEnd)
+        {
+            if let Event::MappingStart(..) = event {
+                mapping_at = Some(pos);
+                return None;
+            }
+            Some(pos)
         } else {
-            (!is_key && p == pointer && !matches!(event, Event::SequenceEnd | Event::MappingEnd))
-                .then_some(pos)
+            None
         }
     })
+    .or(mapping_at)
     .or_else(|| {
         if key {
             locate(text, pointer, false)

@@ -1,6 +1,8 @@
 //! KEYED_REPLACE: entries identified by their first present key field;
 //! a higher layer's entry replaces the lower one in place, new ones append.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use crate::fragment::Fragment;
@@ -70,13 +72,25 @@ pub(super) fn merge(field: &Field, keys: &[String], fragments: &[Fragment]) -> V
         let base = field_pointer(&field.name);
         // Entries of this layer only replace entries of lower layers.
         let lower = out.len();
+        // Small lists (the usual case) are scanned; long ones get an index
+        // so that a huge fragment cannot make the merge quadratic.
+        let index: Option<BTreeMap<Identity, usize>> = (lower * items.len() > 4096).then(|| {
+            let mut m = BTreeMap::new();
+            for (pos, e) in out.iter().enumerate() {
+                if let Some(id) = &e.identity {
+                    m.entry(id.clone()).or_insert(pos);
+                }
+            }
+            m
+        });
         for (i, v) in items.iter().enumerate() {
             let id = identity(v, keys);
             let at = origin(f, format!("{base}/{i}"));
-            let existing = id.as_ref().and_then(|id| {
-                out[..lower]
+            let existing = id.as_ref().and_then(|id| match &index {
+                Some(m) => m.get(id).copied(),
+                None => out[..lower]
                     .iter()
-                    .position(|e| e.identity.as_ref() == Some(id))
+                    .position(|e| e.identity.as_ref() == Some(id)),
             });
             match existing {
                 Some(pos) => {

@@ -224,7 +224,8 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> String {
             // Else the branch that did not fail on its `strategy` tag and is
             // more than a plain type mismatch (such as the `null` of an option).
             let branch = context.iter().find(|b| {
-                !b.iter().any(|e| e.instance_path().as_str().ends_with("/strategy"))
+                !b.iter()
+                    .any(|e| e.instance_path().as_str().ends_with("/strategy"))
                     && !(b.len() == 1 && matches!(b[0].kind(), K::Type { .. }))
             });
             match branch.and_then(|b| b.first()) {
@@ -234,15 +235,28 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> String {
         }
         K::AdditionalProperties { unexpected } => format!(
             "unknown attribute {}",
-            unexpected.iter().map(|u| format!("'{u}'")).collect::<Vec<_>>().join(", ")
+            unexpected
+                .iter()
+                .map(|u| format!("'{u}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         K::Enum { options } => format!(
             "{} at '{}' is not one of {}",
             error.instance(),
-            error.instance_path().as_str().rsplit('/').next().unwrap_or(""),
+            error
+                .instance_path()
+                .as_str()
+                .rsplit('/')
+                .next()
+                .unwrap_or(""),
             options
                 .as_array()
-                .map(|o| o.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))
+                .map(|o| o
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "))
                 .unwrap_or_default()
         ),
         _ => error.to_string(),
