@@ -225,9 +225,11 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> String {
             // Else the branch that did not fail on its `strategy` tag and is
             // more than a plain type mismatch (such as the `null` of an option).
             let branch = context.iter().find(|b| {
-                !b.iter()
-                    .any(|e| e.instance_path().as_str().ends_with("/strategy"))
-                    && !(b.len() == 1 && matches!(b[0].kind(), K::Type { .. }))
+                let on_strategy = b
+                    .iter()
+                    .any(|e| e.instance_path().as_str().ends_with("/strategy"));
+                let only_type = matches!(b.as_slice(), [e] if matches!(e.kind(), K::Type { .. }));
+                !on_strategy && !only_type
             });
             match branch.and_then(|b| b.first()) {
                 Some(e) => deepest_message(e),
