@@ -147,33 +147,68 @@ pub(super) fn explain_spec_error(
                 .iter()
                 .max_by_key(|e| e.instance_path().as_str().matches('/').count())?;
             let pointer = best.instance_path().as_str().to_owned();
-            let message = spec_message(&pointer, best, value);
-            Some((pointer, message))
+            Some(spec_message(&pointer, best, value))
         });
-    let (pointer, message) = located.unwrap_or_else(|| (String::new(), serde_error.to_string()));
-    let pos = fragment::locate(text, Syntax::Yaml, &pointer, false, 0);
+    let (message, at) =
+        located.unwrap_or_else(|| (serde_error.to_string(), Target::value(String::new())));
+    let pos = fragment::locate(text, Syntax::Yaml, &at.pointer, at.key, 0);
     Error::Spec(Box::new(
         Diagnostic::error(Some(path), DiagnosticKind::Spec { message }).at(pos),
     ))
 }
 
-fn spec_message(pointer: &str, error: &jsonschema::ValidationError<'_>, value: &Value) -> String {
+/// What an error message points at: a node's value, or its key.
+struct Target {
+    pointer: String,
+    key: bool,
+}
+
+impl Target {
+    fn value(pointer: String) -> Target {
+        Target {
+            pointer,
+            key: false,
+        }
+    }
+
+    /// The key of the first unexpected property under `error`'s instance.
+    fn unexpected(error: &jsonschema::ValidationError<'_>, unexpected: &[String]) -> Target {
+        let base = error.instance_path().as_str();
+        match unexpected.first() {
+            Some(u) => Target {
+                pointer: format!("{base}/{}", fragment::escape_pointer(u)),
+                key: true,
+            },
+            None => Target::value(base.to_owned()),
+        }
+    }
+}
+
+fn spec_message(
+    pointer: &str,
+    error: &jsonschema::ValidationError<'_>,
+    value: &Value,
+) -> (String, Target) {
     use jsonschema::error::ValidationErrorKind as K;
     let entry = pointer
         .strip_prefix("/fields/")
         .map(|rest| rest.split('/').next().unwrap_or(rest))
         .map(fragment::unescape_pointer);
     let instance = value.pointer(pointer);
+    let mut at = Target::value(pointer.to_owned());
     let what = match error.kind() {
-        K::AdditionalProperties { unexpected } => format!(
-            "unknown attribute{} {}",
-            if unexpected.len() == 1 { "" } else { "s" },
-            unexpected
-                .iter()
-                .map(|u| format!("'{u}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        K::AdditionalProperties { unexpected } => {
+            at = Target::unexpected(error, unexpected);
+            format!(
+                "unknown attribute{} {}",
+                if unexpected.len() == 1 { "" } else { "s" },
+                unexpected
+                    .iter()
+                    .map(|u| format!("'{u}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
         K::OneOfNotValid { .. } | K::AnyOf { .. } => {
             let strategy = instance.and_then(|v| v.get("strategy"));
             match strategy {
@@ -181,6 +216,7 @@ fn spec_message(pointer: &str, error: &jsonschema::ValidationError<'_>, value: &
                     if !["OVERRIDE", "APPEND", "KEYED_REPLACE", "DEEP_MERGE"]
                         .contains(&s.as_str()) =>
                 {
+                    at = Target::value(format!("{pointer}/strategy"));
                     format!(
                         "unknown strategy '{s}' (expected one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)"
                     )
@@ -188,23 +224,26 @@ fn spec_message(pointer: &str, error: &jsonschema::ValidationError<'_>, value: &
                 None => {
                     "missing 'strategy' (one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)".into()
                 }
-                Some(_) => format!(
-                    "attributes do not fit the strategy: {}",
-                    deepest_message(error)
-                ),
+                Some(_) => {
+                    let (message, target) = deepest_message(error);
+                    at = target;
+                    format!("attributes do not fit the strategy: {message}")
+                }
             }
         }
         _ => error.to_string(),
     };
-    match entry {
+    let message = match entry {
         Some(e) => format!("field '{e}': {what}"),
         None => what,
-    }
+    };
+    (message, at)
 }
 
 /// For a oneOf failure, the message of the branch whose `strategy` matched,
 /// looking through nested anyOf (e.g. an optional enum) for the real cause.
-fn deepest_message(error: &jsonschema::ValidationError<'_>) -> String {
+fn deepest_message(error: &jsonschema::ValidationError<'_>) -> (String, Target) {
+    let here = || Target::value(error.instance_path().as_str().to_owned());
     use jsonschema::error::ValidationErrorKind as K;
     match error.kind() {
         K::OneOfNotValid { context } | K::AnyOf { context } => {
@@ -220,7 +259,10 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> String {
                 })
                 .collect();
             if let Some(c) = consts.filter(|c| !c.is_empty()) {
-                return format!("{} is not one of {}", error.instance(), c.join(", "));
+                return (
+                    format!("{} is not one of {}", error.instance(), c.join(", ")),
+                    here(),
+                );
             }
             // Else the branch that did not fail on its `strategy` tag and is
             // more than a plain type mismatch (such as the `null` of an option).
@@ -233,35 +275,35 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> String {
             });
             match branch.and_then(|b| b.first()) {
                 Some(e) => deepest_message(e),
-                None => error.to_string(),
+                None => (error.to_string(), here()),
             }
         }
-        K::AdditionalProperties { unexpected } => format!(
-            "unknown attribute {}",
-            unexpected
-                .iter()
-                .map(|u| format!("'{u}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        K::Enum { options } => format!(
-            "{} at '{}' is not one of {}",
-            error.instance(),
-            error
-                .instance_path()
-                .as_str()
-                .rsplit('/')
-                .next()
-                .unwrap_or(""),
-            options
-                .as_array()
-                .map(|o| o
+        K::AdditionalProperties { unexpected } => (
+            format!(
+                "unknown attribute {}",
+                unexpected
                     .iter()
-                    .map(|v| v.to_string())
+                    .map(|u| format!("'{u}'"))
                     .collect::<Vec<_>>()
-                    .join(", "))
-                .unwrap_or_default()
+                    .join(", ")
+            ),
+            Target::unexpected(error, unexpected),
         ),
-        _ => error.to_string(),
+        K::Enum { options } => (
+            format!(
+                "{} is not one of {}",
+                error.instance(),
+                options
+                    .as_array()
+                    .map(|o| o
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                    .unwrap_or_default()
+            ),
+            here(),
+        ),
+        _ => (error.to_string(), here()),
     }
 }
