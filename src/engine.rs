@@ -88,6 +88,11 @@ impl Skills {
     /// layer is reported together.
     pub fn resolve(&self, name: &str) -> Result<Resolved> {
         let located = self.locate(name)?;
+        self.resolve_located(name, &located)
+    }
+
+    /// [`Skills::resolve`] for files already located (e.g. by [`Layers::catalog`]).
+    pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved> {
         if located.is_empty() {
             return Err(Error::NotFound {
                 name: name.to_owned(),
@@ -96,7 +101,7 @@ impl Skills {
         }
         let mut fragments = Vec::with_capacity(located.len());
         let mut errors = Vec::new();
-        for l in &located {
+        for l in located {
             match self.load(l) {
                 Ok(f) => fragments.push(f),
                 Err(es) => errors.extend(es),
@@ -161,11 +166,16 @@ impl Skills {
             diagnostics: self.layer_warnings(),
             ..Report::default()
         };
-        let names: Vec<String> = match names {
-            Some(n) => n.to_vec(),
-            None => self.list().into_iter().map(|(n, _)| n).collect(),
+        let results = match names {
+            Some(names) => crate::par::map(names, jobs, |name| self.check_one(name)),
+            None => {
+                let catalog = self.layers.catalog();
+                crate::par::map(&catalog, jobs, |(name, located)| {
+                    self.check_located(name, located)
+                })
+            }
         };
-        for one in crate::par::map(&names, jobs, |name| self.check_one(name)) {
+        for one in results {
             report.files += one.files;
             report.skills += 1;
             report.diagnostics.extend(one.diagnostics);
@@ -175,10 +185,10 @@ impl Skills {
 
     /// Checks one skill.
     pub fn check_one(&self, name: &str) -> Report {
-        let mut out = Report::default();
-        let located = match self.locate(name) {
-            Ok(l) => l,
+        match self.locate(name) {
+            Ok(located) => self.check_located(name, &located),
             Err(_) => {
+                let mut out = Report::default();
                 let reason = check_name(name).err().unwrap_or_default().to_owned();
                 out.diagnostics.push(Diagnostic::error(
                     None,
@@ -187,9 +197,14 @@ impl Skills {
                         reason,
                     },
                 ));
-                return out;
+                out
             }
-        };
+        }
+    }
+
+    /// [`Skills::check_one`] for files already located.
+    pub fn check_located(&self, name: &str, located: &[Located]) -> Report {
+        let mut out = Report::default();
         if located.is_empty() {
             out.diagnostics.push(Diagnostic::error(
                 None,
@@ -201,7 +216,7 @@ impl Skills {
         }
         let mut fragments = Vec::new();
         let mut failed = false;
-        for l in &located {
+        for l in located {
             out.files += 1 + l.shadowed.len();
             for ignored in &l.shadowed {
                 out.diagnostics.push(
@@ -300,7 +315,10 @@ fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
-/// directory, then a rename, so readers never see half a file.
+/// directory, then a rename, so readers never see half a file and a failed
+/// write leaves the old file in place. There is no fsync: that would make
+/// exporting 10,000 manifests take seconds, and the files are derived data
+/// that `export` can always write again.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let fail = |source| Error::Write {
@@ -319,7 +337,6 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_data()?;
         std::fs::rename(&tmp, path)
     })();
     if let Err(e) = result {

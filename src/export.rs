@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::engine::{Skills, write_atomic};
 use crate::error::{Error, Result};
+use crate::layer::Located;
 use crate::render;
 
 /// What [`Skills::export`] did.
@@ -53,6 +54,12 @@ impl Skills {
         Ok(render::to_json(&self.resolve(name)?.effective.to_value()))
     }
 
+    fn manifest_of(&self, name: &str, located: &[Located]) -> Result<String> {
+        Ok(render::to_json(
+            &self.resolve_located(name, located)?.effective.to_value(),
+        ))
+    }
+
     /// Writes every effective skill to `dir/<name>.json` atomically. With
     /// `prune`, removes manifests of skills that no longer exist (not when
     /// any skill failed: its manifest is kept).
@@ -61,9 +68,9 @@ impl Skills {
             path: dir.to_path_buf(),
             source,
         })?;
-        let names: Vec<String> = self.list().into_iter().map(|(n, _)| n).collect();
-        let results = crate::par::map(&names, jobs, |name| -> Result<bool> {
-            let text = self.manifest(name)?;
+        let catalog = self.layers().catalog();
+        let results = crate::par::map(&catalog, jobs, |(name, located)| -> Result<bool> {
+            let text = self.manifest_of(name, located)?;
             let path = dir.join(format!("{name}.json"));
             if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
                 return Ok(false);
@@ -80,7 +87,7 @@ impl Skills {
             }
         }
         if prune && out.failed.is_empty() {
-            let live: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+            let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
             for stale in manifests_in(dir) {
                 if !live.contains(stale.as_str()) {
                     let path = dir.join(format!("{stale}.json"));
@@ -95,9 +102,9 @@ impl Skills {
     /// Compares `dir`'s manifests with the effective skills, writing nothing.
     /// Returns every drift, by name; a skill that fails to resolve is an error.
     pub fn check_export(&self, dir: &Path, jobs: usize) -> Result<Vec<(String, Drift)>> {
-        let names: Vec<String> = self.list().into_iter().map(|(n, _)| n).collect();
-        let results = crate::par::map(&names, jobs, |name| -> Result<Option<Drift>> {
-            let text = self.manifest(name)?;
+        let catalog = self.layers().catalog();
+        let results = crate::par::map(&catalog, jobs, |(name, located)| -> Result<Option<Drift>> {
+            let text = self.manifest_of(name, located)?;
             let path = dir.join(format!("{name}.json"));
             Ok(match std::fs::read(&path) {
                 Err(_) => Some(Drift::Added),
@@ -111,7 +118,7 @@ impl Skills {
         });
         let mut out = Vec::new();
         let mut errors = Vec::new();
-        for (name, r) in names.iter().zip(results) {
+        for ((name, _), r) in catalog.iter().zip(results) {
             match r {
                 Ok(Some(d)) => out.push((name.clone(), d)),
                 Ok(None) => {}
@@ -129,7 +136,7 @@ impl Skills {
                 Error::Invalid(diags)
             });
         }
-        let live: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+        let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
         for stale in manifests_in(dir) {
             if !live.contains(stale.as_str()) {
                 out.push((stale, Drift::Removed));

@@ -3,6 +3,7 @@
 //! Discovery takes its environment as an argument ([`Env`]) so that tests and
 //! embedders never have to mutate the process environment.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -250,18 +251,36 @@ impl Layers {
     }
 
     /// Every skill name in any layer, sorted, each with the layers holding it.
-    ///
-    /// Reads each layer directory once; a `<name>/` directory counts only if
-    /// it holds a `SKILL.md`. Nothing deeper is visited, so symlink loops
-    /// cannot make this hang.
     pub fn names(&self) -> Vec<(String, Vec<Layer>)> {
-        let mut all: std::collections::BTreeMap<String, Vec<Layer>> = Default::default();
+        self.catalog()
+            .into_iter()
+            .map(|(name, located)| (name, located.iter().map(|l| l.layer).collect()))
+            .collect()
+    }
+
+    /// Every skill in any layer, sorted by name, with its file in each layer
+    /// that has it (base first) — the same answer as [`Layers::locate`] for
+    /// each name, from one read of each layer directory.
+    ///
+    /// A `<name>/` directory counts only if it holds a `SKILL.md`. Nothing
+    /// deeper is visited, so symlink loops cannot make this hang.
+    pub fn catalog(&self) -> Vec<(String, Vec<Located>)> {
+        let mut all: BTreeMap<String, Vec<Located>> = BTreeMap::new();
         for dir in self.dirs.iter().filter(|d| d.is_dir) {
-            for name in names_in(&dir.path) {
-                let layers = all.entry(name).or_default();
-                if layers.last() != Some(&dir.layer) {
-                    layers.push(dir.layer);
+            let mut found = scan(&dir.path);
+            found.sort_unstable_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+            let mut it = found.into_iter().peekable();
+            while let Some((name, form, path)) = it.next() {
+                let mut shadowed = Vec::new();
+                while let Some((_, _, p)) = it.next_if(|(n, _, _)| *n == name) {
+                    shadowed.push(p);
                 }
+                all.entry(name).or_default().push(Located {
+                    layer: dir.layer,
+                    form,
+                    path,
+                    shadowed,
+                });
             }
         }
         all.into_iter().collect()
@@ -282,12 +301,12 @@ fn locate_in(dir: &LayerDir, name: &str) -> Option<Located> {
     })
 }
 
-/// The skill names in one layer directory, sorted and unique.
-pub fn names_in(dir: &Path) -> Vec<String> {
+/// Every skill file in one layer directory: name, form, path (unsorted).
+fn scan(dir: &Path) -> Vec<(String, Form, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut names: Vec<String> = entries
+    entries
         .filter_map(Result::ok)
         .filter_map(|entry| {
             let file_name = entry.file_name().into_string().ok()?;
@@ -296,17 +315,23 @@ pub fn names_in(dir: &Path) -> Vec<String> {
                 ty = std::fs::metadata(entry.path()).ok()?.file_type();
             }
             let (name, form) = Form::classify(&file_name, ty.is_dir())?;
-            if check_name(name).is_err() {
-                return None;
-            }
-            let is_skill = if form == Form::SkillMd {
-                std::fs::metadata(entry.path().join("SKILL.md")).is_ok_and(|m| m.is_file())
+            check_name(name).ok()?;
+            let path = if form == Form::SkillMd {
+                let p = entry.path().join("SKILL.md");
+                std::fs::metadata(&p)
+                    .is_ok_and(|m| m.is_file())
+                    .then_some(p)?
             } else {
-                ty.is_file()
+                ty.is_file().then(|| entry.path())?
             };
-            is_skill.then(|| name.to_owned())
+            Some((name.to_owned(), form, path))
         })
-        .collect();
+        .collect()
+}
+
+/// The skill names in one layer directory, sorted and unique.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = scan(dir).into_iter().map(|(n, _, _)| n).collect();
     names.sort_unstable();
     names.dedup();
     names

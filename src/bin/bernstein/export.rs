@@ -15,10 +15,14 @@ use crate::output;
 #[command(
     after_help = "Examples:\n  bernstein skills export --out manifests/\n  bernstein skills export --out manifests/ --prune\n  bernstein skills export --check manifests/   # in CI: exit 1 if any differ"
 )]
-#[group(id = "mode", required = true, multiple = false, args = ["out", "check"])]
 pub struct ExportArgs {
     /// Write DIR/<name>.json for every skill (atomically; unchanged files are left alone).
-    #[arg(long, value_name = "DIR")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "check",
+        conflicts_with = "check"
+    )]
     pub out: Option<PathBuf>,
     /// With --out: remove manifests of skills that no longer exist.
     #[arg(long, requires = "out")]
