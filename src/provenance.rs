@@ -40,7 +40,7 @@ pub struct Shadowed {
 }
 
 /// A merged value with its origin and the values it replaced (nearest first).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sourced {
     /// The value.
     pub value: Value,

@@ -96,14 +96,7 @@ impl Tree {
                 }
                 (Some(node @ Tree::Map(_)), Value::Object(m)) => node.apply(m, at, path),
                 (Some(Tree::Leaf(old)), v) if !v.is_object() => {
-                    let old = std::mem::replace(
-                        old,
-                        Sourced {
-                            value: Value::Null,
-                            origin: None,
-                            overrode: Vec::new(),
-                        },
-                    );
+                    let old = std::mem::take(old);
                     let new = match at(path) {
                         Some(o) => old.replaced_by(v.clone(), o),
                         None => Sourced {

@@ -94,14 +94,7 @@ pub(super) fn merge(field: &Field, keys: &[String], fragments: &[Fragment]) -> V
             });
             match existing {
                 Some(pos) => {
-                    let old = std::mem::replace(
-                        &mut out[pos].item,
-                        Sourced {
-                            value: Value::Null,
-                            origin: None,
-                            overrode: Vec::new(),
-                        },
-                    );
+                    let old = std::mem::take(&mut out[pos].item);
                     out[pos].item = old.replaced_by(v.clone(), at);
                 }
                 None => out.push(Entry {

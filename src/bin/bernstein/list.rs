@@ -67,9 +67,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             row.push(ls.iter().map(|l| l.label()).collect::<Vec<_>>().join("+"));
             rows.push(row);
         }
-        let mut out = output::table(&rows);
-        out.push_str(&format!("{} skill(s)\n", names.len()));
-        output::print(&out);
+        print_table(&rows);
         return Ok(ExitCode::SUCCESS);
     }
     // Plain list: names with their effective descriptions.
@@ -112,10 +110,15 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         };
         rows.push(vec![n.clone(), d]);
     }
-    let mut out = output::table(&rows);
-    out.push_str(&format!("{} skill(s)\n", names.len()));
-    output::print(&out);
+    print_table(&rows);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The table (header first), then the count of skills.
+fn print_table(rows: &[Vec<String>]) {
+    let mut out = output::table(rows);
+    out.push_str(&format!("{} skill(s)\n", rows.len() - 1));
+    output::print(&out);
 }
 
 fn layer_warnings(layers: &bernstein_skills::Layers) -> Vec<String> {
