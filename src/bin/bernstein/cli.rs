@@ -112,7 +112,24 @@ impl Global {
     }
 
     /// The layer directories.
+    /// The layer directories; a layer path that is not a directory is a
+    /// warning on stderr.
     pub fn layers(&self) -> Layers {
+        let layers = self.layers_quiet();
+        crate::output::warn(layers.dirs().iter().filter(|d| d.not_a_directory).map(|d| {
+            use crate::output::{Stream, Style, paint};
+            format!(
+                "{}: {}: the {} path is not a directory; the layer is treated as absent",
+                paint(&d.path.display().to_string(), Style::Bold, Stream::Err),
+                paint("warning", Style::Yellow, Stream::Err),
+                d.layer.label()
+            )
+        }));
+        layers
+    }
+
+    /// The layer directories, without warnings (for `validate`, which reports them).
+    pub fn layers_quiet(&self) -> Layers {
         match &self.layers_root {
             Some(root) => Layers::from_root(root),
             None => Layers::discover(&self.env()),

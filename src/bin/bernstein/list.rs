@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::{Layer, Result, render};
+use bernstein_skills::{Layer, Result, Skills, render};
 
 use crate::cli::Global;
 use crate::output;
@@ -24,14 +24,13 @@ pub struct ListArgs {
 }
 
 pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
-    let layers = global.layers();
-    output::warn(layer_warnings(&layers));
-    let names = layers.names();
     if args.layered {
+        let layers = global.layers();
+        let names = layers.names();
         if args.json {
             // The digest needs the effective skill, so JSON mode resolves
             // every skill (in parallel); the table only lists files.
-            let skills = global.skills()?;
+            let skills = Skills::new(global.load_spec()?, layers, global.max_fragment_bytes);
             let digests = bernstein_skills::par::map(
                 &names,
                 bernstein_skills::par::default_jobs(),
@@ -72,6 +71,8 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     }
     // Plain list: names with their effective descriptions.
     let skills = global.skills()?;
+    let layers = skills.layers();
+    let names = layers.names();
     let describe = |name: &str| -> std::result::Result<Value, String> {
         let r = skills.resolve(name).map_err(|e| e.to_string())?;
         let v = r.effective.to_value();
@@ -119,26 +120,6 @@ fn print_table(rows: &[Vec<String>]) {
     let mut out = output::table(rows);
     out.push_str(&format!("{} skill(s)\n", rows.len() - 1));
     output::print(&out);
-}
-
-fn layer_warnings(layers: &bernstein_skills::Layers) -> Vec<String> {
-    layers
-        .dirs()
-        .iter()
-        .filter(|d| d.not_a_directory)
-        .map(|d| {
-            format!(
-                "{}: {}: the {} path is not a directory; the layer is treated as absent",
-                output::paint(
-                    &d.path.display().to_string(),
-                    output::Style::Bold,
-                    output::Stream::Err
-                ),
-                output::paint("warning", output::Style::Yellow, output::Stream::Err),
-                d.layer.label()
-            )
-        })
-        .collect()
 }
 
 fn nothing_found(layers: &bernstein_skills::Layers) -> String {

@@ -32,7 +32,11 @@ pub struct ValidateArgs {
 }
 
 pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
-    let skills = global.skills()?;
+    let skills = bernstein_skills::Skills::new(
+        global.load_spec()?,
+        global.layers_quiet(),
+        global.max_fragment_bytes,
+    );
     if args.spec_only {
         output::print(&format!("{}: ok\n", skills.spec().path.display()));
         return Ok(ExitCode::SUCCESS);
