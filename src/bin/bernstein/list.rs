@@ -100,7 +100,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if names.is_empty() {
-        output::print(&nothing_found(&layers));
+        output::print(&nothing_found(layers));
         return Ok(ExitCode::SUCCESS);
     }
     let mut rows = vec![vec!["NAME".to_string(), "DESCRIPTION".to_string()]];
