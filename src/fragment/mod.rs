@@ -103,8 +103,9 @@ impl Fragment {
                     })?,
                     None => None,
                 };
-                let body =
-                    (!split.body.is_empty()).then(|| (split.body.to_owned(), split.body_line));
+                // A checkout with `core.autocrlf` must not change the skill.
+                let body = (!split.body.is_empty())
+                    .then(|| (split.body.replace("\r\n", "\n"), split.body_line));
                 (value, body)
             }
         };

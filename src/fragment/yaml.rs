@@ -158,6 +158,9 @@ impl<'de> Visitor<'de> for KeyVisitor {
 /// Parses one YAML document. `Ok(None)` for an empty or comment-only text.
 pub(crate) fn parse(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticKind)> {
     CAUSE.with(|c| c.borrow_mut().take());
+    if let Some(pos) = flow_too_deep(text) {
+        return Err((Some(pos), DiagnosticKind::TooDeep));
+    }
     let mut docs = serde_yaml::Deserializer::from_str(text);
     let Some(first) = docs.next() else {
         return Ok(None);
@@ -185,16 +188,12 @@ fn explain(text: &str, e: serde_yaml::Error) -> (Option<Pos>, DiagnosticKind) {
         }
         Some(kind) => (mark, kind),
         None => {
-            let full = e.to_string();
-            let message = match full.rfind(" at line ") {
-                Some(i) => full[..i].to_owned(),
-                None => full,
-            };
+            let message = without_position(&e.to_string());
             if message.ends_with("recursion limit exceeded") {
                 (mark, DiagnosticKind::TooDeep)
             } else if message.ends_with("repetition limit exceeded") {
                 (
-                    mark,
+                    mark.or_else(|| first_alias(text)),
                     DiagnosticKind::Syntax {
                         message: "aliases expand to too many values (an alias bomb?)".into(),
                     },
@@ -204,6 +203,98 @@ fn explain(text: &str, e: serde_yaml::Error) -> (Option<Pos>, DiagnosticKind) {
             }
         }
     }
+}
+
+/// The parser's message without its positions (` at line L column C`, once
+/// for the problem and once for its context): the diagnostic carries the
+/// position, relative to the whole file, which for a SKILL.md frontmatter the
+/// parser's is not.
+fn without_position(message: &str) -> String {
+    const AT: &str = " at line ";
+    let digits = |s: &str| s.len() - s.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(AT) {
+        let after = &rest[at + AT.len()..];
+        let after_line = &after[digits(after)..];
+        let Some(col) = after_line.strip_prefix(" column ") else {
+            break;
+        };
+        out.push_str(&rest[..at]);
+        rest = &col[digits(col)..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The deepest flow nesting (`[` / `{`) libyaml is asked to parse. Its
+/// scanner does work proportional to the flow depth for every token, so a
+/// deeply nested flow collection costs quadratic time before the parser's own
+/// recursion limit (128) applies. Anything deeper than the recursion limit is
+/// an error anyway; this only finds it first, in one linear pass.
+const MAX_FLOW_DEPTH: usize = 128;
+
+/// The position of the first flow indicator nested deeper than
+/// [`MAX_FLOW_DEPTH`], if any. A byte count gates the scan, so a text with
+/// few brackets costs one pass of a simple loop.
+pub(crate) fn flow_too_deep(text: &str) -> Option<Pos> {
+    let bytes = text.as_bytes();
+    if bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() <= MAX_FLOW_DEPTH {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut i = 0;
+    // The last byte that was not a space or tab on the current line.
+    let mut prev: Option<u8> = None;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'\n' => prev = None,
+            b' ' | b'\t' => {}
+            b'#' if i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n') => {
+                i += bytes[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .unwrap_or(bytes.len() - i);
+                continue;
+            }
+            b'"' | b'\'' if depth > 0 => {
+                // A quoted scalar inside a flow collection: skip it.
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != b {
+                    j += if b == b'"' && bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                i = j + 1;
+                prev = Some(b);
+                continue;
+            }
+            b'[' | b'{'
+                if depth > 0
+                    || matches!(prev, None | Some(b':' | b'-' | b'?'))
+                        && (i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n')) =>
+            {
+                depth += 1;
+                if depth > MAX_FLOW_DEPTH {
+                    return Some(super::offset_to_pos(text, i));
+                }
+                prev = Some(b);
+            }
+            b']' | b'}' if depth > 0 => {
+                depth -= 1;
+                prev = Some(b);
+            }
+            _ => prev = Some(b),
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The position of the first alias (`*name`).
+fn first_alias(text: &str) -> Option<Pos> {
+    walk(text, |event, pos, _, _| {
+        matches!(event, Event::Alias(..)).then_some(pos)
+    })
 }
 
 /// Walks the event stream; `visit` sees each event with its position and the
@@ -368,4 +459,50 @@ fn document_start(text: &str, n: usize) -> Option<Pos> {
         }
         None
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parser_positions_are_cut_from_messages() {
+        assert_eq!(
+            without_position("did not find expected ',' at line 3 column 1, while parsing a flow"),
+            "did not find expected ',', while parsing a flow"
+        );
+        assert_eq!(without_position("no position here"), "no position here");
+        assert_eq!(without_position("x at line 4 column 2"), "x");
+        assert_eq!(
+            without_position("a at line 2 column 9, while parsing b at line 1 column 3"),
+            "a, while parsing b"
+        );
+    }
+
+    #[test]
+    fn deep_flow_nesting_is_found_before_parsing() {
+        let deep = format!("a:\n  b: {}{}\n", "[".repeat(200), "]".repeat(200));
+        assert_eq!(flow_too_deep(&deep), Some((2, 6 + MAX_FLOW_DEPTH)));
+        let shallow = format!(
+            "a: {}{}\n",
+            "[".repeat(MAX_FLOW_DEPTH),
+            "]".repeat(MAX_FLOW_DEPTH)
+        );
+        assert_eq!(flow_too_deep(&shallow), None);
+    }
+
+    #[test]
+    fn brackets_that_open_no_flow_collection_do_not_count() {
+        // Inside plain and quoted scalars, comments, and balanced pairs.
+        let many = "[".repeat(300);
+        for text in [
+            format!("a: x{many}\n"),
+            format!("a: \"{many}\"\n"),
+            format!("a: ok # {many}\n"),
+            format!("a: [\"{many}\", '{many}']\n"),
+            "k: [a]\n".repeat(300),
+        ] {
+            assert_eq!(flow_too_deep(&text), None, "{text}");
+        }
+    }
 }

@@ -1,0 +1,247 @@
+//! The sandbox every test runs in: a fresh temporary directory holding a
+//! layer tree (`layers/base`, `layers/team`, `layers/user`), a home directory
+//! and anything else a test writes, plus helpers to run the library and the
+//! `bernstein` binary against it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use bernstein_skills::fragment::DEFAULT_MAX_BYTES;
+use bernstein_skills::{Layers, MergeSpec, Skills, render};
+
+/// The layer labels, lowest precedence first.
+pub const LAYERS: [&str; 3] = ["base", "team", "user"];
+
+/// How long one CLI run may take before the test fails (debug build, slow CI).
+pub const QUICK: Duration = Duration::from_secs(10);
+
+/// The spec shipped in this repository.
+pub fn shipped_spec_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/mergespec.yaml")
+}
+
+/// The shipped spec, loaded.
+pub fn shipped_spec() -> MergeSpec {
+    MergeSpec::load(&shipped_spec_path()).expect("the shipped spec loads")
+}
+
+/// A fresh temporary directory with a layer tree under `layers/`.
+pub struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    /// An empty sandbox: no layer directory exists yet.
+    pub fn new() -> Sandbox {
+        let dir = tempfile::Builder::new()
+            .prefix("bernstein-it-")
+            .tempdir()
+            .expect("create a temporary directory");
+        Sandbox { dir }
+    }
+
+    /// The sandbox directory itself.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The layers root (`--layers-root`): `<sandbox>/layers`.
+    pub fn root(&self) -> PathBuf {
+        self.path().join("layers")
+    }
+
+    /// The directory of one layer (`base`, `team`, `user`).
+    pub fn layer(&self, layer: &str) -> PathBuf {
+        self.root().join(layer)
+    }
+
+    /// Creates the three layer directories, empty.
+    pub fn with_layer_dirs(self) -> Sandbox {
+        for l in LAYERS {
+            std::fs::create_dir_all(self.layer(l)).unwrap();
+        }
+        self
+    }
+
+    /// Writes `contents` to `<layer>/<rel>`, creating directories; returns the path.
+    pub fn write(&self, layer: &str, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        self.write_at(&self.layer(layer).join(rel), contents)
+    }
+
+    /// Writes `contents` to `rel` below the sandbox directory.
+    pub fn write_file(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        self.write_at(&self.path().join(rel), contents)
+    }
+
+    fn write_at(&self, path: &Path, contents: impl AsRef<[u8]>) -> PathBuf {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+        path.to_path_buf()
+    }
+
+    /// The library pipeline over this sandbox's layers with the shipped spec.
+    pub fn skills(&self) -> Skills {
+        self.skills_with(shipped_spec(), DEFAULT_MAX_BYTES)
+    }
+
+    /// The library pipeline with another spec or size cap.
+    pub fn skills_with(&self, spec: MergeSpec, max_bytes: u64) -> Skills {
+        Skills::new(spec, Layers::from_root(&self.root()), max_bytes)
+    }
+
+    /// The effective skill `name` as the deterministic JSON `show` prints.
+    pub fn resolve_json(&self, name: &str) -> String {
+        let resolved = self
+            .skills()
+            .resolve(name)
+            .unwrap_or_else(|e| panic!("resolve {name}: {e}"));
+        render::to_json(&resolved.effective.to_value())
+    }
+
+    /// The effective skill `name` as a JSON value.
+    pub fn resolve_value(&self, name: &str) -> serde_json::Value {
+        serde_json::from_str(&self.resolve_json(name)).unwrap()
+    }
+
+    /// `bernstein` with a hermetic environment: nothing inherited, `HOME`
+    /// pointing at an empty directory inside the sandbox, no arguments.
+    pub fn bare(&self) -> Command {
+        let home = self.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let mut cmd = Command::cargo_bin("bernstein").expect("the bernstein binary is built");
+        cmd.env_clear().env("HOME", &home).current_dir(self.path());
+        cmd
+    }
+
+    /// `bernstein skills --layers-root <root> ARGS...`.
+    pub fn skills_cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = self.bare();
+        cmd.arg("skills")
+            .arg("--layers-root")
+            .arg(self.root())
+            .args(args);
+        cmd
+    }
+
+    /// Runs `bernstein skills --layers-root <root> ARGS...`.
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_cmd(self.skills_cmd(args))
+    }
+
+    /// Runs a prepared command, timing it, with this sandbox's path in its
+    /// output replaced by `[ROOT]`.
+    pub fn run_cmd(&self, mut cmd: Command) -> Run {
+        let start = Instant::now();
+        let out = cmd.output().expect("run bernstein");
+        let elapsed = start.elapsed();
+        let scrub = |b: &[u8]| {
+            let s = String::from_utf8(b.to_vec()).expect("output is UTF-8");
+            s.replace(&self.path().display().to_string(), "[ROOT]")
+        };
+        Run {
+            code: out.status.code(),
+            stdout: scrub(&out.stdout),
+            stderr: scrub(&out.stderr),
+            elapsed,
+        }
+    }
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code (`None` if killed by a signal).
+    pub code: Option<i32>,
+    /// Stdout, sandbox path replaced by `[ROOT]`.
+    pub stdout: String,
+    /// Stderr, sandbox path replaced by `[ROOT]`.
+    pub stderr: String,
+    /// Wall-clock time.
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// Exit 0, nothing on stderr; returns stdout.
+    pub fn ok(&self) -> &str {
+        assert_eq!(self.code, Some(0), "expected success: {self:#?}");
+        assert_eq!(self.stderr, "", "expected an empty stderr: {self:#?}");
+        &self.stdout
+    }
+
+    /// Exit 0 (stderr may hold warnings); returns stdout.
+    pub fn success(&self) -> &str {
+        assert_eq!(self.code, Some(0), "expected success: {self:#?}");
+        &self.stdout
+    }
+
+    /// Stdout parsed as JSON, after checking the run succeeded.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.ok())
+            .unwrap_or_else(|e| panic!("stdout is JSON ({e}): {self:#?}"))
+    }
+
+    /// Exit 1, nothing on stdout, no panic, finished quickly; returns stderr.
+    pub fn failed(&self) -> &str {
+        assert_eq!(self.code, Some(1), "expected exit code 1: {self:#?}");
+        assert_eq!(
+            self.stdout, "",
+            "stdout must stay empty on error: {self:#?}"
+        );
+        assert!(!self.stderr.contains("panicked"), "panic: {self:#?}");
+        assert!(self.elapsed < QUICK, "took {:?}: {self:#?}", self.elapsed);
+        &self.stderr
+    }
+
+    /// Exit 2 (usage), nothing on stdout; returns stderr.
+    pub fn usage_error(&self) -> &str {
+        assert_eq!(self.code, Some(2), "expected exit code 2: {self:#?}");
+        assert_eq!(
+            self.stdout, "",
+            "stdout must stay empty on error: {self:#?}"
+        );
+        assert!(!self.stderr.contains("panicked"), "panic: {self:#?}");
+        &self.stderr
+    }
+
+    /// A failed run whose first stderr line is `<prefix>:L:C: error: ...`, with
+    /// `prefix` being a path below `[ROOT]/layers/`. Returns `(line, column, message)`.
+    pub fn located_error(&self, file: &str) -> (usize, usize, String) {
+        let stderr = self.failed();
+        let first = stderr.lines().next().unwrap_or_default();
+        let prefix = format!("[ROOT]/layers/{file}:");
+        let rest = first
+            .strip_prefix(&prefix)
+            .unwrap_or_else(|| panic!("expected an error located in {prefix}: {self:#?}"));
+        let parse = |s: &str| s.parse::<usize>().ok();
+        let mut parts = rest.splitn(3, ':');
+        let (line, col, tail) = (parts.next(), parts.next(), parts.next());
+        match (line.and_then(parse), col.and_then(parse), tail) {
+            (Some(l), Some(c), Some(msg)) if msg.starts_with(" error: ") && l > 0 && c > 0 => {
+                (l, c, msg[" error: ".len()..].to_owned())
+            }
+            _ => panic!("expected `{prefix}LINE:COL: error: ...`: {self:#?}"),
+        }
+    }
+}
+
+/// Is this process able to read a file whatever its permission bits (root)?
+/// Found out by trying, on a probe file made unreadable.
+pub fn permissions_are_enforced(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let probe = dir.join(".permission-probe");
+    std::fs::write(&probe, "x").unwrap();
+    std::fs::set_permissions(&probe, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let enforced = std::fs::read(&probe).is_err();
+    std::fs::set_permissions(&probe, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::remove_file(&probe).unwrap();
+    enforced
+}

@@ -1,0 +1,15 @@
+//! The integration and property tests: one test binary, one module per theme.
+//!
+//! Every test builds its own layer tree in a fresh temporary directory
+//! ([`it::support::Sandbox`]) and never touches the process environment: the
+//! CLI gets its variables through `assert_cmd`, the library an explicit
+//! `bernstein_skills::Env`.
+
+mod it {
+    pub mod support;
+
+    mod forms;
+    mod hardening;
+    mod precedence;
+    mod validate;
+}
