@@ -8,8 +8,13 @@
 mod it {
     pub mod support;
 
+    mod cli;
     mod forms;
     mod hardening;
     mod precedence;
+    mod props;
+    mod schemas;
+    mod spec_edit;
     mod validate;
+    mod xdg;
 }

@@ -1,0 +1,105 @@
+//! The committed schemas under `schemas/` are exactly what the current spec
+//! and code generate, and they say what editors need.
+
+use std::path::Path;
+
+use bernstein_skills::render;
+use bernstein_skills::spec::{fragment_schema, mergespec_schema};
+
+use super::support::{Sandbox, shipped_spec};
+
+fn committed(file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas")
+        .join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+const REGENERATE: &str = "regenerate with `cargo run -- skills schema --out schemas` and commit";
+
+#[test]
+fn committed_fragment_schema_is_current() {
+    let fresh = render::to_json(&fragment_schema(&shipped_spec()));
+    assert!(
+        committed("skill-fragment.schema.json") == fresh,
+        "schemas/skill-fragment.schema.json is stale: {REGENERATE}"
+    );
+}
+
+#[test]
+fn committed_mergespec_schema_is_current() {
+    let fresh = render::to_json(&mergespec_schema());
+    assert!(
+        committed("mergespec.schema.json") == fresh,
+        "schemas/mergespec.schema.json is stale: {REGENERATE}"
+    );
+}
+
+#[test]
+fn schema_command_prints_and_writes_the_same_files() {
+    let sb = Sandbox::new();
+    let printed = sb.run(&["schema"]).ok().to_owned();
+    assert_eq!(printed, committed("skill-fragment.schema.json"));
+    let out = sb.path().join("out");
+    sb.run(&["schema", "--out", out.to_str().unwrap()])
+        .success();
+    for f in ["skill-fragment.schema.json", "mergespec.schema.json"] {
+        assert_eq!(
+            std::fs::read_to_string(out.join(f)).unwrap(),
+            committed(f),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn fragment_schema_is_closed_typed_and_documented_for_editors() {
+    let v: serde_json::Value =
+        serde_json::from_str(&committed("skill-fragment.schema.json")).unwrap();
+    assert_eq!(v["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert!(v["$id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(v["title"].as_str().is_some_and(|s| !s.is_empty()));
+    assert_eq!(v["additionalProperties"], false);
+    let props = v["properties"].as_object().unwrap();
+    for field in [
+        "name",
+        "description",
+        "version",
+        "author",
+        "body",
+        "trigger_keywords",
+        "references",
+        "scripts",
+        "assets",
+        "metadata",
+    ] {
+        let p = &props[field];
+        let d = p["description"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{field}: no description"));
+        let strategy = ["OVERRIDE", "APPEND", "KEYED_REPLACE", "DEEP_MERGE"]
+            .iter()
+            .find(|s| d.contains(*s));
+        assert!(
+            strategy.is_some(),
+            "{field}: the description names no strategy: {d}"
+        );
+        assert!(
+            p["examples"].as_array().is_some_and(|e| !e.is_empty()),
+            "{field}: no examples"
+        );
+    }
+    // `null` is allowed everywhere: it resets the field at that layer.
+    assert_eq!(
+        props["description"]["type"],
+        serde_json::json!(["string", "null"])
+    );
+    assert_eq!(
+        props["trigger_keywords"]["type"],
+        serde_json::json!(["array", "null"])
+    );
+    assert_eq!(
+        props["metadata"]["type"],
+        serde_json::json!(["object", "null"])
+    );
+}

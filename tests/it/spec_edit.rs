@@ -1,0 +1,163 @@
+//! The spec is data: which file is used (`--spec`, then
+//! `BERNSTEIN_SKILLS_SPEC`, then the installed one, then the source tree's),
+//! and editing it changes behaviour on the next run, with no rebuild.
+
+use serde_json::json;
+
+use super::support::{Sandbox, shipped_spec_path};
+
+/// The shipped spec with `from` replaced by `to`, written into the sandbox.
+fn edited_spec(sb: &Sandbox, file: &str, edit: impl Fn(String) -> String) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(shipped_spec_path()).unwrap();
+    let edited = edit(text.clone());
+    assert_ne!(edited, text, "the edit must change the spec");
+    sb.write_file(file, edited)
+}
+
+/// Replaces the `strategy:` of field `field` in a spec text.
+fn set_strategy(text: String, field: &str, strategy: &str) -> String {
+    let start = text
+        .find(&format!("\n  {field}:"))
+        .expect("field in the spec");
+    let at = start + text[start..].find("strategy: ").unwrap() + "strategy: ".len();
+    let end = at
+        + text[at..]
+            .find(|c: char| c.is_whitespace() || c == ',' || c == '}')
+            .unwrap();
+    format!("{}{}{}", &text[..at], strategy, &text[end..])
+}
+
+fn two_layers() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write("base", "s.yaml", "trigger_keywords: [a, b]\n");
+    sb.write("user", "s.yaml", "trigger_keywords: [c]\n");
+    sb
+}
+
+#[test]
+fn changing_a_strategy_in_the_spec_changes_the_merge() {
+    let sb = two_layers();
+    assert_eq!(
+        sb.run(&["show", "s"]).json()["trigger_keywords"],
+        json!(["a", "b", "c"])
+    );
+    let spec = edited_spec(&sb, "spec.yaml", |t| {
+        // APPEND -> OVERRIDE needs a type for the whole list.
+        set_strategy(t, "trigger_keywords", "OVERRIDE").replacen("items: string", "type: array", 1)
+    });
+    let mut cmd = sb.skills_cmd(&["show", "s"]);
+    cmd.arg("--spec").arg(&spec);
+    let v = sb.run_cmd(cmd).json();
+    assert_eq!(
+        v["trigger_keywords"],
+        json!(["c"]),
+        "the user list replaces the base list"
+    );
+}
+
+#[test]
+fn adding_a_field_to_the_spec_makes_it_valid_and_merged() {
+    let sb = two_layers();
+    sb.write("team", "s.yaml", "owners: [team-a]\n");
+    sb.write("user", "s.yaml", "owners: [me]\n");
+    // Unknown with the shipped spec.
+    let err = sb.run(&["show", "s"]).failed().to_owned();
+    assert!(err.contains("unknown field 'owners'"), "{err}");
+    let spec = edited_spec(&sb, "spec.yaml", |t| {
+        t.replacen(
+            "fields:\n",
+            "fields:\n  owners:\n    strategy: APPEND\n    items: string\n",
+            1,
+        )
+    });
+    let mut cmd = sb.skills_cmd(&["show", "s"]);
+    cmd.arg("--spec").arg(&spec);
+    let v = sb.run_cmd(cmd).json();
+    assert_eq!(v["owners"], json!(["team-a", "me"]));
+    assert_eq!(v["trigger_keywords"], json!(["a", "b"]));
+}
+
+#[test]
+fn spec_flag_beats_the_environment_variable_which_beats_the_default() {
+    let sb = two_layers();
+    let via_env = edited_spec(&sb, "env-spec.yaml", |t| {
+        set_strategy(t, "trigger_keywords", "OVERRIDE").replacen("items: string", "type: array", 1)
+    });
+    let via_flag = sb.write_file(
+        "flag-spec.yaml",
+        "version: 1\nfields:\n  trigger_keywords: {strategy: APPEND}\n",
+    );
+    let mut env_only = sb.skills_cmd(&["show", "s"]);
+    env_only.env("BERNSTEIN_SKILLS_SPEC", &via_env);
+    assert_eq!(
+        sb.run_cmd(env_only).json()["trigger_keywords"],
+        json!(["c"])
+    );
+
+    let mut both = sb.skills_cmd(&["show", "s"]);
+    both.env("BERNSTEIN_SKILLS_SPEC", &via_env)
+        .arg("--spec")
+        .arg(&via_flag);
+    let v = sb.run_cmd(both).json();
+    assert_eq!(
+        v,
+        json!({"trigger_keywords": ["a", "b", "c"], "layers_present": ["base", "user"]})
+    );
+
+    let mut spec_cmd = sb.skills_cmd(&["spec"]);
+    spec_cmd.env("BERNSTEIN_SKILLS_SPEC", &via_env);
+    assert!(
+        sb.run_cmd(spec_cmd)
+            .ok()
+            .starts_with("spec: [ROOT]/env-spec.yaml\n")
+    );
+}
+
+#[test]
+fn a_bad_spec_fails_before_any_skill_is_read() {
+    let sb = Sandbox::new();
+    // The skill is broken too; only the spec error may be reported.
+    sb.write("base", "s.yaml", "descripton: typo\n");
+    for (text, needle) in [
+        ("version: 2\nfields: {}\n", "version"),
+        (
+            "version: 1\nfields:\n  a: {strategy: MERGE}\n",
+            "unknown strategy 'MERGE'",
+        ),
+        (
+            "version: 1\nfields:\n  a: {strategy: APPEND, colour: red}\n",
+            "'colour'",
+        ),
+        (
+            "version: 1\nfields:\n  a: {strategy: KEYED_REPLACE, keys: []}\n",
+            "keys",
+        ),
+        ("fields: [", "spec.yaml"),
+    ] {
+        let spec = sb.write_file("spec.yaml", text);
+        let mut cmd = sb.skills_cmd(&["show", "s"]);
+        cmd.arg("--spec").arg(&spec);
+        let err = sb.run_cmd(cmd).failed().to_owned();
+        assert!(err.starts_with("[ROOT]/spec.yaml"), "{text:?}: {err}");
+        assert!(err.contains(needle), "{text:?}: {err}");
+        assert!(!err.contains("descripton"), "the skill was read: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn a_spec_field_default_fills_the_effective_skill() {
+    let sb = Sandbox::new();
+    sb.write("base", "s.yaml", "{}\n");
+    let spec = sb.write_file(
+        "spec.yaml",
+        "version: 1\nfields:\n  model: {strategy: OVERRIDE, type: string, default: small}\n  \
+         tags: {strategy: APPEND}\n",
+    );
+    let mut cmd = sb.skills_cmd(&["show", "s"]);
+    cmd.arg("--spec").arg(&spec);
+    assert_eq!(
+        sb.run_cmd(cmd).json(),
+        json!({"model": "small", "tags": [], "layers_present": ["base"]})
+    );
+}
