@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use schemars::transform::{RestrictFormats, Transform};
 use serde_json::{Map, Value, json};
 
 use super::{MergeSpec, RawSpec, Strategy};
@@ -15,7 +16,12 @@ const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
 /// The schema of `spec/mergespec.yaml`, from the types that read it.
 pub fn mergespec_schema() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-    let mut schema = generator.into_root_schema_for::<RawSpec>().to_value();
+    let mut root = generator.into_root_schema_for::<RawSpec>();
+    // schemars marks a `u64` with `"format": "uint64"`, which draft 2020-12
+    // does not define and Ajv's strict mode rejects; `minimum: 0` already
+    // says it. Keep only the standard formats.
+    RestrictFormats::default().transform(&mut root);
+    let mut schema = root.to_value();
     if let Some(obj) = schema.as_object_mut() {
         obj.insert(
             "$id".into(),
