@@ -13,6 +13,7 @@ mod it {
     mod hardening;
     mod precedence;
     mod props;
+    mod readme;
     mod schemas;
     mod spec_edit;
     mod validate;
