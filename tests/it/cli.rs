@@ -481,3 +481,20 @@ fn color_only_when_asked_or_on_a_terminal_and_never_with_no_color() {
     let never = sb.run(&["--color", "never", "validate"]);
     assert!(!never.stdout.contains('\x1b'));
 }
+
+#[test]
+fn global_options_work_before_or_after_the_subcommand() {
+    let sb = demo();
+    let before = sb.run(&["show", "writer"]).ok().to_owned();
+    let mut cmd = sb.bare();
+    cmd.args(["skills", "show", "writer", "--layers-root"])
+        .arg(sb.root());
+    assert_eq!(sb.run_cmd(cmd).ok(), before);
+    let spec = super::support::shipped_spec_path();
+    let mut cmd = sb.bare();
+    cmd.args(["skills", "list", "--spec"])
+        .arg(&spec)
+        .arg("--layers-root")
+        .arg(sb.root());
+    assert!(sb.run_cmd(cmd).ok().contains("writer"));
+}

@@ -247,6 +247,26 @@ proptest! {
     }
 
     #[test]
+    fn an_empty_layer_is_neutral(layers in layers(), at in 0usize..3) {
+        let spec = shipped_spec();
+        let mut with_empty = layers.clone();
+        if with_empty[at].is_some() {
+            return Ok(());
+        }
+        with_empty[at] = Some(Map::new());
+        let load_all = |ls: &[Option<Map<String, Value>>; 3]| -> Vec<Fragment> {
+            present(ls).iter().map(|(l, f)| load(*l, f)).collect()
+        };
+        let mut plain = merge(&spec, SKILL, &load_all(&layers)).to_value();
+        let mut padded = merge(&spec, SKILL, &load_all(&with_empty)).to_value();
+        // Only the list of contributing layers may differ.
+        let present_with = padded["layers_present"].take();
+        plain["layers_present"].take();
+        prop_assert_eq!(plain, padded);
+        prop_assert!(present_with.as_array().unwrap().contains(&json!(Layer::ALL[at].label())));
+    }
+
+    #[test]
     fn arbitrary_bytes_never_panic_in_any_form(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         pipeline(&String::from_utf8_lossy(&bytes));
     }
