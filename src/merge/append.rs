@@ -6,7 +6,7 @@ use crate::fragment::Fragment;
 use crate::provenance::Sourced;
 use crate::spec::Field;
 
-use super::{field_pointer, origin};
+use super::{field_pointer, item_pointer, origin};
 
 /// Merges one APPEND field.
 pub(super) fn merge(field: &Field, fragments: &[Fragment]) -> Vec<Sourced> {
@@ -21,20 +21,20 @@ pub(super) fn merge(field: &Field, fragments: &[Fragment]) -> Vec<Sourced> {
             .collect(),
         _ => Vec::new(),
     };
+    let base = field_pointer(&field.name);
     for f in fragments {
-        let base = field_pointer(&field.name);
         match f.fields().get(&field.name) {
             Some(Value::Array(items)) => {
                 out.extend(
                     items
                         .iter()
                         .enumerate()
-                        .map(|(i, v)| Sourced::new(v.clone(), origin(f, format!("{base}/{i}")))),
+                        .map(|(i, v)| Sourced::new(v.clone(), origin(f, item_pointer(&base, i)))),
                 );
             }
             Some(Value::Null) | None => {}
             // Not a list (only if validation was skipped): one item.
-            Some(v) => out.push(Sourced::new(v.clone(), origin(f, base))),
+            Some(v) => out.push(Sourced::new(v.clone(), origin(f, base.clone()))),
         }
     }
     out

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::fragment::{Fragment, escape_pointer};
-use crate::provenance::{Origin, Sourced};
+use crate::fragment::Fragment;
+use crate::provenance::Sourced;
 use crate::spec::Field;
 
-use super::{field_pointer, origin};
+use super::{field_pointer, origin, push_segment};
 
 /// A merged mapping: inner nodes are mappings, leaves carry origins.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,11 +50,9 @@ impl Tree {
         out
     }
 
-    fn from_value(
-        value: &Value,
-        at: &dyn Fn(&[String]) -> Option<Origin>,
-        path: &mut Vec<String>,
-    ) -> Tree {
+    /// `value` as a tree; leaves get their origin in `source` (none for a
+    /// spec default) at `pointer` extended by their path.
+    fn from_value(value: &Value, source: Option<&Fragment>, pointer: &mut String) -> Tree {
         match value {
             Value::Object(m) => {
                 let mut out = BTreeMap::new();
@@ -62,55 +60,46 @@ impl Tree {
                     if v.is_null() {
                         continue;
                     }
-                    path.push(k.clone());
-                    out.insert(k.clone(), Tree::from_value(v, at, path));
-                    path.pop();
+                    let len = pointer.len();
+                    push_segment(pointer, k);
+                    out.insert(k.clone(), Tree::from_value(v, source, pointer));
+                    pointer.truncate(len);
                 }
                 Tree::Map(out)
             }
             v => Tree::Leaf(Sourced {
                 value: v.clone(),
-                origin: at(path),
+                origin: source.map(|f| origin(f, pointer.clone())),
                 overrode: Vec::new(),
             }),
         }
     }
 
-    /// Applies a higher layer's mapping on top of `self`.
-    fn apply(
-        &mut self,
-        higher: &Map<String, Value>,
-        at: &dyn Fn(&[String]) -> Option<Origin>,
-        path: &mut Vec<String>,
-    ) {
+    /// Applies a higher layer's mapping (from `source`, at `pointer`) on top
+    /// of `self`.
+    fn apply(&mut self, higher: &Map<String, Value>, source: &Fragment, pointer: &mut String) {
         let Tree::Map(lower) = self else {
             // A mapping meeting a non-mapping: the higher layer wins.
-            *self = Tree::from_value(&Value::Object(higher.clone()), at, path);
+            *self = Tree::from_value(&Value::Object(higher.clone()), Some(source), pointer);
             return;
         };
         for (k, v) in higher {
-            path.push(k.clone());
+            let len = pointer.len();
+            push_segment(pointer, k);
             match (lower.get_mut(k), v) {
                 (_, Value::Null) => {
                     lower.remove(k);
                 }
-                (Some(node @ Tree::Map(_)), Value::Object(m)) => node.apply(m, at, path),
+                (Some(node @ Tree::Map(_)), Value::Object(m)) => node.apply(m, source, pointer),
                 (Some(Tree::Leaf(old)), v) if !v.is_object() => {
-                    let old = std::mem::take(old);
-                    let new = match at(path) {
-                        Some(o) => old.replaced_by(v.clone(), o),
-                        None => Sourced {
-                            value: v.clone(),
-                            ..old
-                        },
-                    };
-                    lower.insert(k.clone(), Tree::Leaf(new));
+                    let replaced = std::mem::take(old);
+                    *old = replaced.replaced_by(v.clone(), origin(source, pointer.clone()));
                 }
                 (_, v) => {
-                    lower.insert(k.clone(), Tree::from_value(v, at, path));
+                    lower.insert(k.clone(), Tree::from_value(v, Some(source), pointer));
                 }
             }
-            path.pop();
+            pointer.truncate(len);
         }
     }
 }
@@ -120,23 +109,15 @@ pub(super) fn merge(field: &Field, fragments: &[Fragment]) -> Tree {
     let mut tree = Tree::Map(BTreeMap::new());
     if field.default.is_object() {
         // Defaults carry no origin.
-        tree = Tree::from_value(&field.default, &|_| None, &mut Vec::new());
+        tree = Tree::from_value(&field.default, None, &mut String::new());
     }
     let base = field_pointer(&field.name);
     for f in fragments {
-        let at = |path: &[String]| {
-            let mut p = base.clone();
-            for seg in path {
-                p.push('/');
-                p.push_str(&escape_pointer(seg));
-            }
-            Some(origin(f, p))
-        };
         match f.fields().get(&field.name) {
-            Some(Value::Object(m)) => tree.apply(m, &at, &mut Vec::new()),
+            Some(Value::Object(m)) => tree.apply(m, f, &mut base.clone()),
             Some(Value::Null) | None => {}
             // Not a mapping (only if validation was skipped): taken wholesale.
-            Some(v) => tree = Tree::from_value(v, &at, &mut Vec::new()),
+            Some(v) => tree = Tree::from_value(v, Some(f), &mut base.clone()),
         }
     }
     tree

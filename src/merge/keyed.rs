@@ -9,7 +9,7 @@ use crate::fragment::Fragment;
 use crate::provenance::Sourced;
 use crate::spec::Field;
 
-use super::{field_pointer, origin};
+use super::{field_pointer, item_pointer, origin};
 
 /// An entry's identity: the key field that identifies it and its value.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -85,7 +85,7 @@ pub(super) fn merge(field: &Field, keys: &[String], fragments: &[Fragment]) -> V
         });
         for (i, v) in items.iter().enumerate() {
             let id = identity(v, keys);
-            let at = origin(f, format!("{base}/{i}"));
+            let at = origin(f, item_pointer(&base, i));
             let existing = id.as_ref().and_then(|id| match &index {
                 Some(m) => m.get(id).copied(),
                 None => out[..lower]
