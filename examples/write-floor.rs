@@ -1,0 +1,61 @@
+//! The file-system floor for `export --out` into a fresh directory: write
+//! `N` files of `BYTES` bytes each (default 4500, the mean exported manifest
+//! of the `gen-tree` skills) the way export does — `write_atomic`, a temporary
+//! file then a rename, on the same thread pool — with nothing to compute.
+//!
+//! ```sh
+//! cargo run --release --example write-floor -- OUT N [BYTES] [-j N]
+//! ```
+//!
+//! `OUT` is created; `-j` defaults to 2. Prints one line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut positional = Vec::new();
+    let mut jobs = 2usize;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "-j" || a == "--jobs" {
+            match it.next().and_then(|s| s.parse().ok()) {
+                Some(j) => jobs = j,
+                None => return usage(),
+            }
+        } else {
+            positional.push(a.as_str());
+        }
+    }
+    let (out, n, bytes) = match positional.as_slice() {
+        [out, n] => (out, n.parse().ok(), Some(4500)),
+        [out, n, b] => (out, n.parse().ok(), b.parse().ok()),
+        _ => return usage(),
+    };
+    let (Some(n), Some(bytes)) = (n, bytes) else {
+        return usage();
+    };
+    let out = PathBuf::from(out);
+    std::fs::create_dir_all(&out).expect("create OUT");
+    let text = "x".repeat(bytes);
+    let names: Vec<String> = (0..n)
+        .map(|i: usize| format!("skill-{i:05}.json"))
+        .collect();
+    let failed = bernstein_skills::par::map(&names, jobs, |name| {
+        bernstein_skills::engine::write_atomic(&out.join(name), text.as_bytes()).is_err()
+    })
+    .into_iter()
+    .filter(|f| *f)
+    .count();
+    println!("write-floor: {n} file(s) of {bytes} bytes, {failed} failed, {jobs} thread(s)");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn usage() -> ExitCode {
+    eprintln!("usage: write-floor OUT N [BYTES] [-j N]");
+    ExitCode::from(2)
+}
