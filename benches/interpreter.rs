@@ -31,6 +31,11 @@ use bernstein_skills::merge::{Entry, FieldMerge, Identity, Merged, Tree};
 use bernstein_skills::provenance::{Origin, Sourced};
 use bernstein_skills::{Effective, Fragment, Layer, merge};
 
+/// The same allocator as the `bernstein` binary, so the figures are those
+/// of the binary.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The hand-written merge, provenance included.
 mod hand {
     use super::*;

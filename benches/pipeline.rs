@@ -13,6 +13,11 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 use bernstein_skills::{MergeSpec, Validator, merge, render};
 
+/// The same allocator as the `bernstein` binary, so the figures are those
+/// of the binary.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn benches(c: &mut Criterion) {
     let spec = common::spec();
     let options = common::options(&spec);

@@ -16,6 +16,11 @@ use bernstein_skills::fragment::LoadOptions;
 use bernstein_skills::layer::Form;
 use bernstein_skills::{Fragment, Layer};
 
+/// The same allocator as the `bernstein` binary, so the floor is measured
+/// under the same conditions.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Every fragment file of one layer directory (one `read_dir`, as the
 /// product's catalog does; `<name>/SKILL.md` only if it exists).
 fn scan(layer: Layer, dir: &Path, out: &mut Vec<(Layer, Form, PathBuf)>) {

@@ -12,6 +12,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The same allocator as the `bernstein` binary, so the floor is measured
+/// under the same conditions.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut positional = Vec::new();

@@ -21,6 +21,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of the system allocator: parsing builds many small
+/// values, and with glibc's malloc `validate -j 2` took 1.4× as long (its
+/// arenas also contend between the worker threads). See benches/README.md.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     if args.command.validates() {
