@@ -20,16 +20,76 @@ fn indent(out: &mut String, depth: usize) {
     }
 }
 
+/// Writes `s` as a JSON string with exactly the escapes `serde_json` uses:
+/// `\"`, `\\`, `\b \f \n \r \t`, and `\u00XX` for the other control
+/// characters; everything else (DEL and non-ASCII included) as is. Runs of
+/// plain characters are found eight bytes at a time and copied in one piece.
 fn write_str(out: &mut String, s: &str) {
-    // serde_json escapes only what JSON requires; non-ASCII stays as is.
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    while let Some(i) = next_escape(bytes, start) {
+        // `bytes[i]` is ASCII, so `start..i` and `i + 1..` are on char
+        // boundaries.
+        out.push_str(&s[start..i]);
+        match bytes[i] {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            b => {
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xf)]));
+            }
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// The index of the first byte at or after `from` that must be escaped: a
+/// control character, `"` or `\`.
+fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    // The high bit of a byte is set if that byte is zero; a byte above a
+    // zero byte may be flagged too, so a flagged word is rescanned by byte.
+    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
+    let special = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let w = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
+        let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+        let flagged =
+            below_space | zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\')));
+        if flagged != 0
+            && let Some(j) = chunk.iter().position(|&b| special(b))
+        {
+            return Some(i + j);
+        }
+        i += 8;
+    }
+    bytes[i.min(bytes.len())..]
+        .iter()
+        .position(|&b| special(b))
+        .map(|j| i + j)
 }
 
 fn write_value(out: &mut String, value: &Value, depth: usize) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::Number(n) => {
+            use std::fmt::Write;
+            let _ = write!(out, "{n}");
+        }
         Value::String(s) => write_str(out, s),
         Value::Array(items) if items.is_empty() => out.push_str("[]"),
         Value::Array(items) => {
@@ -44,19 +104,34 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
         }
         Value::Object(m) if m.is_empty() => out.push_str("{}"),
         Value::Object(m) => {
-            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
             out.push_str("{\n");
-            for (i, (k, v)) in entries.iter().enumerate() {
-                indent(out, depth + 1);
-                write_str(out, k);
-                out.push_str(": ");
-                write_value(out, v, depth + 1);
-                out.push_str(if i + 1 < entries.len() { ",\n" } else { "\n" });
+            // The map is sorted already unless serde_json was built with
+            // `preserve_order`; only then is a sorted copy made.
+            if m.keys().is_sorted() {
+                write_entries(out, m.iter(), m.len(), depth);
+            } else {
+                let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                write_entries(out, entries.into_iter(), m.len(), depth);
             }
             indent(out, depth);
             out.push('}');
         }
+    }
+}
+
+fn write_entries<'a>(
+    out: &mut String,
+    entries: impl Iterator<Item = (&'a String, &'a Value)>,
+    len: usize,
+    depth: usize,
+) {
+    for (i, (k, v)) in entries.enumerate() {
+        indent(out, depth + 1);
+        write_str(out, k);
+        out.push_str(": ");
+        write_value(out, v, depth + 1);
+        out.push_str(if i + 1 < len { ",\n" } else { "\n" });
     }
 }
 
@@ -72,5 +147,37 @@ mod tests {
             to_json(&v),
             "{\n  \"a\": {},\n  \"b\": [\n    1,\n    {\n      \"c\": \"é\",\n      \"d\": null\n    }\n  ],\n  \"e\": []\n}\n"
         );
+    }
+
+    /// The hand-written escaper must give the bytes serde_json gives, for
+    /// every ASCII character alone and inside text, and for non-ASCII.
+    #[test]
+    fn strings_escape_like_serde_json() {
+        let mut cases: Vec<String> = (0u8..=0x7f).map(|b| char::from(b).to_string()).collect();
+        cases.extend((0u8..=0x7f).map(|b| format!("ab{}cd\u{e9}{}", char::from(b), char::from(b))));
+        cases.extend(
+            [
+                "",
+                "plain",
+                "é ü 漢字 \u{1f600}",
+                "\u{2028}\u{2029}",
+                "\u{7f}\u{80}\u{9f}",
+            ]
+            .map(String::from),
+        );
+        for s in cases {
+            let mut ours = String::new();
+            write_str(&mut ours, &s);
+            assert_eq!(ours, serde_json::to_string(&s).unwrap(), "{s:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_string_escapes_like_serde_json(s in proptest::prelude::any::<String>()) {
+            let mut ours = String::new();
+            write_str(&mut ours, &s);
+            proptest::prop_assert_eq!(ours, serde_json::to_string(&s).unwrap());
+        }
     }
 }

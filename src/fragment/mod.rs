@@ -104,8 +104,14 @@ impl Fragment {
                     None => None,
                 };
                 // A checkout with `core.autocrlf` must not change the skill.
-                let body = (!split.body.is_empty())
-                    .then(|| (split.body.replace("\r\n", "\n"), split.body_line));
+                let body = (!split.body.is_empty()).then(|| {
+                    let body = if split.body.contains('\r') {
+                        split.body.replace("\r\n", "\n")
+                    } else {
+                        split.body.to_owned()
+                    };
+                    (body, split.body_line)
+                });
                 (value, body)
             }
         };
