@@ -1,7 +1,9 @@
-//! The file-system floor for `export --out` into a fresh directory: write
-//! `N` files of `BYTES` bytes each (default 4500, the mean exported manifest
-//! of the `gen-tree` skills) the way export does — `write_atomic`, a temporary
-//! file then a rename, on the same thread pool — with nothing to compute.
+//! The file-system floor for `export --out`: write `N` files of `BYTES` bytes
+//! each (default 4500, the mean exported manifest of the `gen-tree` skills)
+//! through the very code export writes with ([`OutDir`]: into a new
+//! directory, files created in a temporary directory renamed into place at
+//! the end; into an existing one, each file replaced by a rename unless its
+//! bytes are the same), on the same thread pool — with nothing to compute.
 //!
 //! ```sh
 //! cargo run --release --example write-floor -- OUT N [BYTES] [-j N]
@@ -11,6 +13,8 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use bernstein_skills::export::OutDir;
 
 /// The same allocator as the `bernstein` binary, so the floor is measured
 /// under the same conditions.
@@ -41,17 +45,24 @@ fn main() -> ExitCode {
         return usage();
     };
     let out = PathBuf::from(out);
-    std::fs::create_dir_all(&out).expect("create OUT");
+    let out_dir = match OutDir::open(&out) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("write-floor: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let text = "x".repeat(bytes);
-    let names: Vec<String> = (0..n)
-        .map(|i: usize| format!("skill-{i:05}.json"))
-        .collect();
-    let failed = bernstein_skills::par::map(&names, jobs, |name| {
-        bernstein_skills::engine::write_atomic(&out.join(name), text.as_bytes()).is_err()
+    let names: Vec<String> = (0..n).map(|i: usize| format!("skill-{i:05}")).collect();
+    let mut failed = bernstein_skills::par::map(&names, jobs, |name| {
+        out_dir.put(name, text.as_bytes()).is_err()
     })
     .into_iter()
     .filter(|f| *f)
     .count();
+    if out_dir.finish().is_err() {
+        failed = n;
+    }
     println!("write-floor: {n} file(s) of {bytes} bytes, {failed} failed, {jobs} thread(s)");
     if failed == 0 {
         ExitCode::SUCCESS

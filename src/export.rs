@@ -3,9 +3,15 @@
 //!
 //! Skills are resolved and written one at a time on each worker, so memory
 //! stays flat however many skills there are.
+//!
+//! Every manifest is written atomically ([`OutDir`]). Into a directory that
+//! already exists, each file is replaced by a rename, and a manifest whose
+//! bytes have not changed is not touched. A directory that does not exist
+//! yet is built beside its final place and renamed into it once complete, so
+//! nobody ever sees half an export, and its files need no rename each.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::engine::{Skills, write_atomic};
 use crate::error::{Error, Result};
@@ -48,6 +54,116 @@ fn manifests_in(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// Where [`Skills::export`] writes: an output directory that existed (files
+/// replaced one by one, atomically) or a new one being built under a
+/// temporary name beside it (files created directly; [`OutDir::finish`]
+/// renames the whole directory into place). Dropped without `finish`, a
+/// half-built new directory is removed.
+#[derive(Debug)]
+pub struct OutDir {
+    dir: PathBuf,
+    staging: Option<PathBuf>,
+    existing: BTreeSet<String>,
+}
+
+impl OutDir {
+    /// Opens `dir` for writing manifests: lists the manifests it holds, or,
+    /// when it does not exist, creates its temporary stand-in.
+    pub fn open(dir: &Path) -> Result<OutDir> {
+        let write_error = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| Error::Write { path, source }
+        };
+        if dir.is_dir() {
+            return Ok(OutDir {
+                dir: dir.to_path_buf(),
+                staging: None,
+                existing: manifests_in(dir),
+            });
+        }
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        // A leftover of an interrupted run with the same process id.
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir(&staging).map_err(write_error(&staging))?;
+        Ok(OutDir {
+            dir: dir.to_path_buf(),
+            staging: Some(staging),
+            existing: BTreeSet::new(),
+        })
+    }
+
+    /// Writes `name.json` unless it already holds exactly `text`. Returns
+    /// whether it wrote.
+    pub fn put(&self, name: &str, text: &[u8]) -> Result<bool> {
+        let file = format!("{name}.json");
+        if let Some(staging) = &self.staging {
+            let path = staging.join(&file);
+            let fail = |source| Error::Write {
+                path: self.dir.join(&file),
+                source,
+            };
+            let mut f = std::fs::File::create_new(&path).map_err(fail)?;
+            std::io::Write::write_all(&mut f, text).map_err(fail)?;
+            return Ok(true);
+        }
+        let path = self.dir.join(&file);
+        if self.existing.contains(name) && std::fs::read(&path).is_ok_and(|old| old == text) {
+            return Ok(false);
+        }
+        write_atomic(&path, text)?;
+        Ok(true)
+    }
+
+    /// The manifests the directory held when it was opened.
+    pub fn existing(&self) -> &BTreeSet<String> {
+        &self.existing
+    }
+
+    /// Puts a new directory in its place. Should another process have
+    /// created it meanwhile, the files are moved into it one by one (each
+    /// move atomic) instead.
+    pub fn finish(mut self) -> Result<()> {
+        let Some(staging) = self.staging.take() else {
+            return Ok(());
+        };
+        let fail = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| Error::Write { path, source }
+        };
+        if std::fs::rename(&staging, &self.dir).is_ok() {
+            return Ok(());
+        }
+        let moved = (|| {
+            std::fs::create_dir_all(&self.dir).map_err(fail(&self.dir))?;
+            for entry in std::fs::read_dir(&staging).map_err(fail(&staging))? {
+                let entry = entry.map_err(fail(&staging))?;
+                let to = self.dir.join(entry.file_name());
+                std::fs::rename(entry.path(), &to).map_err(fail(&to))?;
+            }
+            Ok(())
+        })();
+        let _ = std::fs::remove_dir_all(&staging);
+        moved
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        if let Some(staging) = &self.staging {
+            let _ = std::fs::remove_dir_all(staging);
+        }
+    }
+}
+
 impl Skills {
     /// The effective skill's manifest: the `show` JSON.
     pub fn manifest(&self, name: &str) -> Result<String> {
@@ -64,19 +180,11 @@ impl Skills {
     /// `prune`, removes manifests of skills that no longer exist (not when
     /// any skill failed: its manifest is kept).
     pub fn export(&self, dir: &Path, prune: bool, jobs: usize) -> Result<Exported> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        let out_dir = OutDir::open(dir)?;
         let catalog = self.layers().catalog();
         let results = crate::par::map(&catalog, jobs, |(name, located)| -> Result<bool> {
             let text = self.manifest_of(name, located)?;
-            let path = dir.join(format!("{name}.json"));
-            if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
-                return Ok(false);
-            }
-            write_atomic(&path, text.as_bytes())?;
-            Ok(true)
+            out_dir.put(name, text.as_bytes())
         });
         let mut out = Exported::default();
         for r in results {
@@ -86,9 +194,11 @@ impl Skills {
                 Err(e) => out.failed.push(e),
             }
         }
+        let existed = out_dir.existing().clone();
+        out_dir.finish()?;
         if prune && out.failed.is_empty() {
             let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
-            for stale in manifests_in(dir) {
+            for stale in existed {
                 if !live.contains(stale.as_str()) {
                     let path = dir.join(format!("{stale}.json"));
                     std::fs::remove_file(&path).map_err(|source| Error::Write { path, source })?;
@@ -196,6 +306,47 @@ pub fn short_diff(old: &str, new: &str, max: usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::OutDir;
+
+    #[test]
+    fn a_new_directory_created_meanwhile_gets_the_files_moved_in() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("m");
+        let out = OutDir::open(&dir).unwrap();
+        out.put("a", b"1").unwrap();
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("other.txt"), "kept").unwrap();
+        out.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("a.json")).unwrap(), "1");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("other.txt")).unwrap(),
+            "kept"
+        );
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_unfinished_new_directory_leaves_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = OutDir::open(&tmp.path().join("m")).unwrap();
+        out.put("a", b"1").unwrap();
+        drop(out);
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_existing_directory_is_written_in_place_and_unchanged_files_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.json"), "1").unwrap();
+        let out = OutDir::open(tmp.path()).unwrap();
+        assert!(!out.put("a", b"1").unwrap());
+        assert!(out.put("b", b"2").unwrap());
+        out.finish().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("b.json")).unwrap(),
+            "2"
+        );
+    }
     #[test]
     fn diff_shows_changed_lines() {
         let d = super::short_diff("a\nb\nc\n", "a\nB\nc\nd\n", 10);

@@ -356,6 +356,51 @@ fn export_with_a_broken_fragment_fails_and_keeps_the_committed_manifest() {
     assert_eq!(std::fs::read(out.join("writer.json")).unwrap(), before);
 }
 
+/// Names in `dir`, sorted (hidden ones included).
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn export_into_a_new_directory_appears_whole_and_leaves_nothing_beside_it() {
+    let sb = demo();
+    let parent = sb.path().join("out").join("nested");
+    let out = parent.join("m");
+    let run = sb.run(&["export", "--out", out.to_str().unwrap()]);
+    assert!(run.ok().contains("2 written, 0 unchanged"), "{run:#?}");
+    assert_eq!(entries(&parent), ["m"]);
+    assert_eq!(entries(&out), ["reviewer.json", "writer.json"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("writer.json")).unwrap(),
+        sb.run(&["show", "writer"]).ok()
+    );
+}
+
+#[test]
+fn export_into_a_new_directory_with_a_broken_skill_writes_the_others() {
+    let sb = demo();
+    sb.write("team", "writer.yaml", "descripton: typo\n");
+    let out = sb.path().join("fresh");
+    let run = sb.run(&["export", "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("1 written, 0 unchanged, 0 removed, 1 failed"),
+        "{run:#?}"
+    );
+    assert_eq!(entries(&out), ["reviewer.json"]);
+    assert!(
+        entries(sb.path()).iter().all(|n| !n.contains(".tmp-")),
+        "{:?}",
+        entries(sb.path())
+    );
+}
+
 #[test]
 fn new_scaffolds_each_form_with_a_modeline_and_refuses_to_overwrite() {
     let sb = demo();
