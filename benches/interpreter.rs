@@ -19,6 +19,7 @@
 
 mod common;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Duration;
@@ -41,6 +42,8 @@ mod hand {
     use super::*;
 
     const KEYS: [&str; 3] = ["name", "id", "code"];
+    /// The default of every string field of the shipped spec.
+    static EMPTY: Value = Value::String(String::new());
 
     fn origin(f: &Fragment, pointer: String) -> Origin {
         Origin {
@@ -50,98 +53,96 @@ mod hand {
         }
     }
 
-    /// Fragments after the last `null` reset of `field`, and who reset it.
-    fn after_reset<'a>(fs: &'a [Fragment], field: &str) -> (&'a [Fragment], Option<Origin>) {
-        let mut start = 0;
+    /// The values of `field` after its last `null` reset, and who reset it.
+    fn after_reset<'a>(
+        fs: &'a [Fragment],
+        field: &str,
+    ) -> (Vec<(&'a Fragment, &'a Value)>, Option<Origin>) {
+        let mut values = Vec::with_capacity(fs.len());
         let mut reset_by = None;
-        for (i, f) in fs.iter().enumerate() {
-            if let Some(Value::Null) = f.fields().get(field) {
-                start = i + 1;
-                reset_by = Some(origin(f, format!("/{field}")));
+        for f in fs {
+            match f.fields().get(field) {
+                Some(Value::Null) => {
+                    values.clear();
+                    reset_by = Some(origin(f, format!("/{field}")));
+                }
+                Some(v) => values.push((f, v)),
+                None => {}
             }
         }
-        (&fs[start..], reset_by)
+        (values, reset_by)
     }
 
-    fn field(
-        name: &str,
+    fn field<'a>(
+        name: &'a str,
         strategy: &'static str,
-        merged: Merged,
+        merged: Merged<'a>,
         reset_by: Option<Origin>,
-    ) -> FieldMerge {
+    ) -> FieldMerge<'a> {
         FieldMerge {
-            name: name.to_owned(),
+            name,
             strategy,
             merged,
             reset_by,
         }
     }
 
-    fn string_field(fs: &[Fragment], name: &str, default: Option<&str>) -> FieldMerge {
-        let (fs, reset_by) = after_reset(fs, name);
+    fn string_field<'a>(
+        fs: &'a [Fragment],
+        name: &'static str,
+        default: Option<&str>,
+    ) -> FieldMerge<'a> {
+        let (values, reset_by) = after_reset(fs, name);
         let mut out = Sourced {
-            value: Value::String(String::new()),
             origin: reset_by.clone(),
-            overrode: Vec::new(),
+            ..Sourced::default_value(&EMPTY)
         };
-        for f in fs {
-            if let Some(v) = f.fields().get(name) {
-                out = out.replaced_by(v.clone(), origin(f, format!("/{name}")));
-            }
+        for (f, v) in values {
+            out = out.replaced_by(v, origin(f, format!("/{name}")));
         }
         if let Some(d) = default
             && out.value.as_str() == Some("")
         {
-            out.value = Value::String(d.to_owned());
+            out.value = Cow::Owned(Value::String(d.to_owned()));
         }
         field(name, "OVERRIDE", Merged::Override(out), reset_by)
     }
 
-    fn keywords(fs: &[Fragment]) -> FieldMerge {
-        let (fs, reset_by) = after_reset(fs, "trigger_keywords");
+    fn keywords(fs: &[Fragment]) -> FieldMerge<'_> {
+        let (values, reset_by) = after_reset(fs, "trigger_keywords");
         let mut out = Vec::new();
-        for f in fs {
-            match f.fields().get("trigger_keywords") {
-                Some(Value::Array(items)) => {
+        for (f, v) in values {
+            match v {
+                Value::Array(items) => {
                     for (i, v) in items.iter().enumerate() {
-                        out.push(Sourced::new(
-                            v.clone(),
-                            origin(f, format!("/trigger_keywords/{i}")),
-                        ));
+                        out.push(Sourced::new(v, origin(f, format!("/trigger_keywords/{i}"))));
                     }
                 }
-                Some(Value::Null) | None => {}
-                Some(v) => out.push(Sourced::new(
-                    v.clone(),
-                    origin(f, "/trigger_keywords".into()),
-                )),
+                v => out.push(Sourced::new(v, origin(f, "/trigger_keywords".into()))),
             }
         }
         field("trigger_keywords", "APPEND", Merged::Append(out), reset_by)
     }
 
-    fn identity(entry: &Value) -> Option<Identity> {
+    fn identity(entry: &Value) -> Option<Identity<'_>> {
         match entry {
             Value::String(s) if !s.is_empty() => Some(Identity {
-                key: KEYS[0].to_owned(),
-                value: s.clone(),
+                key: KEYS[0],
+                value: s,
             }),
             Value::Object(m) => KEYS.iter().find_map(|k| match m.get(*k) {
-                Some(Value::String(v)) if !v.is_empty() => Some(Identity {
-                    key: (*k).to_owned(),
-                    value: v.clone(),
-                }),
+                Some(Value::String(v)) if !v.is_empty() => Some(Identity { key: k, value: v }),
                 _ => None,
             }),
             _ => None,
         }
     }
 
-    fn keyed(fs: &[Fragment], name: &str) -> FieldMerge {
-        let (fs, reset_by) = after_reset(fs, name);
+    fn keyed<'a>(fs: &'a [Fragment], name: &'static str) -> FieldMerge<'a> {
+        let (values, reset_by) = after_reset(fs, name);
         let mut out: Vec<Entry> = Vec::new();
-        for f in fs {
-            let Some(Value::Array(items)) = f.fields().get(name) else {
+        for (f, v) in values {
+            let Value::Array(items) = v else {
                 continue;
             };
             let lower = out.len();
@@ -149,8 +150,8 @@ mod hand {
                 (lower * items.len() > 4096).then(|| {
                     let mut m = BTreeMap::new();
                     for (pos, e) in out.iter().enumerate() {
-                        if let Some(id) = &e.identity {
-                            m.entry(id.clone()).or_insert(pos);
+                        if let Some(id) = e.identity {
+                            m.entry(id).or_insert(pos);
                         }
                     }
                     m
@@ -158,20 +159,18 @@ mod hand {
             for (i, v) in items.iter().enumerate() {
                 let id = identity(v);
                 let at = origin(f, format!("/{name}/{i}"));
-                let existing = id.as_ref().and_then(|id| match &index {
-                    Some(m) => m.get(id).copied(),
-                    None => out[..lower]
-                        .iter()
-                        .position(|e| e.identity.as_ref() == Some(id)),
+                let existing = id.and_then(|id| match &index {
+                    Some(m) => m.get(&id).copied(),
+                    None => out[..lower].iter().position(|e| e.identity == Some(id)),
                 });
                 match existing {
                     Some(pos) => {
                         let old = std::mem::take(&mut out[pos].item);
-                        out[pos].item = old.replaced_by(v.clone(), at);
+                        out[pos].item = old.replaced_by(v, at);
                     }
                     None => out.push(Entry {
                         identity: id,
-                        item: Sourced::new(v.clone(), at),
+                        item: Sourced::new(v, at),
                     }),
                 }
             }
@@ -188,67 +187,73 @@ mod hand {
         }
     }
 
-    fn tree(v: &Value, f: &Fragment, pointer: &mut String) -> Tree {
-        match v {
-            Value::Object(m) => {
-                let mut out = BTreeMap::new();
-                for (k, v) in m {
-                    if v.is_null() {
-                        continue;
-                    }
-                    let len = pointer.len();
-                    push_segment(pointer, k);
-                    out.insert(k.clone(), tree(v, f, pointer));
-                    pointer.truncate(len);
-                }
-                Tree::Map(out)
+    fn tree_of_map<'a>(m: &'a Map<String, Value>, f: &Fragment, pointer: &mut String) -> Tree<'a> {
+        let mut out = BTreeMap::new();
+        for (k, v) in m {
+            if v.is_null() {
+                continue;
             }
-            v => Tree::Leaf(Sourced::new(v.clone(), origin(f, pointer.clone()))),
+            let len = pointer.len();
+            push_segment(pointer, k);
+            out.insert(k.as_str(), tree(v, f, pointer));
+            pointer.truncate(len);
+        }
+        Tree::Map(out)
+    }
+
+    fn tree<'a>(v: &'a Value, f: &Fragment, pointer: &mut String) -> Tree<'a> {
+        match v {
+            Value::Object(m) => tree_of_map(m, f, pointer),
+            v => Tree::Leaf(Sourced::new(v, origin(f, pointer.clone()))),
         }
     }
 
-    fn apply(node: &mut Tree, higher: &Map<String, Value>, f: &Fragment, pointer: &mut String) {
+    fn apply<'a>(
+        node: &mut Tree<'a>,
+        higher: &'a Map<String, Value>,
+        f: &Fragment,
+        pointer: &mut String,
+    ) {
         let Tree::Map(lower) = node else {
-            *node = tree(&Value::Object(higher.clone()), f, pointer);
+            *node = tree_of_map(higher, f, pointer);
             return;
         };
         for (k, v) in higher {
             let len = pointer.len();
             push_segment(pointer, k);
-            match (lower.get_mut(k), v) {
+            match (lower.get_mut(k.as_str()), v) {
                 (_, Value::Null) => {
-                    lower.remove(k);
+                    lower.remove(k.as_str());
                 }
                 (Some(n @ Tree::Map(_)), Value::Object(m)) => apply(n, m, f, pointer),
                 (Some(Tree::Leaf(old)), v) if !v.is_object() => {
                     let old = std::mem::take(old);
-                    *lower.get_mut(k).expect("present") =
-                        Tree::Leaf(old.replaced_by(v.clone(), origin(f, pointer.clone())));
+                    *lower.get_mut(k.as_str()).expect("present") =
+                        Tree::Leaf(old.replaced_by(v, origin(f, pointer.clone())));
                 }
                 (_, v) => {
-                    lower.insert(k.clone(), tree(v, f, pointer));
+                    lower.insert(k.as_str(), tree(v, f, pointer));
                 }
             }
             pointer.truncate(len);
         }
     }
 
-    fn metadata(fs: &[Fragment]) -> FieldMerge {
-        let (fs, reset_by) = after_reset(fs, "metadata");
+    fn metadata(fs: &[Fragment]) -> FieldMerge<'_> {
+        let (values, reset_by) = after_reset(fs, "metadata");
         let mut out = Tree::Map(BTreeMap::new());
-        for f in fs {
+        for (f, v) in values {
             let mut pointer = String::from("/metadata");
-            match f.fields().get("metadata") {
-                Some(Value::Object(m)) => apply(&mut out, m, f, &mut pointer),
-                Some(Value::Null) | None => {}
-                Some(v) => out = tree(v, f, &mut pointer),
+            match v {
+                Value::Object(m) => apply(&mut out, m, f, &mut pointer),
+                v => out = tree(v, f, &mut pointer),
             }
         }
         field("metadata", "DEEP_MERGE", Merged::Deep(out), reset_by)
     }
 
     /// The shipped spec's fields, by name, each with its strategy.
-    pub fn merge(name: &str, fs: &[Fragment]) -> Effective {
+    pub fn merge<'a>(name: &str, fs: &'a [Fragment]) -> Effective<'a> {
         let fields = vec![
             keyed(fs, "assets"),
             string_field(fs, "author", None),

@@ -20,13 +20,35 @@ pub struct Skills {
     options: LoadOptions,
 }
 
-/// A resolved skill: its validated fragments and the merge of them.
+/// A resolved skill: its validated fragments, ready to be merged.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub struct Resolved<'s> {
     /// Each contributing layer's fragment, base first.
     pub fragments: Vec<Fragment>,
-    /// The effective skill.
-    pub effective: Effective,
+    spec: &'s MergeSpec,
+    name: String,
+}
+
+impl<'s> Resolved<'s> {
+    /// Validated `fragments` (base first) of skill `name`, to merge under `spec`.
+    pub fn new(spec: &'s MergeSpec, name: &str, fragments: Vec<Fragment>) -> Resolved<'s> {
+        Resolved {
+            fragments,
+            spec,
+            name: name.to_owned(),
+        }
+    }
+
+    /// The skill's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The effective skill: the merge of the fragments. It borrows its values
+    /// from them, so merging copies none; each call merges again.
+    pub fn effective(&self) -> Effective<'_> {
+        merge(self.spec, &self.name, &self.fragments)
+    }
 }
 
 impl Skills {
@@ -86,13 +108,13 @@ impl Skills {
 
     /// Loads, validates and merges skill `name`. Every problem in every
     /// layer is reported together.
-    pub fn resolve(&self, name: &str) -> Result<Resolved> {
+    pub fn resolve(&self, name: &str) -> Result<Resolved<'_>> {
         let located = self.locate(name)?;
         self.resolve_located(name, &located)
     }
 
     /// [`Skills::resolve`] for files already located (e.g. by [`Layers::catalog`]).
-    pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved> {
+    pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved<'_>> {
         if located.is_empty() {
             return Err(Error::NotFound {
                 name: name.to_owned(),
@@ -110,11 +132,7 @@ impl Skills {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
-        let effective = merge(&self.spec, name, &fragments);
-        Ok(Resolved {
-            fragments,
-            effective,
-        })
+        Ok(Resolved::new(&self.spec, name, fragments))
     }
 
     /// Warnings about the layer directories themselves.
@@ -274,7 +292,7 @@ fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
     let mut candidates: Vec<(String, &Sourced)> = Vec::new();
     for field in &effective.fields {
         match &field.merged {
-            Merged::Override(s) => candidates.push((field.name.clone(), s)),
+            Merged::Override(s) => candidates.push((field.name.to_owned(), s)),
             Merged::Deep(tree) => {
                 for (path, s) in tree.leaves() {
                     candidates.push((format!("{}.{}", field.name, path.join(".")), s));
@@ -288,9 +306,9 @@ fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
         // Every link of the chain where a layer repeats the value below it.
         let mut chain: Vec<(&serde_json::Value, &crate::provenance::Origin)> = Vec::new();
         if let Some(o) = &s.origin {
-            chain.push((&s.value, o));
+            chain.push((&*s.value, o));
         }
-        chain.extend(s.overrode.iter().map(|sh| (&sh.value, &sh.origin)));
+        chain.extend(s.overrode.iter().map(|sh| (&*sh.value, &sh.origin)));
         for pair in chain.windows(2) {
             let ((v, o), (below_v, below_o)) = (pair[0], pair[1]);
             if v == below_v && o.layer != below_o.layer {

@@ -109,7 +109,7 @@ impl Row {
 /// `[id=x]` for the others.
 fn keyed_segment(id: Option<&Identity>, first_key: Option<&str>, index: usize) -> String {
     match id {
-        Some(id) if Some(id.key.as_str()) == first_key => format!("[{}]", id.value),
+        Some(id) if Some(id.key) == first_key => format!("[{}]", id.value),
         Some(id) => format!("[{}={}]", id.key, id.value),
         None => format!("[{index}]"),
     }
@@ -119,25 +119,26 @@ fn keyed_segment(id: Option<&Identity>, first_key: Option<&str>, index: usize) -
 pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
     let frags = &resolved.fragments;
     let mut rows = Vec::new();
-    for field in &resolved.effective.fields {
+    let effective = resolved.effective();
+    for field in &effective.fields {
         let reset_by = field.reset_by.as_ref().map(|o| Place::of_origin(o, frags));
         let row = |path: String, s: &Sourced| Row {
             path,
             strategy: field.strategy,
-            value: s.value.clone(),
+            value: s.value.clone().into_owned(),
             place: s.origin.as_ref().map(|o| Place::of_origin(o, frags)),
             replaced: s
                 .overrode
                 .iter()
                 .map(|sh| Replaced {
-                    value: sh.value.clone(),
+                    value: sh.value.clone().into_owned(),
                     place: Place::of_origin(&sh.origin, frags),
                 })
                 .collect(),
             reset_by: reset_by.clone(),
         };
         let empty = |value: Value| Row {
-            path: field.name.clone(),
+            path: field.name.to_owned(),
             strategy: field.strategy,
             value,
             place: None,
@@ -145,7 +146,7 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
             reset_by: reset_by.clone(),
         };
         match &field.merged {
-            Merged::Override(s) => rows.push(row(field.name.clone(), s)),
+            Merged::Override(s) => rows.push(row(field.name.to_owned(), s)),
             Merged::Append(items) if items.is_empty() => rows.push(empty(json!([]))),
             Merged::Append(items) => {
                 for (i, s) in items.iter().enumerate() {
@@ -154,7 +155,7 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
             }
             Merged::Keyed(entries) if entries.is_empty() => rows.push(empty(json!([]))),
             Merged::Keyed(entries) => {
-                let first = spec.field(&field.name).and_then(|f| match &f.strategy {
+                let first = spec.field(field.name).and_then(|f| match &f.strategy {
                     Strategy::KeyedReplace { keys } => keys.first().cloned(),
                     _ => None,
                 });
@@ -169,10 +170,10 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
                     rows.push(empty(tree.to_value()));
                 }
                 for (path, s) in leaves {
-                    let mut p = field.name.clone();
+                    let mut p = field.name.to_owned();
                     for seg in path {
                         p.push('.');
-                        p.push_str(&seg);
+                        p.push_str(seg);
                     }
                     rows.push(row(p, s));
                 }

@@ -32,7 +32,8 @@
 //! let validator = Validator::new(&spec);
 //! assert!(validator.check(&spec, &base).is_empty() && validator.check(&spec, &user).is_empty());
 //!
-//! let skill = merge(&spec, "writer", &[base, user]);
+//! let fragments = [base, user];
+//! let skill = merge(&spec, "writer", &fragments);
 //! assert_eq!(render::to_json(&skill.to_value()), r#"{
 //!   "layers_present": [
 //!     "base",

@@ -5,6 +5,7 @@
 //! keyed entry, each DEEP_MERGE leaf. [`crate::merge::Effective::to_value`]
 //! drops the tags for a values-only view.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -32,46 +33,61 @@ impl fmt::Display for Origin {
 
 /// A value some lower layer had, replaced by a higher one.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Shadowed {
+pub struct Shadowed<'a> {
     /// The replaced value.
-    pub value: Value,
+    pub value: Cow<'a, Value>,
     /// Where it came from.
     pub origin: Origin,
 }
 
 /// A merged value with its origin and the values it replaced (nearest first).
+///
+/// Values are borrowed from the fragments (or the spec's defaults) they came
+/// from, so merging copies no values; only a value the merge makes itself
+/// (the skill's name, when no layer sets it) is owned.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Sourced {
+pub struct Sourced<'a> {
     /// The value.
-    pub value: Value,
+    pub value: Cow<'a, Value>,
     /// Who set it; `None` for a spec default no layer touched.
     pub origin: Option<Origin>,
     /// What it replaced, the most recent first.
-    pub overrode: Vec<Shadowed>,
+    pub overrode: Vec<Shadowed<'a>>,
 }
 
-impl Sourced {
+impl<'a> Sourced<'a> {
     /// A value set by `origin`, replacing nothing yet.
-    pub fn new(value: Value, origin: Origin) -> Sourced {
+    pub fn new(value: &'a Value, origin: Origin) -> Sourced<'a> {
         Sourced {
-            value,
+            value: Cow::Borrowed(value),
             origin: Some(origin),
             overrode: Vec::new(),
         }
     }
 
-    /// `self` replaced by `value` from `origin`; `self` becomes shadowed.
-    pub fn replaced_by(self, value: Value, origin: Origin) -> Sourced {
-        let mut overrode = Vec::with_capacity(self.overrode.len() + 1);
-        if let Some(o) = self.origin {
-            overrode.push(Shadowed {
-                value: self.value,
-                origin: o,
-            });
-        }
-        overrode.extend(self.overrode);
+    /// A spec default: no origin.
+    pub fn default_value(value: &'a Value) -> Sourced<'a> {
         Sourced {
-            value,
+            value: Cow::Borrowed(value),
+            origin: None,
+            overrode: Vec::new(),
+        }
+    }
+
+    /// `self` replaced by `value` from `origin`; `self` becomes shadowed.
+    pub fn replaced_by(self, value: &'a Value, origin: Origin) -> Sourced<'a> {
+        let mut overrode = self.overrode;
+        if let Some(o) = self.origin {
+            overrode.insert(
+                0,
+                Shadowed {
+                    value: self.value,
+                    origin: o,
+                },
+            );
+        }
+        Sourced {
+            value: Cow::Borrowed(value),
             origin: Some(origin),
             overrode,
         }

@@ -76,10 +76,8 @@ pub fn merge_and_render(fragments: Vec<Fragment>) {
         json,
         "the rendering is canonical"
     );
-    let resolved = Resolved {
-        fragments,
-        effective,
-    };
+    drop(effective);
+    let resolved = Resolved::new(&p.spec, "fuzz", fragments);
     let _ = explain::explain(&p.spec, &resolved);
 }
 

@@ -5,35 +5,32 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::fragment::Fragment;
 use crate::provenance::Sourced;
 use crate::spec::Field;
 
-use super::{field_pointer, item_pointer, origin};
+use super::{Contribution, field_pointer, item_pointer, origin};
 
-/// An entry's identity: the key field that identifies it and its value.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Identity {
+/// An entry's identity: the key field that identifies it and its value,
+/// borrowed from the spec and the entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Identity<'a> {
     /// The key field (`name`, `id`, ...). A plain string entry uses the first key.
-    pub key: String,
+    pub key: &'a str,
     /// The key's value.
-    pub value: String,
+    pub value: &'a str,
 }
 
 /// The identity of `entry` under `keys`: the first key present with a
 /// non-empty string value. A non-empty string entry is keyed by itself,
 /// under the first key, so `style.md` and `{name: style.md}` are one entry.
-pub fn identity(entry: &Value, keys: &[String]) -> Option<Identity> {
+pub fn identity<'a>(entry: &'a Value, keys: &'a [String]) -> Option<Identity<'a>> {
     match entry {
         Value::String(s) if !s.is_empty() => Some(Identity {
-            key: keys.first()?.clone(),
-            value: s.clone(),
+            key: keys.first()?,
+            value: s,
         }),
         Value::Object(m) => keys.iter().find_map(|k| match m.get(k) {
-            Some(Value::String(v)) if !v.is_empty() => Some(Identity {
-                key: k.clone(),
-                value: v.clone(),
-            }),
+            Some(Value::String(v)) if !v.is_empty() => Some(Identity { key: k, value: v }),
             _ => None,
         }),
         _ => None,
@@ -42,34 +39,34 @@ pub fn identity(entry: &Value, keys: &[String]) -> Option<Identity> {
 
 /// One merged entry.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
+pub struct Entry<'a> {
     /// Its identity (`None` only for malformed, unvalidated entries).
-    pub identity: Option<Identity>,
+    pub identity: Option<Identity<'a>>,
     /// The entry, its origin and the entries it replaced.
-    pub item: Sourced,
+    pub item: Sourced<'a>,
 }
 
 /// Merges one KEYED_REPLACE field.
-pub(super) fn merge(field: &Field, keys: &[String], fragments: &[Fragment]) -> Vec<Entry> {
-    let mut out: Vec<Entry> = match &field.default {
+pub(super) fn merge<'a>(
+    field: &'a Field,
+    keys: &'a [String],
+    layers: &[Contribution<'a>],
+) -> Vec<Entry<'a>> {
+    let mut out: Vec<Entry<'a>> = match &field.default {
         Value::Array(items) => items
             .iter()
             .map(|v| Entry {
                 identity: identity(v, keys),
-                item: Sourced {
-                    value: v.clone(),
-                    origin: None,
-                    overrode: Vec::new(),
-                },
+                item: Sourced::default_value(v),
             })
             .collect(),
         _ => Vec::new(),
     };
-    for f in fragments {
-        let Some(Value::Array(items)) = f.fields().get(&field.name) else {
+    let base = field_pointer(&field.name);
+    for &(f, v) in layers {
+        let Value::Array(items) = v else {
             continue;
         };
-        let base = field_pointer(&field.name);
         // Entries of this layer only replace entries of lower layers.
         let lower = out.len();
         // Small lists (the usual case) are scanned; long ones get an index
@@ -77,8 +74,8 @@ pub(super) fn merge(field: &Field, keys: &[String], fragments: &[Fragment]) -> V
         let index: Option<BTreeMap<Identity, usize>> = (lower * items.len() > 4096).then(|| {
             let mut m = BTreeMap::new();
             for (pos, e) in out.iter().enumerate() {
-                if let Some(id) = &e.identity {
-                    m.entry(id.clone()).or_insert(pos);
+                if let Some(id) = e.identity {
+                    m.entry(id).or_insert(pos);
                 }
             }
             m
@@ -86,20 +83,18 @@ pub(super) fn merge(field: &Field, keys: &[String], fragments: &[Fragment]) -> V
         for (i, v) in items.iter().enumerate() {
             let id = identity(v, keys);
             let at = origin(f, item_pointer(&base, i));
-            let existing = id.as_ref().and_then(|id| match &index {
-                Some(m) => m.get(id).copied(),
-                None => out[..lower]
-                    .iter()
-                    .position(|e| e.identity.as_ref() == Some(id)),
+            let existing = id.and_then(|id| match &index {
+                Some(m) => m.get(&id).copied(),
+                None => out[..lower].iter().position(|e| e.identity == Some(id)),
             });
             match existing {
                 Some(pos) => {
                     let old = std::mem::take(&mut out[pos].item);
-                    out[pos].item = old.replaced_by(v.clone(), at);
+                    out[pos].item = old.replaced_by(v, at);
                 }
                 None => out.push(Entry {
                     identity: id,
-                    item: Sourced::new(v.clone(), at),
+                    item: Sourced::new(v, at),
                 }),
             }
         }
@@ -109,10 +104,15 @@ pub(super) fn merge(field: &Field, keys: &[String], fragments: &[Fragment]) -> V
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{frag, spec};
+    use super::super::tests::{contributions, frag, spec};
     use super::*;
+    use crate::fragment::Fragment;
     use crate::layer::Layer;
     use serde_json::json;
+
+    fn merge<'a>(field: &'a Field, keys: &'a [String], fs: &'a [Fragment]) -> Vec<Entry<'a>> {
+        super::merge(field, keys, &contributions(field, fs))
+    }
 
     #[test]
     fn same_key_replaced_in_place_new_keys_appended() {
@@ -127,12 +127,12 @@ mod tests {
                 json!({"references": [{"name": "extras"}, {"name": "style", "url": "u"}]}),
             ),
         ];
-        let entries = merge(
-            spec.field("references").unwrap(),
-            &["name".into(), "id".into()],
-            &fs,
-        );
-        let values: Vec<_> = entries.iter().map(|e| e.item.value.clone()).collect();
+        let keys = ["name".to_string(), "id".to_string()];
+        let entries = merge(spec.field("references").unwrap(), &keys, &fs);
+        let values: Vec<_> = entries
+            .iter()
+            .map(|e| e.item.value.clone().into_owned())
+            .collect();
         assert_eq!(
             values,
             [

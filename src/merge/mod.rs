@@ -24,26 +24,31 @@ pub use keyed::{Entry, Identity, identity};
 
 /// One field of the effective skill, with provenance.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Merged {
+pub enum Merged<'a> {
     /// An OVERRIDE field.
-    Override(Sourced),
+    Override(Sourced<'a>),
     /// An APPEND field: each item with its origin.
-    Append(Vec<Sourced>),
+    Append(Vec<Sourced<'a>>),
     /// A KEYED_REPLACE field: each entry with its origin and what it replaced.
-    Keyed(Vec<Entry>),
+    Keyed(Vec<Entry<'a>>),
     /// A DEEP_MERGE field: a tree whose leaves carry origins.
-    Deep(Tree),
+    Deep(Tree<'a>),
 }
 
-impl Merged {
+impl Merged<'_> {
     /// The value without provenance.
     pub fn to_value(&self) -> Value {
         match self {
-            Merged::Override(s) => s.value.clone(),
-            Merged::Append(items) => Value::Array(items.iter().map(|s| s.value.clone()).collect()),
-            Merged::Keyed(entries) => {
-                Value::Array(entries.iter().map(|e| e.item.value.clone()).collect())
+            Merged::Override(s) => s.value.clone().into_owned(),
+            Merged::Append(items) => {
+                Value::Array(items.iter().map(|s| s.value.clone().into_owned()).collect())
             }
+            Merged::Keyed(entries) => Value::Array(
+                entries
+                    .iter()
+                    .map(|e| e.item.value.clone().into_owned())
+                    .collect(),
+            ),
             Merged::Deep(tree) => tree.to_value(),
         }
     }
@@ -51,35 +56,36 @@ impl Merged {
 
 /// One merged field.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FieldMerge {
+pub struct FieldMerge<'a> {
     /// The field's name.
-    pub name: String,
+    pub name: &'a str,
     /// Its strategy's name (`OVERRIDE`, ...).
     pub strategy: &'static str,
     /// The merged value with provenance.
-    pub merged: Merged,
+    pub merged: Merged<'a>,
     /// The last layer that reset the field with `null`, if any.
     pub reset_by: Option<Origin>,
 }
 
 /// The effective skill: every spec field, merged, plus the layers present.
+/// It borrows its values from the fragments and the spec it was merged from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Effective {
+pub struct Effective<'a> {
     /// The requested skill name.
     pub name: String,
     /// Every field of the spec, in spec (name) order.
-    pub fields: Vec<FieldMerge>,
+    pub fields: Vec<FieldMerge<'a>>,
     /// The layers that contributed a fragment, base first.
     pub layers_present: Vec<Layer>,
 }
 
-impl Effective {
+impl<'a> Effective<'a> {
     /// The values-only view: a JSON object with every field and `layers_present`.
     pub fn to_value(&self) -> Value {
         let mut m: Map<String, Value> = self
             .fields
             .iter()
-            .map(|f| (f.name.clone(), f.merged.to_value()))
+            .map(|f| (f.name.to_owned(), f.merged.to_value()))
             .collect();
         m.insert(
             LAYERS_PRESENT.into(),
@@ -94,7 +100,7 @@ impl Effective {
     }
 
     /// A merged field by name.
-    pub fn field(&self, name: &str) -> Option<&FieldMerge> {
+    pub fn field(&self, name: &str) -> Option<&FieldMerge<'a>> {
         self.fields.iter().find(|f| f.name == name)
     }
 }
@@ -139,7 +145,7 @@ pub(crate) fn item_pointer(base: &str, i: usize) -> String {
 /// so the usual case copies the key as is, without a temporary string.
 pub(crate) fn push_segment(pointer: &mut String, key: &str) {
     pointer.push('/');
-    if key.contains(['~', '/']) {
+    if key.bytes().any(|b| b == b'~' || b == b'/') {
         pointer.push_str(&escape_pointer(key));
     } else {
         pointer.push_str(key);
@@ -149,24 +155,33 @@ pub(crate) fn push_segment(pointer: &mut String, key: &str) {
 /// Merges `fragments` (lowest layer first) into the effective skill `name`.
 ///
 /// Fragments are expected to have passed validation; invalid ones still
-/// merge without panicking (a malformed value is taken as it is).
-pub fn merge(spec: &MergeSpec, name: &str, fragments: &[Fragment]) -> Effective {
+/// merge without panicking (a malformed value is taken as it is). The
+/// result borrows its values from `fragments` and `spec`.
+pub fn merge<'a>(spec: &'a MergeSpec, name: &str, fragments: &'a [Fragment]) -> Effective<'a> {
+    // Each field's value in each fragment, looked up once.
+    let mut values: Vec<Contribution<'a>> = Vec::with_capacity(fragments.len());
     let fields = spec
         .fields
         .iter()
         .map(|field| {
-            let mut reset_by = None;
+            values.clear();
+            values.extend(
+                fragments
+                    .iter()
+                    .filter_map(|f| Some((f, f.fields().get(&field.name)?))),
+            );
             // Only the fragments after the last reset contribute; the reset
             // itself starts the field again from its default.
+            let mut reset_by = None;
             let mut start = 0;
-            for (i, f) in fragments.iter().enumerate() {
-                if f.fields().get(&field.name).is_some_and(Value::is_null) {
+            for (i, (f, v)) in values.iter().enumerate() {
+                if v.is_null() {
                     start = i + 1;
                     reset_by = Some(origin(f, field_pointer(&field.name)));
                 }
             }
-            let layers = &fragments[start..];
-            let merged = match &field.strategy {
+            let layers = &values[start..];
+            let mut merged = match &field.strategy {
                 Strategy::Override { .. } => {
                     Merged::Override(override_::merge(field, layers, reset_by.clone()))
                 }
@@ -174,15 +189,14 @@ pub fn merge(spec: &MergeSpec, name: &str, fragments: &[Fragment]) -> Effective 
                 Strategy::KeyedReplace { keys } => Merged::Keyed(keyed::merge(field, keys, layers)),
                 Strategy::DeepMerge => Merged::Deep(deep::merge(field, layers)),
             };
-            let mut merged = merged;
             if spec.name_field.as_deref() == Some(field.name.as_str())
                 && let Merged::Override(s) = &mut merged
-                && s.value == field.default
+                && *s.value == field.default
             {
-                s.value = Value::String(name.to_owned());
+                s.value = std::borrow::Cow::Owned(Value::String(name.to_owned()));
             }
             FieldMerge {
-                name: field.name.clone(),
+                name: &field.name,
                 strategy: field.strategy.name(),
                 merged,
                 reset_by,
@@ -198,7 +212,10 @@ pub fn merge(spec: &MergeSpec, name: &str, fragments: &[Fragment]) -> Effective 
     }
 }
 
-impl fmt::Display for Identity {
+/// One layer's value of the field being merged, with its fragment.
+pub(crate) type Contribution<'a> = (&'a Fragment, &'a Value);
+
+impl fmt::Display for Identity<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}={}", self.key, self.value)
     }
@@ -229,6 +246,16 @@ pub(crate) mod tests {
         );
         assert_eq!(super::field_pointer("a/b~c"), "/a~1b~0c");
         assert_eq!(super::field_pointer("plain"), "/plain");
+    }
+
+    /// The contributions of `fs` to `field`, as [`super::merge`] passes them.
+    pub fn contributions<'a>(
+        field: &crate::spec::Field,
+        fs: &'a [Fragment],
+    ) -> Vec<super::Contribution<'a>> {
+        fs.iter()
+            .filter_map(|f| Some((f, f.fields().get(&field.name)?)))
+            .collect()
     }
 
     pub fn frag(layer: Layer, v: Value) -> Fragment {

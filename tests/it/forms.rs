@@ -42,7 +42,8 @@ fn each_of_the_four_forms_loads() {
         assert_eq!(v["description"], "hello", "{rel}");
         assert_eq!(v["trigger_keywords"], json!(["k"]), "{rel}");
         assert_eq!(v["layers_present"], json!(["team"]), "{rel}");
-        let resolved = sb.skills().resolve("s").unwrap();
+        let skills = sb.skills();
+        let resolved = skills.resolve("s").unwrap();
         assert_eq!(
             resolved.fragments[0].path.as_ref(),
             sb.layer("team").join(rel),

@@ -251,9 +251,10 @@ fn layers_present_lists_contributing_layers_base_first() {
         sb.resolve_value("s")["layers_present"],
         json!(["base", "user"])
     );
-    let resolved = sb.skills().resolve("s").unwrap();
+    let skills = sb.skills();
+    let resolved = skills.resolve("s").unwrap();
     assert_eq!(
-        resolved.effective.layers_present,
+        resolved.effective().layers_present,
         [Layer::Base, Layer::User]
     );
     // A layer holding only other skills does not count.
@@ -437,9 +438,9 @@ fn merge_is_deterministic_across_runs() {
     for _ in 0..5 {
         assert_eq!(sb.resolve_json("s"), first);
     }
-    let a = sb.skills().resolve("s").unwrap().effective;
-    let b = sb.skills().resolve("s").unwrap().effective;
-    assert_eq!(a, b);
+    let (one, two) = (sb.skills(), sb.skills());
+    let (a, b) = (one.resolve("s").unwrap(), two.resolve("s").unwrap());
+    assert_eq!(a.effective(), b.effective());
 }
 
 /// One layer tree written in a given order of files.

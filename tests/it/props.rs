@@ -308,7 +308,8 @@ fn pipeline(text: &str) {
                 continue;
             };
             if validator.check(spec, &f).is_empty() {
-                let skill = merge(spec, SKILL, &[f]);
+                let fs = [f];
+                let skill = merge(spec, SKILL, &fs);
                 let _ = render::to_json(&skill.to_value());
             }
         }

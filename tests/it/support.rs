@@ -100,11 +100,11 @@ impl Sandbox {
 
     /// The effective skill `name` as the deterministic JSON `show` prints.
     pub fn resolve_json(&self, name: &str) -> String {
-        let resolved = self
-            .skills()
+        let skills = self.skills();
+        let resolved = skills
             .resolve(name)
             .unwrap_or_else(|e| panic!("resolve {name}: {e}"));
-        render::to_json(&resolved.effective.to_value())
+        render::to_json(&resolved.effective().to_value())
     }
 
     /// The effective skill `name` as a JSON value.

@@ -75,7 +75,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     let names = layers.names();
     let describe = |name: &str| -> std::result::Result<Value, String> {
         let r = skills.resolve(name).map_err(|e| e.to_string())?;
-        let v = r.effective.to_value();
+        let v = r.effective().to_value();
         Ok(v.get("description").cloned().unwrap_or(Value::Null))
     };
     let mut items = Vec::new();

@@ -122,9 +122,9 @@ fn list(
 /// Renders the annotated view.
 pub fn render(resolved: &Resolved) -> String {
     let frags = &resolved.fragments;
-    let eff = &resolved.effective;
+    let eff = resolved.effective();
     // Fields and layers_present, in sorted key order like the JSON output.
-    let mut keys: Vec<&str> = eff.fields.iter().map(|f| f.name.as_str()).collect();
+    let mut keys: Vec<&str> = eff.fields.iter().map(|f| f.name).collect();
     keys.push(LAYERS_PRESENT);
     keys.sort_unstable();
     let mut out: Lines = vec![("{".into(), None)];

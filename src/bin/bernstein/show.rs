@@ -31,7 +31,7 @@ pub struct ShowArgs {
 pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
     let resolved = skills.resolve(&args.name)?;
-    let skill = resolved.effective.to_value();
+    let skill = resolved.effective().to_value();
     let out = if args.origins {
         crate::origins::render(&resolved)
     } else if !args.per_layer {
