@@ -74,6 +74,15 @@ impl OutDir {
             let path = path.to_path_buf();
             move |source| Error::Write { path, source }
         };
+        if dir.exists() && !dir.is_dir() {
+            return Err(Error::Write {
+                path: dir.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotADirectory,
+                    "exists and is not a directory",
+                ),
+            });
+        }
         if dir.is_dir() {
             return Ok(OutDir {
                 dir: dir.to_path_buf(),

@@ -382,6 +382,23 @@ fn export_into_a_new_directory_appears_whole_and_leaves_nothing_beside_it() {
 }
 
 #[test]
+fn export_onto_a_file_fails_at_once_and_leaves_it_alone() {
+    let sb = demo();
+    let out = sb.write_file("m", "not a directory\n");
+    let run = sb.run(&["export", "--out", out.to_str().unwrap()]);
+    assert_eq!(
+        run.failed(),
+        "error: [ROOT]/m: cannot write: exists and is not a directory\n"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "not a directory\n");
+    assert!(
+        entries(sb.path()).iter().all(|n| !n.contains(".tmp-")),
+        "{:?}",
+        entries(sb.path())
+    );
+}
+
+#[test]
 fn export_into_a_new_directory_with_a_broken_skill_writes_the_others() {
     let sb = demo();
     sb.write("team", "writer.yaml", "descripton: typo\n");
