@@ -75,6 +75,9 @@ fn benches(c: &mut Criterion) {
     c.bench_function("render/to_value+to_json", |b| {
         b.iter(|| render::to_json(&black_box(&effective).to_value()))
     });
+    c.bench_function("render/effective_to_json", |b| {
+        b.iter(|| render::effective_to_json(black_box(&effective)))
+    });
     let value = effective.to_value();
     c.bench_function("render/to_json", |b| {
         b.iter(|| render::to_json(black_box(&value)))

@@ -176,12 +176,12 @@ impl Drop for OutDir {
 impl Skills {
     /// The effective skill's manifest: the `show` JSON.
     pub fn manifest(&self, name: &str) -> Result<String> {
-        Ok(render::to_json(&self.resolve(name)?.effective().to_value()))
+        Ok(render::effective_to_json(&self.resolve(name)?.effective()))
     }
 
     fn manifest_of(&self, name: &str, located: &[Located]) -> Result<String> {
-        Ok(render::to_json(
-            &self.resolve_located(name, located)?.effective().to_value(),
+        Ok(render::effective_to_json(
+            &self.resolve_located(name, located)?.effective(),
         ))
     }
 

@@ -6,6 +6,9 @@
 
 use serde_json::Value;
 
+use crate::merge::{Effective, Merged, Tree};
+use crate::spec::LAYERS_PRESENT;
+
 /// Renders `value` as canonical pretty JSON with a trailing newline.
 pub fn to_json(value: &Value) -> String {
     let mut out = String::with_capacity(256);
@@ -91,48 +94,117 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
             let _ = write!(out, "{n}");
         }
         Value::String(s) => write_str(out, s),
-        Value::Array(items) if items.is_empty() => out.push_str("[]"),
-        Value::Array(items) => {
-            out.push_str("[\n");
-            for (i, item) in items.iter().enumerate() {
-                indent(out, depth + 1);
-                write_value(out, item, depth + 1);
-                out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
-            }
-            indent(out, depth);
-            out.push(']');
-        }
-        Value::Object(m) if m.is_empty() => out.push_str("{}"),
+        Value::Array(items) => write_array(out, items.iter(), depth, write_value),
         Value::Object(m) => {
-            out.push_str("{\n");
             // The map is sorted already unless serde_json was built with
             // `preserve_order`; only then is a sorted copy made.
             if m.keys().is_sorted() {
-                write_entries(out, m.iter(), m.len(), depth);
+                write_object(out, m.iter(), depth, write_value);
             } else {
                 let mut entries: Vec<(&String, &Value)> = m.iter().collect();
                 entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                write_entries(out, entries.into_iter(), m.len(), depth);
+                write_object(out, entries.into_iter(), depth, write_value);
             }
-            indent(out, depth);
-            out.push('}');
         }
     }
 }
 
-fn write_entries<'a>(
+/// A JSON array of `items`, each written by `item` at `depth + 1`.
+fn write_array<T>(
     out: &mut String,
-    entries: impl Iterator<Item = (&'a String, &'a Value)>,
-    len: usize,
+    items: impl ExactSizeIterator<Item = T>,
     depth: usize,
+    mut item: impl FnMut(&mut String, T, usize),
 ) {
-    for (i, (k, v)) in entries.enumerate() {
+    let len = items.len();
+    if len == 0 {
+        out.push_str("[]");
+        return;
+    }
+    out.push_str("[\n");
+    for (i, v) in items.enumerate() {
         indent(out, depth + 1);
-        write_str(out, k);
-        out.push_str(": ");
-        write_value(out, v, depth + 1);
+        item(out, v, depth + 1);
         out.push_str(if i + 1 < len { ",\n" } else { "\n" });
     }
+    indent(out, depth);
+    out.push(']');
+}
+
+/// A JSON object of `entries`, which must be in key order, each value
+/// written by `value` at `depth + 1`.
+fn write_object<K: AsRef<str>, T>(
+    out: &mut String,
+    entries: impl ExactSizeIterator<Item = (K, T)>,
+    depth: usize,
+    mut value: impl FnMut(&mut String, T, usize),
+) {
+    let len = entries.len();
+    if len == 0 {
+        out.push_str("{}");
+        return;
+    }
+    out.push_str("{\n");
+    for (i, (k, v)) in entries.enumerate() {
+        indent(out, depth + 1);
+        write_str(out, k.as_ref());
+        out.push_str(": ");
+        value(out, v, depth + 1);
+        out.push_str(if i + 1 < len { ",\n" } else { "\n" });
+    }
+    indent(out, depth);
+    out.push('}');
+}
+
+/// Renders an effective skill exactly as [`to_json`] renders its
+/// [`Effective::to_value`], without building that copy of every value first.
+pub fn effective_to_json(effective: &Effective) -> String {
+    enum Entry<'e, 'a> {
+        Field(&'e Merged<'a>),
+        LayersPresent,
+    }
+    fn write_tree(out: &mut String, tree: &Tree, depth: usize) {
+        match tree {
+            // BTreeMap<&str, _> iterates in the byte order of the keys, the
+            // order `write_value` sorts `String` keys in.
+            Tree::Map(m) => write_object(out, m.iter(), depth, write_tree),
+            Tree::Leaf(s) => write_value(out, &s.value, depth),
+        }
+    }
+    let mut entries: Vec<(&str, Entry)> = effective
+        .fields
+        .iter()
+        .map(|f| (f.name, Entry::Field(&f.merged)))
+        .collect();
+    entries.push((LAYERS_PRESENT, Entry::LayersPresent));
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    let mut out = String::with_capacity(4096);
+    write_object(
+        &mut out,
+        entries.into_iter(),
+        0,
+        |out, entry, depth| match entry {
+            Entry::Field(Merged::Override(s)) => write_value(out, &s.value, depth),
+            Entry::Field(Merged::Append(items)) => {
+                write_array(out, items.iter(), depth, |o, s, d| {
+                    write_value(o, &s.value, d)
+                })
+            }
+            Entry::Field(Merged::Keyed(entries)) => {
+                write_array(out, entries.iter(), depth, |o, e, d| {
+                    write_value(o, &e.item.value, d)
+                })
+            }
+            Entry::Field(Merged::Deep(tree)) => write_tree(out, tree, depth),
+            Entry::LayersPresent => {
+                write_array(out, effective.layers_present.iter(), depth, |o, l, _| {
+                    write_str(o, l.label())
+                })
+            }
+        },
+    );
+    out.push('\n');
+    out
 }
 
 #[cfg(test)]

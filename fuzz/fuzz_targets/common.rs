@@ -67,6 +67,11 @@ pub fn merge_and_render(fragments: Vec<Fragment>) {
     let effective = merge(&p.spec, "fuzz", &fragments);
     let json = render::to_json(&effective.to_value());
     assert_eq!(
+        render::effective_to_json(&effective),
+        json,
+        "the direct rendering gives the same bytes"
+    );
+    assert_eq!(
         json,
         render::to_json(&merge(&p.spec, "fuzz", &fragments).to_value())
     );

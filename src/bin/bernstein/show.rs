@@ -31,12 +31,12 @@ pub struct ShowArgs {
 pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
     let resolved = skills.resolve(&args.name)?;
-    let skill = resolved.effective().to_value();
     let out = if args.origins {
         crate::origins::render(&resolved)
     } else if !args.per_layer {
-        render::to_json(&skill)
+        render::effective_to_json(&resolved.effective())
     } else if args.json {
+        let skill = resolved.effective().to_value();
         let layers: Vec<Value> = resolved
             .fragments
             .iter()
@@ -50,7 +50,7 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
             .collect();
         render::to_json(&json!({"skill": skill, "layers": layers}))
     } else {
-        let mut out = render::to_json(&skill);
+        let mut out = render::effective_to_json(&resolved.effective());
         for f in &resolved.fragments {
             out.push_str(&format!("\n# {} ({})\n", f.layer, f.path.display()));
             out.push_str(&render::to_json(f.as_value()));
