@@ -70,10 +70,6 @@ impl OutDir {
     /// Opens `dir` for writing manifests: lists the manifests it holds, or,
     /// when it does not exist, creates its temporary stand-in.
     pub fn open(dir: &Path) -> Result<OutDir> {
-        let write_error = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| Error::Write { path, source }
-        };
         if dir.exists() && !dir.is_dir() {
             return Err(Error::Write {
                 path: dir.to_path_buf(),
@@ -144,25 +140,27 @@ impl OutDir {
         let Some(staging) = self.staging.take() else {
             return Ok(());
         };
-        let fail = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| Error::Write { path, source }
-        };
         if std::fs::rename(&staging, &self.dir).is_ok() {
             return Ok(());
         }
         let moved = (|| {
-            std::fs::create_dir_all(&self.dir).map_err(fail(&self.dir))?;
-            for entry in std::fs::read_dir(&staging).map_err(fail(&staging))? {
-                let entry = entry.map_err(fail(&staging))?;
+            std::fs::create_dir_all(&self.dir).map_err(write_error(&self.dir))?;
+            for entry in std::fs::read_dir(&staging).map_err(write_error(&staging))? {
+                let entry = entry.map_err(write_error(&staging))?;
                 let to = self.dir.join(entry.file_name());
-                std::fs::rename(entry.path(), &to).map_err(fail(&to))?;
+                std::fs::rename(entry.path(), &to).map_err(write_error(&to))?;
             }
             Ok(())
         })();
         let _ = std::fs::remove_dir_all(&staging);
         moved
     }
+}
+
+/// Turns an I/O error on `path` into [`Error::Write`].
+fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.to_path_buf();
+    move |source| Error::Write { path, source }
 }
 
 impl Drop for OutDir {
