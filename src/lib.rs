@@ -70,6 +70,7 @@ pub mod par;
 pub mod provenance;
 pub mod render;
 pub mod spec;
+pub mod text;
 pub mod validate;
 
 pub use engine::{Resolved, Skills};
