@@ -71,6 +71,18 @@ impl Skills {
         &self.spec
     }
 
+    /// How fragments are read (the size cap, the body field).
+    pub fn load_options(&self) -> &LoadOptions {
+        &self.options
+    }
+
+    /// The largest committed manifest read (by `export --check` and when
+    /// comparing before a write): eight times the fragment cap, room for
+    /// three full layers and JSON escaping.
+    pub fn max_manifest_bytes(&self) -> u64 {
+        self.options.max_bytes.saturating_mul(8)
+    }
+
     /// The layers.
     pub fn layers(&self) -> &Layers {
         &self.layers
@@ -187,7 +199,17 @@ impl Skills {
         let results = match names {
             Some(names) => crate::par::map(names, jobs, |name| self.check_one(name)),
             None => {
-                let catalog = self.layers.catalog();
+                let (catalog, skipped) = self.layers.catalog_with_skipped();
+                report.diagnostics.extend(skipped.into_iter().map(|s| {
+                    Diagnostic::warning(
+                        Some(&s.path),
+                        DiagnosticKind::SkippedName {
+                            reason: s.reason.to_owned(),
+                        },
+                    )
+                    .in_layer(s.layer)
+                }));
+                report.diagnostics.extend(lookalikes(&catalog));
                 crate::par::map(&catalog, jobs, |(name, located)| {
                     self.check_located(name, located)
                 })
@@ -283,6 +305,53 @@ impl Skills {
             .on_field(field)
         })
     }
+}
+
+/// Skill names that are distinct strings but equal after NFC normalisation
+/// and case folding (`Writer` and `writer`, `café` composed and decomposed):
+/// an override written under one silently misses the other. One warning per
+/// name, on its first file, naming a look-alike.
+fn lookalikes(catalog: &[(String, Vec<Located>)]) -> Vec<Diagnostic> {
+    use unicode_normalization::UnicodeNormalization;
+    let mut groups: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for (i, (name, _)) in catalog.iter().enumerate() {
+        // Plain lowercase ASCII names cannot collide with each other, only
+        // with a name that is not plain: skip the normalisation for them.
+        let key = if name
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+        {
+            name.clone()
+        } else {
+            name.nfc()
+                .collect::<String>()
+                .to_lowercase()
+                .nfc()
+                .collect()
+        };
+        groups.entry(key).or_default().push(i);
+    }
+    let mut out = Vec::new();
+    for members in groups.values().filter(|m| m.len() > 1) {
+        for (k, &i) in members.iter().enumerate() {
+            let other = members[if k == 0 { 1 } else { 0 }];
+            let (name, located) = &catalog[i];
+            if let Some(first) = located.first() {
+                out.push(
+                    Diagnostic::warning(
+                        Some(&first.path),
+                        DiagnosticKind::LookalikeNames {
+                            name: name.clone(),
+                            other: catalog[other].0.clone(),
+                        },
+                    )
+                    .in_layer(first.layer),
+                );
+            }
+        }
+    }
+    out.sort_by(|a, b| a.file.cmp(&b.file));
+    out
 }
 
 /// OVERRIDE fields and DEEP_MERGE leaves set to the value they replace.

@@ -39,6 +39,13 @@ pub enum DiagnosticKind {
         /// The operating system's message.
         message: String,
     },
+    /// The file was not read: it resolves outside its root, into `/proc`,
+    /// `/sys` or `/dev`, or is not a regular file.
+    #[error("{reason}")]
+    Refused {
+        /// Why, with the file and where it resolves (escaped).
+        reason: String,
+    },
     /// The file is larger than the configured cap.
     #[error(
         "file is {size} bytes, over the {limit}-byte limit (raise it with --max-fragment-bytes)"
@@ -192,6 +199,26 @@ pub enum DiagnosticKind {
         /// Why.
         reason: String,
     },
+    /// A directory entry that looks like a skill file but whose name cannot
+    /// be a skill name; it is not read.
+    #[error("not read as a skill: {reason}; rename it")]
+    SkippedName {
+        /// Why the name is refused.
+        reason: String,
+    },
+    /// Two skill names that differ, but not to the eye: equal after Unicode
+    /// normalisation (NFC) and case folding.
+    #[error(
+        "skill name '{}' looks like '{}' (equal after Unicode normalisation and case folding); an override under one name does not apply to the other",
+        crate::text::excerpt(name, crate::text::EXCERPT_CHARS),
+        crate::text::excerpt(other, crate::text::EXCERPT_CHARS)
+    )]
+    LookalikeNames {
+        /// This file's skill name.
+        name: String,
+        /// The other name.
+        other: String,
+    },
     /// A value equal to the one it overrides.
     #[error("'{field}' is set to the same value as in the {below}; the override has no effect")]
     NoEffect {
@@ -280,7 +307,7 @@ impl Diagnostic {
         let mut s = self
             .file
             .as_ref()
-            .map(|p| p.display().to_string())
+            .map(|p| crate::text::path(p))
             .unwrap_or_else(|| "<input>".into());
         if let Some(line) = self.line {
             s.push_str(&format!(":{line}"));
@@ -300,14 +327,26 @@ impl Diagnostic {
             "line": self.line,
             "column": self.column,
             "field": self.field,
-            "message": self.kind.to_string(),
+            "message": self.message(),
         })
+    }
+
+    /// The message, safe to print: control, bidi and invisible characters
+    /// escaped, at most [`crate::text::MESSAGE_CHARS`] characters.
+    pub fn message(&self) -> String {
+        crate::text::excerpt(&self.kind.to_string(), crate::text::MESSAGE_CHARS)
     }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}: {}", self.location(), self.severity, self.kind)
+        write!(
+            f,
+            "{}: {}: {}",
+            self.location(),
+            self.severity,
+            self.message()
+        )
     }
 }
 

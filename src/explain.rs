@@ -40,19 +40,17 @@ impl Place {
         }
     }
 
-    /// `layer:file:line`.
+    /// `layer:file:line`, the file name escaped for printing.
     pub fn label(&self) -> String {
-        match self.line {
-            Some(l) => format!("{}:{}:{l}", self.layer.label(), self.file),
-            None => format!("{}:{}", self.layer.label(), self.file),
-        }
+        format!("{}:{}", self.layer.label(), self.file_line())
     }
 
-    /// `file:line`.
+    /// `file:line`, the file name escaped for printing.
     pub fn file_line(&self) -> String {
+        let file = crate::text::escape(&self.file);
         match self.line {
-            Some(l) => format!("{}:{l}", self.file),
-            None => self.file.clone(),
+            Some(l) => format!("{file}:{l}"),
+            None => file.into_owned(),
         }
     }
 

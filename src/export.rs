@@ -17,6 +17,7 @@ use crate::engine::{Skills, write_atomic};
 use crate::error::{Error, Result};
 use crate::layer::Located;
 use crate::render;
+use crate::text::{EXCERPT_CHARS, excerpt};
 
 /// What [`Skills::export`] did.
 #[derive(Debug, Default)]
@@ -38,8 +39,11 @@ pub enum Drift {
     Added,
     /// A manifest whose skill no longer exists.
     Removed,
-    /// The manifest differs; a short line diff.
+    /// The manifest differs; a short line diff (each line an escaped excerpt).
     Changed(Vec<String>),
+    /// The manifest cannot be compared: it is a symlink out of the
+    /// manifests directory, not a regular file, or too large. Never read.
+    Refused(String),
 }
 
 /// The manifest names (`<name>.json` stems) in `dir`.
@@ -64,6 +68,8 @@ pub struct OutDir {
     dir: PathBuf,
     staging: Option<PathBuf>,
     existing: BTreeSet<String>,
+    /// The real path of an existing `dir`, which reads stay inside.
+    root: Option<PathBuf>,
 }
 
 impl OutDir {
@@ -84,6 +90,7 @@ impl OutDir {
                 dir: dir.to_path_buf(),
                 staging: None,
                 existing: manifests_in(dir),
+                root: crate::confine::real_root(dir),
             });
         }
         let parent = dir
@@ -103,6 +110,7 @@ impl OutDir {
             dir: dir.to_path_buf(),
             staging: Some(staging),
             existing: BTreeSet::new(),
+            root: None,
         })
     }
 
@@ -121,7 +129,14 @@ impl OutDir {
             return Ok(true);
         }
         let path = self.dir.join(&file);
-        if self.existing.contains(name) && std::fs::read(&path).is_ok_and(|old| old == text) {
+        // Compared only when it is a regular file inside the directory; a
+        // symlink or anything else is replaced by a rename, never followed.
+        if self.existing.contains(name)
+            && self.root.as_deref().is_some_and(|root| {
+                crate::confine::read_in_root(root, &path, text.len() as u64)
+                    .is_ok_and(|old| old == text)
+            })
+        {
             return Ok(false);
         }
         write_atomic(&path, text)?;
@@ -223,11 +238,17 @@ impl Skills {
     /// Returns every drift, by name; a skill that fails to resolve is an error.
     pub fn check_export(&self, dir: &Path, jobs: usize) -> Result<Vec<(String, Drift)>> {
         let catalog = self.layers().catalog();
+        let root = crate::confine::real_root(dir);
+        let cap = self.max_manifest_bytes();
         let results = crate::par::map(&catalog, jobs, |(name, located)| -> Result<Option<Drift>> {
             let text = self.manifest_of(name, located)?;
             let path = dir.join(format!("{name}.json"));
-            Ok(match std::fs::read(&path) {
-                Err(_) => Some(Drift::Added),
+            let Some(root) = &root else {
+                return Ok(Some(Drift::Added));
+            };
+            Ok(match crate::confine::read_in_root(root, &path, cap) {
+                Err(r) if r.is_not_found() => Some(Drift::Added),
+                Err(r) => Some(Drift::Refused(r.describe(&path, "manifests directory"))),
                 Ok(old) if old == text.as_bytes() => None,
                 Ok(old) => Some(Drift::Changed(short_diff(
                     &String::from_utf8_lossy(&old),
@@ -267,7 +288,9 @@ impl Skills {
     }
 }
 
-/// A unified-style line diff of `old` → `new`, at most `max` changed lines.
+/// A unified-style line diff of `old` → `new`, at most `max` changed lines,
+/// each an escaped excerpt ([`crate::text::excerpt`]): a diff can neither
+/// dump a file nor write control characters into a CI log.
 pub fn short_diff(old: &str, new: &str, max: usize) -> Vec<String> {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
@@ -301,10 +324,10 @@ pub fn short_diff(old: &str, new: &str, max: usize) -> Vec<String> {
             i += 1;
             j += 1;
         } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            emit(format!("-{}", a[i]), &mut out);
+            emit(format!("-{}", excerpt(a[i], EXCERPT_CHARS)), &mut out);
             i += 1;
         } else {
-            emit(format!("+{}", b[j]), &mut out);
+            emit(format!("+{}", excerpt(b[j], EXCERPT_CHARS)), &mut out);
             j += 1;
         }
     }

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One of the three layers, ordered by precedence: `Base < Team < User`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -161,8 +162,20 @@ pub fn check_name(name: &str) -> Result<(), &'static str> {
         Err("a skill name cannot start with '.'")
     } else if name.chars().any(char::is_control) {
         Err("a skill name cannot contain control characters")
+    } else if name.chars().any(crate::text::is_bidi) {
+        Err("a skill name cannot contain bidirectional control characters")
+    } else if name.chars().any(crate::text::is_invisible) {
+        Err("a skill name cannot contain invisible characters")
     } else {
         Ok(())
+    }
+}
+
+impl LayerDir {
+    fn root(&self) -> Arc<Path> {
+        self.real
+            .clone()
+            .unwrap_or_else(|| Arc::from(self.path.as_path()))
     }
 }
 
@@ -177,6 +190,9 @@ pub struct LayerDir {
     pub is_dir: bool,
     /// The path exists but is not a directory: the layer counts as absent.
     pub not_a_directory: bool,
+    /// Its real path (symlinks resolved), which every file read from the
+    /// layer must stay inside. Set when `is_dir`.
+    pub real: Option<Arc<Path>>,
 }
 
 /// A skill's file in one layer, with the forms it shadows there.
@@ -190,6 +206,9 @@ pub struct Located {
     pub path: PathBuf,
     /// Other forms of the same skill in the same layer, ignored.
     pub shadowed: Vec<PathBuf>,
+    /// The real path of the layer directory: the file is only read if it
+    /// resolves inside it (see [`crate::confine`]).
+    pub root: Arc<Path>,
 }
 
 /// The three layer directories.
@@ -225,10 +244,15 @@ impl Layers {
             .map(|(layer, path)| {
                 let meta = std::fs::metadata(&path);
                 let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
+                let real = is_dir
+                    .then(|| crate::confine::real_root(&path))
+                    .flatten()
+                    .map(Arc::from);
                 LayerDir {
                     layer,
                     not_a_directory: meta.is_ok() && !is_dir,
-                    is_dir,
+                    is_dir: real.is_some(),
+                    real,
                     path,
                 }
             })
@@ -265,9 +289,20 @@ impl Layers {
     /// A `<name>/` directory counts only if it holds a `SKILL.md`. Nothing
     /// deeper is visited, so symlink loops cannot make this hang.
     pub fn catalog(&self) -> Vec<(String, Vec<Located>)> {
+        self.catalog_with_skipped().0
+    }
+
+    /// [`Layers::catalog`], plus the entries skipped for their names.
+    pub fn catalog_with_skipped(&self) -> (Vec<(String, Vec<Located>)>, Vec<Skipped>) {
         let mut all: BTreeMap<String, Vec<Located>> = BTreeMap::new();
+        let mut skipped = Vec::new();
         for dir in self.dirs.iter().filter(|d| d.is_dir) {
-            let mut found = scan(&dir.path);
+            let (mut found, bad) = scan(&dir.path);
+            skipped.extend(bad.into_iter().map(|(path, reason)| Skipped {
+                layer: dir.layer,
+                path,
+                reason,
+            }));
             found.sort_unstable_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
             let mut it = found.into_iter().peekable();
             while let Some((name, form, path)) = it.next() {
@@ -280,10 +315,12 @@ impl Layers {
                     form,
                     path,
                     shadowed,
+                    root: dir.root(),
                 });
             }
         }
-        all.into_iter().collect()
+        skipped.sort_by(|a, b| (a.layer, &a.path).cmp(&(b.layer, &b.path)));
+        (all.into_iter().collect(), skipped)
     }
 }
 
@@ -298,40 +335,78 @@ fn locate_in(dir: &LayerDir, name: &str) -> Option<Located> {
         form,
         path,
         shadowed: found.map(|(_, p)| p).collect(),
+        root: dir.root(),
     })
 }
 
-/// Every skill file in one layer directory: name, form, path (unsorted).
-fn scan(dir: &Path) -> Vec<(String, Form, PathBuf)> {
+/// A directory entry that looks like a skill file but whose name cannot be
+/// a skill name (not UTF-8, a control, bidi or invisible character): it is
+/// never read, and `validate` warns about it.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// The layer.
+    pub layer: Layer,
+    /// The entry's path (its name may not be UTF-8).
+    pub path: PathBuf,
+    /// Why it is not a skill.
+    pub reason: &'static str,
+}
+
+/// What one read of a layer directory found: skill files (name, form, path;
+/// unsorted) and entries skipped for their names.
+fn scan(dir: &Path) -> (Vec<(String, Form, PathBuf)>, Vec<(PathBuf, &'static str)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return Default::default();
     };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let file_name = entry.file_name().into_string().ok()?;
-            let mut ty = entry.file_type().ok()?;
-            if ty.is_symlink() {
-                ty = std::fs::metadata(entry.path()).ok()?.file_type();
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let os_name = entry.file_name();
+        let lossy = os_name.to_string_lossy();
+        // Hidden entries (`.git`, `.github`) are not skills, silently.
+        if lossy.starts_with('.') {
+            continue;
+        }
+        let Ok(mut ty) = entry.file_type() else {
+            continue;
+        };
+        if ty.is_symlink() {
+            // Only its type is looked at here; reading it checks where it
+            // leads (crate::confine).
+            match std::fs::metadata(entry.path()) {
+                Ok(m) => ty = m.file_type(),
+                Err(_) => continue,
             }
-            let (name, form) = Form::classify(&file_name, ty.is_dir())?;
-            check_name(name).ok()?;
-            let path = if form == Form::SkillMd {
-                let p = entry.path().join("SKILL.md");
-                std::fs::metadata(&p)
-                    .is_ok_and(|m| m.is_file())
-                    .then_some(p)?
-            } else {
-                ty.is_file().then(|| entry.path())?
-            };
-            Some((name.to_owned(), form, path))
-        })
-        .collect()
+        }
+        let Some((name, form)) = Form::classify(&lossy, ty.is_dir()) else {
+            continue;
+        };
+        let reason = match os_name.to_str() {
+            None => Err("the file name is not valid UTF-8"),
+            Some(_) => check_name(name),
+        };
+        let path = if form == Form::SkillMd {
+            let p = entry.path().join("SKILL.md");
+            if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            p
+        } else if ty.is_file() {
+            entry.path()
+        } else {
+            continue;
+        };
+        match reason {
+            Ok(()) => found.push((name.to_owned(), form, path)),
+            Err(reason) => skipped.push((entry.path(), reason)),
+        }
+    }
+    (found, skipped)
 }
 
 /// The skill names in one layer directory, sorted and unique.
 pub fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = scan(dir).into_iter().map(|(n, _, _)| n).collect();
+    let mut names: Vec<String> = scan(dir).0.into_iter().map(|(n, _, _)| n).collect();
     names.sort_unstable();
     names.dedup();
     names

@@ -59,6 +59,7 @@
 // per file, off the hot path, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod confine;
 pub mod engine;
 pub mod error;
 pub mod explain;

@@ -1,5 +1,8 @@
 //! Deterministic JSON: keys sorted at every depth, two-space indentation,
-//! a trailing newline, UTF-8 as is (no `\u` escapes for non-ASCII).
+//! a trailing newline, UTF-8 as is (no `\u` escapes for non-ASCII), except
+//! the characters no terminal or log should receive raw ([`crate::text::is_unsafe`]:
+//! DEL, C1 controls, bidi controls, invisible characters), which are written
+//! as `\uXXXX`. The JSON means the same; only the bytes on screen are safe.
 //!
 //! The writer sorts keys itself rather than trusting a map's iteration
 //! order, so the bytes do not depend on how `serde_json` was built.
@@ -23,10 +26,11 @@ fn indent(out: &mut String, depth: usize) {
     }
 }
 
-/// Writes `s` as a JSON string with exactly the escapes `serde_json` uses:
-/// `\"`, `\\`, `\b \f \n \r \t`, and `\u00XX` for the other control
-/// characters; everything else (DEL and non-ASCII included) as is. Runs of
-/// plain characters are found eight bytes at a time and copied in one piece.
+/// Writes `s` as a JSON string with the escapes `serde_json` uses (`\"`,
+/// `\\`, `\b \f \n \r \t`, and `\u00XX` for the other C0 controls), plus
+/// `\uXXXX` for DEL and the non-ASCII characters [`crate::text::is_unsafe`]
+/// names; everything else as is. Runs of plain characters are found eight
+/// bytes at a time and copied in one piece.
 fn write_str(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(s.len() + 2);
@@ -34,55 +38,79 @@ fn write_str(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
     let mut start = 0;
     while let Some(i) = next_escape(bytes, start) {
-        // `bytes[i]` is ASCII, so `start..i` and `i + 1..` are on char
-        // boundaries.
+        // `i` starts a character (an ASCII byte or a UTF-8 lead byte).
         out.push_str(&s[start..i]);
-        match bytes[i] {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x08 => out.push_str("\\b"),
-            0x0c => out.push_str("\\f"),
-            b => {
-                out.push_str("\\u00");
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 0xf)]));
+        let c = s[i..]
+            .chars()
+            .next()
+            .expect("a character at a char boundary");
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c => {
+                let n = c as u32;
+                out.push_str("\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(char::from(HEX[((n >> shift) & 0xf) as usize]));
+                }
             }
         }
-        start = i + 1;
+        start = i + c.len_utf8();
     }
     out.push_str(&s[start..]);
     out.push('"');
 }
 
-/// The index of the first byte at or after `from` that must be escaped: a
-/// control character, `"` or `\`.
+/// Does the character starting at `bytes[i]` need an escape? ASCII is
+/// decided by the byte; of the non-ASCII characters only those
+/// [`crate::text::is_unsafe`] names do, and they all start with one of a few
+/// lead bytes, so other text costs one comparison per byte.
+fn special_at(bytes: &[u8], i: usize) -> bool {
+    match bytes[i] {
+        b if b < 0x20 || b == b'"' || b == b'\\' || b == 0x7f => true,
+        0xc2 | 0xcd | 0xd8 | 0xe1 | 0xe2 | 0xe3 | 0xef => {
+            let end = (i + 4).min(bytes.len());
+            let lead = match std::str::from_utf8(&bytes[i..end]) {
+                Ok(s) => s,
+                Err(e) => std::str::from_utf8(&bytes[i..i + e.valid_up_to()]).unwrap_or(""),
+            };
+            lead.chars().next().is_some_and(crate::text::is_unsafe)
+        }
+        _ => false,
+    }
+}
+
+/// The index of the first character at or after `from` that must be
+/// escaped ([`special_at`]).
 fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     // The high bit of a byte is set if that byte is zero; a byte above a
     // zero byte may be flagged too, so a flagged word is rescanned by byte.
     let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
-    let special = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
     let mut i = from;
     while let Some(chunk) = bytes.get(i..i + 8) {
         let w = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
         let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-        let flagged =
-            below_space | zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\')));
+        // DEL and every non-ASCII byte: rescanned, most found harmless.
+        let del_or_high = zero(w ^ (ONES * 0x7f)) | (w & HIGH);
+        let flagged = below_space
+            | del_or_high
+            | zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')));
         if flagged != 0
-            && let Some(j) = chunk.iter().position(|&b| special(b))
+            && let Some(j) = (i..i + 8).find(|&j| special_at(bytes, j))
         {
-            return Some(i + j);
+            return Some(j);
         }
         i += 8;
     }
-    bytes[i.min(bytes.len())..]
-        .iter()
-        .position(|&b| special(b))
-        .map(|j| i + j)
+    (i.min(bytes.len())..bytes.len()).find(|&j| special_at(bytes, j))
 }
 
 fn write_value(out: &mut String, value: &Value, depth: usize) {
@@ -221,8 +249,31 @@ mod tests {
         );
     }
 
-    /// The hand-written escaper must give the bytes serde_json gives, for
-    /// every ASCII character alone and inside text, and for non-ASCII.
+    /// What the escaper must give: serde_json's bytes, with the unsafe
+    /// non-ASCII characters and DEL then written as `\uXXXX`.
+    fn reference(s: &str) -> String {
+        serde_json::to_string(s)
+            .unwrap()
+            .chars()
+            .map(|c| {
+                if crate::text::is_unsafe(c) {
+                    format!("\\u{:04x}", c as u32)
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    }
+
+    fn ours(s: &str) -> String {
+        let mut out = String::new();
+        write_str(&mut out, s);
+        out
+    }
+
+    /// The hand-written escaper gives serde_json's bytes for every ASCII
+    /// character alone and inside text, and for non-ASCII, except that
+    /// unsafe characters are escaped too; the JSON means the same string.
     #[test]
     fn strings_escape_like_serde_json() {
         let mut cases: Vec<String> = (0u8..=0x7f).map(|b| char::from(b).to_string()).collect();
@@ -234,22 +285,24 @@ mod tests {
                 "é ü 漢字 \u{1f600}",
                 "\u{2028}\u{2029}",
                 "\u{7f}\u{80}\u{9f}",
+                "ab\u{202e}cd\u{2066}\u{200b}\u{feff}\u{ad}\u{9b}31m",
+                "\u{c2}\u{e2}\u{2022}\u{ef}\u{fffd}",
             ]
             .map(String::from),
         );
         for s in cases {
-            let mut ours = String::new();
-            write_str(&mut ours, &s);
-            assert_eq!(ours, serde_json::to_string(&s).unwrap(), "{s:?}");
+            assert_eq!(ours(&s), reference(&s), "{s:?}");
+            assert_eq!(serde_json::from_str::<String>(&ours(&s)).unwrap(), s);
         }
+        assert_eq!(ours("\u{9b}"), "\"\\u009b\"");
+        assert_eq!(ours("a\u{202e}b"), "\"a\\u202eb\"");
     }
 
     proptest::proptest! {
         #[test]
         fn any_string_escapes_like_serde_json(s in proptest::prelude::any::<String>()) {
-            let mut ours = String::new();
-            write_str(&mut ours, &s);
-            proptest::prop_assert_eq!(ours, serde_json::to_string(&s).unwrap());
+            proptest::prop_assert_eq!(ours(&s), reference(&s));
+            proptest::prop_assert_eq!(serde_json::from_str::<String>(&ours(&s)).unwrap(), s);
         }
     }
 }

@@ -9,7 +9,6 @@ mod markdown;
 mod toml;
 mod yaml;
 
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -72,7 +71,7 @@ pub struct Fragment {
 impl Fragment {
     /// Reads the file `located` points at.
     pub fn load(located: &Located, options: &LoadOptions) -> Result<Fragment, Diagnostic> {
-        let text = read_capped(&located.path, options.max_bytes)
+        let text = read_capped(located, options.max_bytes)
             .map_err(|(pos, kind)| error(&located.path, located.layer, pos, kind))?;
         Fragment::from_str(text, located.form, located.layer, &located.path, options)
     }
@@ -212,32 +211,22 @@ fn error(path: &Path, layer: Layer, pos: Option<Pos>, kind: DiagnosticKind) -> D
     Diagnostic::error(Some(path), kind).in_layer(layer).at(pos)
 }
 
-/// Reads at most `max` bytes of a UTF-8 file.
-fn read_capped(path: &Path, max: u64) -> Result<String, (Option<Pos>, DiagnosticKind)> {
-    let io = |e: std::io::Error| {
-        (
-            None,
-            DiagnosticKind::Io {
+/// Reads at most `max` bytes of a UTF-8 file, which must resolve to a
+/// regular file inside its layer ([`crate::confine`]).
+fn read_capped(located: &Located, max: u64) -> Result<String, (Option<Pos>, DiagnosticKind)> {
+    use crate::confine::Refusal;
+    let bytes = crate::confine::read_in_root(&located.root, &located.path, max).map_err(|r| {
+        let kind = match r {
+            Refusal::TooLarge { size, limit } => DiagnosticKind::TooLarge { size, limit },
+            Refusal::Io(e) => DiagnosticKind::Io {
                 message: e.to_string(),
             },
-        )
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let size = file.metadata().map_err(io)?.len();
-    if size > max {
-        return Err((None, DiagnosticKind::TooLarge { size, limit: max }));
-    }
-    let mut bytes = Vec::with_capacity(size as usize);
-    file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > max {
-        return Err((
-            None,
-            DiagnosticKind::TooLarge {
-                size: bytes.len() as u64,
-                limit: max,
+            r => DiagnosticKind::Refused {
+                reason: r.describe(&located.path, &located.layer.to_string()),
             },
-        ));
-    }
+        };
+        (None, kind)
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let text = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();

@@ -22,6 +22,11 @@ use crate::fragment::{self, Syntax};
 
 pub use schema::{fragment_schema, mergespec_schema, strategy_help};
 
+/// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the
+/// cap keeps a spec pointed at `/dev/zero` or a generated monster from
+/// costing more than a bounded read.
+pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
+
 /// The spec versions this build reads.
 pub const SUPPORTED_VERSION: u64 = 1;
 
@@ -273,13 +278,30 @@ pub const LAYERS_PRESENT: &str = "layers_present";
 impl MergeSpec {
     /// Reads and checks a spec file.
     pub fn load(path: &Path) -> Result<MergeSpec> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            spec_error(
-                path,
-                None,
-                DiagnosticKind::Io {
+        use crate::confine::{Refusal, read_bounded};
+        let bytes = read_bounded(path, MAX_SPEC_BYTES).map_err(|r| {
+            let kind = match r {
+                Refusal::Io(e) => DiagnosticKind::Io {
                     message: e.to_string(),
                 },
+                Refusal::TooLarge { size, limit } => DiagnosticKind::Spec {
+                    message: format!(
+                        "the spec file is {size} bytes, over the {limit}-byte limit for a merge spec"
+                    ),
+                },
+                r => DiagnosticKind::Refused {
+                    reason: r.describe(path, "spec"),
+                },
+            };
+            spec_error(path, None, kind)
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = e.utf8_error().valid_up_to();
+            let before = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+            spec_error(
+                path,
+                Some(fragment::offset_to_pos(&before, valid)),
+                DiagnosticKind::InvalidUtf8,
             )
         })?;
         MergeSpec::from_str(&text, path)

@@ -120,7 +120,11 @@ impl Global {
             use crate::output::{Stream, Style, paint};
             format!(
                 "{}: {}: the {} path is not a directory; the layer is treated as absent",
-                paint(&d.path.display().to_string(), Style::Bold, Stream::Err),
+                paint(
+                    &bernstein_skills::text::path(&d.path),
+                    Style::Bold,
+                    Stream::Err
+                ),
                 paint("warning", Style::Yellow, Stream::Err),
                 d.layer.label()
             )

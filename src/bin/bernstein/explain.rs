@@ -26,13 +26,9 @@ pub struct ExplainArgs {
     pub json: bool,
 }
 
+/// A value as compact JSON, cut to 60 characters and escaped for printing.
 fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 60 {
-        format!("{}…", s.chars().take(59).collect::<String>())
-    } else {
-        s
-    }
+    bernstein_skills::text::excerpt(&v.to_string(), 59)
 }
 
 pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {

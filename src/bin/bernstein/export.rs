@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use bernstein_skills::export::Drift;
-use bernstein_skills::{Error, Result, par};
+use bernstein_skills::{Error, Result, par, text};
 
 use crate::cli::Global;
 use crate::output;
@@ -41,20 +41,19 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     if let Some(dir) = &args.check {
         let drift = skills.check_export(dir, jobs)?;
         if drift.is_empty() {
-            output::print(&format!("{}: all manifests up to date\n", dir.display()));
+            output::print(&format!("{}: all manifests up to date\n", text::path(dir)));
             return Ok(ExitCode::SUCCESS);
         }
         let mut out = String::new();
         for (name, d) in &drift {
-            let file = dir.join(format!("{name}.json"));
+            let file = text::path(&dir.join(format!("{name}.json")));
+            let name = text::escape(name);
             match d {
-                Drift::Added => out.push_str(&format!("added: {name} (no {})\n", file.display())),
-                Drift::Removed => out.push_str(&format!(
-                    "removed: {name} ({} has no skill)\n",
-                    file.display()
-                )),
+                Drift::Added => out.push_str(&format!("added: {name} (no {file})\n")),
+                Drift::Removed => out.push_str(&format!("removed: {name} ({file} has no skill)\n")),
+                Drift::Refused(why) => out.push_str(&format!("refused: {name} ({why})\n")),
                 Drift::Changed(diff) => {
-                    out.push_str(&format!("changed: {name} ({})\n", file.display()));
+                    out.push_str(&format!("changed: {name} ({file})\n"));
                     for l in diff {
                         out.push_str(&format!("    {l}\n"));
                     }
@@ -64,7 +63,7 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
         out.push_str(&format!(
             "{} manifest(s) out of date; run `bernstein skills export --out {} --prune`\n",
             drift.len(),
-            dir.display()
+            text::path(dir)
         ));
         output::print(&out);
         return Ok(ExitCode::from(1));

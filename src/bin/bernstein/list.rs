@@ -125,7 +125,11 @@ fn print_table(rows: &[Vec<String>]) {
 fn nothing_found(layers: &bernstein_skills::Layers) -> String {
     let mut out = String::from("no skills found; searched:\n");
     for d in layers.dirs() {
-        out.push_str(&format!("  {:<5} {}\n", d.layer.label(), d.path.display()));
+        out.push_str(&format!(
+            "  {:<5} {}\n",
+            d.layer.label(),
+            bernstein_skills::text::path(&d.path)
+        ));
     }
     out
 }

@@ -151,6 +151,9 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         .open(&path)
         .map_err(write_err(&path))?;
     file.write_all(text.as_bytes()).map_err(write_err(&path))?;
-    output::print(&format!("created {}\n", path.display()));
+    output::print(&format!(
+        "created {}\n",
+        bernstein_skills::text::path(&path)
+    ));
     Ok(ExitCode::SUCCESS)
 }

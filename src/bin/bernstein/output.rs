@@ -83,7 +83,7 @@ pub fn diagnostic(d: &Diagnostic, stream: Stream) -> String {
     format!(
         "{}: {sev}: {}",
         paint(&d.location(), Style::Bold, stream),
-        d.kind
+        d.message()
     )
 }
 
@@ -106,7 +106,13 @@ pub fn print_error(e: &Error) {
     let mut err = std::io::stderr().lock();
     let diags = e.diagnostics();
     if diags.is_empty() {
-        let _ = writeln!(err, "{}: {e}", paint("error", Style::Red, Stream::Err));
+        let message =
+            bernstein_skills::text::excerpt(&e.to_string(), bernstein_skills::text::MESSAGE_CHARS);
+        let _ = writeln!(
+            err,
+            "{}: {message}",
+            paint("error", Style::Red, Stream::Err)
+        );
     } else {
         for d in diags {
             let _ = writeln!(err, "{}", diagnostic(d, Stream::Err));
@@ -137,6 +143,14 @@ pub fn terminal_width() -> Option<usize> {
 /// Pads columns to their widest cell; the first row is a header. On a
 /// terminal, the last column is cut to fit its width.
 pub fn table(rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| bernstein_skills::text::escape(c).into_owned())
+                .collect()
+        })
+        .collect();
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|c| {

@@ -52,7 +52,11 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     } else {
         let mut out = render::effective_to_json(&resolved.effective());
         for f in &resolved.fragments {
-            out.push_str(&format!("\n# {} ({})\n", f.layer, f.path.display()));
+            out.push_str(&format!(
+                "\n# {} ({})\n",
+                f.layer,
+                bernstein_skills::text::path(&f.path)
+            ));
             out.push_str(&render::to_json(f.as_value()));
         }
         out

@@ -17,12 +17,22 @@ pub struct SpecArgs {}
 
 pub fn run(_args: SpecArgs, global: &Global) -> Result<ExitCode> {
     let spec = global.load_spec()?;
-    let mut out = format!("spec: {}\nversion: {}\n", spec.path.display(), spec.version);
+    let mut out = format!(
+        "spec: {}\nversion: {}\n",
+        bernstein_skills::text::path(&spec.path),
+        spec.version
+    );
     if let Some(b) = &spec.body_field {
-        out.push_str(&format!("SKILL.md body field: {b}\n"));
+        out.push_str(&format!(
+            "SKILL.md body field: {}\n",
+            bernstein_skills::text::escape(b)
+        ));
     }
     if let Some(n) = &spec.name_field {
-        out.push_str(&format!("name field: {n}\n"));
+        out.push_str(&format!(
+            "name field: {}\n",
+            bernstein_skills::text::escape(n)
+        ));
     }
     out.push('\n');
     let mut rows = vec![

@@ -38,7 +38,10 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
         global.max_fragment_bytes,
     );
     if args.spec_only {
-        output::print(&format!("{}: ok\n", skills.spec().path.display()));
+        output::print(&format!(
+            "{}: ok\n",
+            bernstein_skills::text::path(&skills.spec().path)
+        ));
         return Ok(ExitCode::SUCCESS);
     }
     let names = (!args.names.is_empty()).then_some(args.names.as_slice());
