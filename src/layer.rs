@@ -265,7 +265,9 @@ impl Layers {
         &self.dirs
     }
 
-    /// The file of skill `name` in each layer that has it, base first.
+    /// The file of skill `name` in each layer that has it, base first. A FIFO,
+    /// socket or device of a skill's name counts: reading it is refused with
+    /// an error ([`crate::confine`]) rather than skipped in silence.
     pub fn locate(&self, name: &str) -> Vec<Located> {
         self.dirs
             .iter()
@@ -328,7 +330,7 @@ fn locate_in(dir: &LayerDir, name: &str) -> Option<Located> {
     let mut found = Form::ALL
         .into_iter()
         .map(|form| (form, form.path_in(&dir.path, name)))
-        .filter(|(_, p)| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+        .filter(|(_, p)| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()));
     let (form, path) = found.next()?;
     Some(Located {
         layer: dir.layer,
@@ -352,9 +354,12 @@ pub struct Skipped {
     pub reason: &'static str,
 }
 
+/// A skill file found in a layer directory: name, form, path.
+type Found = (String, Form, PathBuf);
+
 /// What one read of a layer directory found: skill files (name, form, path;
 /// unsorted) and entries skipped for their names.
-fn scan(dir: &Path) -> (Vec<(String, Form, PathBuf)>, Vec<(PathBuf, &'static str)>) {
+fn scan(dir: &Path) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Default::default();
     };
@@ -387,11 +392,11 @@ fn scan(dir: &Path) -> (Vec<(String, Form, PathBuf)>, Vec<(PathBuf, &'static str
         };
         let path = if form == Form::SkillMd {
             let p = entry.path().join("SKILL.md");
-            if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+            if !std::fs::metadata(&p).is_ok_and(|m| !m.is_dir()) {
                 continue;
             }
             p
-        } else if ty.is_file() {
+        } else if !ty.is_dir() {
             entry.path()
         } else {
             continue;

@@ -11,6 +11,8 @@ mod it {
     mod cli;
     mod forms;
     mod hardening;
+    mod hostile_output;
+    mod hostile_read;
     mod precedence;
     mod props;
     mod readme;
