@@ -187,6 +187,25 @@ fn write_object<K: AsRef<str>, T>(
 /// Renders an effective skill exactly as [`to_json`] renders its
 /// [`Effective::to_value`], without building that copy of every value first.
 pub fn effective_to_json(effective: &Effective) -> String {
+    let mut out = String::with_capacity(4096);
+    write_effective(&mut out, effective, 0);
+    out.push('\n');
+    out
+}
+
+/// Several effective skills as one JSON object keyed by name (`show a b c`):
+/// each value exactly what [`effective_to_json`] gives for that skill,
+/// indented one level. `skills` must be sorted by name, without repeats.
+pub fn effectives_to_json(skills: &[(&str, &Effective)]) -> String {
+    let mut out = String::with_capacity(4096 * skills.len());
+    write_object(&mut out, skills.iter().copied(), 0, |out, e, depth| {
+        write_effective(out, e, depth)
+    });
+    out.push('\n');
+    out
+}
+
+fn write_effective(out: &mut String, effective: &Effective, depth: usize) {
     enum Entry<'e, 'a> {
         Field(&'e Merged<'a>),
         LayersPresent,
@@ -206,11 +225,10 @@ pub fn effective_to_json(effective: &Effective) -> String {
         .collect();
     entries.push((LAYERS_PRESENT, Entry::LayersPresent));
     entries.sort_by(|a, b| a.0.cmp(b.0));
-    let mut out = String::with_capacity(4096);
     write_object(
-        &mut out,
+        out,
         entries.into_iter(),
-        0,
+        depth,
         |out, entry, depth| match entry {
             Entry::Field(Merged::Override(s)) => write_value(out, &s.value, depth),
             Entry::Field(Merged::Append(items)) => {
@@ -231,8 +249,6 @@ pub fn effective_to_json(effective: &Effective) -> String {
             }
         },
     );
-    out.push('\n');
-    out
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ mod it {
     mod readme;
     mod schemas;
     mod spec_edit;
+    mod standalone;
     mod validate;
     mod xdg;
 }

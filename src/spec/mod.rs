@@ -469,19 +469,67 @@ fn spec_error(path: &Path, pos: Option<(usize, usize)>, kind: DiagnosticKind) ->
     Error::Spec(Box::new(Diagnostic::error(Some(path), kind).at(pos)))
 }
 
-/// Where the spec comes from, in order: an explicit path, the
+/// Where the spec is looked for, in order: an explicit path (`--spec`), the
 /// `BERNSTEIN_SKILLS_SPEC` variable, the copy installed beside the base
-/// layer, then the source tree this binary was built from.
-pub fn resolve_path(explicit: Option<&Path>, env_var: Option<PathBuf>, data_dir: &Path) -> PathBuf {
-    if let Some(p) = explicit {
-        return p.to_path_buf();
+/// layer (`$XDG_DATA_HOME/bernstein/skills/mergespec.yaml`, written by
+/// `bernstein skills spec --install`), and, for a development build run from
+/// its source tree only, that tree's `spec/mergespec.yaml`.
+#[derive(Debug, Clone, Default)]
+pub struct SpecSearch {
+    /// `--spec PATH`.
+    pub explicit: Option<PathBuf>,
+    /// `$BERNSTEIN_SKILLS_SPEC` (empty counts as unset).
+    pub env_var: Option<PathBuf>,
+    /// `$XDG_DATA_HOME/bernstein/skills`.
+    pub data_dir: PathBuf,
+    /// The source tree's spec, for a development build (`None` otherwise).
+    pub source_tree: Option<PathBuf>,
+}
+
+/// The name of the installed spec inside the data directory.
+pub const INSTALLED_NAME: &str = "mergespec.yaml";
+
+impl SpecSearch {
+    /// The installed copy's path.
+    pub fn installed(&self) -> PathBuf {
+        self.data_dir.join(INSTALLED_NAME)
     }
-    if let Some(p) = env_var.filter(|p| !p.as_os_str().is_empty()) {
-        return p;
+
+    /// The spec to use. An explicit path or the variable is used as given
+    /// (an error then names that file); the installed copy and the source
+    /// tree only if they exist. When none is found, one error lists every
+    /// place searched, in order, and the fix.
+    pub fn resolve(&self) -> Result<PathBuf> {
+        if let Some(p) = &self.explicit {
+            return Ok(p.clone());
+        }
+        if let Some(p) = self.env_var.as_ref().filter(|p| !p.as_os_str().is_empty()) {
+            return Ok(p.clone());
+        }
+        let installed = self.installed();
+        if installed.is_file() {
+            return Ok(installed);
+        }
+        if let Some(src) = self.source_tree.as_ref().filter(|p| p.is_file()) {
+            return Ok(src.clone());
+        }
+        let mut searched = vec![
+            "--spec (not given)".to_owned(),
+            "$BERNSTEIN_SKILLS_SPEC (not set)".to_owned(),
+            format!("{} (no such file)", crate::text::path(&installed)),
+        ];
+        if let Some(src) = &self.source_tree {
+            searched.push(format!(
+                "{} (the source tree of this development build: no such file)",
+                crate::text::path(src)
+            ));
+        }
+        Err(Error::Refused {
+            path: None,
+            message: format!(
+                "no merge spec found; searched {}; run 'bernstein skills spec --install', or set BERNSTEIN_SKILLS_SPEC",
+                searched.join(", ")
+            ),
+        })
     }
-    let installed = data_dir.join("mergespec.yaml");
-    if installed.is_file() {
-        return installed;
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/mergespec.yaml")
 }

@@ -100,15 +100,19 @@ impl Global {
         Env::from_process()
     }
 
+    /// Where the merge spec is looked for.
+    pub fn spec_search(&self) -> specmod::SpecSearch {
+        specmod::SpecSearch {
+            explicit: self.spec.clone(),
+            env_var: std::env::var_os("BERNSTEIN_SKILLS_SPEC").map(PathBuf::from),
+            data_dir: self.env().data_dir(),
+            source_tree: dev_source_tree(),
+        }
+    }
+
     /// The merge spec chosen by --spec, the environment or the defaults.
     pub fn load_spec(&self) -> Result<MergeSpec> {
-        let env = self.env();
-        let path = specmod::resolve_path(
-            self.spec.as_deref(),
-            std::env::var_os("BERNSTEIN_SKILLS_SPEC").map(PathBuf::from),
-            &env.data_dir(),
-        );
-        MergeSpec::load(&path)
+        MergeSpec::load(&self.spec_search().resolve()?)
     }
 
     /// The layer directories.
@@ -145,6 +149,18 @@ impl Global {
         let spec = self.load_spec()?;
         Ok(Skills::new(spec, self.layers(), self.max_fragment_bytes))
     }
+}
+
+/// The spec of the source tree this binary was built from, when the binary
+/// runs from inside that tree (`cargo run`, `target/release/bernstein`): a
+/// development build. An installed or copied binary never reads the build
+/// machine's files; it uses the installed spec (`skills spec --install`).
+fn dev_source_tree() -> Option<PathBuf> {
+    let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = std::env::current_exe().ok()?.canonicalize().ok()?;
+    let tree = tree.canonicalize().ok()?;
+    exe.starts_with(&tree)
+        .then(|| tree.join("spec").join(specmod::INSTALLED_NAME))
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode> {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::{Result, render};
+use bernstein_skills::{Error, Result, Skills, render};
 
 use crate::cli::Global;
 use crate::output;
@@ -15,8 +15,10 @@ use crate::output;
     after_help = "Examples:\n  bernstein skills show writer\n  bernstein skills show writer --per-layer\n  bernstein skills show writer --per-layer --json\n  bernstein skills show writer --origins"
 )]
 pub struct ShowArgs {
-    /// The skill's name.
-    pub name: String,
+    /// The skill's name. Several names print one JSON object keyed by name
+    /// (start-up is paid once); --per-layer and --origins take one name.
+    #[arg(required = true, value_name = "NAME")]
+    pub names: Vec<String>,
     /// Also print each contributing layer's raw fragment.
     #[arg(long)]
     pub per_layer: bool,
@@ -28,9 +30,46 @@ pub struct ShowArgs {
     pub origins: bool,
 }
 
+/// `show a b c`: `{"a": {...}, "b": {...}, "c": {...}}`, keys sorted, each
+/// value the skill's `show` JSON. Every skill that fails is reported and
+/// nothing is printed on stdout.
+fn several(mut names: Vec<String>, skills: &Skills) -> Result<ExitCode> {
+    names.sort_unstable();
+    names.dedup();
+    let mut resolved = Vec::with_capacity(names.len());
+    let mut errors = Vec::new();
+    for name in &names {
+        match skills.resolve(name) {
+            Ok(r) => resolved.push(r),
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        errors.iter().for_each(output::print_error);
+        return Ok(ExitCode::from(1));
+    }
+    let effective: Vec<_> = resolved.iter().map(|r| r.effective()).collect();
+    let pairs: Vec<(&str, &_)> = resolved
+        .iter()
+        .map(|r| r.name())
+        .zip(effective.iter())
+        .collect();
+    output::print(&render::effectives_to_json(&pairs));
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
-    let resolved = skills.resolve(&args.name)?;
+    if args.names.len() > 1 {
+        if args.per_layer || args.origins {
+            return Err(Error::Refused {
+                path: None,
+                message: "--per-layer and --origins show one skill; name only one".into(),
+            });
+        }
+        return several(args.names, &skills);
+    }
+    let resolved = skills.resolve(&args.names[0])?;
     let out = if args.origins {
         crate::origins::render(&resolved)
     } else if !args.per_layer {

@@ -4,18 +4,66 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use bernstein_skills::Result;
+use bernstein_skills::confine::read_bounded;
+use bernstein_skills::spec::MAX_SPEC_BYTES;
+use bernstein_skills::{Error, Result};
 
 use crate::cli::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  bernstein skills spec\n  bernstein skills spec --spec ./my-mergespec.yaml"
+    after_help = "Examples:\n  bernstein skills spec\n  bernstein skills spec --spec ./my-mergespec.yaml\n  bernstein skills spec --install   # once, after installing the binary"
 )]
-pub struct SpecArgs {}
+pub struct SpecArgs {
+    /// Write the merge spec this binary shipped with to
+    /// $XDG_DATA_HOME/bernstein/skills/mergespec.yaml, where it is found.
+    #[arg(long)]
+    pub install: bool,
+    /// With --install: replace an installed spec that differs.
+    #[arg(long, requires = "install")]
+    pub force: bool,
+}
 
-pub fn run(_args: SpecArgs, global: &Global) -> Result<ExitCode> {
+/// The spec shipped with this build, as bytes: only ever written out by
+/// `--install`, never used for merging (the spec is data, read from a file).
+const SHIPPED_SPEC: &[u8] = include_bytes!("../../../spec/mergespec.yaml");
+
+fn install(force: bool, global: &Global) -> Result<ExitCode> {
+    let path = global.spec_search().installed();
+    let shown = bernstein_skills::text::path(&path);
+    let installed = read_bounded(&path, MAX_SPEC_BYTES);
+    match installed {
+        Ok(old) if old == SHIPPED_SPEC => {
+            output::print(&format!(
+                "{shown}: the shipped merge spec is already installed\n"
+            ));
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(r) if r.is_not_found() => {}
+        _ if !force => {
+            return Err(Error::Refused {
+                path: Some(path),
+                message: "a different merge spec is installed here; keep it, or replace it with --force (nothing was written)".into(),
+            });
+        }
+        _ => {}
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    bernstein_skills::engine::write_atomic(&path, SHIPPED_SPEC)?;
+    output::print(&format!("installed the shipped merge spec to {shown}\n"));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
+    if args.install {
+        return install(args.force, global);
+    }
     let spec = global.load_spec()?;
     let mut out = format!(
         "spec: {}\nversion: {}\n",

@@ -1,0 +1,139 @@
+//! The installed binary stands alone (issue 14): copied away from the source
+//! tree it never reads the build machine's files, says where it looked for a
+//! spec and how to install one, and `skills spec --install` sets it up.
+//! `show` of several names pays start-up once.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+use super::support::Sandbox;
+
+/// The test binary copied into the sandbox, as `cargo install` or a release
+/// download would place it: outside the source tree it was built from.
+fn copied_binary(sb: &Sandbox) -> PathBuf {
+    let built = assert_cmd::cargo::cargo_bin("bernstein");
+    let to = sb.path().join("bin/bernstein");
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(&built, &to).unwrap();
+    to
+}
+
+fn run(sb: &Sandbox, bin: &PathBuf, args: &[&str]) -> super::support::Run {
+    let mut cmd = Command::new(bin);
+    cmd.env_clear()
+        .env("HOME", sb.path().join("home"))
+        .current_dir(sb.path())
+        .args(args);
+    sb.run_cmd(cmd)
+}
+
+#[test]
+fn a_copied_binary_without_a_spec_lists_where_it_looked_then_installs_one() {
+    let sb = Sandbox::new();
+    sb.write("base", "writer.yaml", "description: Writes.\n");
+    std::fs::create_dir_all(sb.path().join("home")).unwrap();
+    let bin = copied_binary(&sb);
+    let show = ["skills", "--layers-root", "layers", "show", "writer"];
+
+    let err = run(&sb, &bin, &show).failed().to_owned();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(
+        err,
+        "error: no merge spec found; searched --spec (not given), $BERNSTEIN_SKILLS_SPEC (not set), \
+         [ROOT]/home/.local/share/bernstein/skills/mergespec.yaml (no such file); \
+         run 'bernstein skills spec --install', or set BERNSTEIN_SKILLS_SPEC\n"
+    );
+    assert!(!err.contains(env!("CARGO_MANIFEST_DIR")), "{err}");
+
+    let out = run(&sb, &bin, &["skills", "spec", "--install"]);
+    assert_eq!(
+        out.ok(),
+        "installed the shipped merge spec to [ROOT]/home/.local/share/bernstein/skills/mergespec.yaml\n"
+    );
+    let installed = sb
+        .path()
+        .join("home/.local/share/bernstein/skills/mergespec.yaml");
+    assert_eq!(
+        std::fs::read(&installed).unwrap(),
+        std::fs::read(super::support::shipped_spec_path()).unwrap()
+    );
+    let v: serde_json::Value = serde_json::from_str(run(&sb, &bin, &show).ok()).unwrap();
+    assert_eq!(v["description"], "Writes.");
+    assert!(
+        run(&sb, &bin, &["skills", "spec"])
+            .ok()
+            .starts_with("spec: [ROOT]/home/.local/share/bernstein/skills/mergespec.yaml\n")
+    );
+
+    // Again: nothing to do. A different installed spec is kept unless --force.
+    assert!(
+        run(&sb, &bin, &["skills", "spec", "--install"])
+            .ok()
+            .ends_with("already installed\n")
+    );
+    std::fs::write(&installed, "version: 1\nfields: {}\n").unwrap();
+    let err = run(&sb, &bin, &["skills", "spec", "--install"])
+        .failed()
+        .to_owned();
+    assert!(
+        err.contains("a different merge spec is installed here"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&installed).unwrap(),
+        "version: 1\nfields: {}\n"
+    );
+    run(&sb, &bin, &["skills", "spec", "--install", "--force"]).ok();
+    assert_eq!(
+        std::fs::read(&installed).unwrap(),
+        std::fs::read(super::support::shipped_spec_path()).unwrap()
+    );
+}
+
+#[test]
+fn the_development_build_falls_back_to_its_source_tree() {
+    // The test binary runs from the source tree's target directory.
+    let sb = Sandbox::new();
+    sb.write("base", "writer.yaml", "description: Writes.\n");
+    let out = sb.run(&["spec"]);
+    assert!(out.ok().starts_with(&format!(
+        "spec: {}\n",
+        super::support::shipped_spec_path().display()
+    )));
+}
+
+#[test]
+fn show_of_several_names_is_one_object_keyed_by_name() {
+    let sb = Sandbox::new();
+    sb.write("base", "writer.yaml", "description: Writes.\n");
+    sb.write("base", "reviewer.yaml", "description: Reviews.\n");
+    sb.write("team", "reviewer.yaml", "author: team\n");
+    let out = sb.run(&["show", "writer", "reviewer", "writer"]);
+    let text = out.ok().to_owned();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["reviewer", "writer"]);
+    // Each value is exactly that skill's `show` JSON, indented one level.
+    for name in ["reviewer", "writer"] {
+        assert_eq!(
+            bernstein_skills::render::to_json(&v[name]),
+            sb.run(&["show", name]).ok()
+        );
+    }
+    assert!(
+        text.starts_with("{\n  \"reviewer\": {\n    \"assets\": []"),
+        "{text}"
+    );
+
+    let out = sb.run(&["show", "writer", "nope", "x/y"]);
+    let err = out.failed();
+    assert!(err.contains("skill 'nope' not found"), "{err}");
+    assert!(err.contains("invalid skill name \"x/y\""), "{err}");
+
+    let err = sb
+        .run(&["show", "writer", "reviewer", "--origins"])
+        .failed()
+        .to_owned();
+    assert!(err.contains("name only one"), "{err}");
+}
