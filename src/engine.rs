@@ -5,6 +5,7 @@
 use std::sync::OnceLock;
 
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
+use crate::files::{FileLimits, SkillFile};
 use crate::fragment::{Fragment, LoadOptions};
 use crate::layer::{Layer, Layers, Located, check_name};
 use crate::merge::{Effective, merge};
@@ -18,6 +19,7 @@ pub struct Skills {
     validator: OnceLock<Validator>,
     layers: Layers,
     options: LoadOptions,
+    file_limits: FileLimits,
 }
 
 /// A resolved skill: its validated fragments, ready to be merged.
@@ -63,6 +65,7 @@ impl Skills {
             validator: OnceLock::new(),
             layers,
             options,
+            file_limits: FileLimits::default(),
         }
     }
 
@@ -145,6 +148,24 @@ impl Skills {
             return Err(Error::Invalid(errors));
         }
         Ok(Resolved::new(&self.spec, name, fragments))
+    }
+
+    /// The files of skill `name` (every file under its `NAME/` directories
+    /// other than `SKILL.md`), layered: see [`crate::files`].
+    pub fn files(&self, name: &str) -> Result<Vec<SkillFile>> {
+        let located = self.locate(name)?;
+        if located.is_empty() {
+            return Err(Error::NotFound {
+                name: name.to_owned(),
+                searched: self.layers.dirs().iter().map(|d| d.path.clone()).collect(),
+            });
+        }
+        self.files_of(&located)
+    }
+
+    /// [`Skills::files`] for files already located.
+    pub fn files_of(&self, located: &[Located]) -> Result<Vec<SkillFile>> {
+        crate::files::collect(located, &self.file_limits).map_err(Error::from)
     }
 
     /// Warnings about the layer directories themselves.
@@ -279,6 +300,9 @@ impl Skills {
                     out.diagnostics.extend(es);
                 }
             }
+        }
+        if let Err(d) = crate::files::collect(located, &self.file_limits) {
+            out.diagnostics.push(d);
         }
         if !failed {
             let effective = merge(&self.spec, name, &fragments);

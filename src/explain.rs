@@ -181,11 +181,43 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
     rows
 }
 
+/// One row per file of the skill ([`crate::files`]): its path, the layer
+/// and file it comes from, its size, and the lower layers' files at the same
+/// path it replaced. Field paths never hold a `/`, so a file's path selects
+/// it unambiguously (`explain writer references/style.md`).
+pub fn file_rows(files: &[crate::files::SkillFile]) -> Vec<Row> {
+    let place = |s: &crate::files::Source| Place {
+        layer: s.layer,
+        file: s.path.display().to_string(),
+        line: None,
+    };
+    files
+        .iter()
+        .map(|f| Row {
+            path: f.rel.clone(),
+            strategy: "FILE",
+            value: json!(format!("{} bytes", f.source.size)),
+            place: Some(place(&f.source)),
+            replaced: f
+                .replaced
+                .iter()
+                .map(|r| Replaced {
+                    value: json!(format!("{} bytes", r.size)),
+                    place: place(r),
+                })
+                .collect(),
+            reset_by: None,
+        })
+        .collect()
+}
+
 /// The rows at or below `path` (`metadata.limits` selects both of its
 /// leaves). An unknown path is an error with a suggestion.
 pub fn select(rows: Vec<Row>, path: &str) -> Result<Vec<Row>, String> {
+    // `references/` selects every file below that directory.
     let under = |p: &str| {
         p == path
+            || (path.ends_with('/') && p.starts_with(path))
             || p.strip_prefix(path)
                 .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
     };

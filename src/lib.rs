@@ -64,6 +64,7 @@ pub mod engine;
 pub mod error;
 pub mod explain;
 pub mod export;
+pub mod files;
 pub mod fragment;
 pub mod layer;
 pub mod merge;

@@ -17,6 +17,7 @@ mod it {
     mod props;
     mod readme;
     mod schemas;
+    mod skill_files;
     mod spec_edit;
     mod standalone;
     mod validate;

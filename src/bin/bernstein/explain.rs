@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::explain::{explain, select};
+use bernstein_skills::explain::{explain, file_rows, select};
 use bernstein_skills::{Error, Result, render};
 
 use crate::cli::Global;
@@ -35,6 +35,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
     let resolved = skills.resolve(&args.name)?;
     let mut rows = explain(skills.spec(), &resolved);
+    rows.extend(file_rows(&skills.files(&args.name)?));
     if let Some(path) = &args.field_path {
         rows = select(rows, path).map_err(|message| Error::Refused {
             path: None,
@@ -71,7 +72,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
         ]);
         let mut n = Vec::new();
         for rep in &r.replaced {
-            let verb = if r.strategy == "KEYED_REPLACE" {
+            let verb = if r.strategy == "KEYED_REPLACE" || r.strategy == "FILE" {
                 "replaced"
             } else {
                 "shadowed"

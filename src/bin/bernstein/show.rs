@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::{Error, Result, Skills, render};
+use bernstein_skills::files::{SkillFile, Source};
+use bernstein_skills::{Error, Result, Skills, render, text};
 
 use crate::cli::Global;
 use crate::output;
@@ -28,6 +29,10 @@ pub struct ShowArgs {
     /// Annotate each value with the layer, file and line it came from.
     #[arg(long, conflicts_with_all = ["per_layer", "json"])]
     pub origins: bool,
+    /// List the skill's files (everything under NAME/ but SKILL.md): path,
+    /// the layer it comes from, its source file; with --json, one document.
+    #[arg(long, conflicts_with_all = ["per_layer", "origins"])]
+    pub files: bool,
 }
 
 /// `show a b c`: `{"a": {...}, "b": {...}, "c": {...}}`, keys sorted, each
@@ -58,18 +63,67 @@ fn several(mut names: Vec<String>, skills: &Skills) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `show NAME --files`.
+fn files(name: &str, files: &[SkillFile], json: bool) -> Result<ExitCode> {
+    if json {
+        let source = |s: &Source| json!({"layer": s.layer, "source": s.path.display().to_string(), "size": s.size});
+        let list: Vec<Value> = files
+            .iter()
+            .map(|f| {
+                let mut v = source(&f.source);
+                v["path"] = json!(f.rel);
+                v["replaced"] = f.replaced.iter().map(source).collect();
+                v
+            })
+            .collect();
+        output::print(&render::to_json(&json!({"skill": name, "files": list})));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if files.is_empty() {
+        output::print(&format!(
+            "{}: no files besides SKILL.md\n",
+            text::escape(name)
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut rows = vec![
+        ["PATH", "LAYER", "SOURCE", "REPLACES"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for f in files {
+        rows.push(vec![
+            f.rel.clone(),
+            f.source.layer.label().into(),
+            f.source.path.display().to_string(),
+            f.replaced
+                .iter()
+                .map(|r| r.layer.label())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ]);
+    }
+    let mut out = output::table(&rows);
+    out.push_str(&format!("{} file(s)\n", files.len()));
+    output::print(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
     if args.names.len() > 1 {
-        if args.per_layer || args.origins {
+        if args.per_layer || args.origins || args.files {
             return Err(Error::Refused {
                 path: None,
-                message: "--per-layer and --origins show one skill; name only one".into(),
+                message: "--per-layer, --origins and --files show one skill; name only one".into(),
             });
         }
         return several(args.names, &skills);
     }
     let resolved = skills.resolve(&args.names[0])?;
+    if args.files {
+        return files(resolved.name(), &skills.files(resolved.name())?, args.json);
+    }
     let out = if args.origins {
         crate::origins::render(&resolved)
     } else if !args.per_layer {
