@@ -71,6 +71,7 @@ pub mod merge;
 pub mod par;
 pub mod provenance;
 pub mod render;
+pub mod skillmd;
 pub mod spec;
 pub mod text;
 pub mod validate;

@@ -267,6 +267,9 @@ pub struct MergeSpec {
     pub body_field: Option<String>,
     /// The field that defaults to the skill's name.
     pub name_field: Option<String>,
+    /// The field names in the order the spec file lists them (for output
+    /// meant for people and agents, such as a SKILL.md frontmatter).
+    order: Vec<String>,
 }
 
 /// The default KEYED_REPLACE key fields.
@@ -318,7 +321,9 @@ impl MergeSpec {
             // schema's instance path makes the better message, so ask it.
             Err(e) => return Err(schema::explain_spec_error(text, path, &value, e)),
         };
-        MergeSpec::check(raw, text, path)
+        let mut spec = MergeSpec::check(raw, text, path)?;
+        spec.order = written_order(text);
+        Ok(spec)
     }
 
     fn check(raw: RawSpec, text: &str, path: &Path) -> Result<MergeSpec> {
@@ -426,6 +431,7 @@ impl MergeSpec {
             fields,
             body_field: raw.body_field,
             name_field: raw.name_field,
+            order: Vec::new(),
         };
         for (attr, field) in [
             ("body_field", &spec.body_field),
@@ -459,10 +465,37 @@ impl MergeSpec {
             .map(|i| &self.fields[i])
     }
 
+    /// The declared field names in the order the spec file lists them
+    /// (sorted, for a spec that was not read from text).
+    pub fn field_order(&self) -> Vec<&str> {
+        if self.order.len() == self.fields.len() {
+            self.order.iter().map(String::as_str).collect()
+        } else {
+            self.field_names().collect()
+        }
+    }
+
     /// The declared field names, sorted.
     pub fn field_names(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|f| f.name.as_str())
     }
+}
+
+/// The keys of `fields:` in the order written. The text already parsed
+/// once (within the alias budget), so this second read is of the same size.
+fn written_order(text: &str) -> Vec<String> {
+    serde_yaml::from_str::<serde_yaml::Value>(text)
+        .ok()
+        .and_then(|v| {
+            let fields = v.get("fields")?.as_mapping()?;
+            Some(
+                fields
+                    .keys()
+                    .filter_map(|k| k.as_str().map(str::to_owned))
+                    .collect(),
+            )
+        })
+        .unwrap_or_default()
 }
 
 fn spec_error(path: &Path, pos: Option<(usize, usize)>, kind: DiagnosticKind) -> Error {
