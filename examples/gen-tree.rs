@@ -10,7 +10,10 @@
 //! - base holds every skill: ~60% `<name>/SKILL.md` (YAML frontmatter and a
 //!   Markdown body of a few KB), ~30% `<name>.yaml`, ~10% `<name>.yml`;
 //! - team overrides ~30% of them (`.yaml`, `.toml` or `SKILL.md`);
-//! - user overrides ~10% (`.toml`, `.yaml` or `.yml`).
+//! - user overrides ~10% (`.toml`, `.yaml` or `.yml`);
+//! - every `SKILL.md` directory holds resource files of a few KB: base has
+//!   `references/*.md`, `scripts/*.sh` and sometimes a binary `assets/*.bin`;
+//!   a team `SKILL.md` directory replaces one of them and adds its own.
 //!
 //! Every field and strategy of the shipped spec is used: OVERRIDE strings
 //! (including `null` resets), APPEND keywords, KEYED_REPLACE lists of strings
@@ -512,6 +515,50 @@ fn write(dir: &Path, name: &str, mut form: Form, fragment: &Value, modeline: boo
     text.len()
 }
 
+/// Resource files of a skill directory in `layer_dir` (only for the
+/// `SKILL.md` form), from their own PRNG stream: base gets two or three, a
+/// team override replaces the first and adds one. Returns the bytes written.
+fn resource_files(seed: u64, i: u64, layer: usize, layer_dir: &Path, name: &str) -> usize {
+    let mut rng = Rng::new(seed ^ 0x5EED_F11E, i * 4 + layer as u64);
+    let dir = layer_dir.join(name);
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let reference = |rng: &mut Rng, who: &str| {
+        let kb = rng.range(1, 4);
+        markdown(rng, &format!("{name} reference ({who})"), kb).into_bytes()
+    };
+    if layer == 0 {
+        files.push(("references/guide.md".into(), reference(&mut rng, "base")));
+        let script = format!(
+            "#!/bin/sh\n# {}\nset -eu\n{}\n",
+            sentence(&mut rng, 4, 8),
+            words(&mut rng, 150).join(" ")
+        );
+        files.push((
+            format!("scripts/{}.sh", rng.pick(WORDS)),
+            script.into_bytes(),
+        ));
+        if rng.chance(30) {
+            let n = rng.range(1024, 4096) as usize;
+            let bytes = (0..n).map(|_| (rng.next() & 0xff) as u8).collect();
+            files.push((format!("assets/{}.bin", rng.pick(WORDS)), bytes));
+        }
+    } else {
+        files.push(("references/guide.md".into(), reference(&mut rng, "team")));
+        files.push((
+            format!("references/team-{}.md", rng.pick(WORDS)),
+            reference(&mut rng, "team"),
+        ));
+    }
+    let mut bytes = 0;
+    for (rel, data) in files {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, &data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        bytes += data.len();
+    }
+    bytes
+}
+
 fn usage() -> ExitCode {
     eprintln!("usage: gen-tree DIR N [--seed S]");
     ExitCode::from(2)
@@ -554,9 +601,15 @@ fn main() -> ExitCode {
             _ => yml += 1,
         }
         bytes += write(&dirs[0], &s.name, s.base.0, &s.base.1, false);
+        if s.base.0 == Form::SkillMd {
+            bytes += resource_files(seed, i, 0, &dirs[0], &s.name);
+        }
         if let Some((form, f)) = &s.team {
             team += 1;
             bytes += write(&dirs[1], &s.name, *form, f, i % 2 == 0);
+            if *form == Form::SkillMd {
+                bytes += resource_files(seed, i, 1, &dirs[1], &s.name);
+            }
         }
         if let Some((form, f)) = &s.user {
             user += 1;
