@@ -71,6 +71,15 @@ pub fn collect(located: &[Located], limits: &FileLimits) -> Result<Vec<SkillFile
     let mut merged: BTreeMap<String, SkillFile> = BTreeMap::new();
     for l in located.iter().filter(|l| l.form == Form::SkillMd) {
         let Some(dir) = l.path.parent() else { continue };
+        // The skill directory itself may be a symlink: it must stay inside.
+        match std::fs::canonicalize(dir) {
+            Ok(real) if real.starts_with(&l.root) => {}
+            Ok(real) => {
+                let r = crate::confine::Refusal::Escapes { target: real };
+                return Err(refuse(l, dir, r.describe(dir, &l.layer.to_string())));
+            }
+            Err(e) => return Err(refuse(l, dir, format!("cannot resolve: {e}"))),
+        }
         let mut found = Vec::new();
         walk(l, dir, "", 0, limits, &mut found)?;
         for (rel, source) in found {
@@ -174,15 +183,25 @@ fn walk(
         } else {
             format!("{prefix}/{lossy}")
         };
-        // Where it really is: inside its layer, or refused.
-        let real = std::fs::canonicalize(&path)
-            .map_err(|e| refuse(l, &path, format!("cannot resolve: {e}")))?;
-        if !real.starts_with(&l.root) {
-            let r = crate::confine::Refusal::Escapes { target: real };
-            return Err(refuse(l, &path, r.describe(&path, &l.layer.to_string())));
-        }
-        let meta = std::fs::metadata(&real)
+        // Where it really is: inside its layer, or refused. An entry that is
+        // not a symlink, in a directory reached without symlinks from a
+        // directory inside the layer, is inside by construction; only
+        // symlinks need resolving.
+        let ty = entry
+            .file_type()
             .map_err(|e| refuse(l, &path, format!("cannot read file: {e}")))?;
+        let meta = if ty.is_symlink() {
+            let real = std::fs::canonicalize(&path)
+                .map_err(|e| refuse(l, &path, format!("cannot resolve: {e}")))?;
+            if !real.starts_with(&l.root) {
+                let r = crate::confine::Refusal::Escapes { target: real };
+                return Err(refuse(l, &path, r.describe(&path, &l.layer.to_string())));
+            }
+            std::fs::metadata(&real)
+        } else {
+            entry.metadata()
+        }
+        .map_err(|e| refuse(l, &path, format!("cannot read file: {e}")))?;
         if meta.is_dir() {
             walk(l, &path, &rel, depth + 1, limits, out)?;
         } else if meta.is_file() {
