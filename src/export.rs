@@ -29,6 +29,8 @@ pub struct Exported {
     pub removed: Vec<String>,
     /// Skills that could not be resolved, with why.
     pub failed: Vec<Error>,
+    /// Staging directories of earlier exports whose process is gone, removed.
+    pub stale_removed: Vec<PathBuf>,
 }
 
 /// How a committed manifest differs from the effective skill.
@@ -59,17 +61,91 @@ fn manifests_in(dir: &Path) -> BTreeSet<String> {
 /// temporary name beside it (files created directly; [`OutDir::finish`]
 /// renames the whole directory into place). Dropped without `finish`, a
 /// half-built new directory is removed.
+///
+/// A staging directory is named `.bernstein-export-<pid>-<random>`, short
+/// and independent of the output directory's name; opening an `OutDir`
+/// first removes the staging directories of that naming beside it whose
+/// process is gone (an interrupted export), never following a symlink.
 #[derive(Debug)]
 pub struct OutDir {
     dir: PathBuf,
     staging: Option<PathBuf>,
     existing: BTreeSet<String>,
+    stale_removed: Vec<PathBuf>,
+}
+
+/// How staging directories are named: this, the process id, `-`, random.
+const STAGING_PREFIX: &str = ".bernstein-export-";
+
+/// Is process `pid` (still) running? Unknown counts as yes.
+fn alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return true;
+        };
+        if pid <= 0 {
+            return true;
+        }
+        // SAFETY: signal 0 sends nothing; it only checks the pid exists.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Removes the staging directories in `parent` left by exports whose process
+/// is gone; returns them. A symlink of that name is removed itself, never
+/// its target, and nothing inside a directory is followed.
+fn remove_stale_staging(parent: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .filter(|(pid, random)| pid.bytes().all(|b| b.is_ascii_digit()) && !random.is_empty())
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if alive(pid) {
+            continue;
+        }
+        let path = entry.path();
+        let gone = match entry.file_type() {
+            // remove_dir_all removes a symlink itself, and never follows one
+            // inside the directory.
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path).is_ok(),
+            Ok(t) if t.is_symlink() => std::fs::remove_file(&path).is_ok(),
+            _ => false,
+        };
+        if gone {
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    removed
 }
 
 impl OutDir {
-    /// Opens `dir` for writing manifests: lists the manifests it holds, or,
-    /// when it does not exist, creates its temporary stand-in.
+    /// Opens `dir` for writing manifests: removes stale staging directories
+    /// beside it, then lists the manifests it holds, or, when it does not
+    /// exist, creates its temporary stand-in.
     pub fn open(dir: &Path) -> Result<OutDir> {
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let stale_removed = remove_stale_staging(parent);
         if dir.exists() && !dir.is_dir() {
             return Err(Error::Write {
                 path: dir.to_path_buf(),
@@ -84,26 +160,34 @@ impl OutDir {
                 dir: dir.to_path_buf(),
                 staging: None,
                 existing: manifests_in(dir),
+                stale_removed,
             });
         }
-        let parent = dir
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(write_error(parent))?;
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        // A leftover of an interrupted run with the same process id.
-        let _ = std::fs::remove_dir_all(&staging);
-        std::fs::create_dir(&staging).map_err(write_error(&staging))?;
+        // create_dir under a fresh random name: fails on anything already
+        // there, a symlink included, and then another name is tried.
+        let (_, tmp) = tempfile::Builder::new()
+            .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
+            .make_in(parent, |p| std::fs::create_dir(p))
+            .map_err(write_error(dir))?
+            .keep()
+            .map_err(|e| Error::Write {
+                path: dir.to_path_buf(),
+                source: e.error,
+            })?;
+        // make_in made the path absolute; keep the caller's form.
+        let staging = parent.join(tmp.file_name().unwrap_or_default());
         Ok(OutDir {
             dir: dir.to_path_buf(),
             staging: Some(staging),
             existing: BTreeSet::new(),
+            stale_removed,
         })
+    }
+
+    /// The staging directories of interrupted exports removed by [`OutDir::open`].
+    pub fn stale_removed(&self) -> &[PathBuf] {
+        &self.stale_removed
     }
 
     /// Writes `name.json` unless it already holds exactly `text`. Returns
@@ -188,6 +272,7 @@ impl Skills {
     /// any skill failed: its manifest is kept).
     pub fn export(&self, dir: &Path, prune: bool, jobs: usize) -> Result<Exported> {
         let out_dir = OutDir::open(dir)?;
+        let stale_removed = out_dir.stale_removed().to_vec();
         let catalog = self.layers().catalog();
         // One small result per skill (errors boxed): with 100,000 skills the
         // results are held three times over while the workers' parts are
@@ -196,7 +281,10 @@ impl Skills {
             let text = self.manifest_of(name, located).map_err(Box::new)?;
             out_dir.put(name, text.as_bytes()).map_err(Box::new)
         });
-        let mut out = Exported::default();
+        let mut out = Exported {
+            stale_removed,
+            ..Exported::default()
+        };
         for r in results {
             match r {
                 Ok(true) => out.written += 1,

@@ -392,7 +392,7 @@ fn export_onto_a_file_fails_at_once_and_leaves_it_alone() {
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "not a directory\n");
     assert!(
-        entries(sb.path()).iter().all(|n| !n.contains(".tmp-")),
+        entries(sb.path()).iter().all(|n| !n.starts_with('.')),
         "{:?}",
         entries(sb.path())
     );
@@ -412,7 +412,7 @@ fn export_into_a_new_directory_with_a_broken_skill_writes_the_others() {
     );
     assert_eq!(entries(&out), ["reviewer.json"]);
     assert!(
-        entries(sb.path()).iter().all(|n| !n.contains(".tmp-")),
+        entries(sb.path()).iter().all(|n| !n.starts_with('.')),
         "{:?}",
         entries(sb.path())
     );

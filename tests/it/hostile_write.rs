@@ -9,6 +9,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use bernstein_skills::engine::write_atomic;
+use bernstein_skills::export::OutDir;
 
 use super::support::Sandbox;
 
@@ -113,4 +114,101 @@ fn export_never_writes_through_symlinks_at_the_old_temporary_names() {
             assert!(std::fs::read_to_string(&file).unwrap().contains("team"));
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Staging directories: short names with the pid, stale ones cleaned up.
+
+/// A pid that is certainly dead: a child that has exited and been reaped.
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bernstein"))
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn the_staging_directory_has_a_short_name_with_the_pid() {
+    let sb = Sandbox::new();
+    let m = sb.path().join("m".repeat(200));
+    let out = OutDir::open(&m).unwrap();
+    let names = entries(sb.path());
+    assert_eq!(names.len(), 1, "{names:?}");
+    let prefix = format!(".bernstein-export-{}-", std::process::id());
+    assert!(names[0].starts_with(&prefix), "{names:?}");
+    assert!(names[0].len() <= prefix.len() + 12, "{names:?}");
+    drop(out);
+    assert_eq!(entries(sb.path()), Vec::<String>::new());
+}
+
+#[test]
+fn stale_staging_directories_of_dead_exports_are_removed_and_live_ones_kept() {
+    let sb = two_skills();
+    let parent = sb.path().join("out");
+    let dead = dead_pid();
+    let live = std::process::id();
+    // A dead export's staging directory, holding a symlink out.
+    let stale = parent.join(format!(".bernstein-export-{dead}-abc123"));
+    let outside = sb.write_file("outside/keep.json", "keep\n");
+    let outside = outside.parent().unwrap();
+    for i in 0..50 {
+        sb.write_file(
+            &format!("out/.bernstein-export-{dead}-abc123/s{i}.json"),
+            "{}\n",
+        );
+    }
+    symlink(outside, stale.join("link")).unwrap();
+    // A symlink with a dead export's name: the link goes, not its target.
+    symlink(
+        outside,
+        parent.join(format!(".bernstein-export-{dead}-lnk999")),
+    )
+    .unwrap();
+    // A live export's and names of other schemes stay.
+    for keep in [
+        format!(".bernstein-export-{live}-keep01"),
+        ".bernstein-export-notapid-x".to_owned(),
+        ".bernstein-export-0-zero00".to_owned(),
+        format!(".m.tmp-{dead}"),
+    ] {
+        std::fs::create_dir_all(parent.join(keep)).unwrap();
+    }
+    let before = snapshot(outside);
+    let m = parent.join("m");
+    let run = sb.run(&["export", "--out", m.to_str().unwrap()]);
+    assert!(run.success().contains("2 written"), "{run:#?}");
+    let mut lines: Vec<&str> = run.stderr.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "removed stale export staging directory [ROOT]/out/.bernstein-export-{dead}-abc123"
+            ),
+            format!(
+                "removed stale export staging directory [ROOT]/out/.bernstein-export-{dead}-lnk999"
+            ),
+        ],
+        "{run:#?}"
+    );
+    assert_eq!(snapshot(outside), before);
+    let mut expected = vec![
+        format!(".bernstein-export-{live}-keep01"),
+        ".bernstein-export-0-zero00".to_owned(),
+        ".bernstein-export-notapid-x".to_owned(),
+        format!(".m.tmp-{dead}"),
+        "m".to_owned(),
+    ];
+    expected.sort();
+    assert_eq!(entries(&parent), expected);
+
+    // The library reports them, into an existing directory too.
+    std::fs::create_dir(&stale).unwrap();
+    let report = sb.skills().export(&m, false, 1).unwrap();
+    assert_eq!(report.stale_removed, [stale.as_path()]);
+    assert!(!stale.exists());
 }

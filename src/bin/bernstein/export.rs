@@ -71,6 +71,12 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     }
     let dir = args.out.as_ref().expect("clap requires --out or --check");
     let report = skills.export(dir, args.prune, jobs)?;
+    output::warn(report.stale_removed.iter().map(|p| {
+        format!(
+            "removed stale export staging directory {}",
+            bernstein_skills::text::path(p)
+        )
+    }));
     if !report.failed.is_empty() {
         let diags: Vec<_> = report
             .failed
