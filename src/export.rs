@@ -7,11 +7,13 @@
 //! Every manifest is written atomically ([`OutDir`]). Into a directory that
 //! already exists, each file is replaced by a rename, and a manifest whose
 //! bytes have not changed is not touched. A directory that does not exist
-//! yet is built beside its final place and renamed into it once complete, so
-//! nobody ever sees half an export, and its files need no rename each.
+//! yet is built beside its final place and renamed into it once complete,
+//! and only if every skill was written, so nobody ever sees half an export,
+//! and its files need no rename each.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::{Skills, write_atomic};
 use crate::error::{Error, Result};
@@ -29,6 +31,12 @@ pub struct Exported {
     pub removed: Vec<String>,
     /// Skills that could not be resolved, with why.
     pub failed: Vec<Error>,
+    /// Manifests not written because something else failed: after a failed
+    /// write no more are written, and into a new directory nothing is put in
+    /// place once anything failed (what was staged is removed).
+    pub not_written: usize,
+    /// The output directory did not exist: it appears only if nothing failed.
+    pub new_dir: bool,
     /// Staging directories of earlier exports whose process is gone, removed.
     pub stale_removed: Vec<PathBuf>,
 }
@@ -212,6 +220,11 @@ impl OutDir {
         Ok(true)
     }
 
+    /// Is this a new directory, built in staging until [`OutDir::finish`]?
+    pub fn is_new(&self) -> bool {
+        self.staging.is_some()
+    }
+
     /// The manifests the directory held when it was opened.
     pub fn existing(&self) -> &BTreeSet<String> {
         &self.existing
@@ -269,28 +282,54 @@ impl Skills {
 
     /// Writes every effective skill to `dir/<name>.json` atomically. With
     /// `prune`, removes manifests of skills that no longer exist (not when
-    /// any skill failed: its manifest is kept).
+    /// any skill failed: its manifest is kept). A `dir` that does not exist
+    /// appears whole or not at all: if any skill fails to resolve or to be
+    /// written, nothing is put in place. In an existing `dir`, every file is
+    /// left either as it was or as it should be.
     pub fn export(&self, dir: &Path, prune: bool, jobs: usize) -> Result<Exported> {
         let out_dir = OutDir::open(dir)?;
-        let stale_removed = out_dir.stale_removed().to_vec();
+        let new_dir = out_dir.is_new();
         let catalog = self.layers().catalog();
+        // Once a write fails (a full disk, a read-only file system), or into
+        // a new directory anything fails, writing more is pointless: the
+        // other skills are still resolved, to report every broken one.
+        let stop = AtomicBool::new(false);
         // One small result per skill (errors boxed): with 100,000 skills the
         // results are held three times over while the workers' parts are
-        // put back in order.
+        // put back in order. `None`: not written.
         let results = crate::par::map(&catalog, jobs, |(name, located)| {
-            let text = self.manifest_of(name, located).map_err(Box::new)?;
-            out_dir.put(name, text.as_bytes()).map_err(Box::new)
+            let text = self.manifest_of(name, located).map_err(|e| {
+                if new_dir {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Box::new(e)
+            })?;
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            out_dir.put(name, text.as_bytes()).map(Some).map_err(|e| {
+                stop.store(true, Ordering::Relaxed);
+                Box::new(e)
+            })
         });
         let mut out = Exported {
-            stale_removed,
+            stale_removed: out_dir.stale_removed().to_vec(),
+            new_dir,
             ..Exported::default()
         };
         for r in results {
             match r {
-                Ok(true) => out.written += 1,
-                Ok(false) => out.unchanged += 1,
+                Ok(Some(true)) => out.written += 1,
+                Ok(Some(false)) => out.unchanged += 1,
+                Ok(None) => out.not_written += 1,
                 Err(e) => out.failed.push(*e),
             }
+        }
+        if !out.failed.is_empty() && new_dir {
+            // Whole or not at all: dropped, the staging directory goes.
+            drop(out_dir);
+            out.not_written += std::mem::take(&mut out.written);
+            return Ok(out);
         }
         let existed = out_dir.existing().clone();
         out_dir.finish()?;

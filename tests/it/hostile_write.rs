@@ -60,6 +60,225 @@ fn two_skills() -> Sandbox {
 }
 
 // ---------------------------------------------------------------------------
+// Where writes fail partway: a real full file system, or a file-size limit.
+
+/// Forty skills `s00`..`s39` whose manifests grow from a few hundred bytes
+/// to about 10 KB, `author` set to `author`.
+fn growing_skills(sb: &Sandbox, count: usize, author: &str) {
+    for i in 0..count {
+        sb.write(
+            "base",
+            &format!("s{i:02}.yaml"),
+            format!("author: {author}\ndescription: {}\n", "x".repeat(i * 250)),
+        );
+    }
+}
+
+/// A tmpfs mounted for one test, unmounted (lazily) when dropped.
+struct Mount(std::ffi::CString);
+
+impl Mount {
+    /// Mounts a `size`-byte tmpfs on the existing directory `at`, if this
+    /// process may (root with `CAP_SYS_ADMIN`, as in the CI container).
+    fn tmpfs(at: &Path, size: usize) -> Option<Mount> {
+        use std::os::unix::ffi::OsStrExt;
+        let target = std::ffi::CString::new(at.as_os_str().as_bytes()).unwrap();
+        let options = std::ffi::CString::new(format!("size={size},mode=0755")).unwrap();
+        // SAFETY: every pointer is a valid NUL-terminated string that
+        // outlives the call.
+        let rc = unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                target.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                options.as_ptr().cast(),
+            )
+        };
+        (rc == 0).then_some(Mount(target))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        // SAFETY: a valid NUL-terminated path.
+        unsafe { libc::umount2(self.0.as_ptr(), libc::MNT_DETACH) };
+    }
+}
+
+/// A directory `disk` in the sandbox where writing fails partway through an
+/// export of [`growing_skills`]: a 64 KiB tmpfs (ENOSPC) when it can be
+/// mounted, otherwise a 4 KiB file-size limit on the child process (EFBIG,
+/// with `SIGXFSZ` ignored). Either way the failure is real and happens:
+/// every test checks its message, so none can pass without it.
+enum Fault {
+    Full { _mount: Mount, dir: PathBuf },
+    FileSize { dir: PathBuf },
+}
+
+const FILE_SIZE_LIMIT: u64 = 4096;
+
+impl Fault {
+    /// The best fault this machine offers: a full disk if possible.
+    fn disk_full(sb: &Sandbox) -> Fault {
+        let dir = sb.path().join("disk");
+        std::fs::create_dir(&dir).unwrap();
+        match Mount::tmpfs(&dir, 64 * 1024) {
+            Some(m) => Fault::Full { _mount: m, dir },
+            None => {
+                eprintln!("cannot mount a tmpfs here: using a file-size limit instead");
+                Fault::FileSize { dir }
+            }
+        }
+    }
+
+    /// The file-size limit, which works for any user on any Linux.
+    fn file_size(sb: &Sandbox) -> Fault {
+        let dir = sb.path().join("disk");
+        std::fs::create_dir(&dir).unwrap();
+        Fault::FileSize { dir }
+    }
+
+    fn dir(&self) -> &Path {
+        match self {
+            Fault::Full { dir, .. } | Fault::FileSize { dir } => dir,
+        }
+    }
+
+    /// The operating system's message for the failure.
+    fn message(&self) -> &'static str {
+        match self {
+            Fault::Full { .. } => "No space left on device",
+            Fault::FileSize { .. } => "File too large",
+        }
+    }
+
+    /// `bernstein skills --layers-root <root> ARGS...` under this fault.
+    fn run(&self, sb: &Sandbox, args: &[&str]) -> super::support::Run {
+        match self {
+            Fault::Full { .. } => sb.run(args),
+            Fault::FileSize { .. } => {
+                use std::os::unix::process::CommandExt;
+                let home = sb.path().join("home");
+                std::fs::create_dir_all(&home).unwrap();
+                let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_bernstein"));
+                cmd.env_clear()
+                    .env("HOME", &home)
+                    .current_dir(sb.path())
+                    .arg("skills")
+                    .arg("--layers-root")
+                    .arg(sb.root())
+                    .args(args);
+                // SAFETY: setrlimit and signal are async-signal-safe.
+                unsafe {
+                    cmd.pre_exec(|| {
+                        let limit = libc::rlimit {
+                            rlim_cur: FILE_SIZE_LIMIT,
+                            rlim_max: FILE_SIZE_LIMIT,
+                        };
+                        if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                        Ok(())
+                    });
+                }
+                sb.run_cmd(assert_cmd::Command::from_std(cmd))
+            }
+        }
+    }
+}
+
+/// An export of [`growing_skills`] into a new directory where writing
+/// fails partway: the directory does not appear, the staging directory is
+/// gone, exit 1 with the operating system's error.
+fn check_new_directory_fault(sb: &Sandbox, fault: &Fault) {
+    growing_skills(sb, 40, "a");
+    let out = fault.dir().join("m");
+    let run = fault.run(sb, &["export", "--out", out.to_str().unwrap()]);
+    assert_eq!(entries(fault.dir()), Vec::<String>::new(), "{run:#?}");
+    let stderr = run.failed();
+    assert!(stderr.contains(fault.message()), "{run:#?}");
+    assert!(stderr.contains("[ROOT]/disk/m was not created"), "{run:#?}");
+    // The same export without the fault works: the failure was the fault's.
+    let elsewhere = sb.path().join("elsewhere");
+    sb.run(&["export", "--out", elsewhere.to_str().unwrap()])
+        .ok();
+    assert_eq!(entries(&elsewhere).len(), 40);
+}
+
+#[test]
+fn a_write_failing_partway_into_a_new_directory_puts_nothing_in_place() {
+    let sb = Sandbox::new();
+    let fault = Fault::file_size(&sb);
+    check_new_directory_fault(&sb, &fault);
+}
+
+#[test]
+fn disk_full_into_a_new_directory_puts_nothing_in_place() {
+    let sb = Sandbox::new();
+    let fault = Fault::disk_full(&sb);
+    check_new_directory_fault(&sb, &fault);
+}
+
+#[test]
+fn disk_full_in_an_existing_directory_leaves_every_file_old_or_new() {
+    let sb = Sandbox::new();
+    let fault = Fault::disk_full(&sb);
+    let out = fault.dir().join("m");
+    let out_s = out.to_str().unwrap();
+    growing_skills(&sb, 5, "old");
+    sb.run(&["export", "--out", out_s]).ok();
+    let old = snapshot(&out);
+    // Every manifest changes, and 35 larger skills are added.
+    growing_skills(&sb, 40, "new");
+    let run = fault.run(&sb, &["export", "--out", out_s]);
+    assert!(run.failed().contains(fault.message()), "{run:#?}");
+    let expected = sb.path().join("expected");
+    sb.run(&["export", "--out", expected.to_str().unwrap()])
+        .ok();
+    for name in entries(&out) {
+        let now = std::fs::read(out.join(&name)).unwrap();
+        let was = old.iter().find(|(p, _)| p.ends_with(&name)).map(|x| &x.1);
+        let new = std::fs::read(expected.join(&name)).unwrap_or_else(|_| panic!("{name}"));
+        assert!(
+            Some(&now) == was || now == new,
+            "{name} is neither old nor new"
+        );
+    }
+    assert!(entries(&out).len() < 40, "the fault stopped the export");
+    assert!(
+        !entries(&out).iter().any(|n| n.starts_with('.')),
+        "no temporary file left: {:?}",
+        entries(&out)
+    );
+}
+
+#[test]
+fn a_broken_skill_into_a_new_directory_puts_nothing_in_place() {
+    let sb = two_skills();
+    sb.write("team", "writer.yaml", "descripton: typo\n");
+    let out = sb.path().join("fresh");
+    let run = sb.run(&["export", "--out", out.to_str().unwrap()]);
+    let stderr = run.failed();
+    assert!(
+        stderr.contains("[ROOT]/layers/team/writer.yaml:1:1: error: unknown field 'descripton'"),
+        "{run:#?}"
+    );
+    assert!(
+        stderr.contains("0 written, 0 unchanged, 0 removed, 1 failed, 1 not written; [ROOT]/fresh was not created"),
+        "{run:#?}"
+    );
+    assert_eq!(entries(sb.path()), ["home", "layers"]);
+    // The library says the same.
+    let report = sb.skills().export(&out, false, 2).unwrap();
+    assert_eq!((report.written, report.failed.len()), (0, 1));
+    assert_eq!(report.not_written, 1);
+    assert!(report.new_dir);
+    assert_eq!(entries(sb.path()), ["home", "layers"]);
+}
+
+// ---------------------------------------------------------------------------
 // Temporary files: unpredictable names, created exclusively.
 
 #[test]
