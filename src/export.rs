@@ -148,7 +148,16 @@ impl OutDir {
     /// Opens `dir` for writing manifests: removes stale staging directories
     /// beside it, then lists the manifests it holds, or, when it does not
     /// exist, creates its temporary stand-in.
+    ///
+    /// A `dir` that is a symlink is refused before anything is done: the
+    /// output directory may come from strangers, and a link could make
+    /// `--prune` delete files anywhere.
     pub fn open(dir: &Path) -> Result<OutDir> {
+        // `m/` and `m/.` name the link `m` itself, not the directory it
+        // points to.
+        let dir: PathBuf = dir.components().collect();
+        let dir = dir.as_path();
+        refuse_symlink(dir)?;
         let parent = dir
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -213,7 +222,12 @@ impl OutDir {
             return Ok(true);
         }
         let path = self.dir.join(&file);
-        if self.existing.contains(name) && std::fs::read(&path).is_ok_and(|old| old == text) {
+        // Only a regular file can be up to date: a symlink (or anything
+        // else) there is replaced by the rename, never written through.
+        if self.existing.contains(name)
+            && is_regular_file(&path)
+            && std::fs::read(&path).is_ok_and(|old| old == text)
+        {
             return Ok(false);
         }
         write_atomic(&path, text)?;
@@ -232,7 +246,8 @@ impl OutDir {
 
     /// Puts a new directory in its place. Should another process have
     /// created it meanwhile, the files are moved into it one by one (each
-    /// move atomic) instead.
+    /// move atomic) instead; should a symlink have appeared there, nothing
+    /// is moved through it.
     pub fn finish(mut self) -> Result<()> {
         let Some(staging) = self.staging.take() else {
             return Ok(());
@@ -241,7 +256,12 @@ impl OutDir {
             return Ok(());
         }
         let moved = (|| {
-            std::fs::create_dir_all(&self.dir).map_err(write_error(&self.dir))?;
+            match std::fs::create_dir(&self.dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(write_error(&self.dir)(e));
+                }
+                _ => refuse_symlink(&self.dir)?,
+            }
             for entry in std::fs::read_dir(&staging).map_err(write_error(&staging))? {
                 let entry = entry.map_err(write_error(&staging))?;
                 let to = self.dir.join(entry.file_name());
@@ -252,6 +272,29 @@ impl OutDir {
         let _ = std::fs::remove_dir_all(&staging);
         moved
     }
+}
+
+/// Is `path` a regular file (not following a symlink)?
+fn is_regular_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+}
+
+/// Refuses an output directory `dir` that is a symlink, naming its target.
+fn refuse_symlink(dir: &Path) -> Result<()> {
+    let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(());
+    }
+    let target = std::fs::read_link(dir).unwrap_or_default();
+    Err(Error::Refused {
+        path: None,
+        message: format!(
+            "{}: is a symbolic link to {}; export writes only into a real directory \
+             (nothing was written)",
+            crate::text::path(dir),
+            crate::text::path(&target)
+        ),
+    })
 }
 
 /// Turns an I/O error on `path` into [`Error::Write`].

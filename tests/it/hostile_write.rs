@@ -336,6 +336,167 @@ fn export_never_writes_through_symlinks_at_the_old_temporary_names() {
 }
 
 // ---------------------------------------------------------------------------
+// Symlinks in the output directory and in the layer.
+
+#[test]
+fn export_refuses_an_out_directory_that_is_a_symlink() {
+    let sb = two_skills();
+    let elsewhere = sb.write_file("elsewhere/writer.json", "precious\n");
+    let elsewhere = elsewhere.parent().unwrap();
+    sb.write_file("elsewhere/stale.json", "{}\n");
+    let before = snapshot(elsewhere);
+    let m = sb.path().join("m");
+    symlink(elsewhere, &m).unwrap();
+    for out in [m.to_str().unwrap().to_owned(), format!("{}/", m.display())] {
+        for args in [&["--prune"][..], &[]] {
+            let mut all = vec!["export", "--out", &out];
+            all.extend(args);
+            let run = sb.run(&all);
+            assert_eq!(
+                run.failed(),
+                "error: [ROOT]/m: is a symbolic link to [ROOT]/elsewhere; \
+                 export writes only into a real directory (nothing was written)\n",
+                "{run:#?}"
+            );
+            assert_eq!(snapshot(elsewhere), before);
+            assert_eq!(entries(sb.path()), ["elsewhere", "home", "layers", "m"]);
+        }
+    }
+    // Control characters in the link and its target are escaped.
+    let odd = sb.path().join("else\nwhere");
+    std::fs::create_dir(&odd).unwrap();
+    let link = sb.path().join("m\u{1b}[2J");
+    symlink(&odd, &link).unwrap();
+    let run = sb.run(&["export", "--out", link.to_str().unwrap()]);
+    let stderr = run.failed();
+    assert_eq!(stderr.lines().count(), 1, "{run:#?}");
+    assert!(
+        stderr.contains("[ROOT]/m\\x1b[2J: is a symbolic link to [ROOT]/else\\nwhere;"),
+        "{run:#?}"
+    );
+    assert_eq!(entries(&odd), Vec::<String>::new());
+    // The library refuses too.
+    let err = sb.skills().export(&m, true, 1).unwrap_err();
+    assert!(err.to_string().contains("is a symbolic link"), "{err}");
+    assert_eq!(snapshot(elsewhere), before);
+}
+
+#[test]
+fn manifest_symlinks_are_replaced_and_pruned_never_followed() {
+    let sb = two_skills();
+    let expected = sb.path().join("expected");
+    sb.run(&["export", "--out", expected.to_str().unwrap()])
+        .ok();
+    let writer = std::fs::read(expected.join("writer.json")).unwrap();
+    // Outside: a file equal to the manifest, one that differs, a stale
+    // target and a directory.
+    let victim = sb.write_file("outside/victim.json", &writer);
+    let victim2 = sb.write_file("outside/victim2.json", "precious\n");
+    let gone = sb.write_file("outside/gone-target.json", "keep me\n");
+    let dir = sb.write_file("outside/dir/inner.json", "{}\n");
+    let dir = dir.parent().unwrap();
+    let outside = sb.path().join("outside");
+    let before = snapshot(&outside);
+    let m = sb.path().join("m");
+    std::fs::create_dir(&m).unwrap();
+    symlink(&victim, m.join("writer.json")).unwrap();
+    symlink(&victim2, m.join("reviewer.json")).unwrap();
+    symlink(&gone, m.join("gone.json")).unwrap();
+    symlink(dir, m.join("dirlink.json")).unwrap();
+    symlink(dir, m.join("sub")).unwrap();
+    let run = sb.run(&["export", "--out", m.to_str().unwrap(), "--prune"]);
+    assert!(
+        run.ok().contains("2 written, 0 unchanged, 2 removed"),
+        "{run:#?}"
+    );
+    assert_eq!(snapshot(&outside), before, "nothing outside changed");
+    for name in ["writer.json", "reviewer.json"] {
+        assert!(is_regular_file(&m.join(name)), "{name}");
+        assert_eq!(
+            std::fs::read(m.join(name)).unwrap(),
+            std::fs::read(expected.join(name)).unwrap()
+        );
+    }
+    assert_eq!(entries(&m), ["reviewer.json", "sub", "writer.json"]);
+    assert!(
+        std::fs::symlink_metadata(m.join("sub"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn a_new_directory_replaced_by_a_symlink_meanwhile_is_not_written_through() {
+    let sb = Sandbox::new();
+    let outside = sb.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let m = sb.path().join("m");
+    let out = OutDir::open(&m).unwrap();
+    out.put("a", b"1").unwrap();
+    symlink(&outside, &m).unwrap();
+    assert!(out.finish().is_err());
+    assert_eq!(entries(&outside), Vec::<String>::new());
+    assert_eq!(entries(sb.path()), ["m", "outside"]);
+}
+
+#[test]
+fn new_refuses_a_skill_directory_that_is_a_symlink_out_of_the_layer() {
+    let sb = Sandbox::new().with_layer_dirs();
+    let outside = sb.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    symlink(&outside, sb.layer("team").join("fresh")).unwrap();
+    let run = sb.run(&["new", "fresh", "--layer", "team", "--form", "md"]);
+    let stderr = run.failed();
+    assert_eq!(
+        stderr,
+        "error: [ROOT]/layers/team/fresh: a symbolic link to [ROOT]/outside, outside the team \
+         layer ([ROOT]/layers/team); refusing to write through it (nothing was written)\n",
+        "{run:#?}"
+    );
+    assert_eq!(entries(&outside), Vec::<String>::new());
+    assert_eq!(entries(&sb.root()), ["base", "team", "user"]);
+    // A symlink that stays inside the layer is fine.
+    std::fs::create_dir(sb.layer("team").join("real")).unwrap();
+    symlink("real", sb.layer("team").join("alias")).unwrap();
+    sb.run(&["new", "alias", "--layer", "team", "--form", "md"])
+        .ok();
+    assert!(sb.layer("team").join("real/SKILL.md").is_file());
+}
+
+#[test]
+fn new_never_follows_a_symlink_at_the_new_file_or_the_schema() {
+    let sb = Sandbox::new().with_layer_dirs();
+    let outside = sb.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    // A dangling symlink where the new file goes.
+    symlink(
+        outside.join("planted.yaml"),
+        sb.layer("team").join("fresh.yaml"),
+    )
+    .unwrap();
+    let run = sb.run(&["new", "fresh", "--layer", "team"]);
+    assert!(
+        run.failed().contains("[ROOT]/layers/team/fresh.yaml"),
+        "{run:#?}"
+    );
+    assert_eq!(entries(&outside), Vec::<String>::new());
+    // A symlink where the schema goes is replaced, not written through.
+    std::fs::remove_file(sb.root().join("skill-fragment.schema.json")).ok();
+    let victim = sb.write_file("outside/victim.json", "precious\n");
+    symlink(&victim, sb.root().join("skill-fragment.schema.json")).unwrap();
+    sb.run(&["new", "other", "--layer", "team"]).ok();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let schema = sb.root().join("skill-fragment.schema.json");
+    assert!(is_regular_file(&schema));
+    assert!(
+        std::fs::read_to_string(&schema)
+            .unwrap()
+            .contains("\"$schema\"")
+    );
+}
+
+// ---------------------------------------------------------------------------
 // Staging directories: short names with the pid, stale ones cleaned up.
 
 /// A pid that is certainly dead: a child that has exited and been reaped.
