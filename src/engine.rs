@@ -232,6 +232,11 @@ impl Skills {
             ));
             return out;
         }
+        if let Some(kind) = crate::export::unexportable(name) {
+            let first = &located[0];
+            out.diagnostics
+                .push(Diagnostic::error(Some(&first.path), kind).in_layer(first.layer));
+        }
         let mut fragments = Vec::new();
         let mut failed = false;
         for l in located {

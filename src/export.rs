@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::{Skills, write_atomic};
-use crate::error::{Error, Result};
+use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::layer::Located;
 use crate::render;
 
@@ -39,6 +39,20 @@ pub struct Exported {
     pub new_dir: bool,
     /// Staging directories of earlier exports whose process is gone, removed.
     pub stale_removed: Vec<PathBuf>,
+}
+
+/// The longest file name, in bytes, that file systems allow (`NAME_MAX`).
+pub const FILE_NAME_MAX: usize = 255;
+
+/// Why skill `name` cannot be exported, if it cannot: its manifest's file
+/// name, `<name>.json`, would be longer than [`FILE_NAME_MAX`] bytes (a
+/// layer can hold such a name as `<name>.yml` or `<name>/SKILL.md`).
+pub fn unexportable(name: &str) -> Option<DiagnosticKind> {
+    let bytes = name.len() + ".json".len();
+    (bytes > FILE_NAME_MAX).then_some(DiagnosticKind::NameTooLong {
+        bytes,
+        limit: FILE_NAME_MAX,
+    })
 }
 
 /// How a committed manifest differs from the effective skill.
@@ -323,6 +337,17 @@ impl Skills {
         ))
     }
 
+    /// [`Skills::manifest_of`] for a skill that can be exported.
+    fn exportable_manifest_of(&self, name: &str, located: &[Located]) -> Result<String> {
+        if let Some(kind) = unexportable(name) {
+            let first = located.first();
+            let mut d = Diagnostic::error(first.map(|l| l.path.as_path()), kind);
+            d.layer = first.map(|l| l.layer);
+            return Err(d.into());
+        }
+        self.manifest_of(name, located)
+    }
+
     /// Writes every effective skill to `dir/<name>.json` atomically. With
     /// `prune`, removes manifests of skills that no longer exist (not when
     /// any skill failed: its manifest is kept). A `dir` that does not exist
@@ -341,7 +366,7 @@ impl Skills {
         // results are held three times over while the workers' parts are
         // put back in order. `None`: not written.
         let results = crate::par::map(&catalog, jobs, |(name, located)| {
-            let text = self.manifest_of(name, located).map_err(|e| {
+            let text = self.exportable_manifest_of(name, located).map_err(|e| {
                 if new_dir {
                     stop.store(true, Ordering::Relaxed);
                 }
@@ -527,6 +552,19 @@ mod tests {
             "2"
         );
     }
+
+    #[test]
+    fn names_whose_manifest_file_name_is_over_255_bytes_cannot_be_exported() {
+        assert_eq!(super::unexportable(&"a".repeat(250)), None);
+        assert_eq!(
+            super::unexportable(&"é".repeat(126)),
+            Some(crate::DiagnosticKind::NameTooLong {
+                bytes: 257,
+                limit: 255
+            })
+        );
+    }
+
     #[test]
     fn diff_shows_changed_lines() {
         let d = super::short_diff("a\nb\nc\n", "a\nB\nc\nd\n", 10);

@@ -592,3 +592,76 @@ fn stale_staging_directories_of_dead_exports_are_removed_and_live_ones_kept() {
     assert_eq!(report.stale_removed, [stale.as_path()]);
     assert!(!stale.exists());
 }
+
+// ---------------------------------------------------------------------------
+// File-name length.
+
+#[test]
+fn a_250_byte_skill_name_exports_again_and_again() {
+    let sb = Sandbox::new();
+    let name = "a".repeat(250);
+    sb.write("base", &format!("{name}.yaml"), "description: one\n");
+    let m = sb.path().join("m");
+    let m_s = m.to_str().unwrap();
+    sb.run(&["export", "--out", m_s]).ok();
+    for text in ["description: two\n", "description: three\n"] {
+        sb.write("base", &format!("{name}.yaml"), text);
+        let run = sb.run(&["export", "--out", m_s]);
+        assert!(run.ok().contains("1 written"), "{run:#?}");
+    }
+    assert!(
+        std::fs::read_to_string(m.join(format!("{name}.json")))
+            .unwrap()
+            .contains("three")
+    );
+    sb.run(&["validate"]).ok();
+}
+
+#[test]
+fn a_name_too_long_to_export_is_a_validate_error_and_export_fails_cleanly() {
+    let sb = two_skills();
+    let long = "b".repeat(251);
+    let file = sb.write("base", &format!("{long}.yml"), "description: long\n");
+    let located = format!("[ROOT]/layers/base/{long}.yml");
+    let message = "error: the skill name is too long to export: its manifest file name \
+                   would be 256 bytes, over the 255-byte limit";
+    let run = sb.run(&["validate"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stdout.contains(&format!("{located}: {message}")),
+        "{run:#?}"
+    );
+    assert!(run.stdout.contains("1 error(s)"), "{run:#?}");
+    // A SKILL.md directory allows 255 bytes; its manifest would be 260.
+    let longer = "c".repeat(255);
+    sb.write(
+        "user",
+        &format!("{longer}/SKILL.md"),
+        "---\ndescription: x\n---\n",
+    );
+    let v = sb.run(&["validate", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&v.stdout).unwrap();
+    assert_eq!(v["errors"], 2, "{v}");
+    assert!(v.to_string().contains("would be 260 bytes"), "{v}");
+    std::fs::remove_dir_all(sb.layer("user")).unwrap();
+
+    // Into a new directory: nothing appears.
+    let m = sb.path().join("m");
+    let run = sb.run(&["export", "--out", m.to_str().unwrap()]);
+    let stderr = run.failed();
+    assert!(
+        stderr.contains(&format!("{located}: {message}")),
+        "{run:#?}"
+    );
+    assert!(!m.exists());
+    // Into an existing one: the others are written, exit 1.
+    std::fs::create_dir(&m).unwrap();
+    let run = sb.run(&["export", "--out", m.to_str().unwrap()]);
+    assert!(
+        run.failed()
+            .contains("2 written, 0 unchanged, 0 removed, 1 failed"),
+        "{run:#?}"
+    );
+    assert_eq!(entries(&m), ["reviewer.json", "writer.json"]);
+    assert!(file.is_file());
+}
