@@ -275,6 +275,11 @@ impl Skills {
             ));
             return out;
         }
+        if let Some(kind) = crate::export::unexportable(name) {
+            let first = &located[0];
+            out.diagnostics
+                .push(Diagnostic::error(Some(&first.path), kind).in_layer(first.layer));
+        }
         let mut fragments = Vec::new();
         let mut failed = false;
         for l in located {
@@ -430,6 +435,12 @@ fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
 /// write leaves the old file in place. There is no fsync: that would make
 /// exporting 10,000 manifests take seconds, and the files are derived data
 /// that `export` can always write again.
+///
+/// The directory may hold anything (a committed manifests directory comes
+/// from strangers' pull requests): the temporary file gets a short random
+/// name (`.bs-XXXXXX`) and is created with `O_CREAT | O_EXCL | O_NOFOLLOW`,
+/// so nothing planted there is ever written through, and the rename replaces
+/// whatever is at `path`, a symlink included, instead of following it.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let fail = |source| Error::Write {
@@ -440,19 +451,18 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(fail(e));
-    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".bs-")
+        .make_in(dir, |p| {
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+            options.open(p)
+        })
+        .map_err(fail)?;
+    // Dropped on failure, the temporary file is removed.
+    tmp.as_file_mut().write_all(bytes).map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
 }

@@ -227,6 +227,18 @@ pub enum DiagnosticKind {
         /// The layer whose value it repeats.
         below: Layer,
     },
+    /// A skill name too long to export: its manifest's file name,
+    /// `<name>.json`, would be longer than file systems allow.
+    #[error(
+        "the skill name is too long to export: its manifest file name would be {bytes} bytes, \
+         over the {limit}-byte limit"
+    )]
+    NameTooLong {
+        /// The length of `<name>.json`, in bytes.
+        bytes: usize,
+        /// The longest file name allowed, in bytes.
+        limit: usize,
+    },
 }
 
 fn suggest(s: &Option<String>) -> String {

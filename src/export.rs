@@ -7,14 +7,16 @@
 //! Every manifest is written atomically ([`OutDir`]). Into a directory that
 //! already exists, each file is replaced by a rename, and a manifest whose
 //! bytes have not changed is not touched. A directory that does not exist
-//! yet is built beside its final place and renamed into it once complete, so
-//! nobody ever sees half an export, and its files need no rename each.
+//! yet is built beside its final place and renamed into it once complete,
+//! and only if every skill was written, so nobody ever sees half an export,
+//! and its files need no rename each.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::{Skills, write_atomic};
-use crate::error::{Error, Result};
+use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::layer::Located;
 use crate::render;
 use crate::text::{EXCERPT_CHARS, excerpt};
@@ -30,6 +32,28 @@ pub struct Exported {
     pub removed: Vec<String>,
     /// Skills that could not be resolved, with why.
     pub failed: Vec<Error>,
+    /// Manifests not written because something else failed: after a failed
+    /// write no more are written, and into a new directory nothing is put in
+    /// place once anything failed (what was staged is removed).
+    pub not_written: usize,
+    /// The output directory did not exist: it appears only if nothing failed.
+    pub new_dir: bool,
+    /// Staging directories of earlier exports whose process is gone, removed.
+    pub stale_removed: Vec<PathBuf>,
+}
+
+/// The longest file name, in bytes, that file systems allow (`NAME_MAX`).
+pub const FILE_NAME_MAX: usize = 255;
+
+/// Why skill `name` cannot be exported, if it cannot: its manifest's file
+/// name, `<name>.json`, would be longer than [`FILE_NAME_MAX`] bytes (a
+/// layer can hold such a name as `<name>.yml` or `<name>/SKILL.md`).
+pub fn unexportable(name: &str) -> Option<DiagnosticKind> {
+    let bytes = name.len() + ".json".len();
+    (bytes > FILE_NAME_MAX).then_some(DiagnosticKind::NameTooLong {
+        bytes,
+        limit: FILE_NAME_MAX,
+    })
 }
 
 /// How a committed manifest differs from the effective skill.
@@ -63,6 +87,11 @@ fn manifests_in(dir: &Path) -> BTreeSet<String> {
 /// temporary name beside it (files created directly; [`OutDir::finish`]
 /// renames the whole directory into place). Dropped without `finish`, a
 /// half-built new directory is removed.
+///
+/// A staging directory is named `.bernstein-export-<pid>-<random>`, short
+/// and independent of the output directory's name; opening an `OutDir`
+/// first removes the staging directories of that naming beside it whose
+/// process is gone (an interrupted export), never following a symlink.
 #[derive(Debug)]
 pub struct OutDir {
     dir: PathBuf,
@@ -70,12 +99,90 @@ pub struct OutDir {
     existing: BTreeSet<String>,
     /// The real path of an existing `dir`, which reads stay inside.
     root: Option<PathBuf>,
+    stale_removed: Vec<PathBuf>,
+}
+
+/// How staging directories are named: this, the process id, `-`, random.
+const STAGING_PREFIX: &str = ".bernstein-export-";
+
+/// Is process `pid` (still) running? Unknown counts as yes.
+fn alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return true;
+        };
+        if pid <= 0 {
+            return true;
+        }
+        // SAFETY: signal 0 sends nothing; it only checks the pid exists.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Removes the staging directories in `parent` left by exports whose process
+/// is gone; returns them. A symlink of that name is removed itself, never
+/// its target, and nothing inside a directory is followed.
+fn remove_stale_staging(parent: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .filter(|(pid, random)| pid.bytes().all(|b| b.is_ascii_digit()) && !random.is_empty())
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if alive(pid) {
+            continue;
+        }
+        let path = entry.path();
+        let gone = match entry.file_type() {
+            // remove_dir_all removes a symlink itself, and never follows one
+            // inside the directory.
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path).is_ok(),
+            Ok(t) if t.is_symlink() => std::fs::remove_file(&path).is_ok(),
+            _ => false,
+        };
+        if gone {
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    removed
 }
 
 impl OutDir {
-    /// Opens `dir` for writing manifests: lists the manifests it holds, or,
-    /// when it does not exist, creates its temporary stand-in.
+    /// Opens `dir` for writing manifests: removes stale staging directories
+    /// beside it, then lists the manifests it holds, or, when it does not
+    /// exist, creates its temporary stand-in.
+    ///
+    /// A `dir` that is a symlink is refused before anything is done: the
+    /// output directory may come from strangers, and a link could make
+    /// `--prune` delete files anywhere.
     pub fn open(dir: &Path) -> Result<OutDir> {
+        // `m/` and `m/.` name the link `m` itself, not the directory it
+        // points to.
+        let dir: PathBuf = dir.components().collect();
+        let dir = dir.as_path();
+        refuse_symlink(dir, WRITES_ONLY)?;
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let stale_removed = remove_stale_staging(parent);
         if dir.exists() && !dir.is_dir() {
             return Err(Error::Write {
                 path: dir.to_path_buf(),
@@ -91,27 +198,35 @@ impl OutDir {
                 staging: None,
                 existing: manifests_in(dir),
                 root: crate::confine::real_root(dir),
+                stale_removed,
             });
         }
-        let parent = dir
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(write_error(parent))?;
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        // A leftover of an interrupted run with the same process id.
-        let _ = std::fs::remove_dir_all(&staging);
-        std::fs::create_dir(&staging).map_err(write_error(&staging))?;
+        // create_dir under a fresh random name: fails on anything already
+        // there, a symlink included, and then another name is tried.
+        let (_, tmp) = tempfile::Builder::new()
+            .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
+            .make_in(parent, |p| std::fs::create_dir(p))
+            .map_err(write_error(dir))?
+            .keep()
+            .map_err(|e| Error::Write {
+                path: dir.to_path_buf(),
+                source: e.error,
+            })?;
+        // make_in made the path absolute; keep the caller's form.
+        let staging = parent.join(tmp.file_name().unwrap_or_default());
         Ok(OutDir {
             dir: dir.to_path_buf(),
             staging: Some(staging),
             existing: BTreeSet::new(),
             root: None,
+            stale_removed,
         })
+    }
+
+    /// The staging directories of interrupted exports removed by [`OutDir::open`].
+    pub fn stale_removed(&self) -> &[PathBuf] {
+        &self.stale_removed
     }
 
     /// Writes `name.json` unless it already holds exactly `text`. Returns
@@ -129,9 +244,11 @@ impl OutDir {
             return Ok(true);
         }
         let path = self.dir.join(&file);
-        // Compared only when it is a regular file inside the directory; a
-        // symlink or anything else is replaced by a rename, never followed.
+        // Compared only when it is a regular file inside the directory (the
+        // reader refuses symlinks out and anything not regular); otherwise
+        // it is replaced by the rename, never written through.
         if self.existing.contains(name)
+            && is_regular_file(&path)
             && self.root.as_deref().is_some_and(|root| {
                 crate::confine::read_in_root(root, &path, text.len() as u64)
                     .is_ok_and(|old| old == text)
@@ -143,6 +260,11 @@ impl OutDir {
         Ok(true)
     }
 
+    /// Is this a new directory, built in staging until [`OutDir::finish`]?
+    pub fn is_new(&self) -> bool {
+        self.staging.is_some()
+    }
+
     /// The manifests the directory held when it was opened.
     pub fn existing(&self) -> &BTreeSet<String> {
         &self.existing
@@ -150,7 +272,8 @@ impl OutDir {
 
     /// Puts a new directory in its place. Should another process have
     /// created it meanwhile, the files are moved into it one by one (each
-    /// move atomic) instead.
+    /// move atomic) instead; should a symlink have appeared there, nothing
+    /// is moved through it.
     pub fn finish(mut self) -> Result<()> {
         let Some(staging) = self.staging.take() else {
             return Ok(());
@@ -159,7 +282,12 @@ impl OutDir {
             return Ok(());
         }
         let moved = (|| {
-            std::fs::create_dir_all(&self.dir).map_err(write_error(&self.dir))?;
+            match std::fs::create_dir(&self.dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(write_error(&self.dir)(e));
+                }
+                _ => refuse_symlink(&self.dir, WRITES_ONLY)?,
+            }
             for entry in std::fs::read_dir(&staging).map_err(write_error(&staging))? {
                 let entry = entry.map_err(write_error(&staging))?;
                 let to = self.dir.join(entry.file_name());
@@ -170,6 +298,32 @@ impl OutDir {
         let _ = std::fs::remove_dir_all(&staging);
         moved
     }
+}
+
+/// Is `path` a regular file (not following a symlink)?
+fn is_regular_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+}
+
+/// Why an `--out` directory that is a symlink is refused.
+const WRITES_ONLY: &str = "export writes only into a real directory (nothing was written)";
+
+/// Refuses a directory `dir` that is a symlink, naming its target and `what`
+/// the command needs instead.
+fn refuse_symlink(dir: &Path, what: &str) -> Result<()> {
+    let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(());
+    }
+    let target = std::fs::read_link(dir).unwrap_or_default();
+    Err(Error::Refused {
+        path: None,
+        message: format!(
+            "{}: is a symbolic link to {}; {what}",
+            crate::text::path(dir),
+            crate::text::path(&target)
+        ),
+    })
 }
 
 /// Turns an I/O error on `path` into [`Error::Write`].
@@ -198,26 +352,67 @@ impl Skills {
         ))
     }
 
+    /// [`Skills::manifest_of`] for a skill that can be exported.
+    fn exportable_manifest_of(&self, name: &str, located: &[Located]) -> Result<String> {
+        if let Some(kind) = unexportable(name) {
+            let first = located.first();
+            let mut d = Diagnostic::error(first.map(|l| l.path.as_path()), kind);
+            d.layer = first.map(|l| l.layer);
+            return Err(d.into());
+        }
+        self.manifest_of(name, located)
+    }
+
     /// Writes every effective skill to `dir/<name>.json` atomically. With
     /// `prune`, removes manifests of skills that no longer exist (not when
-    /// any skill failed: its manifest is kept).
+    /// any skill failed: its manifest is kept). A `dir` that does not exist
+    /// appears whole or not at all: if any skill fails to resolve or to be
+    /// written, nothing is put in place. In an existing `dir`, every file is
+    /// left either as it was or as it should be.
     pub fn export(&self, dir: &Path, prune: bool, jobs: usize) -> Result<Exported> {
         let out_dir = OutDir::open(dir)?;
+        let new_dir = out_dir.is_new();
         let catalog = self.layers().catalog();
+        // Once a write fails (a full disk, a read-only file system), or into
+        // a new directory anything fails, writing more is pointless: the
+        // other skills are still resolved, to report every broken one.
+        let stop = AtomicBool::new(false);
         // One small result per skill (errors boxed): with 100,000 skills the
         // results are held three times over while the workers' parts are
-        // put back in order.
+        // put back in order. `None`: not written.
         let results = crate::par::map(&catalog, jobs, |(name, located)| {
-            let text = self.manifest_of(name, located).map_err(Box::new)?;
-            out_dir.put(name, text.as_bytes()).map_err(Box::new)
+            let text = self.exportable_manifest_of(name, located).map_err(|e| {
+                if new_dir {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Box::new(e)
+            })?;
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            out_dir.put(name, text.as_bytes()).map(Some).map_err(|e| {
+                stop.store(true, Ordering::Relaxed);
+                Box::new(e)
+            })
         });
-        let mut out = Exported::default();
+        let mut out = Exported {
+            stale_removed: out_dir.stale_removed().to_vec(),
+            new_dir,
+            ..Exported::default()
+        };
         for r in results {
             match r {
-                Ok(true) => out.written += 1,
-                Ok(false) => out.unchanged += 1,
+                Ok(Some(true)) => out.written += 1,
+                Ok(Some(false)) => out.unchanged += 1,
+                Ok(None) => out.not_written += 1,
                 Err(e) => out.failed.push(*e),
             }
+        }
+        if !out.failed.is_empty() && new_dir {
+            // Whole or not at all: dropped, the staging directory goes.
+            drop(out_dir);
+            out.not_written += std::mem::take(&mut out.written);
+            return Ok(out);
         }
         let existed = out_dir.existing().clone();
         out_dir.finish()?;
@@ -237,6 +432,14 @@ impl Skills {
     /// Compares `dir`'s manifests with the effective skills, writing nothing.
     /// Returns every drift, by name; a skill that fails to resolve is an error.
     pub fn check_export(&self, dir: &Path, jobs: usize) -> Result<Vec<(String, Drift)>> {
+        // As for --out: the manifests directory is where reads stay, so it
+        // must be a real directory, not a link to one somewhere else.
+        let dir: PathBuf = dir.components().collect();
+        let dir = dir.as_path();
+        refuse_symlink(
+            dir,
+            "export --check reads manifests only from a real directory",
+        )?;
         let catalog = self.layers().catalog();
         let root = crate::confine::real_root(dir);
         let cap = self.max_manifest_bytes();
@@ -380,6 +583,19 @@ mod tests {
             "2"
         );
     }
+
+    #[test]
+    fn names_whose_manifest_file_name_is_over_255_bytes_cannot_be_exported() {
+        assert_eq!(super::unexportable(&"a".repeat(250)), None);
+        assert_eq!(
+            super::unexportable(&"é".repeat(126)),
+            Some(crate::DiagnosticKind::NameTooLong {
+                bytes: 257,
+                limit: 255
+            })
+        );
+    }
+
     #[test]
     fn diff_shows_changed_lines() {
         let d = super::short_diff("a\nb\nc\n", "a\nB\nc\nd\n", 10);

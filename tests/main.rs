@@ -13,6 +13,7 @@ mod it {
     mod hardening;
     mod hostile_output;
     mod hostile_read;
+    mod hostile_write;
     mod precedence;
     mod props;
     mod readme;

@@ -224,3 +224,18 @@ fn the_spec_is_read_bounded_and_never_from_a_special_file() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn export_check_refuses_a_manifests_directory_that_is_a_symlink() {
+    let sb = Sandbox::new();
+    with_base(&sb);
+    sb.write_file("outside/writer.json", format!("{SECRET}\n"));
+    symlink(sb.path().join("outside"), sb.path().join("manifests")).unwrap();
+    let out = sb.run(&["export", "--check", "manifests"]);
+    let err = out.failed();
+    assert_no_secret(&out);
+    assert!(
+        err.starts_with("error: manifests: is a symbolic link to [ROOT]/outside; export --check reads manifests only from a real directory"),
+        "{err}"
+    );
+}

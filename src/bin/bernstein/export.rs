@@ -70,6 +70,12 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     }
     let dir = args.out.as_ref().expect("clap requires --out or --check");
     let report = skills.export(dir, args.prune, jobs)?;
+    output::warn(
+        report
+            .stale_removed
+            .iter()
+            .map(|p| format!("removed stale export staging directory {}", text::path(p))),
+    );
     if !report.failed.is_empty() {
         let diags: Vec<_> = report
             .failed
@@ -83,13 +89,20 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
             output::print_error(&Error::Invalid(diags));
         }
     }
-    let summary = format!(
-        "{} written, {} unchanged, {} removed, {} failed\n",
+    let mut summary = format!(
+        "{} written, {} unchanged, {} removed, {} failed",
         report.written,
         report.unchanged,
         report.removed.len(),
         report.failed.len()
     );
+    if report.not_written > 0 {
+        summary.push_str(&format!(", {} not written", report.not_written));
+    }
+    if report.new_dir && !report.failed.is_empty() {
+        summary.push_str(&format!("; {} was not created", text::path(dir)));
+    }
+    summary.push('\n');
     if report.failed.is_empty() {
         output::print(&summary);
         Ok(ExitCode::SUCCESS)

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use bernstein_skills::layer::{Form, check_name};
 use bernstein_skills::spec::{fragment_schema, strategy_help};
-use bernstein_skills::{Error, Layer, Result, engine::write_atomic, render};
+use bernstein_skills::{Error, Layer, Result, engine::write_atomic, render, text};
 
 use crate::cli::Global;
 use crate::output;
@@ -56,6 +56,46 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
     p
 }
 
+/// Refuses when a symlink among the components of `parent` below the layer
+/// directory `dir` leads out of it (compared as canonical paths).
+fn confine(dir: &Path, parent: &Path, layer: Layer) -> Result<()> {
+    let root = dir.canonicalize().map_err(|source| Error::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut p = dir.to_path_buf();
+    for c in parent
+        .strip_prefix(dir)
+        .unwrap_or(Path::new(""))
+        .components()
+    {
+        p.push(c);
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            // Not there yet: create_dir_all makes a real directory.
+            break;
+        };
+        let inside = p.canonicalize().is_ok_and(|real| real.starts_with(&root));
+        if !inside {
+            let what = if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&p).unwrap_or_default();
+                format!("a symbolic link to {}", text::path(&target))
+            } else {
+                "not inside it".to_owned()
+            };
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "{}: {what}, outside the {layer} ({}); refusing to write through it \
+                     (nothing was written)",
+                    text::path(&p),
+                    text::path(dir)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
     check_name(&args.name).map_err(|reason| Error::InvalidName {
         name: args.name.clone(),
@@ -97,7 +137,12 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         move |source| Error::Write { path, source }
     };
     let parent = path.parent().unwrap_or(&dir).to_path_buf();
+    // The layer may come from strangers: a symlink there (`team/NAME ->
+    // /elsewhere`) must not make us write outside it.
+    std::fs::create_dir_all(&dir).map_err(write_err(&dir))?;
+    confine(&dir, &parent, layer)?;
     std::fs::create_dir_all(&parent).map_err(write_err(&parent))?;
+    confine(&dir, &parent, layer)?;
 
     // The schema sits beside the layers so the modeline is a relative path
     // that works for everyone who checks the layer out.
@@ -144,7 +189,8 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
             comment("#")
         ),
     };
-    // create_new: never overwrite, even if the file appeared meanwhile.
+    // create_new (O_EXCL): never overwrite, even if the file appeared
+    // meanwhile, and never follow a symlink planted at its name.
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
