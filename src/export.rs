@@ -70,16 +70,84 @@ pub enum Drift {
     Refused(String),
 }
 
-/// The manifest names (`<name>.json` stems) in `dir`.
-fn manifests_in(dir: &Path) -> BTreeSet<String> {
+/// What `export` writes for each skill.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// `DIR/<name>.json`: the `show` JSON.
+    #[default]
+    Json,
+    /// `DIR/<name>/SKILL.md` and the skill's files: an Agent Skills
+    /// directory any agent loads ([`crate::skillmd`], [`crate::files`]).
+    Skill,
+}
+
+/// The skills `dir` holds in `format`: `<name>.json` stems, or the names of
+/// entries that are directories (or links, so that a prune removes them).
+fn entries_in(dir: &Path, format: Format) -> BTreeSet<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return BTreeSet::new();
     };
     entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
-        .filter(|n| !n.starts_with('.'))
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            if name.starts_with('.') {
+                return None;
+            }
+            match format {
+                Format::Json => name.strip_suffix(".json").map(str::to_owned),
+                Format::Skill => e
+                    .file_type()
+                    .is_ok_and(|t| t.is_dir() || t.is_symlink())
+                    .then_some(name),
+            }
+        })
         .collect()
+}
+
+/// One skill's output: paths relative to the output directory, and bytes.
+pub type Rendered = Vec<(String, Vec<u8>)>;
+
+/// Makes `dir/rel`'s parent directories real directories inside `dir`: a
+/// missing one is created, a symlink or file in the way is removed first
+/// (never followed). `dir` itself was checked by [`OutDir::open`].
+fn ensure_parents(dir: &Path, rel: &str) -> Result<()> {
+    let mut at = dir.to_path_buf();
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    parts.pop();
+    for part in parts {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_dir() => continue,
+            Ok(_) => std::fs::remove_file(&at).map_err(write_error(&at))?,
+            Err(_) => {}
+        }
+        std::fs::create_dir(&at).map_err(write_error(&at))?;
+    }
+    Ok(())
+}
+
+/// Every entry below `dir` (relative paths, `/`-separated), not following
+/// symlinks: files and links as leaves, directories after their contents.
+fn walk_out(dir: &Path, prefix: &str, out: &mut Vec<(String, bool)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rel = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir {
+            walk_out(&e.path(), &rel, out);
+        }
+        out.push((rel, is_dir));
+    }
 }
 
 /// Where [`Skills::export`] writes: an output directory that existed (files
@@ -97,6 +165,7 @@ pub struct OutDir {
     dir: PathBuf,
     staging: Option<PathBuf>,
     existing: BTreeSet<String>,
+    format: Format,
     /// The real path of an existing `dir`, which reads stay inside.
     root: Option<PathBuf>,
     stale_removed: Vec<PathBuf>,
@@ -173,6 +242,11 @@ impl OutDir {
     /// output directory may come from strangers, and a link could make
     /// `--prune` delete files anywhere.
     pub fn open(dir: &Path) -> Result<OutDir> {
+        OutDir::open_as(dir, Format::Json)
+    }
+
+    /// [`OutDir::open`] for skills in `format`.
+    pub fn open_as(dir: &Path, format: Format) -> Result<OutDir> {
         // `m/` and `m/.` name the link `m` itself, not the directory it
         // points to.
         let dir: PathBuf = dir.components().collect();
@@ -196,7 +270,8 @@ impl OutDir {
             return Ok(OutDir {
                 dir: dir.to_path_buf(),
                 staging: None,
-                existing: manifests_in(dir),
+                existing: entries_in(dir, format),
+                format,
                 root: crate::confine::real_root(dir),
                 stale_removed,
             });
@@ -219,6 +294,7 @@ impl OutDir {
             dir: dir.to_path_buf(),
             staging: Some(staging),
             existing: BTreeSet::new(),
+            format,
             root: None,
             stale_removed,
         })
@@ -232,32 +308,90 @@ impl OutDir {
     /// Writes `name.json` unless it already holds exactly `text`. Returns
     /// whether it wrote.
     pub fn put(&self, name: &str, text: &[u8]) -> Result<bool> {
-        let file = format!("{name}.json");
+        self.put_skill(name, &[(format!("{name}.json"), text.to_vec())])
+    }
+
+    /// Writes skill `name`'s output (paths relative to the directory), each
+    /// file unless it already holds exactly those bytes; in the skill format
+    /// also removes files of the skill's directory that are no longer part
+    /// of it. Returns whether anything changed.
+    pub fn put_skill(&self, name: &str, files: &[(String, Vec<u8>)]) -> Result<bool> {
         if let Some(staging) = &self.staging {
-            let path = staging.join(&file);
-            let fail = |source| Error::Write {
-                path: self.dir.join(&file),
-                source,
-            };
-            let mut f = std::fs::File::create_new(&path).map_err(fail)?;
-            std::io::Write::write_all(&mut f, text).map_err(fail)?;
+            for (rel, bytes) in files {
+                let path = staging.join(rel);
+                let fail = |source| Error::Write {
+                    path: self.dir.join(rel),
+                    source,
+                };
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(fail)?;
+                }
+                let mut f = std::fs::File::create_new(&path).map_err(fail)?;
+                std::io::Write::write_all(&mut f, bytes).map_err(fail)?;
+            }
             return Ok(true);
         }
-        let path = self.dir.join(&file);
-        // Compared only when it is a regular file inside the directory (the
-        // reader refuses symlinks out and anything not regular); otherwise
-        // it is replaced by the rename, never written through.
-        if self.existing.contains(name)
-            && is_regular_file(&path)
-            && self.root.as_deref().is_some_and(|root| {
-                crate::confine::read_in_root(root, &path, text.len() as u64)
-                    .is_ok_and(|old| old == text)
-            })
-        {
-            return Ok(false);
+        let mut changed = false;
+        for (rel, bytes) in files {
+            ensure_parents(&self.dir, rel)?;
+            let path = self.dir.join(rel);
+            // Compared only when it is a regular file inside the directory
+            // (the reader refuses symlinks out and anything not regular);
+            // otherwise it is replaced by the rename, never written through.
+            let same = self.existing.contains(name)
+                && is_regular_file(&path)
+                && self.root.as_deref().is_some_and(|root| {
+                    crate::confine::read_in_root(root, &path, bytes.len() as u64)
+                        .is_ok_and(|old| &old == bytes)
+                });
+            if !same {
+                write_atomic(&path, bytes)?;
+                changed = true;
+            }
         }
-        write_atomic(&path, text)?;
-        Ok(true)
+        if self.format == Format::Skill {
+            changed |= self.remove_extra(name, files)?;
+        }
+        Ok(changed)
+    }
+
+    /// Removes what `dir/name/` holds beyond `files` (never following a
+    /// symlink: a link is removed itself). Returns whether it removed any.
+    fn remove_extra(&self, name: &str, files: &[(String, Vec<u8>)]) -> Result<bool> {
+        let keep: BTreeSet<&str> = files.iter().map(|(r, _)| r.as_str()).collect();
+        let keep_dir = |rel: &str| keep.iter().any(|k| k.starts_with(&format!("{rel}/")));
+        let mut found = Vec::new();
+        walk_out(&self.dir.join(name), name, &mut found);
+        let mut removed = false;
+        for (rel, is_dir) in found {
+            let path = self.dir.join(&rel);
+            if is_dir {
+                if !keep_dir(&rel) {
+                    std::fs::remove_dir(&path).map_err(write_error(&path))?;
+                    removed = true;
+                }
+            } else if !keep.contains(rel.as_str()) {
+                std::fs::remove_file(&path).map_err(write_error(&path))?;
+                removed = true;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Removes skill `name`'s output (a manifest, or a skill directory, or a
+    /// link standing in its place, never followed).
+    pub fn remove(&self, name: &str) -> Result<()> {
+        let path = match self.format {
+            Format::Json => self.dir.join(format!("{name}.json")),
+            Format::Skill => self.dir.join(name),
+        };
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_dir());
+        if is_dir {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        }
+        .map_err(|source| Error::Write { path, source })
     }
 
     /// Is this a new directory, built in staging until [`OutDir::finish`]?
@@ -352,25 +486,69 @@ impl Skills {
         ))
     }
 
-    /// [`Skills::manifest_of`] for a skill that can be exported.
-    fn exportable_manifest_of(&self, name: &str, located: &[Located]) -> Result<String> {
+    /// What skill `name` exports as in `format` (paths relative to the
+    /// output directory); an error if it cannot be exported.
+    pub fn rendered(&self, name: &str, located: &[Located], format: Format) -> Result<Rendered> {
         if let Some(kind) = unexportable(name) {
             let first = located.first();
             let mut d = Diagnostic::error(first.map(|l| l.path.as_path()), kind);
             d.layer = first.map(|l| l.layer);
             return Err(d.into());
         }
-        self.manifest_of(name, located)
+        match format {
+            Format::Json => Ok(vec![(
+                format!("{name}.json"),
+                self.manifest_of(name, located)?.into_bytes(),
+            )]),
+            Format::Skill => {
+                let resolved = self.resolve_located(name, located)?;
+                let skill_md = crate::skillmd::render(self.spec(), &resolved.effective());
+                let mut out = vec![(format!("{name}/SKILL.md"), skill_md.into_bytes())];
+                for f in self.files_of(located)? {
+                    // Copied as bytes, never parsed; confined like every read.
+                    let bytes =
+                        crate::confine::read_in_root(&f.root, &f.source.path, f.source.size)
+                            .map_err(|r| {
+                                Error::from(
+                                    Diagnostic::error(
+                                        Some(&f.source.path),
+                                        DiagnosticKind::Refused {
+                                            reason: r.describe(
+                                                &f.source.path,
+                                                &f.source.layer.to_string(),
+                                            ),
+                                        },
+                                    )
+                                    .in_layer(f.source.layer),
+                                )
+                            })?;
+                    out.push((format!("{name}/{}", f.rel), bytes));
+                }
+                Ok(out)
+            }
+        }
     }
 
-    /// Writes every effective skill to `dir/<name>.json` atomically. With
-    /// `prune`, removes manifests of skills that no longer exist (not when
-    /// any skill failed: its manifest is kept). A `dir` that does not exist
+    /// Writes every effective skill to `dir/<name>.json` atomically; see
+    /// [`Skills::export_as`].
+    pub fn export(&self, dir: &Path, prune: bool, jobs: usize) -> Result<Exported> {
+        self.export_as(dir, Format::Json, prune, jobs)
+    }
+
+    /// Writes every effective skill to `dir` in `format` atomically. With
+    /// `prune`, removes the output of skills that no longer exist (not when
+    /// any skill failed: its output is kept). A `dir` that does not exist
     /// appears whole or not at all: if any skill fails to resolve or to be
     /// written, nothing is put in place. In an existing `dir`, every file is
     /// left either as it was or as it should be.
-    pub fn export(&self, dir: &Path, prune: bool, jobs: usize) -> Result<Exported> {
-        let out_dir = OutDir::open(dir)?;
+    pub fn export_as(
+        &self,
+        dir: &Path,
+        format: Format,
+        prune: bool,
+        jobs: usize,
+    ) -> Result<Exported> {
+        let out_dir = OutDir::open_as(dir, format)?;
         let new_dir = out_dir.is_new();
         let catalog = self.layers().catalog();
         // Once a write fails (a full disk, a read-only file system), or into
@@ -381,7 +559,7 @@ impl Skills {
         // results are held three times over while the workers' parts are
         // put back in order. `None`: not written.
         let results = crate::par::map(&catalog, jobs, |(name, located)| {
-            let text = self.exportable_manifest_of(name, located).map_err(|e| {
+            let files = self.rendered(name, located, format).map_err(|e| {
                 if new_dir {
                     stop.store(true, Ordering::Relaxed);
                 }
@@ -390,7 +568,7 @@ impl Skills {
             if stop.load(Ordering::Relaxed) {
                 return Ok(None);
             }
-            out_dir.put(name, text.as_bytes()).map(Some).map_err(|e| {
+            out_dir.put_skill(name, &files).map(Some).map_err(|e| {
                 stop.store(true, Ordering::Relaxed);
                 Box::new(e)
             })
@@ -415,23 +593,34 @@ impl Skills {
             return Ok(out);
         }
         let existed = out_dir.existing().clone();
-        out_dir.finish()?;
         if prune && out.failed.is_empty() {
             let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
             for stale in existed {
                 if !live.contains(stale.as_str()) {
-                    let path = dir.join(format!("{stale}.json"));
-                    std::fs::remove_file(&path).map_err(|source| Error::Write { path, source })?;
+                    out_dir.remove(&stale)?;
                     out.removed.push(stale);
                 }
             }
         }
+        out_dir.finish()?;
         Ok(out)
     }
 
-    /// Compares `dir`'s manifests with the effective skills, writing nothing.
-    /// Returns every drift, by name; a skill that fails to resolve is an error.
+    /// Compares `dir`'s manifests with the effective skills; see
+    /// [`Skills::check_export_as`].
     pub fn check_export(&self, dir: &Path, jobs: usize) -> Result<Vec<(String, Drift)>> {
+        self.check_export_as(dir, Format::Json, jobs)
+    }
+
+    /// Compares what `dir` holds with what exporting in `format` would write,
+    /// writing nothing. Returns every drift, by name; a skill that fails to
+    /// resolve is an error.
+    pub fn check_export_as(
+        &self,
+        dir: &Path,
+        format: Format,
+        jobs: usize,
+    ) -> Result<Vec<(String, Drift)>> {
         // As for --out: the manifests directory is where reads stay, so it
         // must be a real directory, not a link to one somewhere else.
         let dir: PathBuf = dir.components().collect();
@@ -444,20 +633,26 @@ impl Skills {
         let root = crate::confine::real_root(dir);
         let cap = self.max_manifest_bytes();
         let results = crate::par::map(&catalog, jobs, |(name, located)| -> Result<Option<Drift>> {
-            let text = self.manifest_of(name, located)?;
-            let path = dir.join(format!("{name}.json"));
+            let files = self.rendered(name, located, format)?;
             let Some(root) = &root else {
                 return Ok(Some(Drift::Added));
             };
-            Ok(match crate::confine::read_in_root(root, &path, cap) {
-                Err(r) if r.is_not_found() => Some(Drift::Added),
-                Err(r) => Some(Drift::Refused(r.describe(&path, "manifests directory"))),
-                Ok(old) if old == text.as_bytes() => None,
-                Ok(old) => Some(Drift::Changed(short_diff(
-                    &String::from_utf8_lossy(&old),
-                    &text,
-                    12,
-                ))),
+            Ok(match format {
+                Format::Json => {
+                    let (rel, text) = &files[0];
+                    let path = dir.join(rel);
+                    match crate::confine::read_in_root(root, &path, cap) {
+                        Err(r) if r.is_not_found() => Some(Drift::Added),
+                        Err(r) => Some(Drift::Refused(r.describe(&path, "manifests directory"))),
+                        Ok(old) if &old == text => None,
+                        Ok(old) => Some(Drift::Changed(short_diff(
+                            &String::from_utf8_lossy(&old),
+                            &String::from_utf8_lossy(text),
+                            12,
+                        ))),
+                    }
+                }
+                Format::Skill => skill_drift(dir, root, name, &files, cap),
             })
         });
         let mut out = Vec::new();
@@ -481,7 +676,7 @@ impl Skills {
             });
         }
         let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
-        for stale in manifests_in(dir) {
+        for stale in entries_in(dir, format) {
             if !live.contains(stale.as_str()) {
                 out.push((stale, Drift::Removed));
             }
@@ -489,6 +684,71 @@ impl Skills {
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
+}
+
+/// How skill directory `dir/name/` differs from `files`: `+ path` for a
+/// file it lacks, `- path` for one it has beyond them, `~ path (N → M
+/// bytes)` for other content, and the SKILL.md as a short diff. `None`
+/// when they are the same.
+fn skill_drift(
+    dir: &Path,
+    root: &Path,
+    name: &str,
+    files: &[(String, Vec<u8>)],
+    cap: u64,
+) -> Option<Drift> {
+    let skill_dir = dir.join(name);
+    if std::fs::symlink_metadata(&skill_dir).is_err() {
+        return Some(Drift::Added);
+    }
+    let mut lines = Vec::new();
+    let shown = |rel: &str| {
+        excerpt(
+            rel.strip_prefix(name)
+                .unwrap_or(rel)
+                .trim_start_matches('/'),
+            EXCERPT_CHARS,
+        )
+    };
+    for (rel, bytes) in files {
+        let path = dir.join(rel);
+        match crate::confine::read_in_root(root, &path, cap) {
+            Err(r) if r.is_not_found() => lines.push(format!("+ {}", shown(rel))),
+            Err(r) => lines.push(format!(
+                "! {}: {}",
+                shown(rel),
+                r.describe(&path, "output directory")
+            )),
+            Ok(old) if &old == bytes => {}
+            Ok(old) if rel.ends_with("/SKILL.md") && rel.matches('/').count() == 1 => {
+                lines.push(format!("~ {}", shown(rel)));
+                lines.extend(
+                    short_diff(
+                        &String::from_utf8_lossy(&old),
+                        &String::from_utf8_lossy(bytes),
+                        12,
+                    )
+                    .into_iter()
+                    .map(|l| format!("  {l}")),
+                );
+            }
+            Ok(old) => lines.push(format!(
+                "~ {} ({} → {} bytes)",
+                shown(rel),
+                old.len(),
+                bytes.len()
+            )),
+        }
+    }
+    let expected: BTreeSet<&str> = files.iter().map(|(r, _)| r.as_str()).collect();
+    let mut found = Vec::new();
+    walk_out(&skill_dir, name, &mut found);
+    for (rel, is_dir) in found {
+        if !is_dir && !expected.contains(rel.as_str()) {
+            lines.push(format!("- {}", shown(&rel)));
+        }
+    }
+    (!lines.is_empty()).then_some(Drift::Changed(lines))
 }
 
 /// A unified-style line diff of `old` → `new`, at most `max` changed lines,

@@ -9,6 +9,7 @@ mod it {
     pub mod support;
 
     mod cli;
+    mod export_skill;
     mod forms;
     mod hardening;
     mod hostile_output;

@@ -58,7 +58,7 @@ fn keyed() -> impl Strategy<Value = Vec<Value>> {
 }
 
 /// One fragment of the shipped spec: each field absent, `null` or set.
-fn fragment() -> impl Strategy<Value = Map<String, Value>> {
+pub(super) fn fragment() -> impl Strategy<Value = Map<String, Value>> {
     fn maybe(s: impl Strategy<Value = Value> + 'static) -> BoxedStrategy<Option<Value>> {
         prop_oneof![3 => Just(None), 1 => Just(Some(Value::Null)), 4 => s.prop_map(Some)].boxed()
     }

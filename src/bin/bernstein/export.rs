@@ -1,11 +1,11 @@
-//! `bernstein skills export (--out DIR [--prune] | --check DIR)`.
+//! `bernstein skills export (--out DIR [--prune] | --check DIR) [--format json|skill]`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use bernstein_skills::export::Drift;
+use bernstein_skills::export::{Drift, Format};
 use bernstein_skills::{Error, Result, par, text};
 
 use crate::cli::Global;
@@ -13,7 +13,7 @@ use crate::output;
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  bernstein skills export --out manifests/\n  bernstein skills export --out manifests/ --prune\n  bernstein skills export --check manifests/   # in CI: exit 1 if any differ"
+    after_help = "Examples:\n  bernstein skills export --out manifests/\n  bernstein skills export --out manifests/ --prune\n  bernstein skills export --check manifests/   # in CI: exit 1 if any differ\n  bernstein skills export --format skill --out ~/.claude/skills"
 )]
 pub struct ExportArgs {
     /// Write DIR/<name>.json for every skill (atomically; unchanged files are left alone).
@@ -33,20 +33,38 @@ pub struct ExportArgs {
     /// Worker threads [default: one per core].
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// What to write per skill: `json` (DIR/<name>.json, the `show` JSON)
+    /// or `skill` (DIR/<name>/SKILL.md and the skill's files, an Agent
+    /// Skills directory any agent loads).
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: ExportFormat,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Skill,
 }
 
 pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
     let jobs = args.jobs.unwrap_or_else(par::default_jobs);
+    let format = match args.format {
+        ExportFormat::Json => Format::Json,
+        ExportFormat::Skill => Format::Skill,
+    };
     if let Some(dir) = &args.check {
-        let drift = skills.check_export(dir, jobs)?;
+        let drift = skills.check_export_as(dir, format, jobs)?;
         if drift.is_empty() {
             output::print(&format!("{}: all manifests up to date\n", text::path(dir)));
             return Ok(ExitCode::SUCCESS);
         }
         let mut out = String::new();
         for (name, d) in &drift {
-            let file = text::path(&dir.join(format!("{name}.json")));
+            let file = match format {
+                Format::Json => text::path(&dir.join(format!("{name}.json"))),
+                Format::Skill => format!("{}/", text::path(&dir.join(name))),
+            };
             let name = text::escape(name);
             match d {
                 Drift::Added => out.push_str(&format!("added: {name} (no {file})\n")),
@@ -61,15 +79,20 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
             }
         }
         out.push_str(&format!(
-            "{} manifest(s) out of date; run `bernstein skills export --out {} --prune`\n",
+            "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`\n",
             drift.len(),
+            if format == Format::Skill {
+                " --format skill"
+            } else {
+                ""
+            },
             text::path(dir)
         ));
         output::print(&out);
         return Ok(ExitCode::from(1));
     }
     let dir = args.out.as_ref().expect("clap requires --out or --check");
-    let report = skills.export(dir, args.prune, jobs)?;
+    let report = skills.export_as(dir, format, args.prune, jobs)?;
     output::warn(
         report
             .stale_removed

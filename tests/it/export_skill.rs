@@ -1,0 +1,253 @@
+//! Effective skills as directories an agent loads (issue 12 §4):
+//! `export --format skill` writes `DIR/NAME/SKILL.md` plus the resolved
+//! files, with the same whole-or-nothing writing, `--check` and `--prune` as
+//! the JSON manifests, and reads back as the same skill.
+
+use bernstein_skills::export::Format;
+use bernstein_skills::{Layers, render};
+use proptest::prelude::*;
+use serde_json::{Map, Value};
+
+use super::support::{Sandbox, shipped_spec};
+
+fn layered() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write(
+        "base",
+        "writer/SKILL.md",
+        "---\nname: writer\ndescription: Writes docs.\n---\n\n# Writer\n\nDraft prose.\n",
+    );
+    sb.write("base", "writer/references/style.md", "# Base style\n");
+    sb.write("base", "writer/assets/logo.bin", [0u8, 159, 146, 150, 255]);
+    sb.write(
+        "team",
+        "writer/SKILL.md",
+        "---\ndescription: Writes docs in the team's voice.\n---\n",
+    );
+    sb.write("team", "writer/references/glossary.md", "# Terms\n");
+    sb.write("user", "writer.yaml", "trigger_keywords: [mine]\n");
+    sb
+}
+
+#[test]
+fn a_layered_skill_exports_as_a_skill_directory() {
+    let sb = layered();
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    let out = sb.path().join("out/writer");
+    assert_eq!(
+        std::fs::read_to_string(out.join("SKILL.md")).unwrap(),
+        "---\nname: writer\ndescription: Writes docs in the team's voice.\ntrigger_keywords:\n- mine\n---\n\n# Writer\n\nDraft prose.\n"
+    );
+    assert_eq!(
+        std::fs::read(out.join("assets/logo.bin")).unwrap(),
+        [0u8, 159, 146, 150, 255],
+        "binary files are copied as bytes"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("references/glossary.md")).unwrap(),
+        "# Terms\n"
+    );
+    let mut names: Vec<String> = walk(&out);
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "SKILL.md",
+            "assets/logo.bin",
+            "references/glossary.md",
+            "references/style.md"
+        ]
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().into_string().unwrap();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&e.path()).into_iter().map(|n| format!("{name}/{n}")));
+        } else {
+            out.push(name);
+        }
+    }
+    out
+}
+
+#[test]
+fn an_untouched_skill_comes_out_as_it_went_in() {
+    let sb = Sandbox::new();
+    let skill = "---\nname: pdf\ndescription: Extracts text and tables from PDF files.\n---\n\n# PDF\n\nUse the scripts.\n";
+    sb.write("base", "pdf/SKILL.md", skill);
+    sb.write("base", "pdf/scripts/extract.py", "print('x')\n");
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(sb.path().join("out/pdf/SKILL.md")).unwrap(),
+        skill
+    );
+}
+
+#[test]
+fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
+    let sb = layered();
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    assert!(
+        sb.run(&["export", "--format", "skill", "--check", "out"])
+            .ok()
+            .ends_with("all manifests up to date\n")
+    );
+    let out = sb.path().join("out");
+    std::fs::write(out.join("writer/references/style.md"), "tampered\n").unwrap();
+    std::fs::write(out.join("writer/references/extra.md"), "extra\n").unwrap();
+    std::fs::remove_file(out.join("writer/references/glossary.md")).unwrap();
+    std::fs::create_dir_all(out.join("gone")).unwrap();
+    std::fs::write(out.join("gone/SKILL.md"), "---\n---\n").unwrap();
+    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    for line in [
+        "changed: writer (out/writer/)",
+        "    + references/glossary.md",
+        "    ~ references/style.md (9 → 13 bytes)",
+        "    - references/extra.md",
+        "removed: gone (out/gone/ has no skill)",
+        "2 manifest(s) out of date; run `bernstein skills export --format skill --out out --prune`",
+    ] {
+        assert!(run.stdout.lines().any(|l| l == line), "{line}: {run:#?}");
+    }
+    assert_eq!(
+        sb.run(&["export", "--format", "skill", "--out", "out", "--prune"])
+            .ok(),
+        "1 written, 0 unchanged, 1 removed, 0 failed\n"
+    );
+    assert!(!out.join("gone").exists());
+    assert!(!out.join("writer/references/extra.md").exists());
+    sb.run(&["export", "--format", "skill", "--check", "out"])
+        .ok();
+}
+
+#[test]
+fn a_new_skill_directory_appears_whole_or_not_at_all() {
+    let sb = layered();
+    sb.write("base", "broken.yaml", "descripton: typo\n");
+    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(!sb.path().join("out").exists());
+    assert_eq!(
+        std::fs::read_dir(sb.path())
+            .unwrap()
+            .filter(|e| e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with('.'))
+            .count(),
+        0,
+        "no staging directory is left"
+    );
+}
+
+#[test]
+fn writing_never_follows_a_symlink_planted_in_the_output() {
+    let sb = layered();
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    let out = sb.path().join("out/writer");
+    std::fs::create_dir_all(sb.path().join("elsewhere")).unwrap();
+    std::fs::write(sb.path().join("elsewhere/keep.md"), "keep\n").unwrap();
+    std::fs::remove_dir_all(out.join("references")).unwrap();
+    std::os::unix::fs::symlink(sb.path().join("elsewhere"), out.join("references")).unwrap();
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(sb.path().join("elsewhere/keep.md")).unwrap(),
+        "keep\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(sb.path().join("elsewhere"))
+            .unwrap()
+            .count(),
+        1
+    );
+    assert!(
+        std::fs::symlink_metadata(out.join("references"))
+            .unwrap()
+            .is_dir()
+    );
+}
+
+/// Writes a generated fragment as `NAME/SKILL.md` (with a body and a file)
+/// or `NAME.yaml`.
+fn write_layer(sb: &Sandbox, layer: &str, fields: &Map<String, Value>, md: bool, file: u8) {
+    if md {
+        let mut fm = fields.clone();
+        fm.remove("body");
+        let yaml = serde_json::to_string(&fm).unwrap();
+        sb.write(
+            layer,
+            "s/SKILL.md",
+            format!("---\n{yaml}\n---\n\n# {layer} body\n"),
+        );
+        sb.write(
+            layer,
+            &format!("s/references/f{}.md", file % 3),
+            [layer.as_bytes(), &[file]].concat(),
+        );
+    } else {
+        sb.write(layer, "s.yaml", serde_json::to_string(fields).unwrap());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Exported as a skill directory and read back as a lone base layer,
+    /// every skill gives the same effective JSON, files included.
+    #[test]
+    fn exported_skills_read_back_identically(
+        layers in [
+            (super::props::fragment(), any::<bool>(), any::<u8>()).prop_map(Some).boxed(),
+            prop::option::weighted(0.6, (super::props::fragment(), any::<bool>(), any::<u8>())).boxed(),
+            prop::option::weighted(0.6, (super::props::fragment(), any::<bool>(), any::<u8>())).boxed(),
+        ]
+    ) {
+        let sb = Sandbox::new().with_layer_dirs();
+        for (layer, l) in ["base", "team", "user"].into_iter().zip(&layers) {
+            if let Some((fields, md, file)) = l {
+                write_layer(&sb, layer, fields, *md, *file);
+            }
+        }
+        let skills = sb.skills();
+        // Every generated fragment is valid, so every skill resolves.
+        let resolved = skills.resolve("s").unwrap();
+        let mut original: Value = resolved.effective().to_value();
+        original.as_object_mut().unwrap().remove("layers_present");
+        let files = skills.files("s").unwrap();
+
+        let out = sb.path().join("out");
+        let done = skills.export_as(&out, Format::Skill, false, 1).unwrap();
+        prop_assert!(done.failed.is_empty());
+        let back = bernstein_skills::Skills::new(
+            shipped_spec(),
+            Layers::from_paths([out.clone(), sb.path().join("none1"), sb.path().join("none2")]),
+            bernstein_skills::fragment::DEFAULT_MAX_BYTES,
+        );
+        let mut again: Value = back.resolve("s").unwrap().effective().to_value();
+        again.as_object_mut().unwrap().remove("layers_present");
+        prop_assert_eq!(render::to_json(&again), render::to_json(&original));
+        let back_files: Vec<(String, Vec<u8>)> = back
+            .files("s")
+            .unwrap()
+            .into_iter()
+            .map(|f| (f.rel, std::fs::read(f.source.path).unwrap()))
+            .collect();
+        let want: Vec<(String, Vec<u8>)> = files
+            .into_iter()
+            .map(|f| (f.rel, std::fs::read(f.source.path).unwrap()))
+            .collect();
+        prop_assert_eq!(back_files, want);
+    }
+}
