@@ -133,6 +133,17 @@ pub enum DiagnosticKind {
         /// A key-like field in the entry that looks like a misspelt key.
         suggestion: Option<String>,
     },
+    /// A value that breaks a constraint of its field's rule in the spec
+    /// (`pattern`, `min_length`, `max_length`, `enum`, `minimum`, `maximum`).
+    #[error("'{field}' {problem}")]
+    Constraint {
+        /// The field, or a path inside it (`trigger_keywords[2]`).
+        field: String,
+        /// The spec attribute the value breaks: `pattern`, `min_length`, ...
+        constraint: String,
+        /// What is wrong, in words, with the value quoted as a short excerpt.
+        problem: String,
+    },
     /// Two entries with the same identity in one layer.
     #[error("entry {index} of '{field}' repeats the identity {identity} of entry {first}")]
     DuplicateIdentity {
