@@ -453,7 +453,8 @@ pub struct Field {
     pub strategy: Strategy,
     /// Its value when no layer sets it.
     pub default: Value,
-    /// Must the effective skill have a non-empty value?
+    /// Must the effective skill have a non-empty value? (See
+    /// [`crate::check`] for what empty means for each strategy.)
     pub required: bool,
     /// Its documentation.
     pub description: Option<String>,
