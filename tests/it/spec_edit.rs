@@ -177,3 +177,39 @@ fn a_spec_field_default_fills_the_effective_skill() {
         json!({"model": "small", "tags": [], "layers_present": ["base"]})
     );
 }
+
+#[test]
+fn a_spec_from_before_constraints_loads_and_merges_byte_identically() {
+    // The outputs below were recorded with the build and spec of the commit
+    // before constraints and required fields existed.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let golden = |file: &str| {
+        std::fs::read_to_string(root.join("tests/fixtures/classic").join(file)).unwrap()
+    };
+    let run = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("bernstein")
+            .unwrap()
+            .env_clear()
+            .current_dir(root)
+            .args(["skills", "--spec", "tests/fixtures/mergespec-classic.yaml"])
+            .args(["--layers-root", "examples/layers"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for (args, file) in [
+        (&["show", "writer"][..], "writer.json"),
+        (&["show", "reviewer"], "reviewer.json"),
+        (&["show", "writer", "--origins"], "writer.origins.txt"),
+        (
+            &["show", "writer", "--per-layer", "--json"],
+            "writer.per-layer.json",
+        ),
+        (&["explain", "writer"], "writer.explain.txt"),
+        (&["schema"], "skill-fragment.schema.json"),
+    ] {
+        assert!(run(args) == golden(file), "{args:?} differs from {file}");
+    }
+}
