@@ -231,6 +231,34 @@ fn diagnose(
         expected,
         found: describe(instance).into(),
     };
+    // A value of several types is checked by one `anyOf` branch per type
+    // (see `spec::value_schema`): the branch of the value's own type says
+    // what is wrong with it; if there is none, the type is.
+    if let (Strategy::Override { value }, None, K::AnyOf { context }) =
+        (&rule.strategy, index, kind)
+        && value.types.len() > 1
+    {
+        let own = context.iter().find(|branch| {
+            !branch.iter().any(|e| {
+                e.instance_path().as_str() == pointer && matches!(e.kind(), K::Type { .. })
+            })
+        });
+        return match own {
+            Some(branch) => branch
+                .iter()
+                .flat_map(|e| {
+                    diagnose(
+                        spec,
+                        e.instance_path().as_str(),
+                        e.kind(),
+                        e.instance(),
+                        &e.to_string(),
+                    )
+                })
+                .collect(),
+            None => vec![(pointer.to_owned(), false, wrong(name, value.phrase()))],
+        };
+    }
     // The rule of a list item inside an OVERRIDE value, if it has one.
     let override_items = match &rule.strategy {
         Strategy::Override { value } => value.items.as_deref(),

@@ -1125,6 +1125,26 @@ mod tests {
             p["tags"]["items"],
             json!({"type": "string", "minLength": 1})
         );
+        // Several types: one branch per type with the constraints of that
+        // type, and null.
+        let spec2 = load(
+            "  v: {strategy: OVERRIDE, type: [string, integer, array], max_length: 3, \
+             minimum: 1, items: string, enum: [ab, 2, [x]]}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            fragment_schema(&spec2)["properties"]["v"]["anyOf"],
+            json!([
+                {"type": "string", "maxLength": 3},
+                {"type": "integer", "minimum": 1},
+                {"type": "array", "items": {"type": "string"}},
+                {"type": "null"}
+            ])
+        );
+        assert_eq!(
+            fragment_schema(&spec2)["properties"]["v"]["enum"],
+            json!(["ab", 2, ["x"], null])
+        );
         let hover = p["name"]["description"].as_str().unwrap();
         assert!(
             hover.starts_with(

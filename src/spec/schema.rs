@@ -7,7 +7,7 @@ use std::path::Path;
 use schemars::transform::{RestrictFormats, Transform};
 use serde_json::{Map, Value, json};
 
-use super::{Field, MergeSpec, RawSpec, Strategy, ValueRule};
+use super::{Field, MergeSpec, RawSpec, Strategy, ValueRule, ValueType};
 use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::fragment::{self, Syntax};
 
@@ -62,41 +62,60 @@ fn typed(json_type: Option<&str>) -> Map<String, Value> {
 
 /// The schema of a value under `rule`: its type(s), its items and its
 /// constraints, with JSON Schema's names for them.
+///
+/// A value of several types is an `anyOf` with one branch per type, each
+/// holding the constraints that apply to that type (Ajv's strict mode, as
+/// editors run it, refuses a `type` list other than `[T, "null"]`).
 pub(super) fn value_schema(rule: &ValueRule) -> Map<String, Value> {
-    let mut m = Map::new();
-    match rule.types.as_slice() {
-        [] => {}
-        [one] => {
-            m.insert("type".into(), json!(one.json_type()));
-        }
+    let mut m = match rule.types.as_slice() {
+        [] => typed_branch(rule, None),
+        [one] => typed_branch(rule, Some(*one)),
         many => {
-            m.insert(
-                "type".into(),
-                Value::Array(many.iter().map(|t| json!(t.json_type())).collect()),
-            );
+            let branches = many
+                .iter()
+                .map(|t| Value::Object(typed_branch(rule, Some(*t))))
+                .collect();
+            let mut m = Map::new();
+            m.insert("anyOf".into(), Value::Array(branches));
+            m
         }
+    };
+    if let Some(values) = &rule.constraints.allowed {
+        m.insert("enum".into(), Value::Array(values.clone()));
     }
-    if let Some(items) = &rule.items {
+    m
+}
+
+/// The schema of `rule`'s values of type `t` (any type when `None`): the
+/// type and the constraints that apply to it. JSON Schema ignores a
+/// keyword of another type, so for any type all of them are kept.
+fn typed_branch(rule: &ValueRule, t: Option<ValueType>) -> Map<String, Value> {
+    let mut m = typed(t.and_then(ValueType::json_type));
+    let is = |kinds: &[ValueType]| t.is_none_or(|t| kinds.contains(&t));
+    if is(&[ValueType::Array])
+        && let Some(items) = &rule.items
+    {
         m.insert("items".into(), Value::Object(value_schema(items)));
     }
     let c = &rule.constraints;
-    if let Some(p) = &c.pattern {
-        m.insert("pattern".into(), json!(p));
+    if is(&[ValueType::String]) {
+        if let Some(p) = &c.pattern {
+            m.insert("pattern".into(), json!(p));
+        }
+        if let Some(n) = c.min_length {
+            m.insert("minLength".into(), json!(n));
+        }
+        if let Some(n) = c.max_length {
+            m.insert("maxLength".into(), json!(n));
+        }
     }
-    if let Some(n) = c.min_length {
-        m.insert("minLength".into(), json!(n));
-    }
-    if let Some(n) = c.max_length {
-        m.insert("maxLength".into(), json!(n));
-    }
-    if let Some(values) = &c.allowed {
-        m.insert("enum".into(), Value::Array(values.clone()));
-    }
-    if let Some(n) = &c.minimum {
-        m.insert("minimum".into(), Value::Number(n.clone()));
-    }
-    if let Some(n) = &c.maximum {
-        m.insert("maximum".into(), Value::Number(n.clone()));
+    if is(&[ValueType::Integer, ValueType::Number]) {
+        if let Some(n) = &c.minimum {
+            m.insert("minimum".into(), Value::Number(n.clone()));
+        }
+        if let Some(n) = &c.maximum {
+            m.insert("maximum".into(), Value::Number(n.clone()));
+        }
     }
     m
 }
@@ -229,13 +248,12 @@ pub fn fragment_schema(spec: &MergeSpec) -> Value {
     for field in &spec.fields {
         let mut schema = field_value_schema(&field.strategy);
         // `null` resets a field; allow it beside the declared type(s) and values.
-        match schema.get_mut("type") {
-            Some(Value::String(t)) => {
-                let t = std::mem::take(t);
-                schema.insert("type".into(), json!([t, "null"]));
-            }
-            Some(Value::Array(ts)) => ts.push(json!("null")),
-            _ => {}
+        if let Some(Value::String(t)) = schema.get_mut("type") {
+            let t = std::mem::take(t);
+            schema.insert("type".into(), json!([t, "null"]));
+        }
+        if let Some(Value::Array(branches)) = schema.get_mut("anyOf") {
+            branches.push(json!({"type": "null"}));
         }
         if let Some(Value::Array(values)) = schema.get_mut("enum") {
             values.push(Value::Null);
