@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::error::{Diagnostic, DiagnosticKind};
 use crate::fragment::Fragment;
 use crate::merge::{Effective, FieldMerge, Merged, field_pointer};
-use crate::spec::{MergeSpec, Strategy};
+use crate::spec::{Field, MergeSpec, Strategy};
 use crate::validate::Validator;
 
 /// Is this value empty for `required`? `null`, a blank string, `[]`, `{}`.
@@ -45,6 +45,15 @@ fn merged_is_empty(merged: &Merged) -> bool {
         Merged::Keyed(entries) => entries.is_empty(),
         Merged::Deep(tree) => is_empty(&tree.to_value()),
     }
+}
+
+/// Does [`effective`] look at this field? The required ones, and the
+/// OVERRIDE fields with constraints (whose value the merge may have made).
+/// A caller that merges only to check can merge just these
+/// ([`crate::merge::merge_only`]).
+pub fn needs(field: &Field) -> bool {
+    field.required
+        || matches!(&field.strategy, Strategy::Override { value } if value.has_constraints())
 }
 
 /// The problems of the effective skill: required fields left empty, and
@@ -207,7 +216,8 @@ mod tests {
              flag: {strategy: OVERRIDE, type: boolean, required: true}\n  \
              tags: {strategy: APPEND, required: true}\n  \
              refs: {strategy: KEYED_REPLACE, required: true}\n  \
-             meta: {strategy: DEEP_MERGE, required: true}\n",
+             meta: {strategy: DEEP_MERGE, required: true}\n  \
+             plain: {strategy: APPEND}\n",
             Path::new("spec.yaml"),
         )
         .unwrap()
@@ -289,6 +299,21 @@ mod tests {
         assert_eq!(
             p,
             ["user: 'meta' is required but it has no keys (set in user/x)"]
+        );
+    }
+
+    #[test]
+    fn checking_only_the_needed_fields_finds_the_same_problems() {
+        let spec = spec();
+        let validator = Validator::new(&spec);
+        let fragments = [frag(Layer::Team, json!({"description": " ", "tags": []}))];
+        let shown = |f: &Fragment| f.layer.label().to_owned();
+        let full = merge(&spec, "Bad", &fragments);
+        let only = crate::merge::merge_only(&spec, "Bad", &fragments, needs);
+        assert!(only.fields.len() < full.fields.len());
+        assert_eq!(
+            effective(&spec, &validator, &only, &fragments, &shown),
+            effective(&spec, &validator, &full, &fragments, &shown)
         );
     }
 

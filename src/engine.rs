@@ -144,7 +144,9 @@ impl Skills {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
-        let effective = merge(&self.spec, name, &fragments);
+        // Only the fields the check reads: the caller merges again for the
+        // whole skill, and this keeps that second merge the only full one.
+        let effective = crate::merge::merge_only(&self.spec, name, &fragments, crate::check::needs);
         let errors = self.check_effective(&effective, &fragments);
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
