@@ -440,3 +440,80 @@ fn new_scaffold_lists_hyphenated_fields_and_marks_required_ones() {
     assert_eq!(props["description"]["maxLength"], 1024);
     assert!(props["name"]["pattern"].is_string());
 }
+
+/// A spec with every kind of constraint, for the located-error tests.
+const CONSTRAINED_SPEC: &str = "version: 1
+body_field: body
+fields:
+  body: {strategy: OVERRIDE, type: string}
+  description: {strategy: OVERRIDE, type: string}
+  code: {strategy: OVERRIDE, type: string, pattern: '^[A-Z]{3}$', pattern_help: three capital letters}
+  title: {strategy: OVERRIDE, type: string, min_length: 2, max_length: 5}
+  mode: {strategy: OVERRIDE, enum: [fast, slow]}
+  level: {strategy: OVERRIDE, type: integer, minimum: 1, maximum: 9}
+  tags: {strategy: APPEND, items: {type: string, max_length: 3}}
+";
+
+/// The messages every form of the same broken fragment must give, in line order.
+const BROKEN: [&str; 6] = [
+    "'code' must be three capital letters; got 'abc'",
+    "'title' must be at least 2 characters long; got 1 ('x')",
+    "'mode' must be one of \"fast\", \"slow\"; got \"medium\"",
+    "'level' must be at least 1; got 0",
+    "'tags[1]' must be at most 3 characters long; got 4",
+    "'level' must be at most 9; got 10",
+];
+
+#[test]
+fn every_constraint_is_located_in_yaml_toml_and_skill_md() {
+    let sb = Sandbox::new();
+    let spec = sb.write_file("constrained.yaml", CONSTRAINED_SPEC);
+    // (file, text, the line:col of each of BROKEN's messages)
+    let cases = [
+        (
+            "base/y.yaml",
+            "code: abc\ntitle: x\nmode: medium\nlevel: 0\ntags: [ab, abcd]\n",
+            ["1:7", "2:8", "3:7", "4:8", "5:12"],
+        ),
+        (
+            "base/t.toml",
+            "code = \"abc\"\ntitle = \"x\"\nmode = \"medium\"\nlevel = 0\ntags = [\"ab\", \"abcd\"]\n",
+            ["1:8", "2:9", "3:8", "4:9", "5:15"],
+        ),
+        (
+            "base/m/SKILL.md",
+            "---\ncode: abc\ntitle: x\nmode: medium\nlevel: 0\ntags: [ab, abcd]\n---\nBody.\n",
+            ["2:7", "3:8", "4:7", "5:8", "6:12"],
+        ),
+    ];
+    for (file, text, _) in &cases {
+        sb.write_file(&format!("layers/{file}"), text);
+    }
+    for (file, _, at) in &cases {
+        let name = file.split(['/', '.']).nth(1).unwrap();
+        let mut cmd = sb.skills_cmd(&["validate", name]);
+        cmd.arg("--spec").arg(&spec);
+        let run = sb.run_cmd(cmd);
+        assert_eq!(run.code, Some(1), "{run:#?}");
+        let expected: Vec<String> = at
+            .iter()
+            .zip(BROKEN)
+            .map(|(at, msg)| format!("[ROOT]/layers/{file}:{at}: error: {msg}"))
+            .collect();
+        let got: Vec<&str> = run.stdout.lines().take(5).collect();
+        assert_eq!(got, expected, "{file}");
+    }
+    // The upper bounds, once, in YAML.
+    sb.write("base", "y.yaml", "level: 10\ntitle: toolong\n");
+    let mut cmd = sb.skills_cmd(&["validate", "y"]);
+    cmd.arg("--spec").arg(&spec);
+    let run = sb.run_cmd(cmd);
+    assert_eq!(
+        run.stdout.lines().take(2).collect::<Vec<_>>(),
+        [
+            format!("[ROOT]/layers/base/y.yaml:1:8: error: {}", BROKEN[5]),
+            "[ROOT]/layers/base/y.yaml:2:8: error: 'title' must be at most 5 characters long; got 7"
+                .to_owned(),
+        ]
+    );
+}
