@@ -42,8 +42,10 @@ mod hand {
     use super::*;
 
     const KEYS: [&str; 3] = ["name", "id", "code"];
-    /// The default of every string field of the shipped spec.
+    /// The default of every field of the shipped spec that may be a string.
     static EMPTY: Value = Value::String(String::new());
+    /// The default of its boolean fields.
+    static NULL: Value = Value::Null;
 
     fn origin(f: &Fragment, pointer: String) -> Origin {
         Origin {
@@ -92,10 +94,23 @@ mod hand {
         name: &'static str,
         default: Option<&str>,
     ) -> FieldMerge<'a> {
+        override_field(fs, name, &EMPTY, default)
+    }
+
+    fn bool_field<'a>(fs: &'a [Fragment], name: &'static str) -> FieldMerge<'a> {
+        override_field(fs, name, &NULL, None)
+    }
+
+    fn override_field<'a>(
+        fs: &'a [Fragment],
+        name: &'static str,
+        empty: &'static Value,
+        default: Option<&str>,
+    ) -> FieldMerge<'a> {
         let (values, reset_by) = after_reset(fs, name);
         let mut out = Sourced {
             origin: reset_by.clone(),
-            ..Sourced::default_value(&EMPTY)
+            ..Sourced::default_value(empty)
         };
         for (f, v) in values {
             out = out.replaced_by(v, origin(f, format!("/{name}")));
@@ -239,31 +254,41 @@ mod hand {
         }
     }
 
-    fn metadata(fs: &[Fragment]) -> FieldMerge<'_> {
-        let (values, reset_by) = after_reset(fs, "metadata");
+    fn deep_field<'a>(fs: &'a [Fragment], name: &'static str) -> FieldMerge<'a> {
+        let (values, reset_by) = after_reset(fs, name);
         let mut out = Tree::Map(BTreeMap::new());
         for (f, v) in values {
-            let mut pointer = String::from("/metadata");
+            let mut pointer = format!("/{name}");
             match v {
                 Value::Object(m) => apply(&mut out, m, f, &mut pointer),
                 v => out = tree(v, f, &mut pointer),
             }
         }
-        field("metadata", "DEEP_MERGE", Merged::Deep(out), reset_by)
+        field(name, "DEEP_MERGE", Merged::Deep(out), reset_by)
     }
 
     /// The shipped spec's fields, by name, each with its strategy.
     pub fn merge<'a>(name: &str, fs: &'a [Fragment]) -> Effective<'a> {
         let fields = vec![
+            string_field(fs, "agent", None),
+            string_field(fs, "allowed-tools", None),
+            string_field(fs, "argument-hint", None),
             keyed(fs, "assets"),
             string_field(fs, "author", None),
             string_field(fs, "body", None),
+            string_field(fs, "compatibility", None),
+            string_field(fs, "context", None),
             string_field(fs, "description", None),
-            metadata(fs),
+            bool_field(fs, "disable-model-invocation"),
+            deep_field(fs, "hooks"),
+            string_field(fs, "license", None),
+            deep_field(fs, "metadata"),
+            string_field(fs, "model", None),
             string_field(fs, "name", Some(name)),
             keyed(fs, "references"),
             keyed(fs, "scripts"),
             keywords(fs),
+            bool_field(fs, "user-invocable"),
             string_field(fs, "version", None),
         ];
         let mut layers_present: Vec<Layer> = fs.iter().map(|f| f.layer).collect();
@@ -327,11 +352,31 @@ mod values_only {
 
     pub fn merge(name: &str, fs: &[Fragment]) -> Value {
         let mut out = Map::new();
-        for field in ["author", "body", "description", "name", "version"] {
-            let mut v = Value::String(String::new());
+        let strings = [
+            "agent",
+            "allowed-tools",
+            "argument-hint",
+            "author",
+            "body",
+            "compatibility",
+            "context",
+            "description",
+            "license",
+            "model",
+            "name",
+            "version",
+        ];
+        let booleans = ["disable-model-invocation", "user-invocable"];
+        for field in strings.into_iter().chain(booleans) {
+            let empty = if booleans.contains(&field) {
+                Value::Null
+            } else {
+                Value::String(String::new())
+            };
+            let mut v = empty.clone();
             for f in fs {
                 match f.fields().get(field) {
-                    Some(Value::Null) => v = Value::String(String::new()),
+                    Some(Value::Null) => v = empty.clone(),
                     Some(x) => v = x.clone(),
                     None => {}
                 }
@@ -373,16 +418,18 @@ mod values_only {
             }
             out.insert(field.to_owned(), Value::Array(list));
         }
-        let mut meta = Value::Object(Map::new());
-        for f in fs {
-            match f.fields().get("metadata") {
-                Some(Value::Object(m)) => deep(&mut meta, m),
-                Some(Value::Null) => meta = Value::Object(Map::new()),
-                Some(v) => meta = v.clone(),
-                None => {}
+        for field in ["hooks", "metadata"] {
+            let mut meta = Value::Object(Map::new());
+            for f in fs {
+                match f.fields().get(field) {
+                    Some(Value::Object(m)) => deep(&mut meta, m),
+                    Some(Value::Null) => meta = Value::Object(Map::new()),
+                    Some(v) => meta = v.clone(),
+                    None => {}
+                }
             }
+            out.insert(field.into(), meta);
         }
-        out.insert("metadata".into(), meta);
         let mut layers: Vec<Layer> = fs.iter().map(|f| f.layer).collect();
         layers.dedup();
         out.insert(

@@ -147,6 +147,13 @@ impl Skills {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
+        // Only the fields the check reads: the caller merges again for the
+        // whole skill, and this keeps that second merge the only full one.
+        let effective = crate::merge::merge_only(&self.spec, name, &fragments, crate::check::needs);
+        let errors = self.check_effective(&effective, &fragments);
+        if !errors.is_empty() {
+            return Err(Error::Invalid(errors));
+        }
         Ok(Resolved::new(&self.spec, name, fragments))
     }
 
@@ -166,6 +173,32 @@ impl Skills {
     /// [`Skills::files`] for files already located.
     pub fn files_of(&self, located: &[Located]) -> Result<Vec<SkillFile>> {
         crate::files::collect(located, &self.file_limits).map_err(Error::from)
+    }
+
+    /// The checks of an effective skill after the merge ([`crate::check`]):
+    /// required fields, and values the merge made (the skill's file name as
+    /// its name) against their rule.
+    pub fn check_effective(
+        &self,
+        effective: &Effective,
+        fragments: &[Fragment],
+    ) -> Vec<Diagnostic> {
+        crate::check::effective(&self.spec, self.validator(), effective, fragments, &|f| {
+            self.shown(f)
+        })
+    }
+
+    /// A fragment's file as messages name it: the layer, then the path
+    /// inside the layer directory (`team/writer.yaml`,
+    /// `base/writer/SKILL.md`); the whole path if it is elsewhere.
+    pub fn shown(&self, fragment: &Fragment) -> String {
+        self.layers
+            .dirs()
+            .iter()
+            .filter(|d| d.layer == fragment.layer)
+            .find_map(|d| fragment.path.strip_prefix(&d.path).ok())
+            .map(|rel| format!("{}/{}", fragment.layer.label(), rel.display()))
+            .unwrap_or_else(|| fragment.path.display().to_string())
     }
 
     /// Warnings about the layer directories themselves.
@@ -311,6 +344,8 @@ impl Skills {
         }
         if !failed {
             let effective = merge(&self.spec, name, &fragments);
+            out.diagnostics
+                .extend(self.check_effective(&effective, &fragments));
             out.diagnostics.extend(no_effect(&effective, &fragments));
         }
         out

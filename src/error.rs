@@ -133,6 +133,33 @@ pub enum DiagnosticKind {
         /// A key-like field in the entry that looks like a misspelt key.
         suggestion: Option<String>,
     },
+    /// A value that breaks a constraint of its field's rule in the spec
+    /// (`pattern`, `min_length`, `max_length`, `enum`, `minimum`, `maximum`).
+    #[error("'{field}' {problem}")]
+    Constraint {
+        /// The field, or a path inside it (`trigger_keywords[2]`).
+        field: String,
+        /// The spec attribute the value breaks: `pattern`, `min_length`, ...
+        constraint: String,
+        /// What is wrong, in words, with the value quoted as a short excerpt.
+        problem: String,
+    },
+    /// A field the spec marks `required` that no layer of the skill sets.
+    #[error("'{field}' is required but no layer sets it (looked at {})", looked_at.join(", "))]
+    RequiredMissing {
+        /// The field.
+        field: String,
+        /// The skill's files, lowest layer first, each as `layer/path in the layer`.
+        looked_at: Vec<String>,
+    },
+    /// A field the spec marks `required` whose effective value is empty.
+    #[error("'{field}' is required but {problem}")]
+    RequiredEmpty {
+        /// The field.
+        field: String,
+        /// Why the value counts as empty, and which file made it so.
+        problem: String,
+    },
     /// Two entries with the same identity in one layer.
     #[error("entry {index} of '{field}' repeats the identity {identity} of entry {first}")]
     DuplicateIdentity {

@@ -10,7 +10,9 @@
 //! 4. [`fragment`]: load each file (YAML, SKILL.md, TOML) into a [`Fragment`];
 //! 5. [`mod@merge`]: the interpreter, producing an [`Effective`] skill with
 //!    [`provenance`] for every value;
-//! 6. [`render`]: deterministic JSON.
+//! 6. [`check`]: the checks only the merged skill can answer (required
+//!    fields, the name taken from the file name);
+//! 7. [`render`]: deterministic JSON.
 //!
 //! ```
 //! use std::path::Path;
@@ -59,6 +61,7 @@
 // per file, off the hot path, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod check;
 pub mod confine;
 pub mod engine;
 pub mod error;

@@ -20,7 +20,8 @@ use serde_json::Value;
 use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
 use crate::fragment::{Fragment, describe, escape_pointer, unescape_pointer};
 use crate::merge::identity;
-use crate::spec::{MergeSpec, Strategy, fragment_schema};
+use crate::spec::{MergeSpec, Strategy, ValueRule, fragment_schema};
+use crate::text::excerpt;
 
 /// Builds, once per process, what every schema compilation needs whatever
 /// the spec (the meta-schema validator). Call it on a spare thread at start
@@ -97,6 +98,25 @@ impl Validator {
         out
     }
 
+    /// The problems of one value of field `field` (its type and constraints),
+    /// unlocated: for a value the merge made rather than read from a layer
+    /// (the name field's default, the skill's file name).
+    pub fn check_value(&self, spec: &MergeSpec, field: &str, value: &Value) -> Vec<DiagnosticKind> {
+        let instance = Value::Object([(field.to_owned(), value.clone())].into_iter().collect());
+        if self.schema.is_valid(&instance) {
+            return Vec::new();
+        }
+        self.schema
+            .iter_errors(&instance)
+            .take(MAX_PER_FILE)
+            .flat_map(|e| {
+                let pointer = e.instance_path().as_str().to_owned();
+                diagnose(spec, &pointer, e.kind(), e.instance(), &e.to_string())
+            })
+            .map(|(_, _, kind)| kind)
+            .collect()
+    }
+
     /// Is `fragment` valid? (No diagnostics are built.)
     pub fn is_valid(&self, spec: &MergeSpec, fragment: &Fragment) -> bool {
         self.schema.is_valid(fragment.as_value()) && duplicate_identities(spec, fragment).is_empty()
@@ -120,6 +140,16 @@ pub const SHARED_KEYWORDS: &[&str] = &[
     "anyOf",
     "required",
     "minLength",
+    // The constraints a rule may carry (`pattern`, `min_length`,
+    // `max_length`, `enum`, `minimum`, `maximum`): validation keywords of
+    // the core vocabulary since draft 4, unchanged in 2020-12. `pattern` is
+    // an ECMA-262 regular expression in both; `minimum` and `maximum` are
+    // inclusive in both (draft 4's boolean `exclusiveMinimum` is not used).
+    "pattern",
+    "maxLength",
+    "enum",
+    "minimum",
+    "maximum",
 ];
 
 /// The most problems reported (and located) per file.
@@ -201,15 +231,52 @@ fn diagnose(
         expected,
         found: describe(instance).into(),
     };
+    // A value of several types is checked by one `anyOf` branch per type
+    // (see `spec::value_schema`): the branch of the value's own type says
+    // what is wrong with it; if there is none, the type is.
+    if let (Strategy::Override { value }, None, K::AnyOf { context }) =
+        (&rule.strategy, index, kind)
+        && value.types.len() > 1
+    {
+        let own = context.iter().find(|branch| {
+            !branch.iter().any(|e| {
+                e.instance_path().as_str() == pointer && matches!(e.kind(), K::Type { .. })
+            })
+        });
+        return match own {
+            Some(branch) => branch
+                .iter()
+                .flat_map(|e| {
+                    diagnose(
+                        spec,
+                        e.instance_path().as_str(),
+                        e.kind(),
+                        e.instance(),
+                        &e.to_string(),
+                    )
+                })
+                .collect(),
+            None => vec![(pointer.to_owned(), false, wrong(name, value.phrase()))],
+        };
+    }
+    // The rule of a list item inside an OVERRIDE value, if it has one.
+    let override_items = match &rule.strategy {
+        Strategy::Override { value } => value.items.as_deref(),
+        _ => None,
+    };
     let kind = match (&rule.strategy, index, deeper, kind) {
-        (Strategy::Override { value_type }, None, _, K::Type { .. }) => {
-            wrong(name, value_type.phrase().into())
+        (Strategy::Override { value }, None, _, K::Type { .. }) => wrong(name, value.phrase()),
+        (Strategy::Override { .. }, Some(i), false, K::Type { .. }) if override_items.is_some() => {
+            wrong(
+                format!("{name}[{i}]"),
+                override_items.map(ValueRule::phrase).unwrap_or_default(),
+            )
         }
-        (Strategy::Append { item_type }, None, _, K::Type { .. }) => {
-            wrong(name, format!("a list of {}", item_type.plural()))
+        (Strategy::Append { items }, None, _, K::Type { .. }) => {
+            wrong(name, format!("a list of {}", items.plural()))
         }
-        (Strategy::Append { item_type }, Some(i), false, K::Type { .. }) => {
-            wrong(format!("{name}[{i}]"), item_type.phrase().into())
+        (Strategy::Append { items }, Some(i), false, K::Type { .. }) => {
+            wrong(format!("{name}[{i}]"), items.phrase())
         }
         (Strategy::KeyedReplace { keys }, None, _, K::Type { .. }) => wrong(
             name,
@@ -230,11 +297,106 @@ fn diagnose(
             ),
         },
         (Strategy::DeepMerge, None, _, K::Type { .. }) => wrong(name, "a mapping".into()),
+        (Strategy::Override { value }, None, _, kind) => constraint(name, value, kind, instance)
+            .unwrap_or_else(|| DiagnosticKind::Schema {
+                message: message.into(),
+            }),
+        (Strategy::Override { .. }, Some(i), false, kind) if override_items.is_some() => {
+            override_items
+                .and_then(|items| constraint(format!("{name}[{i}]"), items, kind, instance))
+                .unwrap_or_else(|| DiagnosticKind::Schema {
+                    message: message.into(),
+                })
+        }
+        (Strategy::Append { items }, Some(i), false, kind) => {
+            constraint(format!("{name}[{i}]"), items, kind, instance).unwrap_or_else(|| {
+                DiagnosticKind::Schema {
+                    message: message.into(),
+                }
+            })
+        }
         _ => DiagnosticKind::Schema {
             message: message.into(),
         },
     };
     vec![(pointer.to_owned(), false, kind)]
+}
+
+/// The most characters of a value a constraint message quotes.
+const QUOTED_CHARS: usize = 60;
+
+/// A broken constraint of `rule` in words; `None` for any other error.
+fn constraint(
+    field: String,
+    rule: &ValueRule,
+    kind: &K,
+    instance: &Value,
+) -> Option<DiagnosticKind> {
+    let c = &rule.constraints;
+    let quoted = || match instance {
+        Value::String(s) => format!("'{}'", excerpt(s, QUOTED_CHARS)),
+        other => excerpt(&other.to_string(), QUOTED_CHARS),
+    };
+    let chars = || instance.as_str().map_or(0, |s| s.chars().count());
+    let (attr, problem) = match kind {
+        K::Pattern { pattern } => (
+            "pattern",
+            match &c.pattern_help {
+                Some(help) => format!("must be {help}; got {}", quoted()),
+                None => format!(
+                    "must match the regular expression {}; got {}",
+                    excerpt(pattern, QUOTED_CHARS),
+                    quoted()
+                ),
+            },
+        ),
+        K::MinLength { .. } if chars() == 0 => ("min_length", "must not be empty".to_owned()),
+        K::MinLength { limit } => (
+            "min_length",
+            format!(
+                "must be at least {limit} characters long; got {} ({})",
+                chars(),
+                quoted()
+            ),
+        ),
+        K::MaxLength { limit } => (
+            "max_length",
+            format!("must be at most {limit} characters long; got {}", chars()),
+        ),
+        K::Enum { options } => {
+            let choices: Vec<String> = options
+                .as_array()
+                .map(|o| {
+                    o.iter()
+                        .filter(|v| !v.is_null())
+                        .map(|v| excerpt(&v.to_string(), QUOTED_CHARS))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (
+                "enum",
+                format!(
+                    "must be one of {}; got {}",
+                    choices.join(", "),
+                    excerpt(&instance.to_string(), QUOTED_CHARS)
+                ),
+            )
+        }
+        K::Minimum { limit } => (
+            "minimum",
+            format!("must be at least {limit}; got {instance}"),
+        ),
+        K::Maximum { limit } => (
+            "maximum",
+            format!("must be at most {limit}; got {instance}"),
+        ),
+        _ => return None,
+    };
+    Some(DiagnosticKind::Constraint {
+        field,
+        constraint: attr.into(),
+        problem,
+    })
 }
 
 /// Two entries with one identity in one KEYED_REPLACE list of one layer.
@@ -335,6 +497,12 @@ mod tests {
             serde_json::json!({"references": ["a", {"id": "b"}, {"code": "c", "name": 3}]}),
             serde_json::json!({"metadata": 5, "name": null}),
             serde_json::json!({"version": 1}),
+            // The shipped spec's constraints and type lists.
+            serde_json::json!({"name": "My_Skill", "description": ""}),
+            serde_json::json!({"name": "日本語-データ", "description": "x".repeat(1025)}),
+            serde_json::json!({"name": "a--b", "compatibility": "é".repeat(501)}),
+            serde_json::json!({"allowed-tools": ["Read", 1], "license": 2}),
+            serde_json::json!({"allowed-tools": "Read, Grep", "user-invocable": "no"}),
         ];
         for c in cases {
             assert_eq!(v2020.is_valid(&c), ours.schema.is_valid(&c), "{c}");
@@ -344,5 +512,91 @@ mod tests {
                 "{c}"
             );
         }
+    }
+
+    fn spec() -> crate::MergeSpec {
+        crate::MergeSpec::from_str(
+            "version: 1\nfields:\n  \
+             name: {strategy: OVERRIDE, type: string, pattern: '^[a-z]+$', pattern_help: lowercase letters}\n  \
+             raw: {strategy: OVERRIDE, type: string, pattern: '^[a-z]+$', min_length: 2}\n  \
+             text: {strategy: OVERRIDE, type: string, min_length: 1, max_length: 3}\n  \
+             mode: {strategy: OVERRIDE, enum: [fast, slow]}\n  \
+             level: {strategy: OVERRIDE, type: integer, minimum: 1, maximum: 9}\n  \
+             tools: {strategy: OVERRIDE, type: [string, array], items: {type: string, max_length: 4}}\n  \
+             tags: {strategy: APPEND, items: {type: string, pattern: '^#'}}\n",
+            std::path::Path::new("spec.yaml"),
+        )
+        .unwrap()
+    }
+
+    fn problems(text: &str) -> Vec<String> {
+        let spec = spec();
+        let f = crate::Fragment::from_str(
+            text.into(),
+            crate::layer::Form::Yaml,
+            crate::Layer::Team,
+            std::path::Path::new("team/s.yaml"),
+            &Default::default(),
+        )
+        .unwrap();
+        super::Validator::new(&spec)
+            .check(&spec, &f)
+            .iter()
+            .map(|d| d.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn broken_constraints_are_located_and_said_in_words() {
+        assert_eq!(
+            problems(
+                "name: Bad\nraw: B\ntext: ''\nmode: medium\nlevel: 10\n\
+                 tools: [Read, Grep, Globber]\ntags: ['#a', b]\n"
+            ),
+            [
+                "team/s.yaml:1:7: error: 'name' must be lowercase letters; got 'Bad'",
+                "team/s.yaml:2:6: error: 'raw' must be at least 2 characters long; got 1 ('B')",
+                "team/s.yaml:2:6: error: 'raw' must match the regular expression ^[a-z]+$; got 'B'",
+                "team/s.yaml:3:7: error: 'text' must not be empty",
+                "team/s.yaml:4:7: error: 'mode' must be one of \"fast\", \"slow\"; got \"medium\"",
+                "team/s.yaml:5:8: error: 'level' must be at most 9; got 10",
+                "team/s.yaml:6:21: error: 'tools[2]' must be at most 4 characters long; got 7",
+                "team/s.yaml:7:14: error: 'tags[1]' must match the regular expression ^#; got 'b'",
+            ]
+        );
+        assert_eq!(
+            problems("text: 'abcd'\nlevel: 0\ntools: 3\n"),
+            [
+                "team/s.yaml:1:7: error: 'text' must be at most 3 characters long; got 4",
+                "team/s.yaml:2:8: error: 'level' must be at least 1; got 0",
+                "team/s.yaml:3:8: error: 'tools' (OVERRIDE) expects a string or a list, got an integer",
+            ]
+        );
+        // Lengths count characters, not bytes; null still resets.
+        assert!(problems("text: 日本語\nmode: null\nname: null\n").is_empty());
+    }
+
+    #[test]
+    fn a_quoted_value_is_a_short_escaped_excerpt() {
+        let long = format!("X\u{1b}[2J{}", "y".repeat(500));
+        let p = problems(&format!("name: \"{}\"\n", long.replace('\u{1b}', "\\e")));
+        assert_eq!(p.len(), 1);
+        assert!(p[0].contains("got 'X\\x1b[2Jyyy"), "{p:?}");
+        assert!(p[0].chars().count() < 200, "{p:?}");
+    }
+
+    #[test]
+    fn a_value_the_merge_made_is_checked_on_its_own() {
+        let spec = spec();
+        let v = super::Validator::new(&spec);
+        assert!(
+            v.check_value(&spec, "name", &serde_json::json!("fine"))
+                .is_empty()
+        );
+        let kinds = v.check_value(&spec, "name", &serde_json::json!("My_Skill"));
+        assert_eq!(
+            kinds.iter().map(|k| k.to_string()).collect::<Vec<_>>(),
+            ["'name' must be lowercase letters; got 'My_Skill'"]
+        );
     }
 }

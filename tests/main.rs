@@ -8,6 +8,7 @@
 mod it {
     pub mod support;
 
+    mod agent_skills;
     mod cli;
     mod export_skill;
     mod forms;

@@ -4,7 +4,8 @@
 //      validates the JSON fixtures.
 //   2. yaml-language-server, driven headless over LSP (stdio), reports the
 //      unknown property and the type error of a YAML override on the right
-//      lines, and nothing on valid files.
+//      lines, the spec's constraints (a pattern, a length), and nothing on
+//      valid files.
 //   3. Taplo (`taplo lint`) does the same for TOML overrides with a
 //      `#:schema` directive.
 //
@@ -109,6 +110,19 @@ async function ajvChecks() {
   });
   await check("ajv: metadata as a string fails (type at /metadata)", () => {
     if (!has(nested, "/metadata", "type")) return `no such error in ${show(nested)}`;
+  });
+
+  // The spec's constraints: the name's pattern, the description's length,
+  // a list item's type inside a value that may be a string or a list.
+  const constrained = errorsOf(readJson(fixture("constraints.json")));
+  await check("ajv: constraints.json: name breaks the spec's pattern (pattern at /name)", () => {
+    if (!has(constrained, "/name", "pattern")) return `no such error in ${show(constrained)}`;
+  });
+  await check("ajv: constraints.json: empty description (minLength at /description)", () => {
+    if (!has(constrained, "/description", "minLength")) return `no such error in ${show(constrained)}`;
+  });
+  await check("ajv: constraints.json: allowed-tools item of the wrong type (type at /allowed-tools/1)", () => {
+    if (!has(constrained, "/allowed-tools/1", "type")) return `no such error in ${show(constrained)}`;
   });
 }
 
@@ -342,6 +356,7 @@ async function yamlLanguageServerChecks() {
     const typoText = readFileSync(fixture("typo-and-wrong-type.yaml"), "utf8");
     const nestedText = readFileSync(fixture("nested.yaml"), "utf8");
     const validText = readFileSync(fixture("valid.yaml"), "utf8");
+    const constraintsText = readFileSync(fixture("constraints.yaml"), "utf8");
     const teamExample = join(ROOT, "examples/layers/team/writer.yaml");
     const specText = readFileSync(join(ROOT, "spec/mergespec.yaml"), "utf8");
 
@@ -349,6 +364,7 @@ async function yamlLanguageServerChecks() {
     openDoc("typoRel", fixture("typo-and-wrong-type.yaml"), typoText);
     openDoc("validAbs", virtual("valid.yaml"), withModeline(validText, schemaUrl));
     openDoc("nested", fixture("nested.yaml"), nestedText);
+    openDoc("constraints", fixture("constraints.yaml"), constraintsText);
     openDoc("team", teamExample, readFileSync(teamExample, "utf8"));
     openDoc(
       "spec",
@@ -393,6 +409,15 @@ async function yamlLanguageServerChecks() {
         diags.some((d) => d.range.start.line === lineOf(nestedText, "  - name:"))
           ? `the keyed entry was flagged too: ${describe(diags)}`
           : null,
+      ].filter(Boolean);
+      return problems.length ? problems.join("; ") : null;
+    });
+    await check("yls: constraints.yaml flags the name's pattern, the empty description and the list item", async () => {
+      const diags = await client.diagnosticsFor(docs.constraints.uri, nonEmpty);
+      const problems = [
+        expectOnLine(diags, lineOf(constraintsText, "name:"), /pattern/i),
+        expectOnLine(diags, lineOf(constraintsText, "description:"), /minimum length|shorter/i),
+        expectOnLine(diags, lineOf(constraintsText, "allowed-tools:"), /type/i),
       ].filter(Boolean);
       return problems.length ? problems.join("; ") : null;
     });
@@ -478,6 +503,20 @@ async function taploChecks() {
       [
         onLine(errors, lineOf(nestedText, "metadata"), /object/),
         onLine(errors, entryLine, /anyOf/),
+      ]
+        .filter(Boolean)
+        .join("; ") || null
+    );
+  });
+
+  await check("taplo: constraints.toml flags the name's pattern and the empty description", () => {
+    const text = readFileSync(fixture("constraints.toml"), "utf8");
+    const { status, errors, output } = taploLint(fixture("constraints.toml"));
+    if (status === 0) return `exit 0; output: ${output}`;
+    return (
+      [
+        onLine(errors, lineOf(text, "name ="), /pattern|match/i),
+        onLine(errors, lineOf(text, "description ="), /short|length/i),
       ]
         .filter(Boolean)
         .join("; ") || null

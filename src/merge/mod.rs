@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::fragment::{Fragment, escape_pointer};
 use crate::layer::Layer;
 use crate::provenance::{Origin, Sourced};
-use crate::spec::{LAYERS_PRESENT, MergeSpec, Strategy};
+use crate::spec::{Field, LAYERS_PRESENT, MergeSpec, Strategy};
 
 pub use deep::Tree;
 pub use keyed::{Entry, Identity, identity};
@@ -158,11 +158,23 @@ pub(crate) fn push_segment(pointer: &mut String, key: &str) {
 /// merge without panicking (a malformed value is taken as it is). The
 /// result borrows its values from `fragments` and `spec`.
 pub fn merge<'a>(spec: &'a MergeSpec, name: &str, fragments: &'a [Fragment]) -> Effective<'a> {
+    merge_only(spec, name, fragments, |_| true)
+}
+
+/// [`merge`] of only the fields `keep` selects, for a check that needs a
+/// few fields of the effective skill (its other fields are left out).
+pub fn merge_only<'a>(
+    spec: &'a MergeSpec,
+    name: &str,
+    fragments: &'a [Fragment],
+    keep: impl Fn(&Field) -> bool,
+) -> Effective<'a> {
     // Each field's value in each fragment, looked up once.
     let mut values: Vec<Contribution<'a>> = Vec::with_capacity(fragments.len());
     let fields = spec
         .fields
         .iter()
+        .filter(|field| keep(field))
         .map(|field| {
             values.clear();
             values.extend(

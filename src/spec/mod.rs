@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Number, Value};
 
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::fragment::{self, Syntax};
 
-pub use schema::{fragment_schema, mergespec_schema, strategy_help};
+pub use schema::{constraint_help, fragment_schema, mergespec_schema, strategy_help};
 
 /// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the
 /// cap keeps a spec pointed at `/dev/zero` or a generated monster from
@@ -48,15 +48,46 @@ pub struct RawSpec {
 }
 
 /// A field's rule as written: a strategy and its attributes.
+///
+/// Every strategy takes `required`, `default`, `description` and
+/// `examples`. OVERRIDE also takes a type and constraints on its value;
+/// APPEND takes a type and constraints for each item.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(tag = "strategy", deny_unknown_fields)]
 pub enum RawRule {
     /// Scalars: the highest layer that sets the field replaces it wholesale.
     #[serde(rename = "OVERRIDE")]
     Override {
-        /// The value's type (default: any JSON value).
+        /// The value's type, or a list of the types it may have (default: any JSON value).
         #[serde(rename = "type", default)]
-        value_type: Option<ValueType>,
+        value_type: Option<RawTypes>,
+        /// When the value is a list: the type of its items, or a mapping with a type and constraints.
+        #[serde(default)]
+        items: Option<RawItems>,
+        /// A string value must match this regular expression (ECMA-262, unanchored: use ^ and $).
+        #[serde(default)]
+        pattern: Option<String>,
+        /// What `pattern` asks for, in words, for messages and editors: "lowercase letters, digits and hyphens".
+        #[serde(default)]
+        pattern_help: Option<String>,
+        /// A string value has at least this many characters (Unicode code points).
+        #[serde(default)]
+        min_length: Option<u64>,
+        /// A string value has at most this many characters (Unicode code points).
+        #[serde(default)]
+        max_length: Option<u64>,
+        /// The only values allowed.
+        #[serde(rename = "enum", default)]
+        allowed: Option<Vec<Value>>,
+        /// A number value is at least this.
+        #[serde(default)]
+        minimum: Option<Number>,
+        /// A number value is at most this.
+        #[serde(default)]
+        maximum: Option<Number>,
+        /// The effective skill must have a non-empty value (some layer sets it).
+        #[serde(default)]
+        required: Option<bool>,
         /// The value when no layer sets the field.
         #[serde(default)]
         default: Option<Value>,
@@ -70,9 +101,12 @@ pub enum RawRule {
     /// Unkeyed lists: items concatenated base, team, user.
     #[serde(rename = "APPEND")]
     Append {
-        /// The items' type (default: any JSON value).
+        /// The items' type (default: any JSON value), or a mapping with a type and constraints.
         #[serde(default)]
-        items: Option<ValueType>,
+        items: Option<RawItems>,
+        /// The effective skill must have at least one item.
+        #[serde(default)]
+        required: Option<bool>,
         /// The value when no layer sets the field.
         #[serde(default)]
         default: Option<Value>,
@@ -89,6 +123,9 @@ pub enum RawRule {
         /// The fields that identify an entry, tried in order (default: name, id, code).
         #[serde(default)]
         keys: Option<Vec<String>>,
+        /// The effective skill must have at least one entry.
+        #[serde(default)]
+        required: Option<bool>,
         /// The value when no layer sets the field.
         #[serde(default)]
         default: Option<Value>,
@@ -102,6 +139,9 @@ pub enum RawRule {
     /// Mappings: merged recursively, same path overrides, distinct paths coexist.
     #[serde(rename = "DEEP_MERGE")]
     DeepMerge {
+        /// The effective skill must have at least one key.
+        #[serde(default)]
+        required: Option<bool>,
         /// The value when no layer sets the field.
         #[serde(default)]
         default: Option<Value>,
@@ -112,6 +152,57 @@ pub enum RawRule {
         #[serde(default)]
         examples: Option<Vec<Value>>,
     },
+}
+
+/// A type as written: one name, or a list of names (`[string, array]`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawTypes {
+    /// One type.
+    One(ValueType),
+    /// Any of these types.
+    Many(Vec<ValueType>),
+}
+
+/// The items of a list as written: a type (`items: string`) or a mapping
+/// with a type and constraints (`items: {type: string, max_length: 64}`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawItems {
+    /// Just the items' type.
+    Type(RawTypes),
+    /// A type with constraints.
+    Rule(RawItemRule),
+}
+
+/// A list item's type and constraints, as written.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawItemRule {
+    /// The item's type, or a list of the types it may have (default: any JSON value).
+    #[serde(rename = "type", default)]
+    pub value_type: Option<RawTypes>,
+    /// A string item must match this regular expression (ECMA-262, unanchored: use ^ and $).
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// What `pattern` asks for, in words.
+    #[serde(default)]
+    pub pattern_help: Option<String>,
+    /// A string item has at least this many characters (Unicode code points).
+    #[serde(default)]
+    pub min_length: Option<u64>,
+    /// A string item has at most this many characters (Unicode code points).
+    #[serde(default)]
+    pub max_length: Option<u64>,
+    /// The only items allowed.
+    #[serde(rename = "enum", default)]
+    pub allowed: Option<Vec<Value>>,
+    /// A number item is at least this.
+    #[serde(default)]
+    pub minimum: Option<Number>,
+    /// A number item is at most this.
+    #[serde(default)]
+    pub maximum: Option<Number>,
 }
 
 /// The type of an OVERRIDE value or an APPEND item.
@@ -175,18 +266,131 @@ impl ValueType {
     }
 }
 
+/// Constraints on a value beyond its type. Each applies only to values of
+/// the kind it is about (`pattern` and the lengths to strings, `minimum`
+/// and `maximum` to numbers), as in JSON Schema.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Constraints {
+    /// A string must match this regular expression (ECMA-262, unanchored).
+    pub pattern: Option<String>,
+    /// What `pattern` asks for, in words.
+    pub pattern_help: Option<String>,
+    /// A string has at least this many characters (Unicode code points).
+    pub min_length: Option<u64>,
+    /// A string has at most this many characters (Unicode code points).
+    pub max_length: Option<u64>,
+    /// The only values allowed (the spec's `enum`).
+    pub allowed: Option<Vec<Value>>,
+    /// A number is at least this.
+    pub minimum: Option<Number>,
+    /// A number is at most this.
+    pub maximum: Option<Number>,
+}
+
+impl Constraints {
+    /// Are there none?
+    pub fn is_empty(&self) -> bool {
+        *self == Constraints::default()
+    }
+}
+
+/// What a value (an OVERRIDE field's value, an APPEND item) must be: the
+/// types it may have and its constraints.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ValueRule {
+    /// The types it may have, in the spec's order; empty means any JSON
+    /// value. Never holds [`ValueType::Any`].
+    pub types: Vec<ValueType>,
+    /// When the value is a list: what each item must be (OVERRIDE only).
+    pub items: Option<Box<ValueRule>>,
+    /// Its constraints.
+    pub constraints: Constraints,
+}
+
+impl ValueRule {
+    /// Any value, no constraints.
+    pub fn any() -> ValueRule {
+        ValueRule::default()
+    }
+
+    /// A value of one type, no constraints.
+    pub fn of(value_type: ValueType) -> ValueRule {
+        ValueRule {
+            types: value_type
+                .json_type()
+                .map(|_| value_type)
+                .into_iter()
+                .collect(),
+            ..ValueRule::default()
+        }
+    }
+
+    /// May the value have type `t`? (A rule of any type takes every type;
+    /// an `integer` is also a `number`'s business.)
+    pub fn allows(&self, t: ValueType) -> bool {
+        self.types.is_empty() || self.types.contains(&t)
+    }
+
+    /// Is this exactly one type, `t`, or any?
+    pub fn is_only(&self, t: ValueType) -> bool {
+        self.types.is_empty() || self.types == [t]
+    }
+
+    /// Does it check anything beyond the type, here or in its items?
+    pub fn has_constraints(&self) -> bool {
+        !self.constraints.is_empty() || self.items.as_ref().is_some_and(|i| i.has_constraints())
+    }
+
+    /// "a string", "a string or a list", "any value".
+    pub fn phrase(&self) -> String {
+        self.join(ValueType::phrase, "any value")
+    }
+
+    /// The plural, for list items: "strings", "strings or integers", "values".
+    pub fn plural(&self) -> String {
+        self.join(ValueType::plural, "values")
+    }
+
+    /// The type column of `bernstein skills spec`: `string`,
+    /// `string or list of string`, `any`.
+    pub fn type_description(&self) -> String {
+        if self.types.is_empty() {
+            return "any".into();
+        }
+        self.types
+            .iter()
+            .map(|t| match (t, &self.items) {
+                (ValueType::Array, Some(items)) => format!("list of {}", items.type_description()),
+                _ => t.json_type().unwrap_or("any").to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join(" or ")
+    }
+
+    fn join(&self, word: fn(ValueType) -> &'static str, any: &str) -> String {
+        if self.types.is_empty() {
+            return any.into();
+        }
+        self.types
+            .iter()
+            .map(|t| word(*t))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    }
+}
+
 /// The four merge strategies, with the attributes each needs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Strategy {
     /// The highest layer that sets the field wins.
     Override {
-        /// The value's type.
-        value_type: ValueType,
+        /// What the value must be.
+        value: ValueRule,
     },
     /// Lists concatenated in layer order.
     Append {
-        /// The items' type.
-        item_type: ValueType,
+        /// What each item must be.
+        items: ValueRule,
     },
     /// Lists of entries keyed by the first present key field.
     KeyedReplace {
@@ -211,10 +415,13 @@ impl Strategy {
     /// The value a field has when no layer sets it (before the rule's `default`).
     fn empty_value(&self) -> Value {
         match self {
-            Strategy::Override { value_type } => match value_type {
-                ValueType::String | ValueType::Any => Value::String(String::new()),
-                _ => Value::Null,
-            },
+            Strategy::Override { value } => {
+                if value.allows(ValueType::String) {
+                    Value::String(String::new())
+                } else {
+                    Value::Null
+                }
+            }
             Strategy::Append { .. } | Strategy::KeyedReplace { .. } => Value::Array(Vec::new()),
             Strategy::DeepMerge => Value::Object(Default::default()),
         }
@@ -223,10 +430,8 @@ impl Strategy {
     /// The type column of `bernstein skills spec`.
     pub fn type_description(&self) -> String {
         match self {
-            Strategy::Override { value_type } => value_type.json_type().unwrap_or("any").into(),
-            Strategy::Append { item_type } => {
-                format!("list of {}", item_type.json_type().unwrap_or("any"))
-            }
+            Strategy::Override { value } => value.type_description(),
+            Strategy::Append { items } => format!("list of {}", items.type_description()),
             Strategy::KeyedReplace { keys } => format!("list keyed by {}", keys.join("/")),
             Strategy::DeepMerge => "mapping".into(),
         }
@@ -248,6 +453,9 @@ pub struct Field {
     pub strategy: Strategy,
     /// Its value when no layer sets it.
     pub default: Value,
+    /// Must the effective skill have a non-empty value? (See
+    /// [`crate::check`] for what empty means for each strategy.)
+    pub required: bool,
     /// Its documentation.
     pub description: Option<String>,
     /// Example values.
@@ -349,31 +557,79 @@ impl MergeSpec {
                     format!("field name '{name}' is reserved or empty"),
                 ));
             }
+            let problem = |at: &str, message: String| {
+                let at = if at.is_empty() {
+                    pointer.clone()
+                } else {
+                    format!("{pointer}/{at}")
+                };
+                fail(&at, format!("field '{name}': {message}"))
+            };
             let (strategy, common) = match rule {
                 RawRule::Override {
                     value_type,
+                    items,
+                    pattern,
+                    pattern_help,
+                    min_length,
+                    max_length,
+                    allowed,
+                    minimum,
+                    maximum,
+                    required,
                     default,
                     description,
                     examples,
-                } => (
-                    Strategy::Override {
-                        value_type: value_type.unwrap_or(ValueType::Any),
-                    },
-                    (default, description, examples),
-                ),
+                } => {
+                    let item = RawItemRule {
+                        value_type,
+                        pattern,
+                        pattern_help,
+                        min_length,
+                        max_length,
+                        allowed,
+                        minimum,
+                        maximum,
+                    };
+                    let mut value =
+                        value_rule(item, "", "type").map_err(|(at, m)| problem(&at, m))?;
+                    if let Some(items) = items {
+                        if !value.allows(ValueType::Array) {
+                            return Err(problem(
+                                "items",
+                                format!(
+                                    "'items' applies to lists, but the value is {}",
+                                    value.phrase()
+                                ),
+                            ));
+                        }
+                        let items = items_rule(items).map_err(|(at, m)| problem(&at, m))?;
+                        value.items = Some(Box::new(items));
+                    }
+                    (
+                        Strategy::Override { value },
+                        (required, default, description, examples),
+                    )
+                }
                 RawRule::Append {
                     items,
+                    required,
                     default,
                     description,
                     examples,
-                } => (
-                    Strategy::Append {
-                        item_type: items.unwrap_or(ValueType::Any),
-                    },
-                    (default, description, examples),
-                ),
+                } => {
+                    let items = match items {
+                        Some(items) => items_rule(items).map_err(|(at, m)| problem(&at, m))?,
+                        None => ValueRule::any(),
+                    };
+                    (
+                        Strategy::Append { items },
+                        (required, default, description, examples),
+                    )
+                }
                 RawRule::KeyedReplace {
                     keys,
+                    required,
                     default,
                     description,
                     examples,
@@ -391,16 +647,20 @@ impl MergeSpec {
                     }
                     (
                         Strategy::KeyedReplace { keys },
-                        (default, description, examples),
+                        (required, default, description, examples),
                     )
                 }
                 RawRule::DeepMerge {
+                    required,
                     default,
                     description,
                     examples,
-                } => (Strategy::DeepMerge, (default, description, examples)),
+                } => (
+                    Strategy::DeepMerge,
+                    (required, default, description, examples),
+                ),
             };
-            let (default, description, examples) = common;
+            let (required, default, description, examples) = common;
             let default = match default {
                 Some(d) => {
                     if !schema::field_accepts(&strategy, &d) {
@@ -421,6 +681,7 @@ impl MergeSpec {
                 name,
                 strategy,
                 default,
+                required: required.unwrap_or(false),
                 description,
                 examples: examples.unwrap_or_default(),
             });
@@ -439,12 +700,7 @@ impl MergeSpec {
         ] {
             if let Some(f) = field {
                 let ok = spec.field(f).is_some_and(|f| {
-                    matches!(
-                        f.strategy,
-                        Strategy::Override {
-                            value_type: ValueType::String | ValueType::Any
-                        }
-                    )
+                    matches!(&f.strategy, Strategy::Override { value } if value.is_only(ValueType::String))
                 });
                 if !ok {
                     return Err(fail(
@@ -500,6 +756,147 @@ fn written_order(text: &str) -> Vec<String> {
 
 fn spec_error(path: &Path, pos: Option<(usize, usize)>, kind: DiagnosticKind) -> Error {
     Error::Spec(Box::new(Diagnostic::error(Some(path), kind).at(pos)))
+}
+
+/// Checks an `items` attribute (either form).
+fn items_rule(items: RawItems) -> std::result::Result<ValueRule, (String, String)> {
+    match items {
+        RawItems::Type(t) => value_rule(
+            RawItemRule {
+                value_type: Some(t),
+                ..RawItemRule::default()
+            },
+            "items/",
+            "items",
+        ),
+        RawItems::Rule(r) => value_rule(r, "items/", "items/type"),
+    }
+}
+
+/// Checks a value's type and constraints as written. On failure: the
+/// attribute at fault (a pointer relative to the rule: `at` is the prefix of
+/// the constraints, e.g. `items/`, `type_at` where the type is written) and
+/// what is wrong.
+fn value_rule(
+    raw: RawItemRule,
+    at: &str,
+    type_at: &str,
+) -> std::result::Result<ValueRule, (String, String)> {
+    let here = |attr: &str| format!("{at}{attr}");
+    let types = match raw.value_type {
+        None => Vec::new(),
+        Some(RawTypes::One(t)) => ValueRule::of(t).types,
+        Some(RawTypes::Many(ts)) => {
+            if ts.is_empty() {
+                return Err((type_at.into(), "'type' lists no type".into()));
+            }
+            if ts.len() > 1 && ts.contains(&ValueType::Any) {
+                return Err((
+                    type_at.into(),
+                    "'any' already takes every type; list the types without it".into(),
+                ));
+            }
+            let mut out: Vec<ValueType> = Vec::new();
+            for t in ts {
+                if t != ValueType::Any && !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+            out
+        }
+    };
+    let rule = ValueRule {
+        types,
+        items: None,
+        constraints: Constraints {
+            pattern: raw.pattern,
+            pattern_help: raw.pattern_help,
+            min_length: raw.min_length,
+            max_length: raw.max_length,
+            allowed: raw.allowed,
+            minimum: raw.minimum,
+            maximum: raw.maximum,
+        },
+    };
+    let c = &rule.constraints;
+    let strings = rule.allows(ValueType::String);
+    let numbers = rule.allows(ValueType::Number) || rule.allows(ValueType::Integer);
+    for (attr, set, applies, kind) in [
+        ("pattern", c.pattern.is_some(), strings, "strings"),
+        ("pattern_help", c.pattern_help.is_some(), strings, "strings"),
+        ("min_length", c.min_length.is_some(), strings, "strings"),
+        ("max_length", c.max_length.is_some(), strings, "strings"),
+        ("minimum", c.minimum.is_some(), numbers, "numbers"),
+        ("maximum", c.maximum.is_some(), numbers, "numbers"),
+    ] {
+        if set && !applies {
+            return Err((
+                here(attr),
+                format!(
+                    "'{attr}' applies to {kind}, but the value is {}",
+                    rule.phrase()
+                ),
+            ));
+        }
+    }
+    if c.pattern_help.is_some() && c.pattern.is_none() {
+        return Err((
+            here("pattern_help"),
+            "'pattern_help' explains a 'pattern', and there is none".into(),
+        ));
+    }
+    if let Some(p) = &c.pattern
+        && !schema::compile_pattern(p)
+    {
+        return Err((
+            here("pattern"),
+            format!(
+                "'pattern' {} is not a valid regular expression (ECMA-262, as in JSON Schema)",
+                Value::String(p.clone())
+            ),
+        ));
+    }
+    if let (Some(min), Some(max)) = (c.min_length, c.max_length)
+        && min > max
+    {
+        return Err((
+            here("min_length"),
+            format!("'min_length' {min} is greater than 'max_length' {max}"),
+        ));
+    }
+    if let (Some(min), Some(max)) = (&c.minimum, &c.maximum)
+        && min.as_f64() > max.as_f64()
+    {
+        return Err((
+            here("minimum"),
+            format!("'minimum' {min} is greater than 'maximum' {max}"),
+        ));
+    }
+    if let Some(allowed) = &c.allowed {
+        if allowed.is_empty() {
+            return Err((here("enum"), "'enum' lists no value".into()));
+        }
+        // Each value must pass the rule's type and other constraints.
+        let without_enum = ValueRule {
+            constraints: Constraints {
+                allowed: None,
+                ..c.clone()
+            },
+            ..rule.clone()
+        };
+        for (i, v) in allowed.iter().enumerate() {
+            if !schema::value_accepts(&without_enum, v) {
+                return Err((
+                    here(&format!("enum/{i}")),
+                    format!(
+                        "'enum' value {v} does not fit the rest of the rule ({})",
+                        without_enum.type_description()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(rule)
 }
 
 /// Where the spec is looked for, in order: an explicit path (`--spec`), the
@@ -564,5 +961,278 @@ impl SpecSearch {
                 searched.join(", ")
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn load(fields: &str) -> Result<MergeSpec> {
+        MergeSpec::from_str(
+            &format!("version: 1\nfields:\n{fields}"),
+            Path::new("s.yaml"),
+        )
+    }
+
+    /// The one located error a spec gives: `line:col: message`.
+    fn err(fields: &str) -> String {
+        match load(fields) {
+            Ok(_) => panic!("the spec loads:\n{fields}"),
+            Err(Error::Spec(d)) => format!(
+                "{}:{}: {}",
+                d.line.unwrap_or(0),
+                d.column.unwrap_or(0),
+                d.message()
+            ),
+            Err(e) => panic!("not a spec error: {e}"),
+        }
+    }
+
+    fn value_rule(spec: &MergeSpec, field: &str) -> ValueRule {
+        match &spec.field(field).unwrap().strategy {
+            Strategy::Override { value } => value.clone(),
+            Strategy::Append { items } => items.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_constraint_loads_into_the_rule() {
+        let spec = load(
+            "  name:\n    strategy: OVERRIDE\n    type: string\n    required: true\n    \
+             pattern: '^[a-z]+$'\n    pattern_help: lowercase letters\n    min_length: 1\n    \
+             max_length: 64\n  level:\n    strategy: OVERRIDE\n    type: integer\n    \
+             minimum: 0\n    maximum: 10\n  mode:\n    strategy: OVERRIDE\n    enum: [fast, slow]\n",
+        )
+        .unwrap();
+        let name = spec.field("name").unwrap();
+        assert!(name.required);
+        assert_eq!(
+            value_rule(&spec, "name"),
+            ValueRule {
+                types: vec![ValueType::String],
+                items: None,
+                constraints: Constraints {
+                    pattern: Some("^[a-z]+$".into()),
+                    pattern_help: Some("lowercase letters".into()),
+                    min_length: Some(1),
+                    max_length: Some(64),
+                    ..Constraints::default()
+                },
+            }
+        );
+        let level = value_rule(&spec, "level").constraints;
+        assert_eq!(
+            (level.minimum, level.maximum),
+            (Some(0.into()), Some(10.into()))
+        );
+        assert_eq!(
+            value_rule(&spec, "mode").constraints.allowed,
+            Some(vec![json!("fast"), json!("slow")])
+        );
+        assert!(!spec.field("level").unwrap().required);
+    }
+
+    #[test]
+    fn a_type_list_and_item_rules_in_both_forms() {
+        let spec = load(
+            "  tools: {strategy: OVERRIDE, type: [string, array, string], items: string}\n  \
+             tags: {strategy: APPEND, items: {type: string, pattern: '^#', max_length: 3}}\n  \
+             plain: {strategy: APPEND, items: string}\n  \
+             mixed: {strategy: APPEND, items: [string, integer]}\n",
+        )
+        .unwrap();
+        let tools = value_rule(&spec, "tools");
+        assert_eq!(tools.types, [ValueType::String, ValueType::Array]);
+        assert_eq!(
+            tools.items.as_deref(),
+            Some(&ValueRule::of(ValueType::String))
+        );
+        assert_eq!(tools.phrase(), "a string or a list");
+        assert_eq!(
+            spec.field("tools").unwrap().strategy.type_description(),
+            "string or list of string"
+        );
+        // Unset, a value that may be a string is "".
+        assert_eq!(spec.field("tools").unwrap().default, json!(""));
+        let tags = value_rule(&spec, "tags");
+        assert_eq!(tags.constraints.max_length, Some(3));
+        assert_eq!(value_rule(&spec, "plain"), ValueRule::of(ValueType::String));
+        assert_eq!(value_rule(&spec, "mixed").plural(), "strings or integers");
+    }
+
+    #[test]
+    fn required_is_taken_by_every_strategy() {
+        let spec = load(
+            "  a: {strategy: OVERRIDE, required: true}\n  b: {strategy: APPEND, required: true}\n  \
+             c: {strategy: KEYED_REPLACE, required: true}\n  d: {strategy: DEEP_MERGE, required: false}\n",
+        )
+        .unwrap();
+        let required: Vec<bool> = spec.fields.iter().map(|f| f.required).collect();
+        assert_eq!(required, [true, true, true, false]);
+    }
+
+    #[test]
+    fn a_spec_without_the_new_attributes_loads_as_before() {
+        let spec = load(
+            "  description: {strategy: OVERRIDE, type: string}\n  any: {strategy: OVERRIDE}\n  \
+             n: {strategy: OVERRIDE, type: integer}\n  tags: {strategy: APPEND, items: string}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            value_rule(&spec, "description"),
+            ValueRule::of(ValueType::String)
+        );
+        assert_eq!(value_rule(&spec, "any"), ValueRule::any());
+        assert_eq!(spec.field("any").unwrap().default, json!(""));
+        assert_eq!(spec.field("n").unwrap().default, Value::Null);
+        assert!(spec.fields.iter().all(|f| !f.required));
+        assert!(spec.fields.iter().all(|f| constraint_help(f).is_none()));
+    }
+
+    #[test]
+    fn bad_constraints_are_one_located_error() {
+        for (fields, expected) in [
+            (
+                "  a: {strategy: OVERRIDE, type: string, pattern: '[a-'}\n",
+                "3:50: field 'a': 'pattern' \"[a-\" is not a valid regular expression (ECMA-262, as in JSON Schema)",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: string, min_length: 5, max_length: 2}\n",
+                "3:53: field 'a': 'min_length' 5 is greater than 'max_length' 2",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: number, minimum: 5, maximum: 1.5}\n",
+                "3:50: field 'a': 'minimum' 5 is greater than 'maximum' 1.5",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: integer, max_length: 3}\n",
+                "3:54: field 'a': 'max_length' applies to strings, but the value is an integer",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: string, minimum: 3}\n",
+                "3:50: field 'a': 'minimum' applies to numbers, but the value is a string",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: string, pattern_help: words}\n",
+                "3:55: field 'a': 'pattern_help' explains a 'pattern', and there is none",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: string, enum: [x, 3]}\n",
+                "3:51: field 'a': 'enum' value 3 does not fit the rest of the rule (string)",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: string, max_length: 1, enum: [x, yy]}\n",
+                "3:66: field 'a': 'enum' value \"yy\" does not fit the rest of the rule (string)",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, enum: []}\n",
+                "3:33: field 'a': 'enum' lists no value",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: []}\n",
+                "3:33: field 'a': 'type' lists no type",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: [string, any]}\n",
+                "3:33: field 'a': 'any' already takes every type; list the types without it",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: string, items: string}\n",
+                "3:48: field 'a': 'items' applies to lists, but the value is a string",
+            ),
+            (
+                "  a:\n    strategy: APPEND\n    items:\n      type: integer\n      pattern: x\n",
+                "7:16: field 'a': 'pattern' applies to strings, but the value is an integer",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: string, max_length: 2, default: abc}\n",
+                "3:65: field 'a': default \"abc\" does not fit its OVERRIDE rule (string)",
+            ),
+            // An attribute the strategy does not take.
+            (
+                "  a: {strategy: APPEND, pattern: x}\n",
+                "3:25: field 'a': attributes do not fit the strategy: unknown attribute 'pattern'",
+            ),
+            (
+                "  a: {strategy: KEYED_REPLACE, max_length: 3}\n",
+                "3:32: field 'a': attributes do not fit the strategy: unknown attribute 'max_length'",
+            ),
+            (
+                "  a: {strategy: APPEND, items: {type: string, max_lenght: 3}}\n",
+                "3:47: field 'a': attributes do not fit the strategy: unknown attribute 'max_lenght'",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, type: [strin, array]}\n",
+                "3:34: field 'a': attributes do not fit the strategy: \"strin\" is not one of \"string\", \"integer\", \"number\", \"boolean\", \"object\", \"array\", \"any\"",
+            ),
+            (
+                "  a: {strategy: OVERRIDE, min_length: -1}\n",
+                "3:39: field 'a': attributes do not fit the strategy: -1 is less than the minimum of 0",
+            ),
+        ] {
+            assert_eq!(err(fields), expected, "{fields}");
+        }
+    }
+
+    #[test]
+    fn the_name_and_body_fields_must_stay_plain_strings() {
+        let text = "version: 1\nname_field: name\nfields:\n  name: {strategy: OVERRIDE, type: [string, array]}\n";
+        assert!(MergeSpec::from_str(text, Path::new("s.yaml")).is_err());
+        let text = "version: 1\nname_field: name\nfields:\n  name: {strategy: OVERRIDE, type: string, pattern: '^x'}\n";
+        assert!(MergeSpec::from_str(text, Path::new("s.yaml")).is_ok());
+    }
+
+    #[test]
+    fn constraints_flow_into_the_fragment_schema_and_its_hover_text() {
+        let spec = load(
+            "  name: {strategy: OVERRIDE, type: string, required: true, pattern: '^[a-z]+$', \
+             pattern_help: lowercase letters, max_length: 64}\n  \
+             mode: {strategy: OVERRIDE, type: string, enum: [a, b]}\n  \
+             tags: {strategy: APPEND, items: {type: string, min_length: 1}}\n",
+        )
+        .unwrap();
+        let schema = fragment_schema(&spec);
+        let p = &schema["properties"];
+        assert_eq!(p["name"]["pattern"], "^[a-z]+$");
+        assert_eq!(p["name"]["maxLength"], 64);
+        assert_eq!(p["name"]["type"], json!(["string", "null"]));
+        // `null` still resets a field with an `enum`.
+        assert_eq!(p["mode"]["enum"], json!(["a", "b", null]));
+        assert_eq!(
+            p["tags"]["items"],
+            json!({"type": "string", "minLength": 1})
+        );
+        // Several types: one branch per type with the constraints of that
+        // type, and null.
+        let spec2 = load(
+            "  v: {strategy: OVERRIDE, type: [string, integer, array], max_length: 3, \
+             minimum: 1, items: string, enum: [ab, 2, [x]]}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            fragment_schema(&spec2)["properties"]["v"]["anyOf"],
+            json!([
+                {"type": "string", "maxLength": 3},
+                {"type": "integer", "minimum": 1},
+                {"type": "array", "items": {"type": "string"}},
+                {"type": "null"}
+            ])
+        );
+        assert_eq!(
+            fragment_schema(&spec2)["properties"]["v"]["enum"],
+            json!(["ab", 2, ["x"], null])
+        );
+        let hover = p["name"]["description"].as_str().unwrap();
+        assert!(
+            hover.starts_with(
+                "Required: some layer must give it a non-empty value; an override need not repeat it. \
+                 Must be lowercase letters. At most 64 characters.\n\nOVERRIDE:"
+            ),
+            "{hover}"
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use schemars::transform::{RestrictFormats, Transform};
 use serde_json::{Map, Value, json};
 
-use super::{MergeSpec, RawSpec, Strategy};
+use super::{Field, MergeSpec, RawSpec, Strategy, ValueRule, ValueType};
 use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::fragment::{self, Syntax};
 
@@ -60,13 +60,73 @@ fn typed(json_type: Option<&str>) -> Map<String, Value> {
     m
 }
 
+/// The schema of a value under `rule`: its type(s), its items and its
+/// constraints, with JSON Schema's names for them.
+///
+/// A value of several types is an `anyOf` with one branch per type, each
+/// holding the constraints that apply to that type (Ajv's strict mode, as
+/// editors run it, refuses a `type` list other than `[T, "null"]`).
+pub(super) fn value_schema(rule: &ValueRule) -> Map<String, Value> {
+    let mut m = match rule.types.as_slice() {
+        [] => typed_branch(rule, None),
+        [one] => typed_branch(rule, Some(*one)),
+        many => {
+            let branches = many
+                .iter()
+                .map(|t| Value::Object(typed_branch(rule, Some(*t))))
+                .collect();
+            let mut m = Map::new();
+            m.insert("anyOf".into(), Value::Array(branches));
+            m
+        }
+    };
+    if let Some(values) = &rule.constraints.allowed {
+        m.insert("enum".into(), Value::Array(values.clone()));
+    }
+    m
+}
+
+/// The schema of `rule`'s values of type `t` (any type when `None`): the
+/// type and the constraints that apply to it. JSON Schema ignores a
+/// keyword of another type, so for any type all of them are kept.
+fn typed_branch(rule: &ValueRule, t: Option<ValueType>) -> Map<String, Value> {
+    let mut m = typed(t.and_then(ValueType::json_type));
+    let is = |kinds: &[ValueType]| t.is_none_or(|t| kinds.contains(&t));
+    if is(&[ValueType::Array])
+        && let Some(items) = &rule.items
+    {
+        m.insert("items".into(), Value::Object(value_schema(items)));
+    }
+    let c = &rule.constraints;
+    if is(&[ValueType::String]) {
+        if let Some(p) = &c.pattern {
+            m.insert("pattern".into(), json!(p));
+        }
+        if let Some(n) = c.min_length {
+            m.insert("minLength".into(), json!(n));
+        }
+        if let Some(n) = c.max_length {
+            m.insert("maxLength".into(), json!(n));
+        }
+    }
+    if is(&[ValueType::Integer, ValueType::Number]) {
+        if let Some(n) = &c.minimum {
+            m.insert("minimum".into(), Value::Number(n.clone()));
+        }
+        if let Some(n) = &c.maximum {
+            m.insert("maximum".into(), Value::Number(n.clone()));
+        }
+    }
+    m
+}
+
 /// The schema of one field's value (without the `null` reset).
 fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
     match strategy {
-        Strategy::Override { value_type } => typed(value_type.json_type()),
-        Strategy::Append { item_type } => {
+        Strategy::Override { value } => value_schema(value),
+        Strategy::Append { items } => {
             let mut m = typed(Some("array"));
-            m.insert("items".into(), Value::Object(typed(item_type.json_type())));
+            m.insert("items".into(), Value::Object(value_schema(items)));
             m
         }
         Strategy::KeyedReplace { keys } => {
@@ -95,11 +155,89 @@ fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
     }
 }
 
+/// Does `value` pass `schema`? Draft 7: the same keywords as the published
+/// 2020-12 schema, a cheaper meta-schema (see `validate`).
+fn accepts(schema: Map<String, Value>, value: &Value) -> bool {
+    jsonschema::draft7::new(&Value::Object(schema)).is_ok_and(|v| v.is_valid(value))
+}
+
 /// Does `value` fit the field's rule? Used to check a rule's `default`.
 pub(super) fn field_accepts(strategy: &Strategy, value: &Value) -> bool {
-    // Draft 7: the same keywords, a cheaper meta-schema (see `validate`).
-    jsonschema::draft7::new(&Value::Object(field_value_schema(strategy)))
-        .is_ok_and(|v| v.is_valid(value))
+    accepts(field_value_schema(strategy), value)
+}
+
+/// Does `value` fit `rule`? Used to check a rule's `enum`.
+pub(super) fn value_accepts(rule: &ValueRule, value: &Value) -> bool {
+    accepts(value_schema(rule), value)
+}
+
+/// Does `pattern` compile the way the fragment schema's validator will
+/// compile it? A spec whose pattern would not is refused when it loads.
+pub(super) fn compile_pattern(pattern: &str) -> bool {
+    jsonschema::draft7::new(&json!({ "type": "string", "pattern": pattern })).is_ok()
+}
+
+/// The constraints of a field (and `required`) in words, for the schema's
+/// hover text; `None` when it has none.
+pub fn constraint_help(field: &Field) -> Option<String> {
+    let mut parts = Vec::new();
+    if field.required {
+        parts.push(
+            match &field.strategy {
+                Strategy::Override { .. } => {
+                    "Required: some layer must give it a non-empty value; an override need not repeat it."
+                }
+                Strategy::Append { .. } => "Required: the layers together must give it at least one item.",
+                Strategy::KeyedReplace { .. } => {
+                    "Required: the layers together must give it at least one entry."
+                }
+                Strategy::DeepMerge => "Required: the layers together must give it at least one key.",
+            }
+            .to_owned(),
+        );
+    }
+    let rule = match &field.strategy {
+        Strategy::Override { value } => Some((value, "")),
+        Strategy::Append { items } => Some((items, "Items: ")),
+        _ => None,
+    };
+    if let Some((rule, prefix)) = rule {
+        if let Some(words) = rule_words(rule) {
+            parts.push(format!("{prefix}{words}"));
+        }
+        if let Some(words) = rule.items.as_deref().and_then(rule_words) {
+            parts.push(format!("List items: {words}"));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// A value rule's constraints as sentences.
+fn rule_words(rule: &ValueRule) -> Option<String> {
+    let c = &rule.constraints;
+    let mut out = Vec::new();
+    match (&c.pattern_help, &c.pattern) {
+        (Some(help), _) => out.push(format!("Must be {help}.")),
+        (None, Some(p)) => out.push(format!("Must match the regular expression {p}.")),
+        _ => {}
+    }
+    match (c.min_length, c.max_length) {
+        (Some(min), Some(max)) => out.push(format!("{min} to {max} characters.")),
+        (Some(min), None) => out.push(format!("At least {min} character(s).")),
+        (None, Some(max)) => out.push(format!("At most {max} characters.")),
+        (None, None) => {}
+    }
+    if let Some(values) = &c.allowed {
+        let list: Vec<String> = values.iter().map(Value::to_string).collect();
+        out.push(format!("One of {}.", list.join(", ")));
+    }
+    match (&c.minimum, &c.maximum) {
+        (Some(min), Some(max)) => out.push(format!("From {min} to {max}.")),
+        (Some(min), None) => out.push(format!("At least {min}.")),
+        (None, Some(max)) => out.push(format!("At most {max}.")),
+        (None, None) => {}
+    }
+    (!out.is_empty()).then(|| out.join(" "))
 }
 
 /// The draft 2020-12 schema of a skill fragment under `spec`: closed at the
@@ -109,11 +247,21 @@ pub fn fragment_schema(spec: &MergeSpec) -> Value {
     let mut properties = Map::new();
     for field in &spec.fields {
         let mut schema = field_value_schema(&field.strategy);
-        // `null` resets a field; allow it beside the declared type.
-        if let Some(Value::String(t)) = schema.get("type").cloned() {
+        // `null` resets a field; allow it beside the declared type(s) and values.
+        if let Some(Value::String(t)) = schema.get_mut("type") {
+            let t = std::mem::take(t);
             schema.insert("type".into(), json!([t, "null"]));
         }
+        if let Some(Value::Array(branches)) = schema.get_mut("anyOf") {
+            branches.push(json!({"type": "null"}));
+        }
+        if let Some(Value::Array(values)) = schema.get_mut("enum") {
+            values.push(Value::Null);
+        }
         let mut description = strategy_help(&field.strategy);
+        if let Some(rules) = constraint_help(field) {
+            description = format!("{rules}\n\n{description}");
+        }
         if let Some(d) = &field.description {
             description = format!("{d}\n\n{description}");
         }
@@ -246,6 +394,28 @@ fn spec_message(
     (message, at)
 }
 
+/// Does `error` only say that the value at `at` is of another kind than
+/// its branch wants (a type mismatch, a constant of another type, or a
+/// choice of branches that all say so)?
+fn wrong_kind(error: &jsonschema::ValidationError<'_>, at: &str) -> bool {
+    use jsonschema::error::ValidationErrorKind as K;
+    if error.instance_path().as_str() != at {
+        return false;
+    }
+    let kind_of = |v: &Value| std::mem::discriminant(v);
+    match error.kind() {
+        K::Type { .. } => true,
+        K::Constant { expected_value } => kind_of(expected_value) != kind_of(error.instance()),
+        K::Enum { options } => options
+            .as_array()
+            .is_some_and(|o| o.iter().all(|v| kind_of(v) != kind_of(error.instance()))),
+        K::OneOfNotValid { context } | K::AnyOf { context } => {
+            context.iter().all(|b| b.iter().all(|e| wrong_kind(e, at)))
+        }
+        _ => false,
+    }
+}
+
 /// For a oneOf failure, the message of the branch whose `strategy` matched,
 /// looking through nested anyOf (e.g. an optional enum) for the real cause.
 fn deepest_message(error: &jsonschema::ValidationError<'_>) -> (String, Target) {
@@ -271,13 +441,14 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> (String, Target) 
                 );
             }
             // Else the branch that did not fail on its `strategy` tag and is
-            // more than a plain type mismatch (such as the `null` of an option).
+            // more than a mismatch of the value's kind (such as the `null` of
+            // an option, or the list form of a type given a mapping).
+            let at = error.instance_path().as_str();
             let branch = context.iter().find(|b| {
                 let on_strategy = b
                     .iter()
                     .any(|e| e.instance_path().as_str().ends_with("/strategy"));
-                let only_type = matches!(b.as_slice(), [e] if matches!(e.kind(), K::Type { .. }));
-                !on_strategy && !only_type
+                !on_strategy && !b.iter().all(|e| wrong_kind(e, at))
             });
             match branch.and_then(|b| b.first()) {
                 Some(e) => deepest_message(e),

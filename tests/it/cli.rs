@@ -97,7 +97,7 @@ fn show_prints_canonical_json_sorted_two_space_trailing_newline() {
     let out = demo().run(&["show", "writer"]).ok().to_owned();
     assert!(out.ends_with("}\n") && !out.ends_with("\n\n"));
     assert!(
-        out.starts_with("{\n  \"assets\": [],\n  \"author\": \"me\",\n"),
+        out.starts_with("{\n  \"agent\": \"\",\n  \"allowed-tools\": \"\",\n"),
         "{out}"
     );
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -401,6 +401,9 @@ fn export_onto_a_file_fails_at_once_and_leaves_it_alone() {
 #[test]
 fn new_scaffolds_each_form_with_a_modeline_and_refuses_to_overwrite() {
     let sb = demo();
+    // Overrides of skills the base layer describes.
+    sb.write("base", "fresh.yaml", "description: d\n");
+    sb.write("base", "other.yaml", "description: d\n");
     for (form, rel, first) in [
         (
             "yaml",
@@ -453,8 +456,15 @@ fn spec_command_names_the_file_and_lists_fields() {
         out.contains("spec/mergespec.yaml") && out.contains("version: 1"),
         "{out}"
     );
-    assert!(out.contains("trigger_keywords  APPEND"), "{out}");
-    assert!(out.contains("metadata          DEEP_MERGE"), "{out}");
+    for row in [
+        "trigger_keywords          APPEND         list of string",
+        "metadata                  DEEP_MERGE     mapping",
+        "allowed-tools             OVERRIDE       string or list of string",
+        "description               OVERRIDE       string                      \"\"       required, 1-1024 chars\n",
+        "name                      OVERRIDE       string                      \"\"       required, pattern, 1-64 chars\n",
+    ] {
+        assert!(out.contains(row), "{out}");
+    }
 }
 
 #[test]

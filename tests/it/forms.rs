@@ -95,7 +95,7 @@ fn skill_md_body_is_the_trimmed_markdown_after_the_frontmatter() {
     sb.write(
         "base",
         "s/SKILL.md",
-        "---\nname: s\n---\n\n# Title\n\nText.\n\n",
+        "---\nname: s\ndescription: d\n---\n\n# Title\n\nText.\n\n",
     );
     assert_eq!(sb.resolve_value("s")["body"], "# Title\n\nText.");
 }
@@ -103,10 +103,15 @@ fn skill_md_body_is_the_trimmed_markdown_after_the_frontmatter() {
 #[test]
 fn skill_md_without_frontmatter_is_all_body() {
     let sb = Sandbox::new();
-    sb.write("base", "s/SKILL.md", "\n# Only a body\n");
+    sb.write("base", "s.yaml", "description: d\nauthor: a\n");
+    sb.write("user", "s/SKILL.md", "\n# Only a body\n");
     let v = sb.resolve_value("s");
     assert_eq!(v["body"], "# Only a body");
-    assert_eq!(v["description"], "");
+    // It sets no other field.
+    assert_eq!(
+        (&v["description"], &v["author"]),
+        (&"d".into(), &"a".into())
+    );
 }
 
 #[test]
@@ -126,7 +131,7 @@ fn skill_md_with_an_empty_body_keeps_the_lower_layers_body() {
 #[test]
 fn skill_md_body_overrides_a_lower_body() {
     let sb = Sandbox::new();
-    sb.write("base", "s.yaml", "body: from yaml\n");
+    sb.write("base", "s.yaml", "description: d\nbody: from yaml\n");
     sb.write("user", "s/SKILL.md", "---\n---\nfrom markdown\n");
     assert_eq!(sb.resolve_value("s")["body"], "from markdown");
 }

@@ -142,7 +142,11 @@ fn duplicate_identities_in_one_layer() {
     );
     // ... but name and id with one value are not.
     let sb = Sandbox::new();
-    sb.write("base", "s.yaml", "assets: [{name: x}, {id: x}]\n");
+    sb.write(
+        "base",
+        "s.yaml",
+        "description: d\nassets: [{name: x}, {id: x}]\n",
+    );
     sb.run(&["show", "s"]).ok();
 }
 
@@ -159,7 +163,11 @@ fn duplicate_keys_in_one_yaml_mapping() {
     assert!(msg.contains("duplicate key 'a'"), "{msg}");
     // The same key in two different mappings is fine.
     let sb = Sandbox::new();
-    sb.write("base", "s.yaml", "metadata:\n  x: {a: 1}\n  y: {a: 2}\n");
+    sb.write(
+        "base",
+        "s.yaml",
+        "description: d\nmetadata:\n  x: {a: 1}\n  y: {a: 2}\n",
+    );
     sb.run(&["show", "s"]).ok();
 }
 
@@ -222,7 +230,7 @@ fn yaml_aliases_that_do_not_explode_still_work() {
     sb.write(
         "base",
         "s.yaml",
-        "metadata:\n  base: &b {x: 1}\n  copy: *b\n",
+        "description: d\nmetadata:\n  base: &b {x: 1}\n  copy: *b\n",
     );
     assert_eq!(
         sb.resolve_value("s")["metadata"]["copy"],
@@ -289,7 +297,7 @@ fn flow_collections_that_are_wide_not_deep_still_work() {
     sb.write(
         "base",
         "s.yaml",
-        format!("metadata:\n  x: [{items}]\n  y: '[[[[['\n"),
+        format!("description: d\nmetadata:\n  x: [{items}]\n  y: '[[[[['\n"),
     );
     let v = sb.resolve_value("s");
     assert_eq!(v["metadata"]["x"].as_array().unwrap().len(), 500);

@@ -172,11 +172,12 @@ fn export_check_diffs_quote_only_short_excerpts() {
     // Even a value from inside the layers is never dumped whole by a diff.
     let sb = Sandbox::new();
     let long = "k".repeat(5000);
-    sb.write("base", "writer.yaml", format!("description: {long}\n"));
-    sb.write_file(
-        "manifests/writer.json",
-        "{\n  \"description\": \"old\"\n}\n",
+    sb.write(
+        "base",
+        "writer.yaml",
+        format!("description: d\nauthor: {long}\n"),
     );
+    sb.write_file("manifests/writer.json", "{\n  \"author\": \"old\"\n}\n");
     let out = sb.run(&["export", "--check", "manifests"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.stdout.contains("changed: writer"), "{out:#?}");

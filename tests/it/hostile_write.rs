@@ -53,7 +53,12 @@ fn is_regular_file(p: &Path) -> bool {
 
 /// The base-layer skills `reviewer` and `writer`.
 fn two_skills() -> Sandbox {
-    let sb = Sandbox::new();
+    two_skills_in(Sandbox::new())
+}
+
+/// [`two_skills`] in a given sandbox (the classic spec for names longer
+/// than the Agent Skills standard allows).
+fn two_skills_in(sb: Sandbox) -> Sandbox {
     sb.write("base", "writer.yaml", "description: Writes.\n");
     sb.write("base", "reviewer.yaml", "description: Reviews.\n");
     sb
@@ -168,6 +173,9 @@ impl Fault {
                     .arg("skills")
                     .arg("--layers-root")
                     .arg(sb.root())
+                    // Manifests grow past the standard's description limit.
+                    .arg("--spec")
+                    .arg(super::support::classic_spec_path())
                     .args(args);
                 // SAFETY: setrlimit and signal are async-signal-safe.
                 unsafe {
@@ -209,21 +217,21 @@ fn check_new_directory_fault(sb: &Sandbox, fault: &Fault) {
 
 #[test]
 fn a_write_failing_partway_into_a_new_directory_puts_nothing_in_place() {
-    let sb = Sandbox::new();
+    let sb = Sandbox::classic();
     let fault = Fault::file_size(&sb);
     check_new_directory_fault(&sb, &fault);
 }
 
 #[test]
 fn disk_full_into_a_new_directory_puts_nothing_in_place() {
-    let sb = Sandbox::new();
+    let sb = Sandbox::classic();
     let fault = Fault::disk_full(&sb);
     check_new_directory_fault(&sb, &fault);
 }
 
 #[test]
 fn disk_full_in_an_existing_directory_leaves_every_file_old_or_new() {
-    let sb = Sandbox::new();
+    let sb = Sandbox::classic();
     let fault = Fault::disk_full(&sb);
     let out = fault.dir().join("m");
     let out_s = out.to_str().unwrap();
@@ -598,7 +606,7 @@ fn stale_staging_directories_of_dead_exports_are_removed_and_live_ones_kept() {
 
 #[test]
 fn a_250_byte_skill_name_exports_again_and_again() {
-    let sb = Sandbox::new();
+    let sb = Sandbox::classic();
     let name = "a".repeat(250);
     sb.write("base", &format!("{name}.yaml"), "description: one\n");
     let m = sb.path().join("m");
@@ -619,7 +627,7 @@ fn a_250_byte_skill_name_exports_again_and_again() {
 
 #[test]
 fn a_name_too_long_to_export_is_a_validate_error_and_export_fails_cleanly() {
-    let sb = two_skills();
+    let sb = two_skills_in(Sandbox::classic());
     let long = "b".repeat(251);
     let file = sb.write("base", &format!("{long}.yml"), "description: long\n");
     let located = format!("[ROOT]/layers/base/{long}.yml");

@@ -1,6 +1,10 @@
 //! Layer precedence (user > team > base) for every strategy, per-field
 //! granularity, missing layers, `null` resets, keyed identities,
 //! `layers_present`, the name default and determinism of the merge.
+//!
+//! These run on the classic spec ([`Sandbox::classic`]), unchanged since
+//! before the spec declared constraints and required fields: a spec
+//! without them still merges exactly as it did.
 
 use serde_json::{Value, json};
 
@@ -10,7 +14,7 @@ use super::support::{LAYERS, Sandbox};
 
 /// A sandbox where each `(layer, file, text)` is written.
 fn sandbox(files: &[(&str, &str, &str)]) -> Sandbox {
-    let sb = Sandbox::new();
+    let sb = Sandbox::classic();
     for (layer, rel, text) in files {
         sb.write(layer, rel, text);
     }
@@ -445,7 +449,7 @@ fn merge_is_deterministic_across_runs() {
 
 /// One layer tree written in a given order of files.
 fn write_in_order(files: &[(&str, &str, &str)], order: &[usize]) -> Sandbox {
-    let sb = Sandbox::new();
+    let sb = Sandbox::classic();
     for &i in order {
         let (layer, rel, text) = files[i];
         sb.write(layer, rel, text);

@@ -72,6 +72,16 @@ fn fragment_schema_is_closed_typed_and_documented_for_editors() {
         "scripts",
         "assets",
         "metadata",
+        "license",
+        "compatibility",
+        "allowed-tools",
+        "disable-model-invocation",
+        "user-invocable",
+        "argument-hint",
+        "model",
+        "context",
+        "agent",
+        "hooks",
     ] {
         let p = &props[field];
         let d = p["description"]

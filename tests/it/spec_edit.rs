@@ -27,9 +27,22 @@ fn set_strategy(text: String, field: &str, strategy: &str) -> String {
     format!("{}{}{}", &text[..at], strategy, &text[end..])
 }
 
+/// Replaces the first `from` inside field `field`'s entry of a spec text.
+fn in_field(text: String, field: &str, from: &str, to: &str) -> String {
+    let start = text
+        .find(&format!("\n  {field}:"))
+        .expect("field in the spec");
+    let at = start + text[start..].find(from).expect("attribute in the field");
+    format!("{}{to}{}", &text[..at], &text[at + from.len()..])
+}
+
 fn two_layers() -> Sandbox {
     let sb = Sandbox::new();
-    sb.write("base", "s.yaml", "trigger_keywords: [a, b]\n");
+    sb.write(
+        "base",
+        "s.yaml",
+        "description: d\ntrigger_keywords: [a, b]\n",
+    );
     sb.write("user", "s.yaml", "trigger_keywords: [c]\n");
     sb
 }
@@ -43,7 +56,8 @@ fn changing_a_strategy_in_the_spec_changes_the_merge() {
     );
     let spec = edited_spec(&sb, "spec.yaml", |t| {
         // APPEND -> OVERRIDE needs a type for the whole list.
-        set_strategy(t, "trigger_keywords", "OVERRIDE").replacen("items: string", "type: array", 1)
+        let t = set_strategy(t, "trigger_keywords", "OVERRIDE");
+        in_field(t, "trigger_keywords", "items: string", "type: array")
     });
     let mut cmd = sb.skills_cmd(&["show", "s"]);
     cmd.arg("--spec").arg(&spec);
@@ -81,11 +95,13 @@ fn adding_a_field_to_the_spec_makes_it_valid_and_merged() {
 fn spec_flag_beats_the_environment_variable_which_beats_the_default() {
     let sb = two_layers();
     let via_env = edited_spec(&sb, "env-spec.yaml", |t| {
-        set_strategy(t, "trigger_keywords", "OVERRIDE").replacen("items: string", "type: array", 1)
+        let t = set_strategy(t, "trigger_keywords", "OVERRIDE");
+        in_field(t, "trigger_keywords", "items: string", "type: array")
     });
     let via_flag = sb.write_file(
         "flag-spec.yaml",
-        "version: 1\nfields:\n  trigger_keywords: {strategy: APPEND}\n",
+        "version: 1\nfields:\n  trigger_keywords: {strategy: APPEND}\n  \
+         description: {strategy: OVERRIDE}\n",
     );
     let mut env_only = sb.skills_cmd(&["show", "s"]);
     env_only.env("BERNSTEIN_SKILLS_SPEC", &via_env);
@@ -101,7 +117,7 @@ fn spec_flag_beats_the_environment_variable_which_beats_the_default() {
     let v = sb.run_cmd(both).json();
     assert_eq!(
         v,
-        json!({"trigger_keywords": ["a", "b", "c"], "layers_present": ["base", "user"]})
+        json!({"description": "d", "trigger_keywords": ["a", "b", "c"], "layers_present": ["base", "user"]})
     );
 
     let mut spec_cmd = sb.skills_cmd(&["spec"]);
@@ -160,4 +176,40 @@ fn a_spec_field_default_fills_the_effective_skill() {
         sb.run_cmd(cmd).json(),
         json!({"model": "small", "tags": [], "layers_present": ["base"]})
     );
+}
+
+#[test]
+fn a_spec_from_before_constraints_loads_and_merges_byte_identically() {
+    // The outputs below were recorded with the build and spec of the commit
+    // before constraints and required fields existed.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let golden = |file: &str| {
+        std::fs::read_to_string(root.join("tests/fixtures/classic").join(file)).unwrap()
+    };
+    let run = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("bernstein")
+            .unwrap()
+            .env_clear()
+            .current_dir(root)
+            .args(["skills", "--spec", "tests/fixtures/mergespec-classic.yaml"])
+            .args(["--layers-root", "examples/layers"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for (args, file) in [
+        (&["show", "writer"][..], "writer.json"),
+        (&["show", "reviewer"], "reviewer.json"),
+        (&["show", "writer", "--origins"], "writer.origins.txt"),
+        (
+            &["show", "writer", "--per-layer", "--json"],
+            "writer.per-layer.json",
+        ),
+        (&["explain", "writer"], "writer.explain.txt"),
+        (&["schema"], "skill-fragment.schema.json"),
+    ] {
+        assert!(run(args) == golden(file), "{args:?} differs from {file}");
+    }
 }

@@ -28,9 +28,24 @@ pub fn shipped_spec() -> MergeSpec {
     MergeSpec::load(&shipped_spec_path()).expect("the shipped spec loads")
 }
 
+/// The spec this repository shipped before it declared the Agent Skills
+/// standard's fields and constraints, kept verbatim: the merge tests run
+/// on it, pinning that a spec without the new attributes loads and merges
+/// exactly as before.
+pub fn classic_spec_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mergespec-classic.yaml")
+}
+
+/// The classic spec, loaded.
+pub fn classic_spec() -> MergeSpec {
+    MergeSpec::load(&classic_spec_path()).expect("the classic spec loads")
+}
+
 /// A fresh temporary directory with a layer tree under `layers/`.
 pub struct Sandbox {
     dir: tempfile::TempDir,
+    /// The spec used instead of the shipped one, if any.
+    spec: Option<PathBuf>,
 }
 
 impl Default for Sandbox {
@@ -46,7 +61,16 @@ impl Sandbox {
             .prefix("bernstein-it-")
             .tempdir()
             .expect("create a temporary directory");
-        Sandbox { dir }
+        Sandbox { dir, spec: None }
+    }
+
+    /// An empty sandbox whose library pipeline and CLI runs use the classic
+    /// spec ([`classic_spec_path`]) instead of the shipped one.
+    pub fn classic() -> Sandbox {
+        Sandbox {
+            spec: Some(classic_spec_path()),
+            ..Sandbox::new()
+        }
     }
 
     /// The sandbox directory itself.
@@ -88,9 +112,14 @@ impl Sandbox {
         path.to_path_buf()
     }
 
-    /// The library pipeline over this sandbox's layers with the shipped spec.
+    /// The library pipeline over this sandbox's layers with the sandbox's
+    /// spec (the shipped one unless [`Sandbox::classic`]).
     pub fn skills(&self) -> Skills {
-        self.skills_with(shipped_spec(), DEFAULT_MAX_BYTES)
+        let spec = match &self.spec {
+            Some(path) => MergeSpec::load(path).expect("the sandbox's spec loads"),
+            None => shipped_spec(),
+        };
+        self.skills_with(spec, DEFAULT_MAX_BYTES)
     }
 
     /// The library pipeline with another spec or size cap.
@@ -122,13 +151,15 @@ impl Sandbox {
         cmd
     }
 
-    /// `bernstein skills --layers-root <root> ARGS...`.
+    /// `bernstein skills --layers-root <root> ARGS...` (with `--spec` for a
+    /// [`Sandbox::classic`] one).
     pub fn skills_cmd(&self, args: &[&str]) -> Command {
         let mut cmd = self.bare();
-        cmd.arg("skills")
-            .arg("--layers-root")
-            .arg(self.root())
-            .args(args);
+        cmd.arg("skills").arg("--layers-root").arg(self.root());
+        if let Some(spec) = &self.spec {
+            cmd.arg("--spec").arg(spec);
+        }
+        cmd.args(args);
         cmd
     }
 

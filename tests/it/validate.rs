@@ -139,7 +139,7 @@ fn name_field_differing_from_the_file_name_is_a_warning() {
 #[test]
 fn layer_path_not_a_directory_is_a_warning() {
     let sb = Sandbox::new();
-    sb.write("base", "s.yaml", "");
+    sb.write("base", "s.yaml", "description: d\n");
     sb.write_file("layers/user", "");
     let run = sb.run(&["validate", "--json"]);
     assert_eq!(run.code, Some(0));
@@ -181,7 +181,7 @@ fn appended_duplicates_are_no_warning() {
     sb.write(
         "base",
         "s.yaml",
-        "trigger_keywords: [k]\nreferences: [a.md]\n",
+        "description: d\ntrigger_keywords: [k]\nreferences: [a.md]\n",
     );
     sb.write(
         "user",
@@ -219,8 +219,8 @@ fn bad_spec_is_one_error_naming_the_spec_file_and_the_entry() {
             "field 'trigger_keywords': unknown strategy 'APPPEND' (expected one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)",
         ),
         (
-            "    items: string\n",
-            "    items: string\n    colour: red\n",
+            "    items: string\n    description: Words",
+            "    items: string\n    colour: red\n    description: Words",
             "field 'trigger_keywords': ",
         ),
         (

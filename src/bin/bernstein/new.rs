@@ -159,11 +159,22 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
     let comment = |c: &str| -> String {
         let mut s = format!("{c} {layer} override of skill '{}'.\n", args.name);
         s.push_str(&format!(
-            "{c} Set only what should differ from the layers below; every field is optional.\n{c}\n"
+            "{c} Set only what should differ from the layers below; every field is optional.\n\
+             {c} A required field must be set by some layer, not necessarily this one.\n{c}\n"
         ));
+        let width = spec.fields.iter().map(|f| f.name.len()).max().unwrap_or(0);
         let mut seen = Vec::new();
         for f in &spec.fields {
-            s.push_str(&format!("{c}   {:<20} {}\n", f.name, f.strategy.name()));
+            let required = if f.required && spec.name_field.as_ref() != Some(&f.name) {
+                "  (required)"
+            } else {
+                ""
+            };
+            s.push_str(&format!(
+                "{c}   {:<width$}  {}{required}\n",
+                f.name,
+                f.strategy.name()
+            ));
             if !seen.contains(&f.strategy.name()) {
                 seen.push(f.strategy.name());
             }

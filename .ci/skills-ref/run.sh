@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Differential test: `bernstein skills validate` against the Agent Skills
+# reference validator (`agentskills validate`, PyPI package skills-ref) on
+# every skill under fixtures/. Installs the reference validator into a
+# virtualenv from requirements.txt (pinned, with hashes), builds bernstein,
+# then runs compare.py, which prints a table and fails on any disagreement
+# not listed, with its reason, in expected-disagreements.txt.
+#
+# Needs Python 3.11 or newer with the venv module. Environment:
+#   PYTHON          the interpreter that creates the virtualenv (python3)
+#   SKILLS_REF_VENV where the virtualenv lives (.ci/skills-ref/.venv)
+#   BERNSTEIN       a bernstein binary to test instead of building one
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+python="${PYTHON:-python3}"
+
+if ! command -v "$python" >/dev/null 2>&1; then
+  echo "error: '$python' not found: the skills-ref check needs Python 3.11 or newer" >&2
+  exit 1
+fi
+if ! "$python" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
+  echo "error: $("$python" --version 2>&1) cannot run skills-ref (needs Python 3.11 or newer with venv)" >&2
+  exit 1
+fi
+
+venv="${SKILLS_REF_VENV:-$here/.venv}"
+stamp="$venv/.requirements.sha256"
+want="$("$python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$here/requirements.txt")"
+if [ ! -x "$venv/bin/agentskills" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --require-hashes --no-deps -r "$here/requirements.txt"
+  echo "$want" >"$stamp"
+fi
+
+bernstein="${BERNSTEIN:-}"
+if [ -z "$bernstein" ]; then
+  (cd "$root" && cargo build --release --quiet --bin bernstein)
+  bernstein="$root/target/release/bernstein"
+fi
+
+"$venv/bin/python" "$here/compare.py" --agentskills "$venv/bin/agentskills" --bernstein "$bernstein"
