@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bernstein_skills::Fragment;
-use bernstein_skills::export::{Format, OutDir};
+use bernstein_skills::export::{Format, OutDir, OutFile};
 use bernstein_skills::files::FileLimits;
 use bernstein_skills::fragment::LoadOptions;
 use bernstein_skills::layer::Layers;
@@ -61,14 +61,18 @@ fn main() -> ExitCode {
             let fragment = Fragment::load(l, &options).ok()?;
             top = fragment.source().as_bytes().to_vec();
         }
-        let mut files = vec![(format!("{name}/SKILL.md"), top)];
+        let mut files = vec![OutFile::new(format!("{name}/SKILL.md"), top)];
         for f in bernstein_skills::files::collect(located, &limits).ok()? {
             let bytes =
                 bernstein_skills::confine::read_in_root(&f.root, &f.source.path, f.source.size)
                     .ok()?;
-            files.push((format!("{name}/{}", f.rel), bytes));
+            files.push(OutFile {
+                rel: format!("{name}/{}", f.rel),
+                bytes,
+                executable: f.source.executable,
+            });
         }
-        let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
+        let bytes: usize = files.iter().map(|f| f.bytes.len()).sum();
         let n = files.len();
         out_dir.put_skill(name, &files).ok()?;
         Some((n, bytes))

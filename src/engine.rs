@@ -477,6 +477,12 @@ fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
 /// so nothing planted there is ever written through, and the rename replaces
 /// whatever is at `path`, a symlink included, instead of following it.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_mode(path, bytes, false)
+}
+
+/// [`write_atomic`] with the execute bits set when `executable` (the umask
+/// applies, as to any new file).
+pub fn write_atomic_mode(path: &std::path::Path, bytes: &[u8], executable: bool) -> Result<()> {
     use std::io::Write;
     let fail = |source| Error::Write {
         path: path.to_path_buf(),
@@ -492,7 +498,11 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
             let mut options = std::fs::OpenOptions::new();
             options.write(true).create_new(true);
             #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.custom_flags(libc::O_NOFOLLOW);
+                options.mode(if executable { 0o777 } else { 0o666 });
+            }
             options.open(p)
         })
         .map_err(fail)?;

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::engine::{Skills, write_atomic};
+use crate::engine::{Skills, write_atomic_mode};
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::layer::Located;
 use crate::render;
@@ -105,8 +105,31 @@ fn entries_in(dir: &Path, format: Format) -> BTreeSet<String> {
         .collect()
 }
 
-/// One skill's output: paths relative to the output directory, and bytes.
-pub type Rendered = Vec<(String, Vec<u8>)>;
+/// One file of a skill's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutFile {
+    /// Its path relative to the output directory, `/`-separated.
+    pub rel: String,
+    /// Its contents.
+    pub bytes: Vec<u8>,
+    /// Written with the execute bits (a script that was executable in its
+    /// layer stays executable).
+    pub executable: bool,
+}
+
+impl OutFile {
+    /// A plain (not executable) file.
+    pub fn new(rel: String, bytes: Vec<u8>) -> OutFile {
+        OutFile {
+            rel,
+            bytes,
+            executable: false,
+        }
+    }
+}
+
+/// One skill's output.
+pub type Rendered = Vec<OutFile>;
 
 /// Makes `dir/rel`'s parent directories real directories inside `dir`: a
 /// missing one is created, a symlink or file in the way is removed first
@@ -308,16 +331,21 @@ impl OutDir {
     /// Writes `name.json` unless it already holds exactly `text`. Returns
     /// whether it wrote.
     pub fn put(&self, name: &str, text: &[u8]) -> Result<bool> {
-        self.put_skill(name, &[(format!("{name}.json"), text.to_vec())])
+        self.put_skill(name, &[OutFile::new(format!("{name}.json"), text.to_vec())])
     }
 
     /// Writes skill `name`'s output (paths relative to the directory), each
     /// file unless it already holds exactly those bytes; in the skill format
     /// also removes files of the skill's directory that are no longer part
     /// of it. Returns whether anything changed.
-    pub fn put_skill(&self, name: &str, files: &[(String, Vec<u8>)]) -> Result<bool> {
+    pub fn put_skill(&self, name: &str, files: &[OutFile]) -> Result<bool> {
         if let Some(staging) = &self.staging {
-            for (rel, bytes) in files {
+            for OutFile {
+                rel,
+                bytes,
+                executable,
+            } in files
+            {
                 let path = staging.join(rel);
                 let fail = |source| Error::Write {
                     path: self.dir.join(rel),
@@ -326,13 +354,22 @@ impl OutDir {
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent).map_err(fail)?;
                 }
-                let mut f = std::fs::File::create_new(&path).map_err(fail)?;
+                let mut options = std::fs::OpenOptions::new();
+                options.write(true).create_new(true);
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::mode(&mut options, file_mode(*executable));
+                let mut f = options.open(&path).map_err(fail)?;
                 std::io::Write::write_all(&mut f, bytes).map_err(fail)?;
             }
             return Ok(true);
         }
         let mut changed = false;
-        for (rel, bytes) in files {
+        for OutFile {
+            rel,
+            bytes,
+            executable,
+        } in files
+        {
             ensure_parents(&self.dir, rel)?;
             let path = self.dir.join(rel);
             // Compared only when it is a regular file inside the directory
@@ -340,12 +377,13 @@ impl OutDir {
             // otherwise it is replaced by the rename, never written through.
             let same = self.existing.contains(name)
                 && is_regular_file(&path)
+                && is_executable(&path) == *executable
                 && self.root.as_deref().is_some_and(|root| {
                     crate::confine::read_in_root(root, &path, bytes.len() as u64)
                         .is_ok_and(|old| &old == bytes)
                 });
             if !same {
-                write_atomic(&path, bytes)?;
+                write_atomic_mode(&path, bytes, *executable)?;
                 changed = true;
             }
         }
@@ -357,8 +395,8 @@ impl OutDir {
 
     /// Removes what `dir/name/` holds beyond `files` (never following a
     /// symlink: a link is removed itself). Returns whether it removed any.
-    fn remove_extra(&self, name: &str, files: &[(String, Vec<u8>)]) -> Result<bool> {
-        let keep: BTreeSet<&str> = files.iter().map(|(r, _)| r.as_str()).collect();
+    fn remove_extra(&self, name: &str, files: &[OutFile]) -> Result<bool> {
+        let keep: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
         let keep_dir = |rel: &str| keep.iter().any(|k| k.starts_with(&format!("{rel}/")));
         let mut found = Vec::new();
         walk_out(&self.dir.join(name), name, &mut found);
@@ -434,6 +472,25 @@ impl OutDir {
     }
 }
 
+/// The permission bits of a file export creates (the umask applies).
+fn file_mode(executable: bool) -> u32 {
+    if executable { 0o777 } else { 0o666 }
+}
+
+/// Does `path` have an execute bit (not following a symlink)?
+fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// Is `path` a regular file (not following a symlink)?
 fn is_regular_file(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
@@ -496,14 +553,17 @@ impl Skills {
             return Err(d.into());
         }
         match format {
-            Format::Json => Ok(vec![(
+            Format::Json => Ok(vec![OutFile::new(
                 format!("{name}.json"),
                 self.manifest_of(name, located)?.into_bytes(),
             )]),
             Format::Skill => {
                 let resolved = self.resolve_located(name, located)?;
                 let skill_md = crate::skillmd::render(self.spec(), &resolved.effective());
-                let mut out = vec![(format!("{name}/SKILL.md"), skill_md.into_bytes())];
+                let mut out = vec![OutFile::new(
+                    format!("{name}/SKILL.md"),
+                    skill_md.into_bytes(),
+                )];
                 for f in self.files_of(located)? {
                     // Copied as bytes, never parsed; confined like every read.
                     let bytes =
@@ -522,7 +582,11 @@ impl Skills {
                                     .in_layer(f.source.layer),
                                 )
                             })?;
-                    out.push((format!("{name}/{}", f.rel), bytes));
+                    out.push(OutFile {
+                        rel: format!("{name}/{}", f.rel),
+                        bytes,
+                        executable: f.source.executable,
+                    });
                 }
                 Ok(out)
             }
@@ -639,7 +703,9 @@ impl Skills {
             };
             Ok(match format {
                 Format::Json => {
-                    let (rel, text) = &files[0];
+                    let OutFile {
+                        rel, bytes: text, ..
+                    } = &files[0];
                     let path = dir.join(rel);
                     match crate::confine::read_in_root(root, &path, cap) {
                         Err(r) if r.is_not_found() => Some(Drift::Added),
@@ -690,13 +756,7 @@ impl Skills {
 /// file it lacks, `- path` for one it has beyond them, `~ path (N → M
 /// bytes)` for other content, and the SKILL.md as a short diff. `None`
 /// when they are the same.
-fn skill_drift(
-    dir: &Path,
-    root: &Path,
-    name: &str,
-    files: &[(String, Vec<u8>)],
-    cap: u64,
-) -> Option<Drift> {
+fn skill_drift(dir: &Path, root: &Path, name: &str, files: &[OutFile], cap: u64) -> Option<Drift> {
     let skill_dir = dir.join(name);
     if std::fs::symlink_metadata(&skill_dir).is_err() {
         return Some(Drift::Added);
@@ -710,8 +770,20 @@ fn skill_drift(
             EXCERPT_CHARS,
         )
     };
-    for (rel, bytes) in files {
+    for OutFile {
+        rel,
+        bytes,
+        executable,
+    } in files
+    {
         let path = dir.join(rel);
+        if is_regular_file(&path) && is_executable(&path) != *executable {
+            lines.push(format!(
+                "~ {} (execute bit {})",
+                shown(rel),
+                if *executable { "missing" } else { "set" }
+            ));
+        }
         match crate::confine::read_in_root(root, &path, cap) {
             Err(r) if r.is_not_found() => lines.push(format!("+ {}", shown(rel))),
             Err(r) => lines.push(format!(
@@ -740,7 +812,7 @@ fn skill_drift(
             )),
         }
     }
-    let expected: BTreeSet<&str> = files.iter().map(|(r, _)| r.as_str()).collect();
+    let expected: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
     let mut found = Vec::new();
     walk_out(&skill_dir, name, &mut found);
     for (rel, is_dir) in found {

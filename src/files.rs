@@ -48,6 +48,8 @@ pub struct Source {
     pub path: PathBuf,
     /// Its size in bytes.
     pub size: u64,
+    /// It has an execute bit (a script).
+    pub executable: bool,
 }
 
 /// One file of the effective skill.
@@ -211,6 +213,7 @@ fn walk(
                     layer: l.layer,
                     path,
                     size: meta.len(),
+                    executable: is_executable(&meta),
                 },
             ));
             if out.len() > limits.max_files {
@@ -228,6 +231,19 @@ fn walk(
         }
     }
     Ok(())
+}
+
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
 }
 
 #[cfg(all(test, unix))]

@@ -42,3 +42,15 @@ if [ -z "$bernstein" ]; then
 fi
 
 "$venv/bin/python" "$here/compare.py" --agentskills "$venv/bin/agentskills" --bernstein "$bernstein"
+
+# The other half of the format: what `export --format skill` writes is a
+# skill the reference validator accepts. The bundled demo's pdf-tables is a
+# public-style skill (standard fields only) with a team override that
+# changes its description and adds a reference file.
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+"$bernstein" skills --layers-root "$root/examples/layers" --spec "$root/spec/mergespec.yaml" \
+  export --format skill --out "$out/skills" >/dev/null
+test -f "$out/skills/pdf-tables/references/house-style.md"
+"$venv/bin/agentskills" validate "$out/skills/pdf-tables"
+echo "skills-ref: the exported pdf-tables skill is valid"

@@ -76,6 +76,36 @@ fn walk(dir: &std::path::Path) -> Vec<String> {
 }
 
 #[test]
+fn an_executable_script_stays_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = layered();
+    let script = sb.write("base", "writer/scripts/run.sh", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    let mode = |rel: &str| {
+        std::fs::metadata(sb.path().join("out/writer").join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+    };
+    assert_ne!(mode("scripts/run.sh") & 0o100, 0);
+    assert_eq!(mode("references/style.md") & 0o111, 0);
+    // Losing the bit is drift, and the next export restores it.
+    let out = sb.path().join("out/writer/scripts/run.sh");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert!(
+        run.stdout
+            .contains("    ~ scripts/run.sh (execute bit missing)"),
+        "{run:#?}"
+    );
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    assert_ne!(mode("scripts/run.sh") & 0o100, 0);
+}
+
+#[test]
 fn an_untouched_skill_comes_out_as_it_went_in() {
     let sb = Sandbox::new();
     let skill = "---\nname: pdf\ndescription: Extracts text and tables from PDF files.\n---\n\n# PDF\n\nUse the scripts.\n";
