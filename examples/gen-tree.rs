@@ -324,9 +324,20 @@ fn skill(seed: u64, i: u64, width: usize) -> Skill {
         6..=8 => Form::Yaml,
         _ => Form::Yml,
     };
-    let refs = references(&mut rng, &name);
+    let mut refs = references(&mut rng, &name);
     let scr = scripts(&mut rng);
-    let ast = assets(&mut rng);
+    let mut ast = assets(&mut rng);
+    // A plain entry names a file of the skill's directory, which only the
+    // SKILL.md form has: elsewhere the same identity is written as a mapping.
+    if base_form != Form::SkillMd {
+        for k in [&mut refs, &mut ast] {
+            for e in &mut k.entries {
+                if let Value::String(file) = e {
+                    *e = json!({ "name": file.clone() });
+                }
+            }
+        }
+    }
     let mut base = Map::new();
     base.insert("name".into(), json!(name));
     base.insert("description".into(), json!(sentence(&mut rng, 6, 12)));
@@ -559,6 +570,25 @@ fn resource_files(seed: u64, i: u64, layer: usize, layer_dir: &Path, name: &str)
     bytes
 }
 
+/// The files a fragment's plain `references` and `assets` entries name
+/// (`style-3.md` names `references/style-3.md`), each a few lines.
+fn named_files(layer_dir: &Path, name: &str, fragment: &Value) -> usize {
+    let mut bytes = 0;
+    for field in ["references", "assets"] {
+        let Some(Value::Array(entries)) = fragment.get(field) else {
+            continue;
+        };
+        for file in entries.iter().filter_map(Value::as_str) {
+            let path = layer_dir.join(name).join(field).join(file);
+            let text = format!("{file}: a {field} file of {name}.\n");
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, &text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            bytes += text.len();
+        }
+    }
+    bytes
+}
+
 fn usage() -> ExitCode {
     eprintln!("usage: gen-tree DIR N [--seed S]");
     ExitCode::from(2)
@@ -603,6 +633,7 @@ fn main() -> ExitCode {
         bytes += write(&dirs[0], &s.name, s.base.0, &s.base.1, false);
         if s.base.0 == Form::SkillMd {
             bytes += resource_files(seed, i, 0, &dirs[0], &s.name);
+            bytes += named_files(&dirs[0], &s.name, &s.base.1);
         }
         if let Some((form, f)) = &s.team {
             team += 1;

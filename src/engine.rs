@@ -339,14 +339,66 @@ impl Skills {
                 }
             }
         }
-        if let Err(d) = crate::files::collect(located, &self.file_limits) {
-            out.diagnostics.push(d);
+        let files = crate::files::collect(located, &self.file_limits);
+        if let Err(d) = &files {
+            out.diagnostics.push(d.clone());
         }
         if !failed {
             let effective = merge(&self.spec, name, &fragments);
             out.diagnostics
                 .extend(self.check_effective(&effective, &fragments));
             out.diagnostics.extend(no_effect(&effective, &fragments));
+            if let Ok(files) = &files {
+                out.diagnostics
+                    .extend(self.missing_files(&effective, &fragments, files));
+            }
+        }
+        out
+    }
+
+    /// Plain string entries of fields whose rule says they name files
+    /// (`files: references`: `style.md` names `references/style.md`) that
+    /// no layer provides: a warning at the entry. Files no entry names are
+    /// normal (skills mention them in their body) and get none.
+    fn missing_files(
+        &self,
+        effective: &Effective,
+        fragments: &[Fragment],
+        files: &[SkillFile],
+    ) -> Vec<Diagnostic> {
+        use crate::merge::Merged;
+        let have: std::collections::BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        let mut out = Vec::new();
+        for field in &effective.fields {
+            let (Some(dir), Merged::Keyed(entries)) = (
+                self.spec.field(field.name).and_then(|f| f.files.as_deref()),
+                &field.merged,
+            ) else {
+                continue;
+            };
+            for entry in entries {
+                let (Some(file), Some(origin)) = (entry.item.value.as_str(), &entry.item.origin)
+                else {
+                    continue;
+                };
+                let rel = format!("{dir}/{file}");
+                if have.contains(rel.as_str()) {
+                    continue;
+                }
+                let f = fragments.iter().find(|f| f.layer == origin.layer);
+                out.push(
+                    Diagnostic::warning(
+                        Some(&origin.path),
+                        DiagnosticKind::MissingFile {
+                            field: field.name.to_owned(),
+                            path: rel,
+                        },
+                    )
+                    .in_layer(origin.layer)
+                    .at(f.and_then(|f| f.position(&origin.pointer, false)))
+                    .on_field(field.name),
+                );
+            }
         }
         out
     }

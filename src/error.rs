@@ -246,6 +246,17 @@ pub enum DiagnosticKind {
         /// The other name.
         other: String,
     },
+    /// An entry naming a file of the skill that no layer provides.
+    #[error(
+        "'{field}' names {}, which no layer provides",
+        crate::text::excerpt(path, crate::text::EXCERPT_CHARS)
+    )]
+    MissingFile {
+        /// The field.
+        field: String,
+        /// The file's path in the skill directory.
+        path: String,
+    },
     /// A value equal to the one it overrides.
     #[error("'{field}' is set to the same value as in the {below}; the override has no effect")]
     NoEffect {

@@ -123,6 +123,12 @@ pub enum RawRule {
         /// The fields that identify an entry, tried in order (default: name, id, code).
         #[serde(default)]
         keys: Option<Vec<String>>,
+        /// The skill directory this field's plain string entries name files
+        /// in: with `files: references`, an entry `style.md` names
+        /// `references/style.md`, and `validate` warns when no layer
+        /// provides that file.
+        #[serde(default)]
+        files: Option<String>,
         /// The effective skill must have at least one entry.
         #[serde(default)]
         required: Option<bool>,
@@ -460,6 +466,9 @@ pub struct Field {
     pub description: Option<String>,
     /// Example values.
     pub examples: Vec<Value>,
+    /// For a KEYED_REPLACE field: the directory of the skill (relative,
+    /// `/`-separated) its plain string entries name files in.
+    pub files: Option<String>,
 }
 
 /// A checked merge spec, ready to drive validation and merging.
@@ -565,6 +574,7 @@ impl MergeSpec {
                 };
                 fail(&at, format!("field '{name}': {message}"))
             };
+            let mut files_dir = None;
             let (strategy, common) = match rule {
                 RawRule::Override {
                     value_type,
@@ -629,11 +639,28 @@ impl MergeSpec {
                 }
                 RawRule::KeyedReplace {
                     keys,
+                    files,
                     required,
                     default,
                     description,
                     examples,
                 } => {
+                    if let Some(dir) = &files
+                        && (dir.is_empty()
+                            || dir.starts_with('/')
+                            || dir.contains('\\')
+                            || dir
+                                .split('/')
+                                .any(|c| c == ".." || c == "." || c.is_empty()))
+                    {
+                        return Err(fail(
+                            &format!("{pointer}/files"),
+                            format!(
+                                "field '{name}': files must be a directory inside the skill, such as 'references' (no '..', no leading '/')"
+                            ),
+                        ));
+                    }
+                    files_dir = files;
                     let keys = keys
                         .unwrap_or_else(|| DEFAULT_KEYS.iter().map(|k| k.to_string()).collect());
                     let mut seen = std::collections::BTreeSet::new();
@@ -684,6 +711,7 @@ impl MergeSpec {
                 required: required.unwrap_or(false),
                 description,
                 examples: examples.unwrap_or_default(),
+                files: files_dir,
             });
         }
         let spec = MergeSpec {

@@ -132,3 +132,56 @@ fn show_without_files_does_not_walk_the_skill_directory() {
     sb.run(&["show", "writer"]).ok();
     sb.run(&["show", "writer", "--files"]).failed();
 }
+
+#[test]
+fn an_entry_naming_a_file_no_layer_provides_is_a_located_warning() {
+    let sb = layered();
+    // base provides references/style.md; the team names it and a missing one.
+    sb.write(
+        "team",
+        "writer.toml",
+        "references = [\"style.md\", \"missing.md\"]\nscripts = [\"deploy.sh\"]\n",
+    );
+    std::fs::remove_dir_all(sb.layer("team").join("writer")).unwrap();
+    let out = sb.run(&["validate"]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert!(
+        out.stdout.contains(
+            "[ROOT]/layers/team/writer.toml:1:27: warning: 'references' names references/missing.md, which no layer provides"
+        ),
+        "{out:#?}"
+    );
+    assert!(
+        out.stdout.contains(
+            "[ROOT]/layers/team/writer.toml:2:12: warning: 'scripts' names scripts/deploy.sh, which no layer provides"
+        ),
+        "{out:#?}"
+    );
+    assert!(!out.stdout.contains("style.md"), "{out:#?}");
+    assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
+    // A file present in any layer satisfies it, and a file no entry names is fine.
+    sb.write("user", "writer/SKILL.md", "---\n---\n");
+    sb.write("user", "writer/references/missing.md", "now here\n");
+    sb.write("user", "writer/scripts/deploy.sh", "echo\n");
+    std::fs::remove_file(sb.layer("user").join("writer.yaml")).unwrap();
+    sb.run(&["validate", "--strict"]).ok();
+}
+
+#[test]
+fn a_files_directory_leaving_the_skill_is_a_spec_error() {
+    let sb = Sandbox::new();
+    sb.write_file(
+        "spec.yaml",
+        "version: 1\nfields:\n  references: {strategy: KEYED_REPLACE, files: ../secrets}\n",
+    );
+    sb.write("base", "w.yaml", "references: [a]\n");
+    let err = sb
+        .run(&["--spec", "spec.yaml", "validate"])
+        .failed()
+        .to_owned();
+    assert!(err.starts_with("spec.yaml:3:"), "{err}");
+    assert!(
+        err.contains("files must be a directory inside the skill"),
+        "{err}"
+    );
+}

@@ -181,7 +181,9 @@ fn a_spec_field_default_fills_the_effective_skill() {
 #[test]
 fn a_spec_from_before_constraints_loads_and_merges_byte_identically() {
     // The outputs below were recorded with the build and spec of the commit
-    // before constraints and required fields existed.
+    // before constraints and required fields existed; `explain` was recorded
+    // again when the demo's writer gained a reference file, which it lists
+    // as a FILE row (every other row is as before).
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let golden = |file: &str| {
         std::fs::read_to_string(root.join("tests/fixtures/classic").join(file)).unwrap()

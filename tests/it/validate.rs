@@ -181,12 +181,12 @@ fn appended_duplicates_are_no_warning() {
     sb.write(
         "base",
         "s.yaml",
-        "description: d\ntrigger_keywords: [k]\nreferences: [a.md]\n",
+        "description: d\ntrigger_keywords: [k]\nreferences: [{name: a}]\n",
     );
     sb.write(
         "user",
         "s.yaml",
-        "trigger_keywords: [k]\nreferences: [a.md]\n",
+        "trigger_keywords: [k]\nreferences: [{name: a}]\n",
     );
     assert_eq!(
         sb.run(&["validate", "--strict"]).ok(),
