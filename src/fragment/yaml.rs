@@ -299,7 +299,8 @@ fn first_alias(text: &str) -> Option<Pos> {
 
 /// Walks the event stream; `visit` sees each event with its position and the
 /// JSON pointer of the node it belongs to. Stops at the first scan error or
-/// when `visit` returns `Some`.
+/// when `visit` returns `Some`. The pointer is one string, extended and cut
+/// back as the walk goes, so each event costs its own key, not its path.
 fn walk<T>(text: &str, mut visit: impl FnMut(&Event, Pos, &str, bool) -> Option<T>) -> Option<T> {
     enum Frame {
         Seq(usize),
@@ -332,20 +333,12 @@ fn walk<T>(text: &str, mut visit: impl FnMut(&Event, Pos, &str, bool) -> Option<
                 None => {}
             }
         }
-        let node_pointer = pointer.clone();
-        pointer.truncate(base_len);
-        if let Some(found) = visit(&event, pos, &node_pointer, is_key) {
+        if let Some(found) = visit(&event, pos, &pointer, is_key) {
             return Some(found);
         }
         match event {
-            Event::SequenceStart(..) => {
-                stack.push((Frame::Seq(0), pointer.len()));
-                pointer = node_pointer;
-            }
-            Event::MappingStart(..) => {
-                stack.push((Frame::Map { key: None }, pointer.len()));
-                pointer = node_pointer;
-            }
+            Event::SequenceStart(..) => stack.push((Frame::Seq(0), base_len)),
+            Event::MappingStart(..) => stack.push((Frame::Map { key: None }, base_len)),
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some((_, len)) = stack.pop() {
                     pointer.truncate(len);
@@ -357,8 +350,11 @@ fn walk<T>(text: &str, mut visit: impl FnMut(&Event, Pos, &str, bool) -> Option<
                     *key = Some(s);
                 }
             }
-            Event::Scalar(..) | Event::Alias(..) => value_done(&mut stack),
-            _ => {}
+            Event::Scalar(..) | Event::Alias(..) => {
+                pointer.truncate(base_len);
+                value_done(&mut stack);
+            }
+            _ => pointer.truncate(base_len),
         }
     }
     fn value_done(stack: &mut [(Frame, usize)]) {
