@@ -98,8 +98,9 @@ impl Fragment {
         let mut line_offset = 0;
         let mut body_at = None;
         let mut index = OnceLock::new();
+        let cap = options.max_bytes;
         let (value, body) = match form {
-            Form::Yaml | Form::Yml => (yaml::parse(&text).map_err(fail)?, None),
+            Form::Yaml | Form::Yml => (yaml::parse(&text, cap).map_err(fail)?, None),
             Form::Toml => {
                 let (value, positions) = toml::parse(&text).map_err(fail)?;
                 index = OnceLock::from(Some(positions));
@@ -109,7 +110,7 @@ impl Fragment {
                 let split = markdown::split(&text).map_err(fail)?;
                 line_offset = split.frontmatter_line;
                 let value = match split.frontmatter {
-                    Some(fm) => yaml::parse(fm).map_err(|(pos, kind)| {
+                    Some(fm) => yaml::parse(fm, cap).map_err(|(pos, kind)| {
                         fail((pos.map(|(l, c)| (l + line_offset, c)), kind))
                     })?,
                     None => None,
@@ -270,9 +271,11 @@ fn read_capped(path: &Path, max: u64) -> Result<String, (Option<Pos>, Diagnostic
     })
 }
 
-/// Parses YAML text strictly (no duplicate keys, no non-string keys).
+/// Parses YAML text strictly (no duplicate keys, no non-string keys). As in
+/// a fragment, its aliases may expand to no more than one value per byte of
+/// the text and four times its size in strings (counting at least 64 KiB).
 pub fn parse_yaml(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticKind)> {
-    yaml::parse(text)
+    yaml::parse(text, u64::MAX)
 }
 
 /// The position of the node at JSON `pointer` in `text` (of its key when
