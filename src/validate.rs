@@ -14,13 +14,15 @@
 //! draft 7, whose meta-schema is a third of the cost. Every fragment is
 //! still checked against every rule of the generated schema.
 
+use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind as K;
 use serde_json::Value;
 
 use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
-use crate::fragment::{Fragment, describe, escape_pointer, unescape_pointer};
+use crate::fragment::{Fragment, Pos, describe, escape_pointer, unescape_pointer};
 use crate::merge::identity;
 use crate::spec::{MergeSpec, Strategy, fragment_schema};
+use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list};
 
 /// Builds, once per process, what every schema compilation needs whatever
 /// the spec (the meta-schema validator). Call it on a spare thread at start
@@ -53,41 +55,47 @@ impl Validator {
         Validator { schema }
     }
 
-    /// Every error in `fragment`, located. Empty when it is valid.
+    /// Every error in `fragment`, located, in source order: at most
+    /// [`MAX_PER_FILE`] of them (the first ones in the file), then one
+    /// [`DiagnosticKind::TooManyErrors`] counting the rest. Empty when it
+    /// is valid.
     pub fn check(&self, spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic> {
         let instance = fragment.as_value();
-        let mut found: Vec<Problem> = Vec::new();
-        let mut more = 0;
+        let mut kept = Kept::new(fragment, MAX_PER_FILE);
         if !self.schema.is_valid(instance) {
             for e in self.schema.iter_errors(instance) {
-                if found.len() >= MAX_PER_FILE {
-                    more += 1;
-                    continue;
+                let pointer = e.instance_path().as_str();
+                match e.kind() {
+                    // One error for every unknown field: one problem each.
+                    K::AdditionalProperties { unexpected } if pointer.is_empty() => {
+                        unknown_fields(fragment, unexpected, &mut kept);
+                    }
+                    _ => {
+                        kept.offer(pointer.to_owned(), false, || diagnose(spec, pointer, &e));
+                    }
                 }
-                let pointer = e.instance_path().as_str().to_owned();
-                found.extend(diagnose(
-                    spec,
-                    &pointer,
-                    e.kind(),
-                    e.instance(),
-                    &e.to_string(),
-                ));
             }
         }
-        for p in duplicate_identities(spec, fragment) {
-            if found.len() >= MAX_PER_FILE {
-                more += 1;
-            } else {
-                found.push(p);
-            }
-        }
-        // Locating is the expensive part (a walk of the source per problem),
-        // so it is done for at most MAX_PER_FILE problems.
-        let mut out: Vec<Diagnostic> = found
+        duplicate_identities(spec, fragment, |pointer, kind| {
+            kept.offer(pointer, false, kind);
+        });
+        let more = kept.more;
+        let mut out: Vec<Diagnostic> = kept
+            .into_sorted()
             .into_iter()
-            .map(|(pointer, key, kind)| located(fragment, &pointer, key, kind))
+            .map(|(pointer, pos, kind)| {
+                let kind = match kind {
+                    // Suggestions are looked for, and long names cut, only
+                    // for the unknown fields that are shown.
+                    DiagnosticKind::UnknownField { field, .. } => DiagnosticKind::UnknownField {
+                        suggestion: did_you_mean(&field, spec.field_names()),
+                        field: excerpt(&field, EXCERPT_CHARS),
+                    },
+                    kind => kind,
+                };
+                located(fragment, &pointer, pos, kind)
+            })
             .collect();
-        out.sort_by_key(|d| (d.line, d.column));
         if more > 0 {
             out.push(
                 Diagnostic::error(Some(&fragment.path), DiagnosticKind::TooManyErrors { more })
@@ -99,7 +107,12 @@ impl Validator {
 
     /// Is `fragment` valid? (No diagnostics are built.)
     pub fn is_valid(&self, spec: &MergeSpec, fragment: &Fragment) -> bool {
-        self.schema.is_valid(fragment.as_value()) && duplicate_identities(spec, fragment).is_empty()
+        if !self.schema.is_valid(fragment.as_value()) {
+            return false;
+        }
+        let mut any = false;
+        duplicate_identities(spec, fragment, |_, _| any = true);
+        !any
     }
 }
 
@@ -122,17 +135,123 @@ pub const SHARED_KEYWORDS: &[&str] = &[
     "minLength",
 ];
 
-/// The most problems reported (and located) per file.
+/// The most problems reported (and located) per file, of each severity.
 pub const MAX_PER_FILE: usize = 50;
 
-/// A problem before it is located: pointer, whether to point at the key, kind.
-type Problem = (String, bool, DiagnosticKind);
+/// The first `max` problems of one file by position, chosen as they come
+/// (a heap of the `max` earliest), and how many more there were. Each
+/// problem's kind is only built if it is kept when offered, so a file with
+/// a million problems costs a million position lookups and `max` messages.
+pub(crate) struct Kept<'f> {
+    fragment: &'f Fragment,
+    max: usize,
+    heap: std::collections::BinaryHeap<Ranked>,
+    seen: usize,
+    /// How many problems were offered and not kept.
+    pub(crate) more: usize,
+}
 
-fn located(fragment: &Fragment, pointer: &str, key: bool, kind: DiagnosticKind) -> Diagnostic {
+/// A kept problem: its pointer, position and kind, ranked by position
+/// (unknown last), then by order of arrival.
+struct Ranked {
+    rank: (Pos, usize),
+    pointer: String,
+    pos: Option<Pos>,
+    kind: DiagnosticKind,
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank == other.rank
+    }
+}
+impl Eq for Ranked {}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank.cmp(&other.rank)
+    }
+}
+
+impl<'f> Kept<'f> {
+    pub(crate) fn new(fragment: &'f Fragment, max: usize) -> Kept<'f> {
+        Kept {
+            fragment,
+            max,
+            heap: std::collections::BinaryHeap::with_capacity(max + 1),
+            seen: 0,
+            more: 0,
+        }
+    }
+
+    /// The fragment the problems are in.
+    pub(crate) fn fragment(&self) -> &'f Fragment {
+        self.fragment
+    }
+
+    /// Offers the problem at `pointer` (at its key if `key` is set);
+    /// `kind` is called only if it is kept, for now. False if it comes
+    /// after all the problems kept and there is no room for it.
+    pub(crate) fn offer(
+        &mut self,
+        pointer: String,
+        key: bool,
+        kind: impl FnOnce() -> DiagnosticKind,
+    ) -> bool {
+        let pos = self.fragment.position(&pointer, key);
+        self.offer_at(pointer, pos, kind)
+    }
+
+    /// [`Kept::offer`] for a problem whose position is known.
+    pub(crate) fn offer_at(
+        &mut self,
+        pointer: String,
+        pos: Option<Pos>,
+        kind: impl FnOnce() -> DiagnosticKind,
+    ) -> bool {
+        let rank = (pos.unwrap_or((usize::MAX, usize::MAX)), self.seen);
+        self.seen += 1;
+        if self.heap.len() == self.max && self.heap.peek().is_none_or(|top| top.rank < rank) {
+            self.more += 1;
+            return false;
+        }
+        self.heap.push(Ranked {
+            rank,
+            pointer,
+            pos,
+            kind: kind(),
+        });
+        if self.heap.len() > self.max {
+            self.heap.pop();
+            self.more += 1;
+        }
+        true
+    }
+
+    /// The kept problems in source order: pointer, position, kind.
+    pub(crate) fn into_sorted(self) -> Vec<(String, Option<Pos>, DiagnosticKind)> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|r| (r.pointer, r.pos, r.kind))
+            .collect()
+    }
+}
+
+fn located(
+    fragment: &Fragment,
+    pointer: &str,
+    pos: Option<Pos>,
+    kind: DiagnosticKind,
+) -> Diagnostic {
     let field = pointer_to_path(pointer);
     let mut d = Diagnostic::error(Some(&fragment.path), kind)
         .in_layer(fragment.layer)
-        .at(fragment.position(pointer, key));
+        .at(pos);
     if !field.is_empty() {
         d = d.on_field(field);
     }
@@ -156,44 +275,54 @@ pub fn pointer_to_path(pointer: &str) -> String {
     out
 }
 
-fn diagnose(
-    spec: &MergeSpec,
-    pointer: &str,
-    kind: &K,
-    instance: &Value,
-    message: &str,
-) -> Vec<Problem> {
+/// Offers each unknown top-level field (`unexpected`, in key order) to
+/// `kept`. They are offered in the order they are written, so that once one
+/// comes after every problem kept, the rest are only counted.
+fn unknown_fields(fragment: &Fragment, unexpected: &[String], kept: &mut Kept) {
+    let unknown = |field: &str| DiagnosticKind::UnknownField {
+        field: field.to_owned(),
+        suggestion: None,
+    };
+    // `unexpected` is in key order (that of the instance's map).
+    let written = match unexpected.is_sorted() {
+        true => fragment.top_level_keys().unwrap_or_default(),
+        false => Vec::new(),
+    };
+    let in_order: Vec<(&str, Pos)> = written
+        .into_iter()
+        .filter(|(k, _)| unexpected.binary_search_by(|u| u.as_str().cmp(k)).is_ok())
+        .collect();
+    if in_order.len() != unexpected.len() {
+        // The source does not say where each one is (an in-memory fragment).
+        for field in unexpected {
+            kept.offer(format!("/{}", escape_pointer(field)), true, || {
+                unknown(field)
+            });
+        }
+        return;
+    }
+    for (i, (field, pos)) in in_order.iter().enumerate() {
+        if !kept.offer_at(format!("/{}", escape_pointer(field)), Some(*pos), || {
+            unknown(field)
+        }) {
+            kept.more += in_order.len() - i - 1;
+            return;
+        }
+    }
+}
+
+/// The problem a schema error at `pointer` is, in the spec's words.
+fn diagnose(spec: &MergeSpec, pointer: &str, e: &ValidationError) -> DiagnosticKind {
+    let (kind, instance) = (e.kind(), &**e.instance());
     let mut segs = pointer.split('/').skip(1);
     let field_name = segs.next().map(unescape_pointer);
     let index: Option<usize> = segs.next().and_then(|s| s.parse().ok());
     let deeper = segs.next().is_some();
     let rule = field_name.as_deref().and_then(|f| spec.field(f));
-
-    if let (K::AdditionalProperties { unexpected }, None) = (kind, &field_name) {
-        return unexpected
-            .iter()
-            .map(|field| {
-                let suggestion = did_you_mean(field, spec.field_names());
-                let ptr = format!("/{}", escape_pointer(field));
-                (
-                    ptr,
-                    true,
-                    DiagnosticKind::UnknownField {
-                        field: field.clone(),
-                        suggestion,
-                    },
-                )
-            })
-            .collect();
-    }
     let (Some(name), Some(rule)) = (field_name, rule) else {
-        return vec![(
-            pointer.to_owned(),
-            false,
-            DiagnosticKind::Schema {
-                message: message.into(),
-            },
-        )];
+        return DiagnosticKind::Schema {
+            message: schema_message(e),
+        };
     };
     let wrong = |field: String, expected: String| DiagnosticKind::WrongType {
         field,
@@ -201,7 +330,8 @@ fn diagnose(
         expected,
         found: describe(instance).into(),
     };
-    let kind = match (&rule.strategy, index, deeper, kind) {
+    let keys_list = |keys: &[String]| list(keys.iter().map(String::as_str), false);
+    match (&rule.strategy, index, deeper, kind) {
         (Strategy::Override { value_type }, None, _, K::Type { .. }) => {
             wrong(name, value_type.phrase().into())
         }
@@ -213,7 +343,7 @@ fn diagnose(
         }
         (Strategy::KeyedReplace { keys }, None, _, K::Type { .. }) => wrong(
             name,
-            format!("a list of names or mappings with a {}", keys.join(", ")),
+            format!("a list of names or mappings with a {}", keys_list(keys)),
         ),
         (Strategy::KeyedReplace { keys }, Some(i), false, K::AnyOf { .. }) => match instance {
             Value::Object(entry) => DiagnosticKind::MissingKey {
@@ -226,20 +356,31 @@ fn diagnose(
             },
             _ => wrong(
                 format!("{name}[{i}]"),
-                format!("a non-empty name or a mapping with a {}", keys.join(", ")),
+                format!("a non-empty name or a mapping with a {}", keys_list(keys)),
             ),
         },
         (Strategy::DeepMerge, None, _, K::Type { .. }) => wrong(name, "a mapping".into()),
         _ => DiagnosticKind::Schema {
-            message: message.into(),
+            message: schema_message(e),
         },
-    };
-    vec![(pointer.to_owned(), false, kind)]
+    }
 }
 
-/// Two entries with one identity in one KEYED_REPLACE list of one layer.
-fn duplicate_identities(spec: &MergeSpec, fragment: &Fragment) -> Vec<Problem> {
-    let mut out = Vec::new();
+/// The validator's message for `e`, quoting only an excerpt of the value
+/// (which may be a whole list or a 4 MiB string): the value is written as
+/// far as the excerpt goes, not whole.
+pub(crate) fn schema_message(e: &ValidationError) -> String {
+    let value = json_excerpt(e.instance(), EXCERPT_CHARS);
+    excerpt(&e.masked_with(value).to_string(), MESSAGE_CHARS)
+}
+
+/// Two entries with one identity in one KEYED_REPLACE list of one layer:
+/// `found` gets each one's pointer and (lazily) its problem.
+fn duplicate_identities(
+    spec: &MergeSpec,
+    fragment: &Fragment,
+    mut found: impl FnMut(String, &dyn Fn() -> DiagnosticKind),
+) {
     for field in &spec.fields {
         let Strategy::KeyedReplace { keys } = &field.strategy else {
             continue;
@@ -253,24 +394,19 @@ fn duplicate_identities(spec: &MergeSpec, fragment: &Fragment) -> Vec<Problem> {
             let Some(id) = identity(item, keys) else {
                 continue;
             };
-            if let Some(first) = seen.get(&id) {
+            if let Some(&first) = seen.get(&id) {
                 let pointer = format!("/{}/{i}", escape_pointer(&field.name));
-                out.push((
-                    pointer,
-                    false,
-                    DiagnosticKind::DuplicateIdentity {
-                        field: field.name.clone(),
-                        identity: id.to_string(),
-                        first: *first,
-                        index: i,
-                    },
-                ));
+                found(pointer, &|| DiagnosticKind::DuplicateIdentity {
+                    field: field.name.clone(),
+                    identity: format!("{}={}", id.key, excerpt(id.value, EXCERPT_CHARS)),
+                    first,
+                    index: i,
+                });
             } else {
                 seen.insert(id, i);
             }
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -316,6 +452,20 @@ mod tests {
                 "keyword {k} is not in SHARED_KEYWORDS"
             );
         }
+    }
+
+    #[test]
+    fn schema_messages_quote_an_excerpt_of_the_value() {
+        let v = jsonschema::draft7::new(&serde_json::json!({"type": "integer"})).unwrap();
+        let big = Value::String("z".repeat(1 << 20));
+        let e = v.iter_errors(&big).next().unwrap();
+        assert_eq!(
+            super::schema_message(&e),
+            format!("\"{}… is not of type \"integer\"", "z".repeat(119))
+        );
+        let small = serde_json::json!("z");
+        let e = v.iter_errors(&small).next().unwrap();
+        assert_eq!(super::schema_message(&e), e.to_string());
     }
 
     #[test]

@@ -97,6 +97,22 @@ impl Index {
         Some((pos.0 + self.line_offset, pos.1))
     }
 
+    /// The keys of the root mapping in the order they are written, each
+    /// with its position.
+    pub(crate) fn top_level_keys(&self) -> Vec<(&str, Pos)> {
+        let Some(root) = self.nodes.first().filter(|n| n.kind == Kind::Map) else {
+            return Vec::new();
+        };
+        let mut kids = self.kids[root.first as usize..(root.first + root.len) as usize].to_vec();
+        kids.sort_unstable_by_key(|k| k.node);
+        kids.iter()
+            .filter_map(|k| {
+                let (line, col) = self.nodes[k.node as usize].key.get()?;
+                Some((self.key(k), (line + self.line_offset, col)))
+            })
+            .collect()
+    }
+
     fn find(&self, pointer: &str) -> Option<&Node> {
         let mut node = self.nodes.first()?;
         for seg in pointer.strip_prefix('/')?.split('/') {

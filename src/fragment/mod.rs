@@ -211,6 +211,12 @@ impl Fragment {
         self.index()?.position(pointer, key)
     }
 
+    /// The top-level keys in the order they are written, with their
+    /// positions (`None` when there is no text to read them from).
+    pub(crate) fn top_level_keys(&self) -> Option<Vec<(&str, Pos)>> {
+        Some(self.index()?.top_level_keys())
+    }
+
     fn index(&self) -> Option<&index::Index> {
         self.index
             .get_or_init(|| match self.form {
