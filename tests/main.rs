@@ -11,6 +11,7 @@ mod it {
     mod cli;
     mod forms;
     mod hardening;
+    mod hostile_cost;
     mod precedence;
     mod props;
     mod readme;
