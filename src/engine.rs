@@ -412,7 +412,7 @@ impl Skills {
                 Some(&f.path),
                 DiagnosticKind::NameMismatch {
                     field: field.to_owned(),
-                    declared: declared.to_owned(),
+                    declared: crate::text::excerpt(declared, crate::text::EXCERPT_CHARS),
                     file: name.to_owned(),
                 },
             )
@@ -470,24 +470,18 @@ fn lookalikes(catalog: &[(String, Vec<Located>)]) -> Vec<Diagnostic> {
     out
 }
 
-/// OVERRIDE fields and DEEP_MERGE leaves set to the value they replace.
+/// OVERRIDE fields and DEEP_MERGE leaves set to the value they replace: at
+/// most [`MAX_PER_FILE`](crate::validate::MAX_PER_FILE) warnings per file
+/// (the first ones in it), then one counting the rest.
 fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
     use crate::merge::Merged;
     use crate::provenance::Sourced;
-    let mut candidates: Vec<(String, &Sourced)> = Vec::new();
-    for field in &effective.fields {
-        match &field.merged {
-            Merged::Override(s) => candidates.push((field.name.to_owned(), s)),
-            Merged::Deep(tree) => {
-                for (path, s) in tree.leaves() {
-                    candidates.push((format!("{}.{}", field.name, path.join(".")), s));
-                }
-            }
-            Merged::Append(_) | Merged::Keyed(_) => {}
-        }
-    }
-    let mut out = Vec::new();
-    for (path, s) in candidates {
+    use crate::validate::{Kept, MAX_PER_FILE};
+    let mut kept: Vec<Kept> = fragments
+        .iter()
+        .map(|f| Kept::new(f, MAX_PER_FILE))
+        .collect();
+    let mut check = |name: &str, path: &[&str], s: &Sourced| {
         // Every link of the chain where a layer repeats the value below it.
         let mut chain: Vec<(&serde_json::Value, &crate::provenance::Origin)> = Vec::new();
         if let Some(o) = &s.origin {
@@ -496,24 +490,59 @@ fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
         chain.extend(s.overrode.iter().map(|sh| (&*sh.value, &sh.origin)));
         for pair in chain.windows(2) {
             let ((v, o), (below_v, below_o)) = (pair[0], pair[1]);
-            if v == below_v && o.layer != below_o.layer {
-                let f = fragments.iter().find(|f| f.layer == o.layer);
-                out.push(
-                    Diagnostic::warning(
-                        Some(&o.path),
-                        DiagnosticKind::NoEffect {
-                            field: path.clone(),
-                            below: below_o.layer,
-                        },
-                    )
-                    .in_layer(o.layer)
-                    .at(f.and_then(|f| f.position(&o.pointer, false)))
-                    .on_field(path.clone()),
-                );
+            if v == below_v
+                && o.layer != below_o.layer
+                && let Some(k) = kept.iter_mut().find(|k| k.fragment().layer == o.layer)
+            {
+                // The field's path is only written out for the warnings shown.
+                k.offer(o.pointer.clone(), false, || DiagnosticKind::NoEffect {
+                    field: std::iter::once(name)
+                        .chain(path.iter().copied())
+                        .collect::<Vec<_>>()
+                        .join("."),
+                    below: below_o.layer,
+                });
             }
         }
+    };
+    for field in &effective.fields {
+        match &field.merged {
+            Merged::Override(s) => check(field.name, &[], s),
+            Merged::Deep(tree) => {
+                for (path, s) in tree.leaves() {
+                    check(field.name, &path, s);
+                }
+            }
+            Merged::Append(_) | Merged::Keyed(_) => {}
+        }
     }
-    out.sort_by_key(|d| (d.layer, d.line));
+    let mut out = Vec::new();
+    for k in kept {
+        let (f, more) = (k.fragment(), k.more);
+        for (_, pos, kind) in k.into_sorted() {
+            let DiagnosticKind::NoEffect { field, below } = kind else {
+                continue;
+            };
+            out.push(
+                Diagnostic::warning(
+                    Some(&f.path),
+                    DiagnosticKind::NoEffect {
+                        field: crate::text::excerpt(&field, crate::text::EXCERPT_CHARS),
+                        below,
+                    },
+                )
+                .in_layer(f.layer)
+                .at(pos)
+                .on_field(field),
+            );
+        }
+        if more > 0 {
+            out.push(
+                Diagnostic::warning(Some(&f.path), DiagnosticKind::TooManyWarnings { more })
+                    .in_layer(f.layer),
+            );
+        }
+    }
     out
 }
 

@@ -122,7 +122,7 @@ pub enum DiagnosticKind {
         found: String,
     },
     /// A keyed entry with none of the key fields.
-    #[error("entry {index} of '{field}' has no key: give it one of {}{}", keys.join(", "), suggest(suggestion))]
+    #[error("entry {index} of '{field}' has no key: give it one of {}{}", crate::text::list(keys.iter().map(String::as_str), false), suggest(suggestion))]
     MissingKey {
         /// The KEYED_REPLACE field.
         field: String,
@@ -175,6 +175,12 @@ pub enum DiagnosticKind {
     /// More problems in this file than are reported one by one.
     #[error("{more} more problem(s) in this file not shown; fix the ones above first")]
     TooManyErrors {
+        /// How many were left out.
+        more: usize,
+    },
+    /// More warnings about this file than are reported one by one.
+    #[error("and {more} more warning(s) about this file not shown")]
+    TooManyWarnings {
         /// How many were left out.
         more: usize,
     },
@@ -470,9 +476,16 @@ pub fn did_you_mean<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {
     let mut best: Option<(usize, &str)> = None;
+    let len = word.chars().count();
     for c in candidates {
+        let c_len = c.chars().count();
+        let limit = (c_len.max(len) / 3).max(1);
+        // The distance is at least the difference in length: a long word
+        // is not compared with short candidates at all.
+        if c_len.abs_diff(len) > limit {
+            continue;
+        }
         let d = edit_distance(word, c);
-        let limit = (c.chars().count().max(word.chars().count()) / 3).max(1);
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
         }
@@ -481,30 +494,28 @@ pub fn did_you_mean<'a>(
 }
 
 /// Optimal string alignment distance: edits, with a swap of two adjacent
-/// characters counting as one (the commonest typo).
+/// characters counting as one (the commonest typo). Three rows of the
+/// table at a time.
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
     for i in 1..=a.len() {
+        row[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
+            let mut best = (prev[j] + 1).min(row[j - 1] + 1).min(prev[j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
+                best = best.min(before[j - 2] + 1);
             }
-            d[i][j] = best;
+            row[j] = best;
         }
+        std::mem::swap(&mut before, &mut prev);
+        std::mem::swap(&mut prev, &mut row);
     }
-    d[a.len()][b.len()]
+    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -520,6 +531,14 @@ mod tests {
         );
         assert_eq!(did_you_mean("nmae", fields).as_deref(), Some("name"));
         assert_eq!(did_you_mean("colour", fields), None);
+        assert_eq!(
+            did_you_mean("descirption", fields).as_deref(),
+            Some("description")
+        );
+        assert_eq!(did_you_mean(&"n".repeat(1 << 20), fields), None);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("ab", "ba"), 1);
     }
 
     #[test]

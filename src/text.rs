@@ -25,6 +25,9 @@ pub const EXCERPT_CHARS: usize = 120;
 /// The most characters of one message (a diagnostic's text) printed.
 pub const MESSAGE_CHARS: usize = 400;
 
+/// The most items of a list any message names before "and N more".
+pub const LIST_ITEMS: usize = 5;
+
 /// Is `c` a character that must not be printed as is: a C0 or C1 control,
 /// DEL, a bidirectional control, or an invisible formatting character?
 pub fn is_unsafe(c: char) -> bool {
@@ -105,6 +108,61 @@ pub fn excerpt(s: &str, max: usize) -> String {
     out
 }
 
+/// At most [`LIST_ITEMS`] of `items` for a message, each an [`excerpt`]
+/// (in single quotes when `quote` is set), joined with `, `, then `and N
+/// more` for the rest. Items past the last one shown are only counted, so a
+/// list of a million names costs a count.
+pub fn list<'a>(items: impl IntoIterator<Item = &'a str>, quote: bool) -> String {
+    let mut out = String::new();
+    let mut more = 0usize;
+    for (n, item) in items.into_iter().enumerate() {
+        if n >= LIST_ITEMS {
+            more += 1;
+            continue;
+        }
+        if n > 0 {
+            out.push_str(", ");
+        }
+        let item = excerpt(item, EXCERPT_CHARS);
+        if quote {
+            let _ = write!(out, "'{item}'");
+        } else {
+            out.push_str(&item);
+        }
+    }
+    if more > 0 {
+        let _ = write!(out, " and {more} more");
+    }
+    out
+}
+
+/// A JSON value as a message quotes it: its compact JSON, cut to an
+/// [`excerpt`] of `max` characters. Only about as much of the value is
+/// serialised as is shown, however large it is.
+pub fn json_excerpt(value: &serde_json::Value, max: usize) -> String {
+    /// A writer that takes a fixed number of bytes, then fails.
+    struct Capped(Vec<u8>, usize);
+    impl std::io::Write for Capped {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            let room = self.1 - self.0.len();
+            if room == 0 {
+                return Err(std::io::Error::other("enough"));
+            }
+            let n = b.len().min(room);
+            self.0.extend_from_slice(&b[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // Enough bytes for `max + 1` characters of up to four bytes each, so a
+    // cut text is always longer than `max` characters and gets its `…`.
+    let mut w = Capped(Vec::new(), max.saturating_add(1).saturating_mul(4));
+    let _ = serde_json::to_writer(&mut w, value);
+    excerpt(&String::from_utf8_lossy(&w.0), max)
+}
+
 /// A path as a human-readable output shows it: lossy UTF-8, escaped.
 pub fn path(p: &std::path::Path) -> String {
     escape(&p.display().to_string()).into_owned()
@@ -131,6 +189,28 @@ mod tests {
         let nasty: String = (0u32..0x3000).filter_map(char::from_u32).collect();
         assert!(!escape(&nasty).chars().any(is_unsafe));
         assert!(!excerpt(&nasty, 10_000).chars().any(is_unsafe));
+    }
+
+    #[test]
+    fn lists_name_a_few_items_and_count_the_rest() {
+        assert_eq!(list(["a", "b"], false), "a, b");
+        assert_eq!(list(["a", "b"], true), "'a', 'b'");
+        let many: Vec<String> = (0..1_000_000).map(|i| format!("k{i}")).collect();
+        assert_eq!(
+            list(many.iter().map(String::as_str), true),
+            "'k0', 'k1', 'k2', 'k3', 'k4' and 999995 more"
+        );
+        let long = "y".repeat(10_000);
+        assert!(list([long.as_str()], false).chars().count() <= EXCERPT_CHARS + 1);
+    }
+
+    #[test]
+    fn json_excerpts_are_short() {
+        let v = serde_json::json!({"a": [1, "x"]});
+        assert_eq!(json_excerpt(&v, 120), r#"{"a":[1,"x"]}"#);
+        let big = serde_json::Value::String("é".repeat(1 << 20));
+        let e = json_excerpt(&big, 10);
+        assert_eq!(e, format!("\"{}…", "é".repeat(9)));
     }
 
     #[test]

@@ -14,14 +14,15 @@
 //! draft 7, whose meta-schema is a third of the cost. Every fragment is
 //! still checked against every rule of the generated schema.
 
+use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind as K;
 use serde_json::Value;
 
 use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
-use crate::fragment::{Fragment, describe, escape_pointer, unescape_pointer};
+use crate::fragment::{Fragment, Pos, describe, escape_pointer, unescape_pointer};
 use crate::merge::identity;
 use crate::spec::{MergeSpec, Strategy, ValueRule, fragment_schema};
-use crate::text::excerpt;
+use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list};
 
 /// Builds, once per process, what every schema compilation needs whatever
 /// the spec (the meta-schema validator). Call it on a spare thread at start
@@ -54,41 +55,51 @@ impl Validator {
         Validator { schema }
     }
 
-    /// Every error in `fragment`, located. Empty when it is valid.
+    /// Every error in `fragment`, located, in source order: at most
+    /// [`MAX_PER_FILE`] of them (the first ones in the file), then one
+    /// [`DiagnosticKind::TooManyErrors`] counting the rest. Empty when it
+    /// is valid.
     pub fn check(&self, spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic> {
         let instance = fragment.as_value();
-        let mut found: Vec<Problem> = Vec::new();
-        let mut more = 0;
+        let mut kept = Kept::new(fragment, MAX_PER_FILE);
         if !self.schema.is_valid(instance) {
             for e in self.schema.iter_errors(instance) {
-                if found.len() >= MAX_PER_FILE {
-                    more += 1;
-                    continue;
+                let pointer = e.instance_path().as_str();
+                match e.kind() {
+                    // One error for every unknown field: one problem each.
+                    K::AdditionalProperties { unexpected } if pointer.is_empty() => {
+                        unknown_fields(fragment, unexpected, &mut kept);
+                    }
+                    _ => {
+                        // A value of several types: the error inside the
+                        // branch of its own type, where it is.
+                        let e = own_branch(spec, &e).unwrap_or(&e);
+                        let pointer = e.instance_path().as_str();
+                        kept.offer(pointer.to_owned(), false, || diagnose(spec, pointer, e));
+                    }
                 }
-                let pointer = e.instance_path().as_str().to_owned();
-                found.extend(diagnose(
-                    spec,
-                    &pointer,
-                    e.kind(),
-                    e.instance(),
-                    &e.to_string(),
-                ));
             }
         }
-        for p in duplicate_identities(spec, fragment) {
-            if found.len() >= MAX_PER_FILE {
-                more += 1;
-            } else {
-                found.push(p);
-            }
-        }
-        // Locating is the expensive part (a walk of the source per problem),
-        // so it is done for at most MAX_PER_FILE problems.
-        let mut out: Vec<Diagnostic> = found
+        duplicate_identities(spec, fragment, |pointer, kind| {
+            kept.offer(pointer, false, kind);
+        });
+        let more = kept.more;
+        let mut out: Vec<Diagnostic> = kept
+            .into_sorted()
             .into_iter()
-            .map(|(pointer, key, kind)| located(fragment, &pointer, key, kind))
+            .map(|(pointer, pos, kind)| {
+                let kind = match kind {
+                    // Suggestions are looked for, and long names cut, only
+                    // for the unknown fields that are shown.
+                    DiagnosticKind::UnknownField { field, .. } => DiagnosticKind::UnknownField {
+                        suggestion: did_you_mean(&field, spec.field_names()),
+                        field: excerpt(&field, EXCERPT_CHARS),
+                    },
+                    kind => kind,
+                };
+                located(fragment, &pointer, pos, kind)
+            })
             .collect();
-        out.sort_by_key(|d| (d.line, d.column));
         if more > 0 {
             out.push(
                 Diagnostic::error(Some(&fragment.path), DiagnosticKind::TooManyErrors { more })
@@ -109,17 +120,21 @@ impl Validator {
         self.schema
             .iter_errors(&instance)
             .take(MAX_PER_FILE)
-            .flat_map(|e| {
-                let pointer = e.instance_path().as_str().to_owned();
-                diagnose(spec, &pointer, e.kind(), e.instance(), &e.to_string())
+            .map(|e| {
+                let e = own_branch(spec, &e).unwrap_or(&e);
+                diagnose(spec, e.instance_path().as_str(), e)
             })
-            .map(|(_, _, kind)| kind)
             .collect()
     }
 
     /// Is `fragment` valid? (No diagnostics are built.)
     pub fn is_valid(&self, spec: &MergeSpec, fragment: &Fragment) -> bool {
-        self.schema.is_valid(fragment.as_value()) && duplicate_identities(spec, fragment).is_empty()
+        if !self.schema.is_valid(fragment.as_value()) {
+            return false;
+        }
+        let mut any = false;
+        duplicate_identities(spec, fragment, |_, _| any = true);
+        !any
     }
 }
 
@@ -152,17 +167,123 @@ pub const SHARED_KEYWORDS: &[&str] = &[
     "maximum",
 ];
 
-/// The most problems reported (and located) per file.
+/// The most problems reported (and located) per file, of each severity.
 pub const MAX_PER_FILE: usize = 50;
 
-/// A problem before it is located: pointer, whether to point at the key, kind.
-type Problem = (String, bool, DiagnosticKind);
+/// The first `max` problems of one file by position, chosen as they come
+/// (a heap of the `max` earliest), and how many more there were. Each
+/// problem's kind is only built if it is kept when offered, so a file with
+/// a million problems costs a million position lookups and `max` messages.
+pub(crate) struct Kept<'f> {
+    fragment: &'f Fragment,
+    max: usize,
+    heap: std::collections::BinaryHeap<Ranked>,
+    seen: usize,
+    /// How many problems were offered and not kept.
+    pub(crate) more: usize,
+}
 
-fn located(fragment: &Fragment, pointer: &str, key: bool, kind: DiagnosticKind) -> Diagnostic {
+/// A kept problem: its pointer, position and kind, ranked by position
+/// (unknown last), then by order of arrival.
+struct Ranked {
+    rank: (Pos, usize),
+    pointer: String,
+    pos: Option<Pos>,
+    kind: DiagnosticKind,
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank == other.rank
+    }
+}
+impl Eq for Ranked {}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank.cmp(&other.rank)
+    }
+}
+
+impl<'f> Kept<'f> {
+    pub(crate) fn new(fragment: &'f Fragment, max: usize) -> Kept<'f> {
+        Kept {
+            fragment,
+            max,
+            heap: std::collections::BinaryHeap::with_capacity(max + 1),
+            seen: 0,
+            more: 0,
+        }
+    }
+
+    /// The fragment the problems are in.
+    pub(crate) fn fragment(&self) -> &'f Fragment {
+        self.fragment
+    }
+
+    /// Offers the problem at `pointer` (at its key if `key` is set);
+    /// `kind` is called only if it is kept, for now. False if it comes
+    /// after all the problems kept and there is no room for it.
+    pub(crate) fn offer(
+        &mut self,
+        pointer: String,
+        key: bool,
+        kind: impl FnOnce() -> DiagnosticKind,
+    ) -> bool {
+        let pos = self.fragment.position(&pointer, key);
+        self.offer_at(pointer, pos, kind)
+    }
+
+    /// [`Kept::offer`] for a problem whose position is known.
+    pub(crate) fn offer_at(
+        &mut self,
+        pointer: String,
+        pos: Option<Pos>,
+        kind: impl FnOnce() -> DiagnosticKind,
+    ) -> bool {
+        let rank = (pos.unwrap_or((usize::MAX, usize::MAX)), self.seen);
+        self.seen += 1;
+        if self.heap.len() == self.max && self.heap.peek().is_none_or(|top| top.rank < rank) {
+            self.more += 1;
+            return false;
+        }
+        self.heap.push(Ranked {
+            rank,
+            pointer,
+            pos,
+            kind: kind(),
+        });
+        if self.heap.len() > self.max {
+            self.heap.pop();
+            self.more += 1;
+        }
+        true
+    }
+
+    /// The kept problems in source order: pointer, position, kind.
+    pub(crate) fn into_sorted(self) -> Vec<(String, Option<Pos>, DiagnosticKind)> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|r| (r.pointer, r.pos, r.kind))
+            .collect()
+    }
+}
+
+fn located(
+    fragment: &Fragment,
+    pointer: &str,
+    pos: Option<Pos>,
+    kind: DiagnosticKind,
+) -> Diagnostic {
     let field = pointer_to_path(pointer);
     let mut d = Diagnostic::error(Some(&fragment.path), kind)
         .in_layer(fragment.layer)
-        .at(fragment.position(pointer, key));
+        .at(pos);
     if !field.is_empty() {
         d = d.on_field(field);
     }
@@ -186,44 +307,54 @@ pub fn pointer_to_path(pointer: &str) -> String {
     out
 }
 
-fn diagnose(
-    spec: &MergeSpec,
-    pointer: &str,
-    kind: &K,
-    instance: &Value,
-    message: &str,
-) -> Vec<Problem> {
+/// Offers each unknown top-level field (`unexpected`, in key order) to
+/// `kept`. They are offered in the order they are written, so that once one
+/// comes after every problem kept, the rest are only counted.
+fn unknown_fields(fragment: &Fragment, unexpected: &[String], kept: &mut Kept) {
+    let unknown = |field: &str| DiagnosticKind::UnknownField {
+        field: field.to_owned(),
+        suggestion: None,
+    };
+    // `unexpected` is in key order (that of the instance's map).
+    let written = match unexpected.is_sorted() {
+        true => fragment.top_level_keys().unwrap_or_default(),
+        false => Vec::new(),
+    };
+    let in_order: Vec<(&str, Pos)> = written
+        .into_iter()
+        .filter(|(k, _)| unexpected.binary_search_by(|u| u.as_str().cmp(k)).is_ok())
+        .collect();
+    if in_order.len() != unexpected.len() {
+        // The source does not say where each one is (an in-memory fragment).
+        for field in unexpected {
+            kept.offer(format!("/{}", escape_pointer(field)), true, || {
+                unknown(field)
+            });
+        }
+        return;
+    }
+    for (i, (field, pos)) in in_order.iter().enumerate() {
+        if !kept.offer_at(format!("/{}", escape_pointer(field)), Some(*pos), || {
+            unknown(field)
+        }) {
+            kept.more += in_order.len() - i - 1;
+            return;
+        }
+    }
+}
+
+/// The problem a schema error at `pointer` is, in the spec's words.
+fn diagnose(spec: &MergeSpec, pointer: &str, e: &ValidationError) -> DiagnosticKind {
+    let (kind, instance) = (e.kind(), &**e.instance());
     let mut segs = pointer.split('/').skip(1);
     let field_name = segs.next().map(unescape_pointer);
     let index: Option<usize> = segs.next().and_then(|s| s.parse().ok());
     let deeper = segs.next().is_some();
     let rule = field_name.as_deref().and_then(|f| spec.field(f));
-
-    if let (K::AdditionalProperties { unexpected }, None) = (kind, &field_name) {
-        return unexpected
-            .iter()
-            .map(|field| {
-                let suggestion = did_you_mean(field, spec.field_names());
-                let ptr = format!("/{}", escape_pointer(field));
-                (
-                    ptr,
-                    true,
-                    DiagnosticKind::UnknownField {
-                        field: field.clone(),
-                        suggestion,
-                    },
-                )
-            })
-            .collect();
-    }
     let (Some(name), Some(rule)) = (field_name, rule) else {
-        return vec![(
-            pointer.to_owned(),
-            false,
-            DiagnosticKind::Schema {
-                message: message.into(),
-            },
-        )];
+        return DiagnosticKind::Schema {
+            message: schema_message(e),
+        };
     };
     let wrong = |field: String, expected: String| DiagnosticKind::WrongType {
         field,
@@ -231,41 +362,24 @@ fn diagnose(
         expected,
         found: describe(instance).into(),
     };
-    // A value of several types is checked by one `anyOf` branch per type
-    // (see `spec::value_schema`): the branch of the value's own type says
-    // what is wrong with it; if there is none, the type is.
-    if let (Strategy::Override { value }, None, K::AnyOf { context }) =
-        (&rule.strategy, index, kind)
-        && value.types.len() > 1
-    {
-        let own = context.iter().find(|branch| {
-            !branch.iter().any(|e| {
-                e.instance_path().as_str() == pointer && matches!(e.kind(), K::Type { .. })
-            })
-        });
-        return match own {
-            Some(branch) => branch
-                .iter()
-                .flat_map(|e| {
-                    diagnose(
-                        spec,
-                        e.instance_path().as_str(),
-                        e.kind(),
-                        e.instance(),
-                        &e.to_string(),
-                    )
-                })
-                .collect(),
-            None => vec![(pointer.to_owned(), false, wrong(name, value.phrase()))],
-        };
-    }
+    let keys_list = |keys: &[String]| list(keys.iter().map(String::as_str), false);
     // The rule of a list item inside an OVERRIDE value, if it has one.
     let override_items = match &rule.strategy {
         Strategy::Override { value } => value.items.as_deref(),
         _ => None,
     };
-    let kind = match (&rule.strategy, index, deeper, kind) {
+    let or_schema = |k: Option<DiagnosticKind>| {
+        k.unwrap_or_else(|| DiagnosticKind::Schema {
+            message: schema_message(e),
+        })
+    };
+    match (&rule.strategy, index, deeper, kind) {
         (Strategy::Override { value }, None, _, K::Type { .. }) => wrong(name, value.phrase()),
+        // A value of several types with no branch of its own type (see
+        // `own_branch`): the type is what is wrong.
+        (Strategy::Override { value }, None, _, K::AnyOf { .. }) if value.types.len() > 1 => {
+            wrong(name, value.phrase())
+        }
         (Strategy::Override { .. }, Some(i), false, K::Type { .. }) if override_items.is_some() => {
             wrong(
                 format!("{name}[{i}]"),
@@ -280,7 +394,7 @@ fn diagnose(
         }
         (Strategy::KeyedReplace { keys }, None, _, K::Type { .. }) => wrong(
             name,
-            format!("a list of names or mappings with a {}", keys.join(", ")),
+            format!("a list of names or mappings with a {}", keys_list(keys)),
         ),
         (Strategy::KeyedReplace { keys }, Some(i), false, K::AnyOf { .. }) => match instance {
             Value::Object(entry) => DiagnosticKind::MissingKey {
@@ -293,33 +407,53 @@ fn diagnose(
             },
             _ => wrong(
                 format!("{name}[{i}]"),
-                format!("a non-empty name or a mapping with a {}", keys.join(", ")),
+                format!("a non-empty name or a mapping with a {}", keys_list(keys)),
             ),
         },
         (Strategy::DeepMerge, None, _, K::Type { .. }) => wrong(name, "a mapping".into()),
-        (Strategy::Override { value }, None, _, kind) => constraint(name, value, kind, instance)
-            .unwrap_or_else(|| DiagnosticKind::Schema {
-                message: message.into(),
-            }),
-        (Strategy::Override { .. }, Some(i), false, kind) if override_items.is_some() => {
-            override_items
-                .and_then(|items| constraint(format!("{name}[{i}]"), items, kind, instance))
-                .unwrap_or_else(|| DiagnosticKind::Schema {
-                    message: message.into(),
-                })
+        (Strategy::Override { value }, None, _, kind) => {
+            or_schema(constraint(name, value, kind, instance))
         }
+        (Strategy::Override { .. }, Some(i), false, kind) if override_items.is_some() => or_schema(
+            override_items
+                .and_then(|items| constraint(format!("{name}[{i}]"), items, kind, instance)),
+        ),
         (Strategy::Append { items }, Some(i), false, kind) => {
-            constraint(format!("{name}[{i}]"), items, kind, instance).unwrap_or_else(|| {
-                DiagnosticKind::Schema {
-                    message: message.into(),
-                }
-            })
+            or_schema(constraint(format!("{name}[{i}]"), items, kind, instance))
         }
         _ => DiagnosticKind::Schema {
-            message: message.into(),
+            message: schema_message(e),
         },
+    }
+}
+
+/// A value of several types is checked by one `anyOf` branch per type (see
+/// `spec::value_schema`): the branch of the value's own type says what is
+/// wrong with it. Its first error, searched again in the same way; `None`
+/// when `e` is no such error or no branch is of the value's type.
+fn own_branch<'e>(spec: &MergeSpec, e: &'e ValidationError<'e>) -> Option<&'e ValidationError<'e>> {
+    let K::AnyOf { context } = e.kind() else {
+        return None;
     };
-    vec![(pointer.to_owned(), false, kind)]
+    let pointer = e.instance_path().as_str();
+    let mut segs = pointer.split('/').skip(1);
+    let field = segs.next().map(unescape_pointer)?;
+    if segs.next().is_some() {
+        return None;
+    }
+    let Strategy::Override { value } = &spec.field(&field)?.strategy else {
+        return None;
+    };
+    if value.types.len() < 2 {
+        return None;
+    }
+    let own = context.iter().find(|branch| {
+        !branch
+            .iter()
+            .any(|b| b.instance_path().as_str() == pointer && matches!(b.kind(), K::Type { .. }))
+    })?;
+    let first = own.first()?;
+    Some(own_branch(spec, first).unwrap_or(first))
 }
 
 /// The most characters of a value a constraint message quotes.
@@ -377,18 +511,24 @@ fn constraint(
                 "enum",
                 format!(
                     "must be one of {}; got {}",
-                    choices.join(", "),
+                    list(choices.iter().map(String::as_str), false),
                     excerpt(&instance.to_string(), QUOTED_CHARS)
                 ),
             )
         }
         K::Minimum { limit } => (
             "minimum",
-            format!("must be at least {limit}; got {instance}"),
+            format!(
+                "must be at least {limit}; got {}",
+                excerpt(&instance.to_string(), QUOTED_CHARS)
+            ),
         ),
         K::Maximum { limit } => (
             "maximum",
-            format!("must be at most {limit}; got {instance}"),
+            format!(
+                "must be at most {limit}; got {}",
+                excerpt(&instance.to_string(), QUOTED_CHARS)
+            ),
         ),
         _ => return None,
     };
@@ -399,9 +539,21 @@ fn constraint(
     })
 }
 
-/// Two entries with one identity in one KEYED_REPLACE list of one layer.
-fn duplicate_identities(spec: &MergeSpec, fragment: &Fragment) -> Vec<Problem> {
-    let mut out = Vec::new();
+/// The validator's message for `e`, quoting only an excerpt of the value
+/// (which may be a whole list or a 4 MiB string): the value is written as
+/// far as the excerpt goes, not whole.
+pub(crate) fn schema_message(e: &ValidationError) -> String {
+    let value = json_excerpt(e.instance(), EXCERPT_CHARS);
+    excerpt(&e.masked_with(value).to_string(), MESSAGE_CHARS)
+}
+
+/// Two entries with one identity in one KEYED_REPLACE list of one layer:
+/// `found` gets each one's pointer and (lazily) its problem.
+fn duplicate_identities(
+    spec: &MergeSpec,
+    fragment: &Fragment,
+    mut found: impl FnMut(String, &dyn Fn() -> DiagnosticKind),
+) {
     for field in &spec.fields {
         let Strategy::KeyedReplace { keys } = &field.strategy else {
             continue;
@@ -415,24 +567,19 @@ fn duplicate_identities(spec: &MergeSpec, fragment: &Fragment) -> Vec<Problem> {
             let Some(id) = identity(item, keys) else {
                 continue;
             };
-            if let Some(first) = seen.get(&id) {
+            if let Some(&first) = seen.get(&id) {
                 let pointer = format!("/{}/{i}", escape_pointer(&field.name));
-                out.push((
-                    pointer,
-                    false,
-                    DiagnosticKind::DuplicateIdentity {
-                        field: field.name.clone(),
-                        identity: id.to_string(),
-                        first: *first,
-                        index: i,
-                    },
-                ));
+                found(pointer, &|| DiagnosticKind::DuplicateIdentity {
+                    field: field.name.clone(),
+                    identity: format!("{}={}", id.key, excerpt(id.value, EXCERPT_CHARS)),
+                    first,
+                    index: i,
+                });
             } else {
                 seen.insert(id, i);
             }
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -478,6 +625,20 @@ mod tests {
                 "keyword {k} is not in SHARED_KEYWORDS"
             );
         }
+    }
+
+    #[test]
+    fn schema_messages_quote_an_excerpt_of_the_value() {
+        let v = jsonschema::draft7::new(&serde_json::json!({"type": "integer"})).unwrap();
+        let big = Value::String("z".repeat(1 << 20));
+        let e = v.iter_errors(&big).next().unwrap();
+        assert_eq!(
+            super::schema_message(&e),
+            format!("\"{}… is not of type \"integer\"", "z".repeat(119))
+        );
+        let small = serde_json::json!("z");
+        let e = v.iter_errors(&small).next().unwrap();
+        assert_eq!(super::schema_message(&e), e.to_string());
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod it {
     mod export_skill;
     mod forms;
     mod hardening;
+    mod hostile_cost;
     mod hostile_output;
     mod hostile_read;
     mod hostile_write;

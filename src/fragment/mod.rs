@@ -3,14 +3,17 @@
 //! Each loader parses text ([`Fragment::from_str`]); [`Fragment::load`] is
 //! the thin I/O wrapper that enforces the size cap and UTF-8. The source text
 //! is kept so that a later error can be located lazily: the happy path never
-//! pays for positions.
+//! pays for positions. The first position asked for builds an index of them
+//! all, in one pass over the source, so locating many problems (or every
+//! value `explain` shows) stays linear in the file.
 
+mod index;
 mod markdown;
 mod toml;
 mod yaml;
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -66,6 +69,9 @@ pub struct Fragment {
     line_offset: usize,
     /// The field a SKILL.md body set, and the line the body starts on.
     body_at: Option<(String, usize)>,
+    /// Every node's position, built on first use (`None`: no text to index,
+    /// as in a SKILL.md without frontmatter).
+    index: OnceLock<Option<index::Index>>,
 }
 
 impl Fragment {
@@ -90,14 +96,20 @@ impl Fragment {
         let fail = |(pos, kind): (Option<Pos>, DiagnosticKind)| error(path, layer, pos, kind);
         let mut line_offset = 0;
         let mut body_at = None;
+        let mut index = OnceLock::new();
+        let cap = options.max_bytes;
         let (value, body) = match form {
-            Form::Yaml | Form::Yml => (yaml::parse(&text).map_err(fail)?, None),
-            Form::Toml => (Some(toml::parse(&text).map_err(fail)?), None),
+            Form::Yaml | Form::Yml => (yaml::parse(&text, cap).map_err(fail)?, None),
+            Form::Toml => {
+                let (value, positions) = toml::parse(&text).map_err(fail)?;
+                index = OnceLock::from(Some(positions));
+                (Some(value), None)
+            }
             Form::SkillMd => {
                 let split = markdown::split(&text).map_err(fail)?;
                 line_offset = split.frontmatter_line;
                 let value = match split.frontmatter {
-                    Some(fm) => yaml::parse(fm).map_err(|(pos, kind)| {
+                    Some(fm) => yaml::parse(fm, cap).map_err(|(pos, kind)| {
                         fail((pos.map(|(l, c)| (l + line_offset, c)), kind))
                     })?,
                     None => None,
@@ -149,6 +161,7 @@ impl Fragment {
             source: text,
             line_offset,
             body_at,
+            index,
         })
     }
 
@@ -162,6 +175,7 @@ impl Fragment {
             source: String::new(),
             line_offset: 0,
             body_at: None,
+            index: OnceLock::new(),
         }
     }
 
@@ -183,22 +197,37 @@ impl Fragment {
         &self.source
     }
 
-    /// The source position of the value at JSON `pointer` (or of its key).
+    /// The source position of the value at JSON `pointer` (or of its key):
+    /// a block mapping is at its first key, a SKILL.md body at its first
+    /// line. The first call indexes the whole source; every call after it
+    /// costs a lookup.
     pub fn position(&self, pointer: &str, key: bool) -> Option<Pos> {
         if let Some((field, line)) = &self.body_at
             && pointer.strip_prefix('/') == Some(escape_pointer(field).as_str())
         {
             return Some((*line, 1));
         }
-        let (text, syntax) = match self.form {
-            Form::SkillMd => {
-                let split = markdown::split(&self.source).ok()?;
-                (split.frontmatter?, Syntax::Yaml)
-            }
-            Form::Toml => (self.source.as_str(), Syntax::Toml),
-            Form::Yaml | Form::Yml => (self.source.as_str(), Syntax::Yaml),
-        };
-        locate(text, syntax, pointer, key, self.line_offset)
+        self.index()?.position(pointer, key)
+    }
+
+    /// The top-level keys in the order they are written, with their
+    /// positions (`None` when there is no text to read them from).
+    pub(crate) fn top_level_keys(&self) -> Option<Vec<(&str, Pos)>> {
+        Some(self.index()?.top_level_keys())
+    }
+
+    fn index(&self) -> Option<&index::Index> {
+        self.index
+            .get_or_init(|| match self.form {
+                Form::SkillMd => markdown::split(&self.source)
+                    .ok()?
+                    .frontmatter
+                    .map(|fm| index::Index::yaml(fm, self.line_offset)),
+                // Indexed as it was parsed.
+                Form::Toml => None,
+                Form::Yaml | Form::Yml => Some(index::Index::yaml(&self.source, 0)),
+            })
+            .as_ref()
     }
 
     /// The 1-based line of the value at `pointer`, for origin annotations.
@@ -237,13 +266,17 @@ fn read_capped(located: &Located, max: u64) -> Result<String, (Option<Pos>, Diag
     })
 }
 
-/// Parses YAML text strictly (no duplicate keys, no non-string keys).
+/// Parses YAML text strictly (no duplicate keys, no non-string keys). As in
+/// a fragment, its aliases may expand to no more than one value per byte of
+/// the text and four times its size in strings (counting at least 64 KiB).
 pub fn parse_yaml(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticKind)> {
-    yaml::parse(text)
+    yaml::parse(text, u64::MAX)
 }
 
 /// The position of the node at JSON `pointer` in `text` (of its key when
-/// `key` is set), with `line_offset` lines added.
+/// `key` is set), with `line_offset` lines added. One pass over `text`: to
+/// locate many nodes of one fragment, use [`Fragment::position`], which
+/// indexes them once.
 pub fn locate(
     text: &str,
     syntax: Syntax,

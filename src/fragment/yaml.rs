@@ -1,8 +1,13 @@
 //! YAML: values from serde_yaml (strict: duplicate and non-string keys are
 //! errors), positions from yaml-rust2's event parser, run only when there is
 //! an error to locate.
+//!
+//! Aliases are expanded by the parser, so a small text can stand for a huge
+//! value. What one text may expand to is bounded by a [`Budget`] tied to its
+//! size and the size cap, counted as the value is built, and the parse stops
+//! as soon as it is spent: a text without aliases never reaches it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use serde::de::{self, Deserialize, DeserializeSeed, MapAccess, SeqAccess, Visitor};
@@ -15,14 +20,123 @@ use super::Pos;
 
 thread_local! {
     /// The structured cause of the last error our visitor raised, so it
-    /// survives serde's string-only custom errors.
-    static CAUSE: RefCell<Option<DiagnosticKind>> = const { RefCell::new(None) };
+    /// survives serde's string-only custom errors, and whether it is best
+    /// located at the first alias rather than where the parser stopped.
+    static CAUSE: RefCell<Option<(DiagnosticKind, bool)>> = const { RefCell::new(None) };
+    /// What is left of the budget of the parse running on this thread.
+    static BUDGET: Cell<Budget> = const { Cell::new(Budget::UNLIMITED) };
 }
 
 fn fail<E: de::Error>(kind: DiagnosticKind) -> E {
+    fail_with(kind, false)
+}
+
+fn fail_with<E: de::Error>(kind: DiagnosticKind, at_alias: bool) -> E {
     let msg = kind.to_string();
-    CAUSE.with(|c| *c.borrow_mut() = Some(kind));
+    CAUSE.with(|c| *c.borrow_mut() = Some((kind, at_alias)));
     E::custom(msg)
+}
+
+/// The least budget of any text: small files may use aliases freely.
+const FLOOR: u64 = 64 * 1024;
+
+/// What a YAML text may expand to, from its size: with `size` the text's
+/// length in bytes (at least 64 KiB, at most the size cap), its strings
+/// (keys included) may hold `4 × size` bytes and it may hold `size + 1`
+/// values (keys not included).
+///
+/// Without aliases a text's strings take at most 1.5 times its bytes (an
+/// escape such as `\L` is two bytes for three) and each value but the root
+/// needs at least one byte of its own (a `,`, a `-`, a key), so no text
+/// without aliases reaches its budget; with aliases, the parse stops as soon
+/// as the budget is spent, before building more. Tying the budget to the
+/// text, not only to the cap, means a small file cannot stand for a large
+/// one: what a file expands to is never more than a file of four times its
+/// size could hold.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    size: u64,
+    /// Why `size` is what it is, for messages.
+    counted: Counted,
+    bytes: u64,
+    values: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Counted {
+    AsIs,
+    Floor,
+    Cap,
+}
+
+impl Budget {
+    const UNLIMITED: Budget = Budget {
+        size: u64::MAX,
+        counted: Counted::AsIs,
+        bytes: u64::MAX,
+        values: u64::MAX,
+    };
+
+    /// The budget of `text` under a size cap of `cap` bytes.
+    fn of(text: &str, cap: u64) -> Budget {
+        let len = text.len() as u64;
+        let (size, counted) = if len.max(FLOOR) > cap {
+            (cap.max(1), Counted::Cap)
+        } else if len < FLOOR {
+            (FLOOR, Counted::Floor)
+        } else {
+            (len, Counted::AsIs)
+        };
+        Budget {
+            size,
+            counted,
+            bytes: size.saturating_mul(4),
+            values: size.saturating_add(1),
+        }
+    }
+
+    /// "a 1088603-byte file", as the budget counts it.
+    fn file(&self) -> String {
+        match self.counted {
+            Counted::AsIs => format!("a {}-byte file", self.size),
+            Counted::Floor => format!("a file of up to {} bytes", self.size),
+            Counted::Cap => format!("a file within the {}-byte size limit", self.size),
+        }
+    }
+}
+
+/// Charges one value (unless it is a key) holding `bytes` bytes of text.
+fn charge<E: de::Error>(bytes: usize, value: bool) -> Result<(), E> {
+    let mut b = BUDGET.with(Cell::get);
+    let bytes = bytes as u64;
+    let over = |what: String| {
+        fail_with(
+            DiagnosticKind::Syntax {
+                message: format!(
+                    "aliases expand to {what}; write the values out or use fewer aliases"
+                ),
+            },
+            true,
+        )
+    };
+    if value && b.values == 0 {
+        return Err(over(format!(
+            "more than {} values, the most {} may hold (one per byte)",
+            b.size.saturating_add(1),
+            b.file()
+        )));
+    }
+    if bytes > b.bytes {
+        return Err(over(format!(
+            "more than {} bytes of text, four times {}",
+            b.size.saturating_mul(4),
+            b.file()
+        )));
+    }
+    b.bytes -= bytes;
+    b.values -= u64::from(value);
+    BUDGET.with(|c| c.set(b));
+    Ok(())
 }
 
 /// A JSON value built from a self-describing format, refusing duplicate
@@ -44,15 +158,19 @@ impl<'de> Visitor<'de> for StrictVisitor {
         f.write_str("a YAML value")
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        charge(0, true)?;
         Ok(Value::Bool(v))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        charge(0, true)?;
         Ok(Value::Number(v.into()))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        charge(0, true)?;
         Ok(Value::Number(v.into()))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        charge(0, true)?;
         Number::from_f64(v).map(Value::Number).ok_or_else(|| {
             fail(DiagnosticKind::Syntax {
                 message: format!("{v} is not a finite number and cannot be represented in JSON"),
@@ -60,21 +178,26 @@ impl<'de> Visitor<'de> for StrictVisitor {
         })
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        charge(v.len(), true)?;
         Ok(Value::String(v.to_owned()))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        charge(v.len(), true)?;
         Ok(Value::String(v))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        charge(0, true)?;
         Ok(Value::Null)
     }
     fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        charge(0, true)?;
         Ok(Value::Null)
     }
     fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         Strict::deserialize(d).map(|s| s.0)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        charge(0, true)?;
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
         while let Some(Strict(v)) = seq.next_element()? {
             items.push(v);
@@ -82,13 +205,20 @@ impl<'de> Visitor<'de> for StrictVisitor {
         Ok(Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        charge(0, true)?;
         let mut out = Map::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let Strict(v) = map.next_value()?;
-            if out.contains_key(&key) {
-                return Err(fail(DiagnosticKind::DuplicateKey { key }));
+            match out.entry(key) {
+                serde_json::map::Entry::Vacant(e) => {
+                    e.insert(v);
+                }
+                serde_json::map::Entry::Occupied(e) => {
+                    return Err(fail(DiagnosticKind::DuplicateKey {
+                        key: crate::text::excerpt(e.key(), crate::text::EXCERPT_CHARS),
+                    }));
+                }
             }
-            out.insert(key, v);
         }
         Ok(Value::Object(out))
     }
@@ -113,7 +243,7 @@ struct KeyVisitor;
 impl KeyVisitor {
     fn non_string<E: de::Error>(key: impl fmt::Display) -> E {
         fail(DiagnosticKind::NonStringKey {
-            key: key.to_string(),
+            key: crate::text::excerpt(&key.to_string(), crate::text::EXCERPT_CHARS),
         })
     }
 }
@@ -124,9 +254,11 @@ impl<'de> Visitor<'de> for KeyVisitor {
         f.write_str("a string key")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        charge(v.len(), false)?;
         Ok(v.to_owned())
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+        charge(v.len(), false)?;
         Ok(v)
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
@@ -155,8 +287,10 @@ impl<'de> Visitor<'de> for KeyVisitor {
     }
 }
 
-/// Parses one YAML document. `Ok(None)` for an empty or comment-only text.
-pub(crate) fn parse(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticKind)> {
+/// Parses one YAML document, its aliases expanding to no more than its
+/// [`Budget`] under a size cap of `cap` bytes allows. `Ok(None)` for an
+/// empty or comment-only text.
+pub(crate) fn parse(text: &str, cap: u64) -> Result<Option<Value>, (Option<Pos>, DiagnosticKind)> {
     CAUSE.with(|c| c.borrow_mut().take());
     if let Some(pos) = flow_too_deep(text) {
         return Err((Some(pos), DiagnosticKind::TooDeep));
@@ -165,7 +299,10 @@ pub(crate) fn parse(text: &str) -> Result<Option<Value>, (Option<Pos>, Diagnosti
     let Some(first) = docs.next() else {
         return Ok(None);
     };
-    let value = match Strict::deserialize(first) {
+    BUDGET.with(|b| b.set(Budget::of(text, cap)));
+    let parsed = Strict::deserialize(first);
+    BUDGET.with(|b| b.set(Budget::UNLIMITED));
+    let value = match parsed {
         Ok(Strict(v)) => v,
         Err(e) => return Err(explain(text, e)),
     };
@@ -183,10 +320,11 @@ fn explain(text: &str, e: serde_yaml::Error) -> (Option<Pos>, DiagnosticKind) {
     let cause = CAUSE.with(|c| c.borrow_mut().take());
     let mark = e.location().map(|l| (l.line(), l.column()));
     match cause {
-        Some(kind @ DiagnosticKind::DuplicateKey { .. }) => {
+        Some((kind @ DiagnosticKind::DuplicateKey { .. }, _)) => {
             (first_duplicate_key(text).or(mark), kind)
         }
-        Some(kind) => (mark, kind),
+        Some((kind, true)) => (first_alias(text).or(mark), kind),
+        Some((kind, false)) => (mark, kind),
         None => {
             let message = without_position(&e.to_string());
             if message.ends_with("recursion limit exceeded") {
@@ -199,6 +337,7 @@ fn explain(text: &str, e: serde_yaml::Error) -> (Option<Pos>, DiagnosticKind) {
                     },
                 )
             } else {
+                let message = crate::text::excerpt(&message, crate::text::MESSAGE_CHARS);
                 (mark, DiagnosticKind::Syntax { message })
             }
         }
@@ -299,7 +438,8 @@ fn first_alias(text: &str) -> Option<Pos> {
 
 /// Walks the event stream; `visit` sees each event with its position and the
 /// JSON pointer of the node it belongs to. Stops at the first scan error or
-/// when `visit` returns `Some`.
+/// when `visit` returns `Some`. The pointer is one string, extended and cut
+/// back as the walk goes, so each event costs its own key, not its path.
 fn walk<T>(text: &str, mut visit: impl FnMut(&Event, Pos, &str, bool) -> Option<T>) -> Option<T> {
     enum Frame {
         Seq(usize),
@@ -332,20 +472,12 @@ fn walk<T>(text: &str, mut visit: impl FnMut(&Event, Pos, &str, bool) -> Option<
                 None => {}
             }
         }
-        let node_pointer = pointer.clone();
-        pointer.truncate(base_len);
-        if let Some(found) = visit(&event, pos, &node_pointer, is_key) {
+        if let Some(found) = visit(&event, pos, &pointer, is_key) {
             return Some(found);
         }
         match event {
-            Event::SequenceStart(..) => {
-                stack.push((Frame::Seq(0), pointer.len()));
-                pointer = node_pointer;
-            }
-            Event::MappingStart(..) => {
-                stack.push((Frame::Map { key: None }, pointer.len()));
-                pointer = node_pointer;
-            }
+            Event::SequenceStart(..) => stack.push((Frame::Seq(0), base_len)),
+            Event::MappingStart(..) => stack.push((Frame::Map { key: None }, base_len)),
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some((_, len)) = stack.pop() {
                     pointer.truncate(len);
@@ -357,8 +489,11 @@ fn walk<T>(text: &str, mut visit: impl FnMut(&Event, Pos, &str, bool) -> Option<
                     *key = Some(s);
                 }
             }
-            Event::Scalar(..) | Event::Alias(..) => value_done(&mut stack),
-            _ => {}
+            Event::Scalar(..) | Event::Alias(..) => {
+                pointer.truncate(base_len);
+                value_done(&mut stack);
+            }
+            _ => pointer.truncate(base_len),
         }
     }
     fn value_done(stack: &mut [(Frame, usize)]) {
@@ -477,6 +612,63 @@ mod tests {
             without_position("a at line 2 column 9, while parsing b at line 1 column 3"),
             "a, while parsing b"
         );
+    }
+
+    /// The densest texts without aliases: most values per byte, most
+    /// string bytes per byte. None reaches its budget, even at the cap.
+    #[test]
+    fn plain_text_never_reaches_its_budget() {
+        let n = 100_000;
+        let texts = [
+            format!("[{}a]", "a,".repeat(n)),
+            format!("[{}[]]", "[],".repeat(n)),
+            "-\n".repeat(n),
+            format!("[{}{{a}}]", "{a},".repeat(n)),
+            format!("k: \"{}\"\n", "\\L".repeat(n)),
+            format!("k: [{}]\n", "\"\\L\",".repeat(n)),
+            format!("? {}\n: x\n", "y".repeat(n)),
+            "[a]".into(),
+            "~".into(),
+            "".into(),
+        ];
+        for text in &texts {
+            for cap in [text.len() as u64, super::super::DEFAULT_MAX_BYTES] {
+                let parsed = parse(text, cap).map_err(|(_, kind)| kind);
+                assert!(
+                    parsed.is_ok(),
+                    "cap {cap}: {}: {parsed:?}",
+                    &text[..text.len().min(40)]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn aliases_that_expand_past_the_budget_are_refused_at_the_first_alias() {
+        let big = "x".repeat(100_000);
+        let strings = format!("a: 1\ns: &s \"{big}\"\nl: [*s, *s, *s, *s, *s]\n");
+        let (pos, kind) = parse(&strings, 4 << 20).unwrap_err();
+        assert_eq!(pos, Some((3, 5)));
+        let msg = kind.to_string();
+        assert!(msg.contains("aliases expand to more than 400"), "{msg}");
+        // Four copies fit (the text counts once, its copies four times).
+        let four = format!("s: &s \"{big}\"\nl: [*s, *s, *s]\n");
+        assert!(parse(&four, 4 << 20).is_ok());
+
+        let values = format!(
+            "a: &a [{}]\nb: &b [{}]\n",
+            vec!["x"; 1000].join(", "),
+            vec!["*a"; 1000].join(", ")
+        );
+        let (pos, kind) = parse(&values, 4 << 20).unwrap_err();
+        assert_eq!(pos, Some((2, 8)));
+        assert!(
+            kind.to_string().contains("more than 65537 values"),
+            "{kind}"
+        );
+        // A smaller cap makes a smaller budget.
+        let (_, kind) = parse(&strings, 70_000).unwrap_err();
+        assert!(kind.to_string().contains("280000 bytes"), "{kind}");
     }
 
     #[test]

@@ -19,6 +19,7 @@ use serde_json::{Number, Value};
 
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::fragment::{self, Syntax};
+use crate::text;
 
 pub use schema::{constraint_help, fragment_schema, mergespec_schema, strategy_help};
 
@@ -560,10 +561,11 @@ impl MergeSpec {
         let mut fields = Vec::with_capacity(raw.fields.len());
         for (name, rule) in raw.fields {
             let pointer = format!("/fields/{}", fragment::escape_pointer(&name));
+            let quoted = text::excerpt(&name, text::EXCERPT_CHARS);
             if name.is_empty() || name == LAYERS_PRESENT {
                 return Err(fail(
                     &pointer,
-                    format!("field name '{name}' is reserved or empty"),
+                    format!("field name '{quoted}' is reserved or empty"),
                 ));
             }
             let problem = |at: &str, message: String| {
@@ -668,7 +670,7 @@ impl MergeSpec {
                         return Err(fail(
                             &format!("{pointer}/keys"),
                             format!(
-                                "field '{name}': keys must be a non-empty list of distinct names"
+                                "field '{quoted}': keys must be a non-empty list of distinct names"
                             ),
                         ));
                     }
@@ -694,9 +696,16 @@ impl MergeSpec {
                         return Err(fail(
                             &format!("{pointer}/default"),
                             format!(
-                                "field '{name}': default {d} does not fit its {} rule ({})",
+                                "field '{quoted}': default {} does not fit its {} rule ({})",
+                                text::json_excerpt(&d, text::EXCERPT_CHARS),
                                 strategy.name(),
-                                strategy.type_description()
+                                match &strategy {
+                                    Strategy::KeyedReplace { keys } => format!(
+                                        "list keyed by {}",
+                                        text::list(keys.iter().map(String::as_str), false)
+                                    ),
+                                    s => s.type_description(),
+                                }
                             ),
                         ));
                     }
@@ -733,7 +742,10 @@ impl MergeSpec {
                 if !ok {
                     return Err(fail(
                         &format!("/{attr}"),
-                        format!("{attr} '{f}' must name an OVERRIDE field of type string"),
+                        format!(
+                            "{attr} '{}' must name an OVERRIDE field of type string",
+                            text::excerpt(f, text::EXCERPT_CHARS)
+                        ),
                     ));
                 }
             }
@@ -1195,7 +1207,7 @@ mod tests {
             ),
             (
                 "  a: {strategy: OVERRIDE, type: [strin, array]}\n",
-                "3:34: field 'a': attributes do not fit the strategy: \"strin\" is not one of \"string\", \"integer\", \"number\", \"boolean\", \"object\", \"array\", \"any\"",
+                "3:34: field 'a': attributes do not fit the strategy: \"strin\" is not one of \"string\", \"integer\", \"number\", \"boolean\", \"object\" and 2 more",
             ),
             (
                 "  a: {strategy: OVERRIDE, min_length: -1}\n",

@@ -10,6 +10,8 @@ use serde_json::{Map, Value, json};
 use super::{Field, MergeSpec, RawSpec, Strategy, ValueRule, ValueType};
 use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::fragment::{self, Syntax};
+use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list};
+use crate::validate::schema_message;
 
 const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
 
@@ -295,16 +297,19 @@ pub(super) fn explain_spec_error(
     let located = jsonschema::draft202012::new(&schema)
         .ok()
         .and_then(|validator| {
-            let errors: Vec<_> = validator.iter_errors(value).collect();
             // The deepest error names the most specific entry.
-            let best = errors
-                .iter()
+            let best = validator
+                .iter_errors(value)
                 .max_by_key(|e| e.instance_path().as_str().matches('/').count())?;
             let pointer = best.instance_path().as_str().to_owned();
-            Some(spec_message(&pointer, best, value))
+            Some(spec_message(&pointer, &best, value))
         });
-    let (message, at) =
-        located.unwrap_or_else(|| (serde_error.to_string(), Target::value(String::new())));
+    let (message, at) = located.unwrap_or_else(|| {
+        (
+            excerpt(&serde_error.to_string(), MESSAGE_CHARS),
+            Target::value(String::new()),
+        )
+    });
     let pos = fragment::locate(text, Syntax::Yaml, &at.pointer, at.key, 0);
     Error::Spec(Box::new(
         Diagnostic::error(Some(path), DiagnosticKind::Spec { message }).at(pos),
@@ -356,11 +361,7 @@ fn spec_message(
             format!(
                 "unknown attribute{} {}",
                 if unexpected.len() == 1 { "" } else { "s" },
-                unexpected
-                    .iter()
-                    .map(|u| format!("'{u}'"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                list(unexpected.iter().map(String::as_str), true)
             )
         }
         K::OneOfNotValid { .. } | K::AnyOf { .. } => {
@@ -372,7 +373,8 @@ fn spec_message(
                 {
                     at = Target::value(format!("{pointer}/strategy"));
                     format!(
-                        "unknown strategy '{s}' (expected one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)"
+                        "unknown strategy '{}' (expected one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)",
+                        excerpt(s, EXCERPT_CHARS)
                     )
                 }
                 None => {
@@ -385,10 +387,10 @@ fn spec_message(
                 }
             }
         }
-        _ => error.to_string(),
+        _ => schema_message(error),
     };
     let message = match entry {
-        Some(e) => format!("field '{e}': {what}"),
+        Some(e) => format!("field '{}': {what}", excerpt(&e, EXCERPT_CHARS)),
         None => what,
     };
     (message, at)
@@ -436,7 +438,11 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> (String, Target) 
                 .collect();
             if let Some(c) = consts.filter(|c| !c.is_empty()) {
                 return (
-                    format!("{} is not one of {}", error.instance(), c.join(", ")),
+                    format!(
+                        "{} is not one of {}",
+                        json_excerpt(error.instance(), EXCERPT_CHARS),
+                        list(c.iter().map(String::as_str), false)
+                    ),
                     here(),
                 );
             }
@@ -452,35 +458,30 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> (String, Target) 
             });
             match branch.and_then(|b| b.first()) {
                 Some(e) => deepest_message(e),
-                None => (error.to_string(), here()),
+                None => (schema_message(error), here()),
             }
         }
         K::AdditionalProperties { unexpected } => (
             format!(
                 "unknown attribute {}",
-                unexpected
-                    .iter()
-                    .map(|u| format!("'{u}'"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                list(unexpected.iter().map(String::as_str), true)
             ),
             Target::unexpected(error, unexpected),
         ),
-        K::Enum { options } => (
-            format!(
-                "{} is not one of {}",
-                error.instance(),
-                options
-                    .as_array()
-                    .map(|o| o
-                        .iter()
-                        .map(|v| v.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "))
-                    .unwrap_or_default()
-            ),
-            here(),
-        ),
-        _ => (error.to_string(), here()),
+        K::Enum { options } => {
+            let options: Vec<String> = options
+                .as_array()
+                .map(|o| o.iter().map(|v| v.to_string()).collect())
+                .unwrap_or_default();
+            (
+                format!(
+                    "{} is not one of {}",
+                    json_excerpt(error.instance(), EXCERPT_CHARS),
+                    list(options.iter().map(String::as_str), false)
+                ),
+                here(),
+            )
+        }
+        _ => (schema_message(error), here()),
     }
 }

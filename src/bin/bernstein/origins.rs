@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use bernstein_skills::explain::Place;
-use bernstein_skills::merge::{Merged, Tree};
+use bernstein_skills::merge::{FieldMerge, Merged, Tree};
 use bernstein_skills::provenance::Sourced;
 use bernstein_skills::spec::LAYERS_PRESENT;
 use bernstein_skills::{Fragment, Resolved, render};
@@ -123,15 +123,17 @@ fn list(
 pub fn render(resolved: &Resolved) -> String {
     let frags = &resolved.fragments;
     let eff = resolved.effective();
-    // Fields and layers_present, in sorted key order like the JSON output.
-    let mut keys: Vec<&str> = eff.fields.iter().map(|f| f.name).collect();
-    keys.push(LAYERS_PRESENT);
-    keys.sort_unstable();
+    // Fields and layers_present, in sorted key order like the JSON output
+    // (sorted once: a spec may declare very many fields).
+    let mut keys: Vec<(&str, Option<&FieldMerge>)> =
+        eff.fields.iter().map(|f| (f.name, Some(f))).collect();
+    keys.push((LAYERS_PRESENT, None));
+    keys.sort_by_key(|&(k, _)| k);
     let mut out: Lines = vec![("{".into(), None)];
     let n = keys.len();
-    for (i, key) in keys.into_iter().enumerate() {
+    for (i, (key, field)) in keys.into_iter().enumerate() {
         let last = i + 1 == n;
-        let Some(field) = eff.field(key) else {
+        let Some(field) = field else {
             let layers = Value::Array(
                 eff.layers_present
                     .iter()
