@@ -184,6 +184,18 @@ pub enum DiagnosticKind {
         /// How many were left out.
         more: usize,
     },
+    /// The paths of the fragment's values add up to more than the budget:
+    /// a long key above many values, which would cost far more than the
+    /// file's size to merge and explain.
+    #[error(
+        "the paths of this file's values add up to over {limit} bytes (4 times the size limit); shorten its keys or nest less"
+    )]
+    PathsTooLong {
+        /// The running total when it passed the limit.
+        total: u64,
+        /// The budget.
+        limit: u64,
+    },
     /// Any other schema violation.
     #[error("{message}")]
     Schema {

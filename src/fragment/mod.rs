@@ -126,6 +126,15 @@ impl Fragment {
                 (value, body)
             }
         };
+        if let Some(v) = &value {
+            let limit = options.max_bytes.saturating_mul(PATH_BUDGET);
+            if let Err(total) = path_bytes(v, 0, &mut 0, limit) {
+                return Err(fail((
+                    Some((1 + line_offset, 1)),
+                    DiagnosticKind::PathsTooLong { total, limit },
+                )));
+            }
+        }
         let mut fields = match value {
             None => Map::new(),
             Some(Value::Object(m)) => m,
@@ -236,6 +245,37 @@ impl Fragment {
     }
 }
 
+/// How many times the size cap the paths of a fragment's values may add up
+/// to (the same factor as the alias budget).
+const PATH_BUDGET: u64 = 4;
+
+/// Adds the length of every value's path (its JSON pointer) to `total`,
+/// giving up with the running total once it passes `limit`.
+///
+/// Every merged value carries its path as its origin, and `explain` prints
+/// each one: a long key above many values (a 256 KiB key over 20,000 values
+/// is a 0.5 MB file) would cost gigabytes there. The sum is what those cost,
+/// so it is bounded by the size cap like everything else; no real skill
+/// comes near it. One pass, no string built.
+fn path_bytes(v: &Value, prefix: u64, total: &mut u64, limit: u64) -> Result<(), u64> {
+    let mut child = |len: u64, c: &Value| {
+        let p = prefix + 1 + len;
+        *total += p;
+        if *total > limit {
+            return Err(*total);
+        }
+        path_bytes(c, p, total, limit)
+    };
+    match v {
+        Value::Object(m) => m.iter().try_for_each(|(k, c)| child(k.len() as u64, c)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, c)| child(i.checked_ilog10().unwrap_or(0) as u64 + 1, c)),
+        _ => Ok(()),
+    }
+}
+
 fn error(path: &Path, layer: Layer, pos: Option<Pos>, kind: DiagnosticKind) -> Diagnostic {
     Diagnostic::error(Some(path), kind).in_layer(layer).at(pos)
 }
@@ -320,5 +360,21 @@ pub fn describe(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
+    }
+}
+
+#[cfg(test)]
+mod path_tests {
+    use serde_json::json;
+
+    #[test]
+    fn path_bytes_add_up_every_values_path() {
+        let mut total = 0;
+        // /a (2), /a/bb (5), /a/bb/0 (7), /a/bb/1 (7), /c (2)
+        let v = json!({"a": {"bb": [1, 2]}, "c": 3});
+        assert_eq!(super::path_bytes(&v, 0, &mut total, 100), Ok(()));
+        assert_eq!(total, 23);
+        let mut total = 0;
+        assert_eq!(super::path_bytes(&v, 0, &mut total, 10), Err(14));
     }
 }

@@ -438,3 +438,28 @@ fn messages_name_a_handful_of_a_specs_keys() {
         "{msg}"
     );
 }
+
+/// A long key above many values: every merged value's origin held the
+/// whole path, so a 0.5 MB file cost gigabytes to merge and `explain`
+/// printed the key in every row. Refused when read, at the file.
+#[test]
+fn a_long_key_above_many_values_is_refused_when_read() {
+    let sb = Sandbox::new();
+    let key = "k".repeat(256 * 1024);
+    let mut text = format!("description: d\nmetadata:\n  ? {key}\n  :\n");
+    for i in 0..20_000 {
+        let _ = writeln!(text, "    v{i}: 1");
+    }
+    sb.write("base", "s.yaml", &text);
+    for args in [&["validate"][..], &["show", "s"], &["explain", "s"]] {
+        let run = sb.run(args);
+        assert_eq!(run.code, Some(1), "{args:?}");
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            all.contains("[ROOT]/layers/base/s.yaml:1:1: error: the paths of this file's values add up to over 16777216 bytes"),
+            "{args:?}: {}",
+            &all[..all.len().min(400)]
+        );
+        assert!(all.len() < 1000, "{args:?}: {} bytes", all.len());
+    }
+}
