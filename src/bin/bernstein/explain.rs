@@ -67,7 +67,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
         table.push(vec![
             origin,
             r.strategy.into(),
-            r.path.clone(),
+            bernstein_skills::text::excerpt(&r.path, bernstein_skills::text::EXCERPT_CHARS),
             short(&r.value),
         ]);
         let mut n = Vec::new();
