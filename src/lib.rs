@@ -66,6 +66,7 @@ pub mod explain;
 pub mod export;
 pub mod files;
 pub mod fragment;
+pub mod impact;
 pub mod layer;
 pub mod merge;
 pub mod par;
