@@ -69,6 +69,7 @@ pub mod explain;
 pub mod export;
 pub mod files;
 pub mod fragment;
+pub mod impact;
 pub mod layer;
 pub mod merge;
 pub mod par;

@@ -23,6 +23,7 @@ mod it {
     mod schemas;
     mod skill_files;
     mod spec_edit;
+    mod spec_impact;
     mod standalone;
     mod validate;
     mod xdg;

@@ -1195,11 +1195,11 @@ mod tests {
             // An attribute the strategy does not take.
             (
                 "  a: {strategy: APPEND, pattern: x}\n",
-                "3:25: field 'a': attributes do not fit the strategy: unknown attribute 'pattern'",
+                "3:25: field 'a': 'pattern' is an OVERRIDE attribute; for APPEND write 'items: {pattern: ...}' or remove it",
             ),
             (
                 "  a: {strategy: KEYED_REPLACE, max_length: 3}\n",
-                "3:32: field 'a': attributes do not fit the strategy: unknown attribute 'max_length'",
+                "3:32: field 'a': 'max_length' is an OVERRIDE attribute; for KEYED_REPLACE remove it",
             ),
             (
                 "  a: {strategy: APPEND, items: {type: string, max_lenght: 3}}\n",

@@ -380,11 +380,20 @@ fn spec_message(
                 None => {
                     "missing 'strategy' (one of OVERRIDE, APPEND, KEYED_REPLACE, DEEP_MERGE)".into()
                 }
-                Some(_) => {
-                    let (message, target) = deepest_message(error);
-                    at = target;
-                    format!("attributes do not fit the strategy: {message}")
-                }
+                Some(s) => match misplaced_attributes(s.as_str().unwrap_or(""), instance) {
+                    Some((message, attribute)) => {
+                        at = Target {
+                            pointer: format!("{pointer}/{}", fragment::escape_pointer(attribute)),
+                            key: true,
+                        };
+                        message
+                    }
+                    None => {
+                        let (message, target) = deepest_message(error);
+                        at = target;
+                        format!("attributes do not fit the strategy: {message}")
+                    }
+                },
             }
         }
         _ => schema_message(error),
@@ -416,6 +425,109 @@ fn wrong_kind(error: &jsonschema::ValidationError<'_>, at: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// An attribute that only one strategy takes, and what to write instead of
+/// it under the other strategies. A rule whose `strategy` is edited keeps
+/// the old strategy's attributes; the error then says whose they are and
+/// what to do, so changing a strategy stays one edit. A test checks this
+/// table against the spec's own schema: add a row with each attribute that
+/// only one strategy takes.
+struct StrategyAttribute {
+    /// The attribute.
+    attribute: &'static str,
+    /// The one strategy that takes it.
+    strategy: &'static str,
+    /// What to write instead, by the strategy changed to (absent: remove it).
+    instead: &'static [(&'static str, &'static str)],
+}
+
+const STRATEGY_ATTRIBUTES: &[StrategyAttribute] = &[
+    StrategyAttribute {
+        attribute: "type",
+        strategy: "OVERRIDE",
+        instead: &[("APPEND", "items: <item type>")],
+    },
+    StrategyAttribute {
+        attribute: "keys",
+        strategy: "KEYED_REPLACE",
+        instead: &[("OVERRIDE", "type: array")],
+    },
+    StrategyAttribute {
+        attribute: "files",
+        strategy: "KEYED_REPLACE",
+        instead: &[],
+    },
+    // The constraints of an OVERRIDE value; an APPEND rule puts them on its
+    // items. (`items` itself is taken by OVERRIDE and APPEND alike.)
+    StrategyAttribute {
+        attribute: "pattern",
+        strategy: "OVERRIDE",
+        instead: &[("APPEND", "items: {pattern: ...}")],
+    },
+    StrategyAttribute {
+        attribute: "pattern_help",
+        strategy: "OVERRIDE",
+        instead: &[("APPEND", "items: {pattern_help: ...}")],
+    },
+    StrategyAttribute {
+        attribute: "min_length",
+        strategy: "OVERRIDE",
+        instead: &[("APPEND", "items: {min_length: ...}")],
+    },
+    StrategyAttribute {
+        attribute: "max_length",
+        strategy: "OVERRIDE",
+        instead: &[("APPEND", "items: {max_length: ...}")],
+    },
+    StrategyAttribute {
+        attribute: "enum",
+        strategy: "OVERRIDE",
+        instead: &[("APPEND", "items: {enum: [...]}")],
+    },
+    StrategyAttribute {
+        attribute: "minimum",
+        strategy: "OVERRIDE",
+        instead: &[("APPEND", "items: {minimum: ...}")],
+    },
+    StrategyAttribute {
+        attribute: "maximum",
+        strategy: "OVERRIDE",
+        instead: &[("APPEND", "items: {maximum: ...}")],
+    },
+];
+
+/// For a rule with strategy `strategy` (a known one), the attributes of
+/// `rule` that belong to another strategy, each explained (`'items' is an
+/// APPEND attribute; for OVERRIDE write 'type: array' or remove it`), with
+/// the first such attribute.
+fn misplaced_attributes(strategy: &str, rule: Option<&Value>) -> Option<(String, &'static str)> {
+    let rule = rule?.as_object()?;
+    let found: Vec<&StrategyAttribute> = STRATEGY_ATTRIBUTES
+        .iter()
+        .filter(|a| a.strategy != strategy && rule.contains_key(a.attribute))
+        .collect();
+    let first = found.first()?.attribute;
+    let message = found
+        .iter()
+        .map(|a| {
+            let article = if a.strategy.starts_with(['A', 'E', 'I', 'O', 'U']) {
+                "an"
+            } else {
+                "a"
+            };
+            let fix = match a.instead.iter().find(|(s, _)| *s == strategy) {
+                Some((_, write)) => format!("write '{write}' or remove it"),
+                None => "remove it".to_owned(),
+            };
+            format!(
+                "'{}' is {article} {} attribute; for {strategy} {fix}",
+                a.attribute, a.strategy
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    Some((message, first))
 }
 
 /// For a oneOf failure, the message of the branch whose `strategy` matched,
@@ -483,5 +595,100 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> (String, Target) 
             )
         }
         _ => (schema_message(error), here()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The attributes each strategy's branch of the spec's schema allows.
+    fn attributes_by_strategy() -> Vec<(String, Vec<String>)> {
+        let schema = mergespec_schema();
+        let rule = &schema["$defs"]["RawRule"];
+        let branches = rule["oneOf"].as_array().expect("RawRule is a oneOf");
+        branches
+            .iter()
+            .map(|b| {
+                let props = b["properties"]
+                    .as_object()
+                    .expect("a branch has properties");
+                let strategy = props["strategy"]["const"]
+                    .as_str()
+                    .expect("a const strategy");
+                let attrs = props.keys().filter(|k| *k != "strategy").cloned().collect();
+                (strategy.to_owned(), attrs)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_attribute_table_matches_the_spec_schema() {
+        let branches = attributes_by_strategy();
+        assert_eq!(branches.len(), 4);
+        for (_, attrs) in &branches {
+            for attr in attrs {
+                let owners: Vec<&str> = branches
+                    .iter()
+                    .filter(|(_, a)| a.contains(attr))
+                    .map(|(s, _)| s.as_str())
+                    .collect();
+                let row = STRATEGY_ATTRIBUTES.iter().find(|a| a.attribute == attr);
+                match owners.as_slice() {
+                    [only] => {
+                        let row = row.unwrap_or_else(|| {
+                            panic!(
+                                "'{attr}' is only a {only} attribute: add it to STRATEGY_ATTRIBUTES"
+                            )
+                        });
+                        assert_eq!(row.strategy, *only, "{attr}");
+                    }
+                    _ => assert!(
+                        row.is_none(),
+                        "'{attr}' is taken by {owners:?}, not one strategy"
+                    ),
+                }
+            }
+        }
+        for row in STRATEGY_ATTRIBUTES {
+            for (to, _) in row.instead {
+                assert!(branches.iter().any(|(s, _)| s == to) && *to != row.strategy);
+            }
+        }
+    }
+
+    #[test]
+    fn a_flipped_strategy_names_the_owner_of_a_leftover_attribute() {
+        let check = |rule: Value, strategy: &str| misplaced_attributes(strategy, Some(&rule));
+        // APPEND to OVERRIDE: `items` fits both, so the flip is one edit.
+        assert_eq!(
+            check(
+                json!({"strategy": "OVERRIDE", "items": "string"}),
+                "OVERRIDE"
+            ),
+            None
+        );
+        assert_eq!(
+            check(json!({"keys": ["id"]}), "OVERRIDE").unwrap(),
+            (
+                "'keys' is a KEYED_REPLACE attribute; for OVERRIDE write 'type: array' or remove it"
+                    .into(),
+                "keys"
+            )
+        );
+        assert_eq!(
+            check(json!({"max_length": 3}), "APPEND").unwrap().0,
+            "'max_length' is an OVERRIDE attribute; for APPEND write 'items: {max_length: ...}' or remove it"
+        );
+        assert_eq!(
+            check(json!({"keys": ["id"]}), "DEEP_MERGE").unwrap().0,
+            "'keys' is a KEYED_REPLACE attribute; for DEEP_MERGE remove it"
+        );
+        assert_eq!(
+            check(json!({"type": "string"}), "APPEND").unwrap().0,
+            "'type' is an OVERRIDE attribute; for APPEND write 'items: <item type>' or remove it"
+        );
+        assert_eq!(check(json!({"items": "string"}), "APPEND"), None);
+        assert_eq!(check(json!({"colour": "red"}), "APPEND"), None);
     }
 }

@@ -87,7 +87,8 @@ impl Command {
                 | SkillsCommand::Validate(_)
                 | SkillsCommand::Explain(_)
                 | SkillsCommand::Export(_) => true,
-                SkillsCommand::New(_) | SkillsCommand::Spec(_) | SkillsCommand::Schema(_) => false,
+                SkillsCommand::Spec(a) => a.command.is_some(),
+                SkillsCommand::New(_) | SkillsCommand::Schema(_) => false,
             },
             Command::Completions { .. } | Command::Man => false,
         }

@@ -8,6 +8,7 @@
 mod cli;
 mod explain;
 mod export;
+mod impact;
 mod list;
 mod new;
 mod origins;

@@ -12,6 +12,7 @@ use crate::cli::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 #[command(
     after_help = "Examples:\n  bernstein skills spec\n  bernstein skills spec --spec ./my-mergespec.yaml\n  bernstein skills spec --install   # once, after installing the binary"
 )]
@@ -23,6 +24,16 @@ pub struct SpecArgs {
     /// With --install: replace an installed spec that differs.
     #[arg(long, requires = "install")]
     pub force: bool,
+    #[command(subcommand)]
+    pub command: Option<SpecCommand>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum SpecCommand {
+    /// Merge every skill under an older spec and under the spec in use, and
+    /// report what the edit changes: skills, fragments that become invalid
+    /// or valid.
+    Impact(crate::impact::ImpactArgs),
 }
 
 /// The spec shipped with this build, as bytes: only ever written out by
@@ -61,6 +72,9 @@ fn install(force: bool, global: &Global) -> Result<ExitCode> {
 }
 
 pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
+    if let Some(SpecCommand::Impact(a)) = args.command {
+        return crate::impact::run(a, global);
+    }
     if args.install {
         return install(args.force, global);
     }
