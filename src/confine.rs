@@ -109,6 +109,38 @@ pub fn read_in_root(real_root: &Path, path: &Path, max: u64) -> Result<Vec<u8>, 
     read_resolved(&real, Some(real_root), max)
 }
 
+/// [`read_in_root`] for a `path` whose last `below` components lie below
+/// the root (`writer.yaml`: 1, `writer/SKILL.md`: 2), the common case made
+/// cheap: when none of them is a symlink the file is inside the root by
+/// construction, so one `lstat` per component replaces resolving the whole
+/// path (which reads every component of it, the root's ancestors included).
+/// A symlink among them takes the full road. A final component that is not
+/// a regular file is refused without being opened.
+pub fn read_below_root(
+    real_root: &Path,
+    path: &Path,
+    below: usize,
+    max: u64,
+) -> Result<Vec<u8>, Refusal> {
+    let parts: Vec<_> = path.components().collect();
+    let Some(first) = parts.len().checked_sub(below) else {
+        return read_in_root(real_root, path, max);
+    };
+    let mut real = real_root.to_path_buf();
+    for (i, part) in parts[first..].iter().enumerate() {
+        real.push(part);
+        let meta = std::fs::symlink_metadata(&real).map_err(Refusal::Io)?;
+        let ty = meta.file_type();
+        if ty.is_symlink() {
+            return read_in_root(real_root, path, max);
+        }
+        if i + 1 == below && !ty.is_file() {
+            return Err(Refusal::NotRegular { what: kind_of(&ty) });
+        }
+    }
+    read_resolved(&real, Some(real_root), max)
+}
+
 /// Reads a file the user named (no root), refusing special and non-regular
 /// files, at most `max` bytes: for the merge spec.
 pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {

@@ -73,8 +73,14 @@ pub fn collect(located: &[Located], limits: &FileLimits) -> Result<Vec<SkillFile
     let mut merged: BTreeMap<String, SkillFile> = BTreeMap::new();
     for l in located.iter().filter(|l| l.form == Form::SkillMd) {
         let Some(dir) = l.path.parent() else { continue };
-        // The skill directory itself may be a symlink: it must stay inside.
-        match std::fs::canonicalize(dir) {
+        // The skill directory itself may be a symlink: it must stay inside
+        // (a real directory in the layer directory is, by construction).
+        let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+        match if is_link {
+            std::fs::canonicalize(dir)
+        } else {
+            Ok(l.root.join(dir.file_name().unwrap_or_default()))
+        } {
             Ok(real) if real.starts_with(&l.root) => {}
             Ok(real) => {
                 let r = crate::confine::Refusal::Escapes { target: real };
