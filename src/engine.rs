@@ -74,11 +74,6 @@ impl Skills {
         &self.spec
     }
 
-    /// How fragments are read (the size cap, the body field).
-    pub fn load_options(&self) -> &LoadOptions {
-        &self.options
-    }
-
     /// The largest committed manifest read (by `export --check` and when
     /// comparing before a write): eight times the fragment cap, room for
     /// three full layers and JSON escaping.
@@ -131,10 +126,7 @@ impl Skills {
     /// [`Skills::resolve`] for files already located (e.g. by [`Layers::catalog`]).
     pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved<'_>> {
         if located.is_empty() {
-            return Err(Error::NotFound {
-                name: name.to_owned(),
-                searched: self.layers.dirs().iter().map(|d| d.path.clone()).collect(),
-            });
+            return Err(self.not_found(name));
         }
         let mut fragments = Vec::with_capacity(located.len());
         let mut errors = Vec::new();
@@ -162,10 +154,7 @@ impl Skills {
     pub fn files(&self, name: &str) -> Result<Vec<SkillFile>> {
         let located = self.locate(name)?;
         if located.is_empty() {
-            return Err(Error::NotFound {
-                name: name.to_owned(),
-                searched: self.layers.dirs().iter().map(|d| d.path.clone()).collect(),
-            });
+            return Err(self.not_found(name));
         }
         self.files_of(&located)
     }
@@ -173,6 +162,14 @@ impl Skills {
     /// [`Skills::files`] for files already located.
     pub fn files_of(&self, located: &[Located]) -> Result<Vec<SkillFile>> {
         crate::files::collect(located, &self.file_limits).map_err(Error::from)
+    }
+
+    /// "No layer holds skill `name`", naming the directories searched.
+    fn not_found(&self, name: &str) -> Error {
+        Error::NotFound {
+            name: name.to_owned(),
+            searched: self.layers.dirs().iter().map(|d| d.path.clone()).collect(),
+        }
     }
 
     /// The checks of an effective skill after the merge ([`crate::check`]):
@@ -308,11 +305,8 @@ impl Skills {
             ));
             return out;
         }
-        if let Some(kind) = crate::export::unexportable(name) {
-            let first = &located[0];
-            out.diagnostics
-                .push(Diagnostic::error(Some(&first.path), kind).in_layer(first.layer));
-        }
+        out.diagnostics
+            .extend(crate::export::unexportable_at(name, located));
         let mut fragments = Vec::new();
         let mut failed = false;
         for l in located {

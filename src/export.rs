@@ -56,6 +56,15 @@ pub fn unexportable(name: &str) -> Option<DiagnosticKind> {
     })
 }
 
+/// [`unexportable`] as an error located at the skill's first file.
+pub fn unexportable_at(name: &str, located: &[Located]) -> Option<Diagnostic> {
+    let kind = unexportable(name)?;
+    let first = located.first();
+    let mut d = Diagnostic::error(first.map(|l| l.path.as_path()), kind);
+    d.layer = first.map(|l| l.layer);
+    Some(d)
+}
+
 /// How a committed manifest differs from the effective skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Drift {
@@ -546,10 +555,7 @@ impl Skills {
     /// What skill `name` exports as in `format` (paths relative to the
     /// output directory); an error if it cannot be exported.
     pub fn rendered(&self, name: &str, located: &[Located], format: Format) -> Result<Rendered> {
-        if let Some(kind) = unexportable(name) {
-            let first = located.first();
-            let mut d = Diagnostic::error(first.map(|l| l.path.as_path()), kind);
-            d.layer = first.map(|l| l.layer);
+        if let Some(d) = unexportable_at(name, located) {
             return Err(d.into());
         }
         match format {
