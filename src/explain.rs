@@ -154,7 +154,7 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
             Merged::Keyed(entries) if entries.is_empty() => rows.push(empty(json!([]))),
             Merged::Keyed(entries) => {
                 let first = spec.field(field.name).and_then(|f| match &f.strategy {
-                    Strategy::KeyedReplace { keys } => keys.first().cloned(),
+                    Strategy::KeyedReplace { keys, .. } => keys.first().cloned(),
                     _ => None,
                 });
                 for (i, e) in entries.iter().enumerate() {

@@ -386,17 +386,17 @@ fn diagnose(spec: &MergeSpec, pointer: &str, e: &ValidationError) -> DiagnosticK
                 override_items.map(ValueRule::phrase).unwrap_or_default(),
             )
         }
-        (Strategy::Append { items }, None, _, K::Type { .. }) => {
+        (Strategy::Append { items, .. }, None, _, K::Type { .. }) => {
             wrong(name, format!("a list of {}", items.plural()))
         }
-        (Strategy::Append { items }, Some(i), false, K::Type { .. }) => {
+        (Strategy::Append { items, .. }, Some(i), false, K::Type { .. }) => {
             wrong(format!("{name}[{i}]"), items.phrase())
         }
-        (Strategy::KeyedReplace { keys }, None, _, K::Type { .. }) => wrong(
+        (Strategy::KeyedReplace { keys, .. }, None, _, K::Type { .. }) => wrong(
             name,
             format!("a list of names or mappings with a {}", keys_list(keys)),
         ),
-        (Strategy::KeyedReplace { keys }, Some(i), false, K::AnyOf { .. }) => match instance {
+        (Strategy::KeyedReplace { keys, .. }, Some(i), false, K::AnyOf { .. }) => match instance {
             Value::Object(entry) => DiagnosticKind::MissingKey {
                 field: name,
                 index: i,
@@ -410,7 +410,7 @@ fn diagnose(spec: &MergeSpec, pointer: &str, e: &ValidationError) -> DiagnosticK
                 format!("a non-empty name or a mapping with a {}", keys_list(keys)),
             ),
         },
-        (Strategy::DeepMerge, None, _, K::Type { .. }) => wrong(name, "a mapping".into()),
+        (Strategy::DeepMerge { .. }, None, _, K::Type { .. }) => wrong(name, "a mapping".into()),
         (Strategy::Override { value }, None, _, kind) => {
             or_schema(constraint(name, value, kind, instance))
         }
@@ -418,7 +418,7 @@ fn diagnose(spec: &MergeSpec, pointer: &str, e: &ValidationError) -> DiagnosticK
             override_items
                 .and_then(|items| constraint(format!("{name}[{i}]"), items, kind, instance)),
         ),
-        (Strategy::Append { items }, Some(i), false, kind) => {
+        (Strategy::Append { items, .. }, Some(i), false, kind) => {
             or_schema(constraint(format!("{name}[{i}]"), items, kind, instance))
         }
         _ => DiagnosticKind::Schema {
@@ -555,7 +555,7 @@ fn duplicate_identities(
     mut found: impl FnMut(String, &dyn Fn() -> DiagnosticKind),
 ) {
     for field in &spec.fields {
-        let Strategy::KeyedReplace { keys } = &field.strategy else {
+        let Strategy::KeyedReplace { keys, .. } = &field.strategy else {
             continue;
         };
         let Some(Value::Array(items)) = fragment.fields().get(&field.name) else {

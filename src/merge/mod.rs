@@ -198,8 +198,8 @@ pub fn merge_only<'a>(
                     Merged::Override(override_::merge(field, layers, reset_by.clone()))
                 }
                 Strategy::Append { .. } => Merged::Append(append::merge(field, layers)),
-                Strategy::KeyedReplace { keys } => Merged::Keyed(keyed::merge(field, keys, layers)),
-                Strategy::DeepMerge => Merged::Deep(deep::merge(field, layers)),
+                Strategy::KeyedReplace { keys, .. } => Merged::Keyed(keyed::merge(field, keys, layers)),
+                Strategy::DeepMerge { .. } => Merged::Deep(deep::merge(field, layers)),
             };
             if spec.name_field.as_deref() == Some(field.name.as_str())
                 && let Merged::Override(s) = &mut merged

@@ -19,6 +19,7 @@ use serde_json::{Number, Value};
 
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::fragment::{self, Syntax};
+use crate::layer::Layer;
 use crate::text;
 
 pub use schema::{constraint_help, fragment_schema, mergespec_schema, strategy_help};
@@ -28,15 +29,26 @@ pub use schema::{constraint_help, fragment_schema, mergespec_schema, strategy_he
 /// costing more than a bounded read.
 pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
 
-/// The spec versions this build reads.
-pub const SUPPORTED_VERSION: u64 = 1;
+/// The spec versions this build reads. Version 2 adds the rules of the
+/// second engine: directives (`$patch`) in fragments, rules for the keys of
+/// a DEEP_MERGE field (`fields`), `unique`, `entries` and `layers`. A
+/// version 1 spec reads and merges exactly as before: `$patch` is an
+/// ordinary key under it.
+pub const SUPPORTED_VERSIONS: [u64; 2] = [1, 2];
+
+/// The first version with directives and the rule attributes that go with them.
+pub const RULES_V2: u64 = 2;
+
+/// The deepest nesting of `fields` a spec may declare. Real specs nest two
+/// or three levels; the cap bounds the recursion over a hostile spec.
+pub const MAX_RULE_DEPTH: usize = 16;
 
 /// The file as written: the shape `schemas/mergespec.schema.json` describes.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "bernstein merge specification")]
 pub struct RawSpec {
-    /// The format version of this file. This build reads version 1.
+    /// The format version of this file: 1, or 2 for directives in fragments and the rule attributes `fields`, `unique`, `entries` and `layers`.
     pub version: u64,
     /// The OVERRIDE string field that receives the Markdown after a SKILL.md frontmatter.
     #[serde(default)]
@@ -98,6 +110,9 @@ pub enum RawRule {
         /// Example values, copied into the generated schema.
         #[serde(default)]
         examples: Option<Vec<Value>>,
+        /// The layers allowed to set this value (default: all three). A value in any other layer is an error.
+        #[serde(default)]
+        layers: Option<Vec<LayerName>>,
     },
     /// Unkeyed lists: items concatenated base, team, user.
     #[serde(rename = "APPEND")]
@@ -105,6 +120,9 @@ pub enum RawRule {
         /// The items' type (default: any JSON value), or a mapping with a type and constraints.
         #[serde(default)]
         items: Option<RawItems>,
+        /// Drop an item equal to an earlier one (the first occurrence and its origin are kept).
+        #[serde(default)]
+        unique: Option<bool>,
         /// The effective skill must have at least one item.
         #[serde(default)]
         required: Option<bool>,
@@ -117,6 +135,9 @@ pub enum RawRule {
         /// Example values, copied into the generated schema.
         #[serde(default)]
         examples: Option<Vec<Value>>,
+        /// The layers allowed to set this value (default: all three). A value in any other layer is an error.
+        #[serde(default)]
+        layers: Option<Vec<LayerName>>,
     },
     /// Lists keyed by a field: same key replaced in place, new keys appended.
     #[serde(rename = "KEYED_REPLACE")]
@@ -130,6 +151,9 @@ pub enum RawRule {
         /// provides that file.
         #[serde(default)]
         files: Option<String>,
+        /// What a higher layer's entry does to the lower entry with the same identity: `replace` it whole (the default) or `merge` into it key by key.
+        #[serde(default)]
+        entries: Option<EntriesMode>,
         /// The effective skill must have at least one entry.
         #[serde(default)]
         required: Option<bool>,
@@ -142,10 +166,16 @@ pub enum RawRule {
         /// Example values, copied into the generated schema.
         #[serde(default)]
         examples: Option<Vec<Value>>,
+        /// The layers allowed to set this value (default: all three). A value in any other layer is an error.
+        #[serde(default)]
+        layers: Option<Vec<LayerName>>,
     },
     /// Mappings: merged recursively, same path overrides, distinct paths coexist.
     #[serde(rename = "DEEP_MERGE")]
     DeepMerge {
+        /// Rules for some of its keys, with the same attributes as top-level fields; other keys merge deeply.
+        #[serde(default)]
+        fields: Option<BTreeMap<String, RawRule>>,
         /// The effective skill must have at least one key.
         #[serde(default)]
         required: Option<bool>,
@@ -158,7 +188,43 @@ pub enum RawRule {
         /// Example values, copied into the generated schema.
         #[serde(default)]
         examples: Option<Vec<Value>>,
+        /// The layers allowed to set this value (default: all three). A value in any other layer is an error.
+        #[serde(default)]
+        layers: Option<Vec<LayerName>>,
     },
+}
+
+/// A layer's name as a spec writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LayerName {
+    /// The base layer.
+    Base,
+    /// The team layer.
+    Team,
+    /// The user layer.
+    User,
+}
+
+impl LayerName {
+    fn layer(self) -> Layer {
+        match self {
+            LayerName::Base => Layer::Base,
+            LayerName::Team => Layer::Team,
+            LayerName::User => Layer::User,
+        }
+    }
+}
+
+/// What a KEYED_REPLACE entry does to a lower entry with the same identity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EntriesMode {
+    /// The higher entry replaces the lower one whole.
+    #[default]
+    Replace,
+    /// The higher entry is merged into the lower one key by key (DEEP_MERGE).
+    Merge,
 }
 
 /// A type as written: one name, or a list of names (`[string, array]`).
@@ -398,14 +464,21 @@ pub enum Strategy {
     Append {
         /// What each item must be.
         items: ValueRule,
+        /// Are later duplicates dropped?
+        unique: bool,
     },
     /// Lists of entries keyed by the first present key field.
     KeyedReplace {
         /// Key fields, tried in order.
         keys: Vec<String>,
+        /// Whether a same-identity entry replaces or merges into the lower one.
+        entries: EntriesMode,
     },
     /// Mappings merged recursively.
-    DeepMerge,
+    DeepMerge {
+        /// Rules for some keys, sorted by name; other keys merge deeply.
+        fields: Vec<Field>,
+    },
 }
 
 impl Strategy {
@@ -415,7 +488,7 @@ impl Strategy {
             Strategy::Override { .. } => "OVERRIDE",
             Strategy::Append { .. } => "APPEND",
             Strategy::KeyedReplace { .. } => "KEYED_REPLACE",
-            Strategy::DeepMerge => "DEEP_MERGE",
+            Strategy::DeepMerge { .. } => "DEEP_MERGE",
         }
     }
 
@@ -430,7 +503,7 @@ impl Strategy {
                 }
             }
             Strategy::Append { .. } | Strategy::KeyedReplace { .. } => Value::Array(Vec::new()),
-            Strategy::DeepMerge => Value::Object(Default::default()),
+            Strategy::DeepMerge { .. } => Value::Object(Default::default()),
         }
     }
 
@@ -438,9 +511,9 @@ impl Strategy {
     pub fn type_description(&self) -> String {
         match self {
             Strategy::Override { value } => value.type_description(),
-            Strategy::Append { items } => format!("list of {}", items.type_description()),
-            Strategy::KeyedReplace { keys } => format!("list keyed by {}", keys.join("/")),
-            Strategy::DeepMerge => "mapping".into(),
+            Strategy::Append { items, .. } => format!("list of {}", items.type_description()),
+            Strategy::KeyedReplace { keys, .. } => format!("list keyed by {}", keys.join("/")),
+            Strategy::DeepMerge { .. } => "mapping".into(),
         }
     }
 }
@@ -470,6 +543,50 @@ pub struct Field {
     /// For a KEYED_REPLACE field: the directory of the skill (relative,
     /// `/`-separated) its plain string entries name files in.
     pub files: Option<String>,
+    /// The layers allowed to set it; `None` for all three.
+    pub layers: Option<Vec<Layer>>,
+    /// Did the spec write a `default`? (A nested key appears in the
+    /// effective skill unset only when it did.)
+    pub has_default: bool,
+}
+
+impl Field {
+    /// The rule of key `key` of this DEEP_MERGE field, if it declares one.
+    pub fn key_rule(&self, key: &str) -> Option<&Field> {
+        match &self.strategy {
+            Strategy::DeepMerge { fields } => find_field(fields, key),
+            _ => None,
+        }
+    }
+
+    /// May `layer` set this value?
+    pub fn allows_layer(&self, layer: Layer) -> bool {
+        self.layers.as_ref().is_none_or(|ls| ls.contains(&layer))
+    }
+
+    /// The rule for the key of a DEEP_MERGE mapping that declares none: a
+    /// mapping merges key by key, anything else is replaced whole.
+    pub fn implicit(name: &str) -> Field {
+        Field {
+            name: name.to_owned(),
+            strategy: Strategy::DeepMerge { fields: Vec::new() },
+            default: Value::Null,
+            required: false,
+            description: None,
+            examples: Vec::new(),
+            files: None,
+            layers: None,
+            has_default: false,
+        }
+    }
+}
+
+/// The rule named `name` in `fields` (sorted by name).
+fn find_field<'f>(fields: &'f [Field], name: &str) -> Option<&'f Field> {
+    fields
+        .binary_search_by(|f| f.name.as_str().cmp(name))
+        .ok()
+        .map(|i| &fields[i])
 }
 
 /// A checked merge spec, ready to drive validation and merging.
@@ -549,180 +666,21 @@ impl MergeSpec {
         let fail = |pointer: &str, message: String| {
             spec_error(path, locate(pointer), DiagnosticKind::Spec { message })
         };
-        if raw.version != SUPPORTED_VERSION {
+        if !SUPPORTED_VERSIONS.contains(&raw.version) {
             return Err(fail(
                 "/version",
                 format!(
-                    "unsupported spec version {} (this build reads version {SUPPORTED_VERSION})",
-                    raw.version
+                    "unsupported spec version {} (this build reads versions {})",
+                    raw.version,
+                    SUPPORTED_VERSIONS.map(|v| v.to_string()).join(" and ")
                 ),
             ));
         }
-        let mut fields = Vec::with_capacity(raw.fields.len());
-        for (name, rule) in raw.fields {
-            let pointer = format!("/fields/{}", fragment::escape_pointer(&name));
-            let quoted = text::excerpt(&name, text::EXCERPT_CHARS);
-            if name.is_empty() || name == LAYERS_PRESENT {
-                return Err(fail(
-                    &pointer,
-                    format!("field name '{quoted}' is reserved or empty"),
-                ));
-            }
-            let problem = |at: &str, message: String| {
-                let at = if at.is_empty() {
-                    pointer.clone()
-                } else {
-                    format!("{pointer}/{at}")
-                };
-                fail(&at, format!("field '{name}': {message}"))
-            };
-            let mut files_dir = None;
-            let (strategy, common) = match rule {
-                RawRule::Override {
-                    value_type,
-                    items,
-                    pattern,
-                    pattern_help,
-                    min_length,
-                    max_length,
-                    allowed,
-                    minimum,
-                    maximum,
-                    required,
-                    default,
-                    description,
-                    examples,
-                } => {
-                    let item = RawItemRule {
-                        value_type,
-                        pattern,
-                        pattern_help,
-                        min_length,
-                        max_length,
-                        allowed,
-                        minimum,
-                        maximum,
-                    };
-                    let mut value =
-                        value_rule(item, "", "type").map_err(|(at, m)| problem(&at, m))?;
-                    if let Some(items) = items {
-                        if !value.allows(ValueType::Array) {
-                            return Err(problem(
-                                "items",
-                                format!(
-                                    "'items' applies to lists, but the value is {}",
-                                    value.phrase()
-                                ),
-                            ));
-                        }
-                        let items = items_rule(items).map_err(|(at, m)| problem(&at, m))?;
-                        value.items = Some(Box::new(items));
-                    }
-                    (
-                        Strategy::Override { value },
-                        (required, default, description, examples),
-                    )
-                }
-                RawRule::Append {
-                    items,
-                    required,
-                    default,
-                    description,
-                    examples,
-                } => {
-                    let items = match items {
-                        Some(items) => items_rule(items).map_err(|(at, m)| problem(&at, m))?,
-                        None => ValueRule::any(),
-                    };
-                    (
-                        Strategy::Append { items },
-                        (required, default, description, examples),
-                    )
-                }
-                RawRule::KeyedReplace {
-                    keys,
-                    files,
-                    required,
-                    default,
-                    description,
-                    examples,
-                } => {
-                    if let Some(dir) = &files
-                        && (dir.is_empty()
-                            || dir.starts_with('/')
-                            || dir.contains('\\')
-                            || dir
-                                .split('/')
-                                .any(|c| c == ".." || c == "." || c.is_empty()))
-                    {
-                        return Err(fail(
-                            &format!("{pointer}/files"),
-                            format!(
-                                "field '{name}': files must be a directory inside the skill, such as 'references' (no '..', no leading '/')"
-                            ),
-                        ));
-                    }
-                    files_dir = files;
-                    let keys = keys
-                        .unwrap_or_else(|| DEFAULT_KEYS.iter().map(|k| k.to_string()).collect());
-                    let mut seen = std::collections::BTreeSet::new();
-                    if keys.is_empty() || keys.iter().any(|k| k.is_empty() || !seen.insert(k)) {
-                        return Err(fail(
-                            &format!("{pointer}/keys"),
-                            format!(
-                                "field '{quoted}': keys must be a non-empty list of distinct names"
-                            ),
-                        ));
-                    }
-                    (
-                        Strategy::KeyedReplace { keys },
-                        (required, default, description, examples),
-                    )
-                }
-                RawRule::DeepMerge {
-                    required,
-                    default,
-                    description,
-                    examples,
-                } => (
-                    Strategy::DeepMerge,
-                    (required, default, description, examples),
-                ),
-            };
-            let (required, default, description, examples) = common;
-            let default = match default {
-                Some(d) => {
-                    if !schema::field_accepts(&strategy, &d) {
-                        return Err(fail(
-                            &format!("{pointer}/default"),
-                            format!(
-                                "field '{quoted}': default {} does not fit its {} rule ({})",
-                                text::json_excerpt(&d, text::EXCERPT_CHARS),
-                                strategy.name(),
-                                match &strategy {
-                                    Strategy::KeyedReplace { keys } => format!(
-                                        "list keyed by {}",
-                                        text::list(keys.iter().map(String::as_str), false)
-                                    ),
-                                    s => s.type_description(),
-                                }
-                            ),
-                        ));
-                    }
-                    d
-                }
-                None => strategy.empty_value(),
-            };
-            fields.push(Field {
-                name,
-                strategy,
-                default,
-                required: required.unwrap_or(false),
-                description,
-                examples: examples.unwrap_or_default(),
-                files: files_dir,
-            });
-        }
+        let checker = RuleChecker {
+            version: raw.version,
+            fail: &fail,
+        };
+        let fields = checker.fields(raw.fields, "/fields", "", 0)?;
         let spec = MergeSpec {
             path: path.to_path_buf(),
             version: raw.version,
@@ -755,10 +713,13 @@ impl MergeSpec {
 
     /// The rule of a field, if the spec declares it.
     pub fn field(&self, name: &str) -> Option<&Field> {
-        self.fields
-            .binary_search_by(|f| f.name.as_str().cmp(name))
-            .ok()
-            .map(|i| &self.fields[i])
+        find_field(&self.fields, name)
+    }
+
+    /// Are directives (`$patch`) read in fragments? (From version 2 on;
+    /// under version 1 `$patch` is an ordinary key.)
+    pub fn directives(&self) -> bool {
+        self.version >= RULES_V2
     }
 
     /// The declared field names in the order the spec file lists them
@@ -792,6 +753,287 @@ fn written_order(text: &str) -> Vec<String> {
             )
         })
         .unwrap_or_default()
+}
+
+/// Checks the rules of one level of `fields` (the top level or a DEEP_MERGE
+/// field's keys).
+struct RuleChecker<'c> {
+    version: u64,
+    fail: &'c dyn Fn(&str, String) -> Error,
+}
+
+impl RuleChecker<'_> {
+    /// The rules of `raw`, sorted by name. `at` is their pointer in the
+    /// spec, `prefix` the dotted path of their parent (`metadata.`).
+    fn fields(
+        &self,
+        raw: BTreeMap<String, RawRule>,
+        at: &str,
+        prefix: &str,
+        depth: usize,
+    ) -> Result<Vec<Field>> {
+        let mut fields = Vec::with_capacity(raw.len());
+        for (name, rule) in raw {
+            let pointer = format!("{at}/{}", fragment::escape_pointer(&name));
+            fields.push(self.rule(name, rule, &pointer, prefix, depth)?);
+        }
+        Ok(fields)
+    }
+
+    fn rule(
+        &self,
+        name: String,
+        rule: RawRule,
+        pointer: &str,
+        prefix: &str,
+        depth: usize,
+    ) -> Result<Field> {
+        let fail = self.fail;
+        let quoted = text::excerpt(&name, text::EXCERPT_CHARS);
+        let path = format!("{prefix}{quoted}");
+        if name.is_empty() || (depth == 0 && name == LAYERS_PRESENT) {
+            return Err(fail(
+                pointer,
+                format!("field name '{path}' is reserved or empty"),
+            ));
+        }
+        if depth > 0 && name.starts_with('$') {
+            return Err(fail(
+                pointer,
+                format!("key '{path}': names starting with '$' are kept for directives"),
+            ));
+        }
+        let problem = |at: &str, message: String| {
+            let at = if at.is_empty() {
+                pointer.to_owned()
+            } else {
+                format!("{pointer}/{at}")
+            };
+            fail(&at, format!("field '{path}': {message}"))
+        };
+        // An attribute of version 2 in a version 1 spec.
+        let needs_v2 = |attr: &str, set: bool| -> Result<()> {
+            if set && self.version < RULES_V2 {
+                return Err(problem(
+                    attr,
+                    format!("'{attr}' needs 'version: {RULES_V2}' (version 1 has no such attribute)"),
+                ));
+            }
+            Ok(())
+        };
+        let mut files_dir = None;
+        let (strategy, common) = match rule {
+            RawRule::Override {
+                value_type,
+                items,
+                pattern,
+                pattern_help,
+                min_length,
+                max_length,
+                allowed,
+                minimum,
+                maximum,
+                required,
+                default,
+                description,
+                examples,
+                layers,
+            } => {
+                let item = RawItemRule {
+                    value_type,
+                    pattern,
+                    pattern_help,
+                    min_length,
+                    max_length,
+                    allowed,
+                    minimum,
+                    maximum,
+                };
+                let mut value = value_rule(item, "", "type").map_err(|(at, m)| problem(&at, m))?;
+                if let Some(items) = items {
+                    if !value.allows(ValueType::Array) {
+                        return Err(problem(
+                            "items",
+                            format!(
+                                "'items' applies to lists, but the value is {}",
+                                value.phrase()
+                            ),
+                        ));
+                    }
+                    let items = items_rule(items).map_err(|(at, m)| problem(&at, m))?;
+                    value.items = Some(Box::new(items));
+                }
+                (
+                    Strategy::Override { value },
+                    (required, default, description, examples, layers),
+                )
+            }
+            RawRule::Append {
+                items,
+                unique,
+                required,
+                default,
+                description,
+                examples,
+                layers,
+            } => {
+                needs_v2("unique", unique.is_some())?;
+                let items = match items {
+                    Some(items) => items_rule(items).map_err(|(at, m)| problem(&at, m))?,
+                    None => ValueRule::any(),
+                };
+                (
+                    Strategy::Append {
+                        items,
+                        unique: unique.unwrap_or(false),
+                    },
+                    (required, default, description, examples, layers),
+                )
+            }
+            RawRule::KeyedReplace {
+                keys,
+                files,
+                entries,
+                required,
+                default,
+                description,
+                examples,
+                layers,
+            } => {
+                needs_v2("entries", entries.is_some())?;
+                if let Some(dir) = &files {
+                    if depth > 0 {
+                        return Err(problem(
+                            "files",
+                            "'files' applies to top-level fields only (the skill's directory has no nested lists)".into(),
+                        ));
+                    }
+                    if dir.is_empty()
+                        || dir.starts_with('/')
+                        || dir.contains('\\')
+                        || dir
+                            .split('/')
+                            .any(|c| c == ".." || c == "." || c.is_empty())
+                    {
+                        return Err(problem(
+                            "files",
+                            "files must be a directory inside the skill, such as 'references' (no '..', no leading '/')".into(),
+                        ));
+                    }
+                }
+                files_dir = files;
+                let keys =
+                    keys.unwrap_or_else(|| DEFAULT_KEYS.iter().map(|k| k.to_string()).collect());
+                let mut seen = std::collections::BTreeSet::new();
+                if keys.is_empty()
+                    || keys
+                        .iter()
+                        .any(|k| k.is_empty() || k.starts_with('$') || !seen.insert(k))
+                {
+                    return Err(problem(
+                        "keys",
+                        "keys must be a non-empty list of distinct names, none starting with '$'"
+                            .into(),
+                    ));
+                }
+                (
+                    Strategy::KeyedReplace {
+                        keys,
+                        entries: entries.unwrap_or_default(),
+                    },
+                    (required, default, description, examples, layers),
+                )
+            }
+            RawRule::DeepMerge {
+                fields,
+                required,
+                default,
+                description,
+                examples,
+                layers,
+            } => {
+                needs_v2("fields", fields.is_some())?;
+                let fields = match fields {
+                    Some(_) if depth + 1 >= MAX_RULE_DEPTH => {
+                        return Err(problem(
+                            "fields",
+                            format!("rules nest deeper than {MAX_RULE_DEPTH} levels"),
+                        ));
+                    }
+                    Some(raw) => self.fields(
+                        raw,
+                        &format!("{pointer}/fields"),
+                        &format!("{path}."),
+                        depth + 1,
+                    )?,
+                    None => Vec::new(),
+                };
+                (
+                    Strategy::DeepMerge { fields },
+                    (required, default, description, examples, layers),
+                )
+            }
+        };
+        let (required, default, description, examples, layers) = common;
+        needs_v2("layers", layers.is_some())?;
+        if required.is_some() && depth > 0 {
+            return Err(problem(
+                "required",
+                "'required' applies to top-level fields only; require the field that holds this key".into(),
+            ));
+        }
+        let layers = match layers {
+            Some(ls) if ls.is_empty() => {
+                return Err(problem(
+                    "layers",
+                    "'layers' lists no layer; list the layers that may set it (base, team, user)"
+                        .into(),
+                ));
+            }
+            Some(ls) => {
+                let mut out: Vec<Layer> = ls.into_iter().map(LayerName::layer).collect();
+                out.sort();
+                out.dedup();
+                Some(out)
+            }
+            None => None,
+        };
+        let has_default = default.is_some();
+        let default = match default {
+            Some(d) => {
+                if !schema::field_accepts(&strategy, &d) {
+                    return Err(problem(
+                        "default",
+                        format!(
+                            "default {} does not fit its {} rule ({})",
+                            text::json_excerpt(&d, text::EXCERPT_CHARS),
+                            strategy.name(),
+                            match &strategy {
+                                Strategy::KeyedReplace { keys, .. } => format!(
+                                    "list keyed by {}",
+                                    text::list(keys.iter().map(String::as_str), false)
+                                ),
+                                s => s.type_description(),
+                            }
+                        ),
+                    ));
+                }
+                d
+            }
+            None => strategy.empty_value(),
+        };
+        Ok(Field {
+            name,
+            strategy,
+            default,
+            required: required.unwrap_or(false),
+            description,
+            examples: examples.unwrap_or_default(),
+            files: files_dir,
+            layers,
+            has_default,
+        })
+    }
 }
 
 fn spec_error(path: &Path, pos: Option<(usize, usize)>, kind: DiagnosticKind) -> Error {
@@ -1034,7 +1276,7 @@ mod tests {
     fn value_rule(spec: &MergeSpec, field: &str) -> ValueRule {
         match &spec.field(field).unwrap().strategy {
             Strategy::Override { value } => value.clone(),
-            Strategy::Append { items } => items.clone(),
+            Strategy::Append { items, .. } => items.clone(),
             other => panic!("{other:?}"),
         }
     }

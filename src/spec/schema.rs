@@ -43,12 +43,12 @@ pub fn strategy_help(strategy: &Strategy) -> String {
             "APPEND: your items are added after the lower layers' items; null clears the list first."
                 .into()
         }
-        Strategy::KeyedReplace { keys } => format!(
+        Strategy::KeyedReplace { keys, .. } => format!(
             "KEYED_REPLACE: an entry with the same {} as a lower layer's entry replaces it in place; \
              other entries are added at the end; null clears the list first.",
             keys.join(" / ")
         ),
-        Strategy::DeepMerge => "DEEP_MERGE: merged key by key with the lower layers; where both \
+        Strategy::DeepMerge { .. } => "DEEP_MERGE: merged key by key with the lower layers; where both \
              set the same path your value wins; null deletes a key."
             .into(),
     }
@@ -126,12 +126,12 @@ fn typed_branch(rule: &ValueRule, t: Option<ValueType>) -> Map<String, Value> {
 fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
     match strategy {
         Strategy::Override { value } => value_schema(value),
-        Strategy::Append { items } => {
+        Strategy::Append { items, .. } => {
             let mut m = typed(Some("array"));
             m.insert("items".into(), Value::Object(value_schema(items)));
             m
         }
-        Strategy::KeyedReplace { keys } => {
+        Strategy::KeyedReplace { keys, .. } => {
             let with_key: Vec<Value> = keys
                 .iter()
                 .map(|k| {
@@ -153,7 +153,7 @@ fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
             );
             m
         }
-        Strategy::DeepMerge => typed(Some("object")),
+        Strategy::DeepMerge { .. } => typed(Some("object")),
     }
 }
 
@@ -193,14 +193,14 @@ pub fn constraint_help(field: &Field) -> Option<String> {
                 Strategy::KeyedReplace { .. } => {
                     "Required: the layers together must give it at least one entry."
                 }
-                Strategy::DeepMerge => "Required: the layers together must give it at least one key.",
+                Strategy::DeepMerge { .. } => "Required: the layers together must give it at least one key.",
             }
             .to_owned(),
         );
     }
     let rule = match &field.strategy {
         Strategy::Override { value } => Some((value, "")),
-        Strategy::Append { items } => Some((items, "Items: ")),
+        Strategy::Append { items, .. } => Some((items, "Items: ")),
         _ => None,
     };
     if let Some((rule, prefix)) = rule {
@@ -456,6 +456,21 @@ const STRATEGY_ATTRIBUTES: &[StrategyAttribute] = &[
     StrategyAttribute {
         attribute: "files",
         strategy: "KEYED_REPLACE",
+        instead: &[],
+    },
+    StrategyAttribute {
+        attribute: "entries",
+        strategy: "KEYED_REPLACE",
+        instead: &[],
+    },
+    StrategyAttribute {
+        attribute: "unique",
+        strategy: "APPEND",
+        instead: &[],
+    },
+    StrategyAttribute {
+        attribute: "fields",
+        strategy: "DEEP_MERGE",
         instead: &[],
     },
     // The constraints of an OVERRIDE value; an APPEND rule puts them on its

@@ -129,7 +129,7 @@ fn checks(field: &Field) -> String {
                 out.extend(short(&items.constraints).map(|c| format!("items {c}")));
             }
         }
-        Strategy::Append { items } => {
+        Strategy::Append { items, .. } => {
             out.extend(short(&items.constraints).map(|c| format!("items {c}")));
         }
         _ => {}
