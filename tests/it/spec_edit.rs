@@ -135,7 +135,7 @@ fn a_bad_spec_fails_before_any_skill_is_read() {
     // The skill is broken too; only the spec error may be reported.
     sb.write("base", "s.yaml", "descripton: typo\n");
     for (text, needle) in [
-        ("version: 2\nfields: {}\n", "version"),
+        ("version: 3\nfields: {}\n", "versions 1 and 2"),
         (
             "version: 1\nfields:\n  a: {strategy: MERGE}\n",
             "unknown strategy 'MERGE'",
