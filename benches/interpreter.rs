@@ -28,7 +28,7 @@ use criterion::{Criterion, criterion_group};
 use serde_json::{Map, Value};
 
 use bernstein_skills::fragment::escape_pointer;
-use bernstein_skills::merge::{Entry, FieldMerge, Identity, Merged, Tree};
+use bernstein_skills::merge::{Entry, FieldMerge, Identity, Merged};
 use bernstein_skills::provenance::{Origin, Sourced};
 use bernstein_skills::{Effective, Fragment, Layer, merge};
 
@@ -86,6 +86,7 @@ mod hand {
             strategy,
             merged,
             reset_by,
+            changes: Vec::new(),
         }
     }
 
@@ -186,6 +187,7 @@ mod hand {
                     None => out.push(Entry {
                         identity: id,
                         item: Sourced::new(v, at),
+                        parts: None,
                     }),
                 }
             }
@@ -202,7 +204,7 @@ mod hand {
         }
     }
 
-    fn tree_of_map<'a>(m: &'a Map<String, Value>, f: &Fragment, pointer: &mut String) -> Tree<'a> {
+    fn tree_of_map<'a>(m: &'a Map<String, Value>, f: &Fragment, pointer: &mut String) -> Merged<'a> {
         let mut out = BTreeMap::new();
         for (k, v) in m {
             if v.is_null() {
@@ -213,23 +215,23 @@ mod hand {
             out.insert(k.as_str(), tree(v, f, pointer));
             pointer.truncate(len);
         }
-        Tree::Map(out)
+        Merged::Deep(out)
     }
 
-    fn tree<'a>(v: &'a Value, f: &Fragment, pointer: &mut String) -> Tree<'a> {
+    fn tree<'a>(v: &'a Value, f: &Fragment, pointer: &mut String) -> Merged<'a> {
         match v {
             Value::Object(m) => tree_of_map(m, f, pointer),
-            v => Tree::Leaf(Sourced::new(v, origin(f, pointer.clone()))),
+            v => Merged::Override(Sourced::new(v, origin(f, pointer.clone()))),
         }
     }
 
     fn apply<'a>(
-        node: &mut Tree<'a>,
+        node: &mut Merged<'a>,
         higher: &'a Map<String, Value>,
         f: &Fragment,
         pointer: &mut String,
     ) {
-        let Tree::Map(lower) = node else {
+        let Merged::Deep(lower) = node else {
             *node = tree_of_map(higher, f, pointer);
             return;
         };
@@ -240,11 +242,11 @@ mod hand {
                 (_, Value::Null) => {
                     lower.remove(k.as_str());
                 }
-                (Some(n @ Tree::Map(_)), Value::Object(m)) => apply(n, m, f, pointer),
-                (Some(Tree::Leaf(old)), v) if !v.is_object() => {
+                (Some(n @ Merged::Deep(_)), Value::Object(m)) => apply(n, m, f, pointer),
+                (Some(Merged::Override(old)), v) if !v.is_object() => {
                     let old = std::mem::take(old);
                     *lower.get_mut(k.as_str()).expect("present") =
-                        Tree::Leaf(old.replaced_by(v, origin(f, pointer.clone())));
+                        Merged::Override(old.replaced_by(v, origin(f, pointer.clone())));
                 }
                 (_, v) => {
                     lower.insert(k.as_str(), tree(v, f, pointer));
@@ -256,7 +258,7 @@ mod hand {
 
     fn deep_field<'a>(fs: &'a [Fragment], name: &'static str) -> FieldMerge<'a> {
         let (values, reset_by) = after_reset(fs, name);
-        let mut out = Tree::Map(BTreeMap::new());
+        let mut out = Merged::Deep(BTreeMap::new());
         for (f, v) in values {
             let mut pointer = format!("/{name}");
             match v {
@@ -264,7 +266,7 @@ mod hand {
                 v => out = tree(v, f, &mut pointer),
             }
         }
-        field(name, "DEEP_MERGE", Merged::Deep(out), reset_by)
+        field(name, "DEEP_MERGE", out, reset_by)
     }
 
     /// The shipped spec's fields, by name, each with its strategy.

@@ -341,7 +341,8 @@ impl Skills {
             let effective = merge(&self.spec, name, &fragments);
             out.diagnostics
                 .extend(self.check_effective(&effective, &fragments));
-            out.diagnostics.extend(no_effect(&effective, &fragments));
+            out.diagnostics
+                .extend(no_effect(&self.spec, &effective, &fragments));
             if let Ok(files) = &files {
                 out.diagnostics
                     .extend(self.missing_files(&effective, &fragments, files));
@@ -467,15 +468,15 @@ fn lookalikes(catalog: &[(String, Vec<Located>)]) -> Vec<Diagnostic> {
 /// OVERRIDE fields and DEEP_MERGE leaves set to the value they replace: at
 /// most [`MAX_PER_FILE`](crate::validate::MAX_PER_FILE) warnings per file
 /// (the first ones in it), then one counting the rest.
-fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
-    use crate::merge::Merged;
+fn no_effect(spec: &MergeSpec, effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
+    use crate::merge::{Visited, visit};
     use crate::provenance::Sourced;
     use crate::validate::{Kept, MAX_PER_FILE};
     let mut kept: Vec<Kept> = fragments
         .iter()
         .map(|f| Kept::new(f, MAX_PER_FILE))
         .collect();
-    let mut check = |name: &str, path: &[&str], s: &Sourced| {
+    let mut check = |path: &str, s: &Sourced| {
         // Every link of the chain where a layer repeats the value below it.
         let mut chain: Vec<(&serde_json::Value, &crate::provenance::Origin)> = Vec::new();
         if let Some(o) = &s.origin {
@@ -490,25 +491,24 @@ fn no_effect(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
             {
                 // The field's path is only written out for the warnings shown.
                 k.offer(o.pointer.clone(), false, || DiagnosticKind::NoEffect {
-                    field: std::iter::once(name)
-                        .chain(path.iter().copied())
-                        .collect::<Vec<_>>()
-                        .join("."),
+                    field: path.to_owned(),
                     below: below_o.layer,
                 });
             }
         }
     };
+    let mut path = String::new();
     for field in &effective.fields {
-        match &field.merged {
-            Merged::Override(s) => check(field.name, &[], s),
-            Merged::Deep(tree) => {
-                for (path, s) in tree.leaves() {
-                    check(field.name, &path, s);
-                }
+        let Some(rule) = spec.field(field.name) else {
+            continue;
+        };
+        path.clear();
+        path.push_str(field.name);
+        visit(rule, &field.merged, &mut path, &mut |path, _, v| {
+            if let Visited::Value(s) = v {
+                check(path, s);
             }
-            Merged::Append(_) | Merged::Keyed(_) => {}
-        }
+        });
     }
     let mut out = Vec::new();
     for k in kept {

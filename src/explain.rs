@@ -11,9 +11,9 @@ use crate::engine::Resolved;
 use crate::error::did_you_mean;
 use crate::fragment::Fragment;
 use crate::layer::Layer;
-use crate::merge::{Identity, Merged};
-use crate::provenance::{Origin, Sourced};
-use crate::spec::{MergeSpec, Strategy};
+use crate::merge::{ChangeKind, Visited, visit};
+use crate::provenance::{Origin, Shadowed};
+use crate::spec::MergeSpec;
 
 /// Where a value is: layer, file and line.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,15 +68,49 @@ pub struct Replaced {
     pub place: Place,
 }
 
-/// One value of the effective skill and its story.
+/// A deletion, a whole replacement, a stale delete or a dropped duplicate
+/// at a row's path ([`crate::merge::Change`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Note {
+    /// What happened ([`ChangeKind`]).
+    pub kind: ChangeKind,
+    /// The directive that did it.
+    pub by: Place,
+    /// The lower layers' values it removed or replaced.
+    pub dropped: Vec<Replaced>,
+}
+
+impl Note {
+    /// `deleted by user:user/writer.yaml:4`.
+    pub fn sentence(&self) -> String {
+        format!("{} {}", self.kind.phrase(), self.by.label())
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "kind": self.kind.label(),
+            "by": self.by.to_json(),
+            "dropped": self.dropped.iter().map(Replaced::to_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl Replaced {
+    fn to_json(&self) -> Value {
+        json!({"value": self.value, "origin": self.place.to_json()})
+    }
+}
+
+/// One value of the effective skill and its story; or a value that is not
+/// there, and the directive that removed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     /// The value's path: `description`, `trigger_keywords[0]`,
     /// `references[style]`, `metadata.limits.max_tokens`.
     pub path: String,
-    /// The field's strategy.
+    /// The strategy of the rule that merged it.
     pub strategy: &'static str,
-    /// The value.
+    /// The value (`null` for a row of a removed value).
     pub value: Value,
     /// Who supplied it (`None`: the spec's default).
     pub place: Option<Place>,
@@ -84,6 +118,11 @@ pub struct Row {
     pub replaced: Vec<Replaced>,
     /// The layer that reset the whole field with `null`, if any.
     pub reset_by: Option<Place>,
+    /// Deletions and whole replacements at or above this path.
+    pub notes: Vec<Note>,
+    /// Is this the row of a value that was removed (no value in the
+    /// effective skill)?
+    pub removed: bool,
 }
 
 impl Row {
@@ -93,89 +132,85 @@ impl Row {
             "path": self.path,
             "strategy": self.strategy,
             "value": self.value,
+            "removed": self.removed,
             "origin": self.place.as_ref().map(Place::to_json),
-            "replaced": self.replaced.iter().map(|r| json!({
-                "value": r.value,
-                "origin": r.place.to_json(),
-            })).collect::<Vec<_>>(),
+            "replaced": self.replaced.iter().map(Replaced::to_json).collect::<Vec<_>>(),
             "reset_by": self.reset_by.as_ref().map(Place::to_json),
+            "changes": self.notes.iter().map(Note::to_json).collect::<Vec<_>>(),
         })
     }
 }
 
-/// The path segment of a keyed entry: `[style]` for the first key,
-/// `[id=x]` for the others.
-fn keyed_segment(id: Option<&Identity>, first_key: Option<&str>, index: usize) -> String {
-    match id {
-        Some(id) if Some(id.key) == first_key => format!("[{}]", id.value),
-        Some(id) => format!("[{}={}]", id.key, id.value),
-        None => format!("[{index}]"),
-    }
+/// Is `path` at or below `top` (`metadata.limits` is below `metadata`,
+/// `references[a]` below `references`)?
+fn is_under(path: &str, top: &str) -> bool {
+    path.strip_prefix(top)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('['))
 }
 
-/// Every value of the effective skill, in field order.
+/// Every value of the effective skill, in field order, and the values
+/// directives removed.
 pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
     let frags = &resolved.fragments;
     let mut rows = Vec::new();
     let effective = resolved.effective();
+    let shadow = |sh: &Shadowed| Replaced {
+        value: sh.value.clone().into_owned(),
+        place: Place::of_origin(&sh.origin, frags),
+    };
     for field in &effective.fields {
+        let Some(rule) = spec.field(field.name) else {
+            continue;
+        };
         let reset_by = field.reset_by.as_ref().map(|o| Place::of_origin(o, frags));
-        let row = |path: String, s: &Sourced| Row {
-            path,
-            strategy: field.strategy,
-            value: s.value.clone().into_owned(),
-            place: s.origin.as_ref().map(|o| Place::of_origin(o, frags)),
-            replaced: s
-                .overrode
-                .iter()
-                .map(|sh| Replaced {
-                    value: sh.value.clone().into_owned(),
-                    place: Place::of_origin(&sh.origin, frags),
-                })
-                .collect(),
-            reset_by: reset_by.clone(),
-        };
-        let empty = |value: Value| Row {
-            path: field.name.to_owned(),
-            strategy: field.strategy,
-            value,
-            place: None,
-            replaced: Vec::new(),
-            reset_by: reset_by.clone(),
-        };
-        match &field.merged {
-            Merged::Override(s) => rows.push(row(field.name.to_owned(), s)),
-            Merged::Append(items) if items.is_empty() => rows.push(empty(json!([]))),
-            Merged::Append(items) => {
-                for (i, s) in items.iter().enumerate() {
-                    rows.push(row(format!("{}[{i}]", field.name), s));
+        let first = rows.len();
+        let mut path = field.name.to_owned();
+        visit(rule, &field.merged, &mut path, &mut |path, strategy, v| {
+            let (value, s) = match v {
+                Visited::Value(s) | Visited::Item(s) => (s.value.clone().into_owned(), Some(s)),
+                Visited::Entry(e) => (e.item.value.clone().into_owned(), Some(&e.item)),
+                Visited::Empty(m) => (m.to_value(), None),
+            };
+            rows.push(Row {
+                path: path.to_owned(),
+                strategy,
+                value,
+                place: s
+                    .and_then(|s| s.origin.as_ref())
+                    .map(|o| Place::of_origin(o, frags)),
+                replaced: s
+                    .map(|s| s.overrode.iter().map(shadow).collect())
+                    .unwrap_or_default(),
+                reset_by: reset_by.clone(),
+                notes: Vec::new(),
+                removed: false,
+            });
+        });
+        for change in &field.changes {
+            let note = Note {
+                kind: change.kind,
+                by: Place::of_origin(&change.by, frags),
+                dropped: change.dropped.iter().map(shadow).collect(),
+            };
+            let under: Vec<usize> = (first..rows.len())
+                .filter(|&i| is_under(&rows[i].path, &change.path))
+                .collect();
+            if change.kind == ChangeKind::Replaced && !under.is_empty() {
+                for i in under {
+                    rows[i].notes.push(note.clone());
                 }
+                continue;
             }
-            Merged::Keyed(entries) if entries.is_empty() => rows.push(empty(json!([]))),
-            Merged::Keyed(entries) => {
-                let first = spec.field(field.name).and_then(|f| match &f.strategy {
-                    Strategy::KeyedReplace { keys, .. } => keys.first().cloned(),
-                    _ => None,
-                });
-                for (i, e) in entries.iter().enumerate() {
-                    let seg = keyed_segment(e.identity.as_ref(), first.as_deref(), i);
-                    rows.push(row(format!("{}{seg}", field.name), &e.item));
-                }
-            }
-            Merged::Deep(tree) => {
-                let leaves = tree.leaves();
-                if leaves.is_empty() {
-                    rows.push(empty(tree.to_value()));
-                }
-                for (path, s) in leaves {
-                    let mut p = field.name.to_owned();
-                    for seg in path {
-                        p.push('.');
-                        p.push_str(seg);
-                    }
-                    rows.push(row(p, s));
-                }
-            }
+            rows.push(Row {
+                path: change.path.clone(),
+                strategy: change.strategy,
+                value: Value::Null,
+                place: Some(note.by.clone()),
+                replaced: Vec::new(),
+                reset_by: reset_by.clone(),
+                notes: vec![note],
+                removed: change.kind != ChangeKind::Replaced,
+            });
         }
     }
     rows
@@ -207,6 +242,8 @@ pub fn file_rows(files: &[crate::files::SkillFile]) -> Vec<Row> {
                 })
                 .collect(),
             reset_by: None,
+            notes: Vec::new(),
+            removed: false,
         })
         .collect()
 }

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::merge::{Effective, Merged, Tree};
+use crate::merge::{Effective, Merged};
 use crate::spec::LAYERS_PRESENT;
 
 /// Renders `value` as canonical pretty JSON with a trailing newline.
@@ -210,12 +210,18 @@ fn write_effective(out: &mut String, effective: &Effective, depth: usize) {
         Field(&'e Merged<'a>),
         LayersPresent,
     }
-    fn write_tree(out: &mut String, tree: &Tree, depth: usize) {
-        match tree {
+    fn write_merged(out: &mut String, merged: &Merged, depth: usize) {
+        match merged {
+            Merged::Override(s) => write_value(out, &s.value, depth),
+            Merged::Append(items) => write_array(out, items.iter(), depth, |o, s, d| {
+                write_value(o, &s.value, d)
+            }),
+            Merged::Keyed(entries) => write_array(out, entries.iter(), depth, |o, e, d| {
+                write_value(o, &e.item.value, d)
+            }),
             // BTreeMap<&str, _> iterates in the byte order of the keys, the
             // order `write_value` sorts `String` keys in.
-            Tree::Map(m) => write_object(out, m.iter(), depth, write_tree),
-            Tree::Leaf(s) => write_value(out, &s.value, depth),
+            Merged::Deep(tree) => write_object(out, tree.iter(), depth, write_merged),
         }
     }
     let mut entries: Vec<(&str, Entry)> = effective
@@ -230,18 +236,7 @@ fn write_effective(out: &mut String, effective: &Effective, depth: usize) {
         entries.into_iter(),
         depth,
         |out, entry, depth| match entry {
-            Entry::Field(Merged::Override(s)) => write_value(out, &s.value, depth),
-            Entry::Field(Merged::Append(items)) => {
-                write_array(out, items.iter(), depth, |o, s, d| {
-                    write_value(o, &s.value, d)
-                })
-            }
-            Entry::Field(Merged::Keyed(entries)) => {
-                write_array(out, entries.iter(), depth, |o, e, d| {
-                    write_value(o, &e.item.value, d)
-                })
-            }
-            Entry::Field(Merged::Deep(tree)) => write_tree(out, tree, depth),
+            Entry::Field(merged) => write_merged(out, merged, depth),
             Entry::LayersPresent => {
                 write_array(out, effective.layers_present.iter(), depth, |o, l, _| {
                     write_str(o, l.label())

@@ -1,146 +1,101 @@
 //! DEEP_MERGE: mappings merged recursively; the same path overrides,
-//! distinct paths coexist, `null` deletes a key.
+//! distinct paths coexist, `null` deletes a key. A key the rule declares a
+//! rule for (`fields:`) is merged by that rule, at any depth. In a version
+//! 2 spec, `$patch: replace` in a mapping replaces the lower layers'
+//! mapping whole and `{$patch: delete}` deletes it.
 
-use std::collections::BTreeMap;
+use serde_json::Value;
 
-use serde_json::{Map, Value};
-
-use crate::fragment::Fragment;
-use crate::provenance::Sourced;
 use crate::spec::Field;
 
-use super::{Contribution, field_pointer, origin, push_segment};
+use super::{Contribution, Merged, PATCH, Tree, Walk, key_rule, patch_of, replaced_by};
 
-/// A merged mapping: inner nodes are mappings, leaves carry origins.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Tree<'a> {
-    /// A mapping (possibly empty).
-    Map(BTreeMap<&'a str, Tree<'a>>),
-    /// A scalar or list, replaced wholesale by a higher layer.
-    Leaf(Sourced<'a>),
-}
-
-impl<'a> Tree<'a> {
-    /// The value without provenance.
-    pub fn to_value(&self) -> Value {
-        match self {
-            Tree::Map(m) => Value::Object(
-                m.iter()
-                    .map(|(k, v)| ((*k).to_owned(), v.to_value()))
-                    .collect(),
-            ),
-            Tree::Leaf(s) => s.value.clone().into_owned(),
+/// Merges one DEEP_MERGE mapping (or a key below one without a rule).
+pub(crate) fn merge<'a>(
+    walk: &mut Walk<'a>,
+    rule: &'a Field,
+    layers: &[Contribution<'a>],
+    top: bool,
+) -> Merged<'a> {
+    let replaced = walk.directives
+        && layers
+            .first()
+            .is_some_and(|c| patch_of(c.value) == Some("replace"));
+    // The default, as the lowest contribution (it has no origin).
+    let with_default;
+    let layers = if (top || rule.has_default)
+        && !replaced
+        && rule.default.as_object().is_some_and(|m| !m.is_empty())
+    {
+        with_default = std::iter::once(Contribution {
+            fragment: None,
+            value: &rule.default,
+            pointer: String::new(),
+        })
+        .chain(layers.iter().cloned())
+        .collect::<Vec<_>>();
+        &with_default[..]
+    } else {
+        layers
+    };
+    // A value that is not a mapping replaces whatever was below it whole,
+    // and a mapping above it starts again from that mapping.
+    let from = layers
+        .iter()
+        .rposition(|c| !c.value.is_object())
+        .map_or(0, |i| i + 1);
+    if from == layers.len() && from > 0 {
+        let run = layers[..from]
+            .iter()
+            .rposition(|c| c.value.is_object())
+            .map_or(0, |i| i + 1);
+        let mut out = layers[run].sourced();
+        for c in &layers[run + 1..] {
+            out = replaced_by(out, c);
         }
+        return Merged::Override(out);
     }
-
-    /// Every leaf with its path below the field, in key order.
-    pub fn leaves(&self) -> Vec<(Vec<&'a str>, &Sourced<'a>)> {
-        let mut out = Vec::new();
-        let mut stack: Vec<(Vec<&'a str>, &Tree<'a>)> = vec![(Vec::new(), self)];
-        while let Some((path, node)) = stack.pop() {
-            match node {
-                Tree::Leaf(s) => out.push((path, s)),
-                Tree::Map(m) => {
-                    for (k, v) in m.iter().rev() {
-                        let mut p = path.clone();
-                        p.push(k);
-                        stack.push((p, v));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    /// `value` as a tree; leaves get their origin in `source` (none for a
-    /// spec default) at `pointer` extended by their path.
-    fn from_value(value: &'a Value, source: Option<&Fragment>, pointer: &mut String) -> Tree<'a> {
-        match value {
-            Value::Object(m) => Tree::from_map(m, source, pointer),
-            v => Tree::Leaf(match source {
-                Some(f) => Sourced::new(v, origin(f, pointer.clone())),
-                None => Sourced::default_value(v),
-            }),
-        }
-    }
-
-    fn from_map(
-        m: &'a Map<String, Value>,
-        source: Option<&Fragment>,
-        pointer: &mut String,
-    ) -> Tree<'a> {
-        let mut out = BTreeMap::new();
+    // Each key's values, lowest layer first.
+    let mut keys: std::collections::BTreeMap<&'a str, Vec<Contribution<'a>>> =
+        std::collections::BTreeMap::new();
+    for c in &layers[from..] {
+        let Value::Object(m) = c.value else { continue };
         for (k, v) in m {
-            if v.is_null() {
+            if walk.directives && k == PATCH {
                 continue;
             }
-            let len = pointer.len();
-            push_segment(pointer, k);
-            out.insert(k.as_str(), Tree::from_value(v, source, pointer));
-            pointer.truncate(len);
-        }
-        Tree::Map(out)
-    }
-
-    /// Applies a higher layer's mapping (from `source`, at `pointer`) on top
-    /// of `self`.
-    fn apply(&mut self, higher: &'a Map<String, Value>, source: &Fragment, pointer: &mut String) {
-        let Tree::Map(lower) = self else {
-            // A mapping meeting a non-mapping: the higher layer wins.
-            *self = Tree::from_map(higher, Some(source), pointer);
-            return;
-        };
-        for (k, v) in higher {
-            let len = pointer.len();
-            push_segment(pointer, k);
-            match (lower.get_mut(k.as_str()), v) {
-                (_, Value::Null) => {
-                    lower.remove(k.as_str());
-                }
-                (Some(node @ Tree::Map(_)), Value::Object(m)) => node.apply(m, source, pointer),
-                (Some(Tree::Leaf(old)), v) if !v.is_object() => {
-                    let replaced = std::mem::take(old);
-                    *old = replaced.replaced_by(v, origin(source, pointer.clone()));
-                }
-                (_, v) => {
-                    lower.insert(k.as_str(), Tree::from_value(v, Some(source), pointer));
-                }
-            }
-            pointer.truncate(len);
+            keys.entry(k.as_str()).or_default().push(c.child(k, v));
         }
     }
-}
-
-/// Merges one DEEP_MERGE field.
-pub(super) fn merge<'a>(field: &'a Field, layers: &[Contribution<'a>]) -> Tree<'a> {
-    let mut tree = Tree::Map(BTreeMap::new());
-    if field.default.is_object() {
-        // Defaults carry no origin.
-        tree = Tree::from_value(&field.default, None, &mut String::new());
-    }
-    let base = field_pointer(&field.name);
-    let mut pointer = String::new();
-    for &(f, v) in layers {
-        pointer.clone_from(&base);
-        match v {
-            Value::Object(m) => tree.apply(m, f, &mut pointer),
-            Value::Null => {}
-            // Not a mapping (only if validation was skipped): taken wholesale.
-            v => tree = Tree::from_value(v, Some(f), &mut pointer),
+    // Keys whose rule has a default appear even when no layer sets them.
+    if let crate::spec::Strategy::DeepMerge { fields } = &rule.strategy {
+        for f in fields.iter().filter(|f| f.has_default) {
+            keys.entry(f.name.as_str()).or_default();
         }
     }
-    tree
+    let mut tree = Tree::new();
+    let len = walk.path.len();
+    for (k, values) in keys {
+        walk.path.push('.');
+        walk.path.push_str(k);
+        if let Some(m) = walk.nested(key_rule(rule, k), &values) {
+            tree.insert(k, m);
+        }
+        walk.path.truncate(len);
+    }
+    Merged::Deep(tree)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{contributions, frag, spec};
+    use super::super::tests::{contributions, frag, spec, walk};
     use super::*;
+    use crate::fragment::Fragment;
     use crate::layer::Layer;
     use serde_json::json;
 
-    fn merge<'a>(field: &'a Field, fs: &'a [Fragment]) -> Tree<'a> {
-        super::merge(field, &contributions(field, fs))
+    fn merge<'a>(field: &'a Field, fs: &'a [Fragment]) -> Merged<'a> {
+        super::merge(&mut walk(field), field, &contributions(field, fs), true)
     }
 
     #[test]
@@ -161,13 +116,20 @@ mod tests {
             tree.to_value(),
             json!({"limits": {"max_tokens": 2000, "temperature": 0.2}})
         );
-        let leaves = tree.leaves();
-        assert_eq!(leaves[0].0, ["limits", "max_tokens"]);
+        let Merged::Deep(top) = &tree else {
+            panic!("{tree:?}")
+        };
+        let Merged::Deep(limits) = &top["limits"] else {
+            panic!("{top:?}")
+        };
+        let Merged::Override(s) = &limits["max_tokens"] else {
+            panic!("{limits:?}")
+        };
         assert_eq!(
-            leaves[0].1.origin.as_ref().unwrap().pointer,
+            s.origin.as_ref().unwrap().pointer,
             "/metadata/limits/max_tokens"
         );
-        assert_eq!(*leaves[0].1.overrode[0].value, json!(1000));
+        assert_eq!(*s.overrode[0].value, json!(1000));
     }
 
     #[test]

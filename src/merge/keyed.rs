@@ -1,14 +1,21 @@
 //! KEYED_REPLACE: entries identified by their first present key field;
-//! a higher layer's entry replaces the lower one in place, new ones append.
+//! a higher layer's entry replaces the lower one in place (or, under
+//! `entries: merge`, is merged into it key by key), new ones append. In a
+//! version 2 spec, `{name: x, $patch: delete}` removes the lower entry `x`
+//! and `{$patch: replace}` makes the layer's entries replace theirs.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::provenance::Sourced;
-use crate::spec::Field;
+use crate::provenance::{Shadowed, Sourced};
+use crate::spec::{EntriesMode, Field};
 
-use super::{Contribution, field_pointer, item_pointer, origin};
+use super::{
+    ChangeKind, Contribution, IMPLICIT, Merged, PATCH, Walk, deep, is_list_replace, item_pointer,
+    keyed_segment, patch_of,
+};
 
 /// An entry's identity: the key field that identifies it and its value,
 /// borrowed from the spec and the entry.
@@ -42,29 +49,56 @@ pub fn identity<'a>(entry: &'a Value, keys: &'a [String]) -> Option<Identity<'a>
 pub struct Entry<'a> {
     /// Its identity (`None` only for malformed, unvalidated entries).
     pub identity: Option<Identity<'a>>,
-    /// The entry, its origin and the entries it replaced.
+    /// The entry, its origin and the entries it replaced. Under
+    /// `entries: merge`, the value is the merged entry, the origin the
+    /// highest layer that set it, and `overrode` the lower versions merged in.
     pub item: Sourced<'a>,
+    /// Under `entries: merge`, for an entry more than one layer set: the
+    /// entry merged key by key, with the origin of each value.
+    pub parts: Option<Box<Merged<'a>>>,
 }
 
-/// Merges one KEYED_REPLACE field.
+/// An entry being merged: its contributions since it was last replaced whole.
+struct Slot<'a> {
+    identity: Option<Identity<'a>>,
+    item: Sourced<'a>,
+    parts: Vec<Contribution<'a>>,
+}
+
+/// Merges one KEYED_REPLACE list.
 pub(super) fn merge<'a>(
+    walk: &mut Walk<'a>,
     field: &'a Field,
     keys: &'a [String],
+    mode: EntriesMode,
     layers: &[Contribution<'a>],
+    top: bool,
 ) -> Vec<Entry<'a>> {
-    let mut out: Vec<Entry<'a>> = match &field.default {
-        Value::Array(items) => items
-            .iter()
-            .map(|v| Entry {
+    let replaced = walk.directives
+        && layers.first().is_some_and(|c| {
+            c.value
+                .as_array()
+                .is_some_and(|a| a.iter().any(is_list_replace))
+        });
+    let mut out: Vec<Option<Slot<'a>>> = Vec::new();
+    if (top || field.has_default)
+        && !replaced
+        && let Value::Array(items) = &field.default
+    {
+        out.extend(items.iter().map(|v| {
+            Some(Slot {
                 identity: identity(v, keys),
                 item: Sourced::default_value(v),
+                parts: vec![Contribution {
+                    fragment: None,
+                    value: v,
+                    pointer: String::new(),
+                }],
             })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let base = field_pointer(&field.name);
-    for &(f, v) in layers {
-        let Value::Array(items) = v else {
+        }));
+    }
+    for c in layers {
+        let (Some(f), Value::Array(items)) = (c.fragment, c.value) else {
             continue;
         };
         // Entries of this layer only replace entries of lower layers.
@@ -74,44 +108,149 @@ pub(super) fn merge<'a>(
         let index: Option<BTreeMap<Identity, usize>> = (lower * items.len() > 4096).then(|| {
             let mut m = BTreeMap::new();
             for (pos, e) in out.iter().enumerate() {
-                if let Some(id) = e.identity {
+                if let Some(id) = e.as_ref().and_then(|e| e.identity) {
                     m.entry(id).or_insert(pos);
                 }
             }
             m
         });
+        let find = |out: &[Option<Slot<'a>>], id: Option<Identity<'a>>| {
+            let id = id?;
+            let pos = match &index {
+                Some(m) => m.get(&id).copied(),
+                None => out[..lower]
+                    .iter()
+                    .position(|e| e.as_ref().is_some_and(|e| e.identity == Some(id))),
+            }?;
+            out[pos].is_some().then_some(pos)
+        };
         for (i, v) in items.iter().enumerate() {
             let id = identity(v, keys);
-            let at = origin(f, item_pointer(&base, i));
-            let existing = id.and_then(|id| match &index {
-                Some(m) => m.get(&id).copied(),
-                None => out[..lower].iter().position(|e| e.identity == Some(id)),
-            });
-            match existing {
-                Some(pos) => {
-                    let old = std::mem::take(&mut out[pos].item);
-                    out[pos].item = old.replaced_by(v, at);
+            let contribution = Contribution {
+                fragment: Some(f),
+                value: v,
+                pointer: item_pointer(&c.pointer, i),
+            };
+            let mut whole = mode == EntriesMode::Replace;
+            let mut value = Cow::Borrowed(v);
+            if walk.directives
+                && let Some(p) = patch_of(v)
+            {
+                match p {
+                    "delete" => {
+                        let seg = keyed_segment(id.as_ref(), keys, i);
+                        let by = contribution
+                            .origin()
+                            .expect("a layer's entry has an origin");
+                        match find(&out, id) {
+                            Some(pos) => {
+                                let gone = out[pos].take().expect("found entries are live");
+                                let mut dropped: Vec<Shadowed<'a>> = gone
+                                    .item
+                                    .origin
+                                    .map(|o| Shadowed {
+                                        value: gone.item.value,
+                                        origin: o,
+                                    })
+                                    .into_iter()
+                                    .collect();
+                                dropped.extend(gone.item.overrode);
+                                walk.change(
+                                    &seg,
+                                    (ChangeKind::Deleted, "KEYED_REPLACE"),
+                                    by,
+                                    dropped,
+                                );
+                            }
+                            None => walk.change(
+                                &seg,
+                                (ChangeKind::Stale, "KEYED_REPLACE"),
+                                by,
+                                Vec::new(),
+                            ),
+                        }
+                        continue;
+                    }
+                    // The entry replaces the lower one whole, even when
+                    // entries merge; the directive itself is not kept.
+                    "replace" if !is_list_replace(v) => {
+                        whole = true;
+                        if let Value::Object(m) = v {
+                            let mut m = m.clone();
+                            m.remove(PATCH);
+                            value = Cow::Owned(Value::Object(m));
+                        }
+                    }
+                    // `{$patch: replace}` was applied before the merge; a
+                    // misspelled directive never passes validation.
+                    _ => continue,
                 }
-                None => out.push(Entry {
+            }
+            let at = contribution
+                .origin()
+                .expect("a layer's entry has an origin");
+            match find(&out, id) {
+                Some(pos) => {
+                    let slot = out[pos].as_mut().expect("found entries are live");
+                    let old = std::mem::take(&mut slot.item);
+                    slot.item = old.replaced_by(v, at);
+                    slot.item.value = value;
+                    if whole {
+                        slot.parts.clear();
+                    }
+                    slot.parts.push(contribution);
+                }
+                None => out.push(Some(Slot {
                     identity: id,
-                    item: Sourced::new(v, at),
-                }),
+                    item: Sourced {
+                        value,
+                        ..Sourced::new(v, at)
+                    },
+                    parts: vec![contribution],
+                })),
             }
         }
     }
-    out
+    let keys_path = walk.path.len();
+    out.into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, slot)| {
+            let mut item = slot.item;
+            let parts = (mode == EntriesMode::Merge && slot.parts.len() > 1).then(|| {
+                walk.path
+                    .push_str(&keyed_segment(slot.identity.as_ref(), keys, i));
+                let merged = deep::merge(walk, &IMPLICIT, &slot.parts, false);
+                walk.path.truncate(keys_path);
+                item.value = Cow::Owned(merged.to_value());
+                Box::new(merged)
+            });
+            Entry {
+                identity: slot.identity,
+                item,
+                parts,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{contributions, frag, spec};
+    use super::super::tests::{contributions, frag, spec, walk};
     use super::*;
     use crate::fragment::Fragment;
     use crate::layer::Layer;
     use serde_json::json;
 
     fn merge<'a>(field: &'a Field, keys: &'a [String], fs: &'a [Fragment]) -> Vec<Entry<'a>> {
-        super::merge(field, keys, &contributions(field, fs))
+        super::merge(
+            &mut walk(field),
+            field,
+            keys,
+            EntriesMode::Replace,
+            &contributions(field, fs),
+            true,
+        )
     }
 
     #[test]

@@ -10,28 +10,36 @@ mod deep;
 mod keyed;
 mod override_;
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::{Map, Value};
 
 use crate::fragment::{Fragment, escape_pointer};
 use crate::layer::Layer;
-use crate::provenance::{Origin, Sourced};
+use crate::provenance::{Origin, Shadowed, Sourced};
 use crate::spec::{Field, LAYERS_PRESENT, MergeSpec, Strategy};
 
-pub use deep::Tree;
 pub use keyed::{Entry, Identity, identity};
 
-/// One field of the effective skill, with provenance.
+/// The key of a directive in a fragment (spec version 2): `$patch`.
+pub const PATCH: &str = "$patch";
+
+/// A merged mapping: each key's merged value, in byte order of the keys.
+pub type Tree<'a> = BTreeMap<&'a str, Merged<'a>>;
+
+/// One merged value with provenance: a field of the effective skill, or a
+/// key below a DEEP_MERGE field.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Merged<'a> {
-    /// An OVERRIDE field.
+    /// An OVERRIDE value, or a DEEP_MERGE leaf (a key whose value is not a
+    /// mapping): replaced whole by a higher layer.
     Override(Sourced<'a>),
-    /// An APPEND field: each item with its origin.
+    /// An APPEND list: each item with its origin.
     Append(Vec<Sourced<'a>>),
-    /// A KEYED_REPLACE field: each entry with its origin and what it replaced.
+    /// A KEYED_REPLACE list: each entry with its origin and what it replaced.
     Keyed(Vec<Entry<'a>>),
-    /// A DEEP_MERGE field: a tree whose leaves carry origins.
+    /// A DEEP_MERGE mapping: each key merged by its own rule, or deeply.
     Deep(Tree<'a>),
 }
 
@@ -49,9 +57,83 @@ impl Merged<'_> {
                     .map(|e| e.item.value.clone().into_owned())
                     .collect(),
             ),
-            Merged::Deep(tree) => tree.to_value(),
+            Merged::Deep(tree) => Value::Object(
+                tree.iter()
+                    .map(|(k, v)| ((*k).to_owned(), v.to_value()))
+                    .collect(),
+            ),
         }
     }
+
+    /// Is it empty: an empty string or `null`, no item, no entry, no key?
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Merged::Override(s) => match &*s.value {
+                Value::Null => true,
+                Value::String(s) => s.is_empty(),
+                Value::Array(a) => a.is_empty(),
+                Value::Object(m) => m.is_empty(),
+                _ => false,
+            },
+            Merged::Append(items) => items.is_empty(),
+            Merged::Keyed(entries) => entries.is_empty(),
+            Merged::Deep(tree) => tree.is_empty(),
+        }
+    }
+}
+
+/// What a directive, or a `null` below a field, did to the lower layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// A `$patch: delete` (or a `null` inside a mapping) removed a value,
+    /// an entry or list items of the lower layers.
+    Deleted,
+    /// A `$patch: replace` replaced the lower layers' value whole.
+    Replaced,
+    /// A `$patch: delete` found nothing to delete in the lower layers.
+    Stale,
+    /// `unique: true` dropped an item equal to an earlier one.
+    Duplicate,
+}
+
+impl ChangeKind {
+    /// The words explain uses: `deleted by`, `replaced whole by`, ...
+    pub fn phrase(self) -> &'static str {
+        match self {
+            ChangeKind::Deleted => "deleted by",
+            ChangeKind::Replaced => "replaced whole by",
+            ChangeKind::Stale => "nothing to delete for",
+            ChangeKind::Duplicate => "duplicate dropped from",
+        }
+    }
+
+    /// The name used in JSON: `deleted`, `replaced`, `stale`, `duplicate`.
+    pub fn label(self) -> &'static str {
+        match self {
+            ChangeKind::Deleted => "deleted",
+            ChangeKind::Replaced => "replaced",
+            ChangeKind::Stale => "stale",
+            ChangeKind::Duplicate => "duplicate",
+        }
+    }
+}
+
+/// A deletion, a whole replacement, a stale delete or a dropped duplicate,
+/// with the directive (or value) that caused it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change<'a> {
+    /// The path of what changed, as `explain` writes it:
+    /// `references[style]`, `metadata.limits`, `trigger_keywords`.
+    pub path: String,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The strategy of the rule at that path.
+    pub strategy: &'static str,
+    /// The directive (or the dropped duplicate) that did it.
+    pub by: Origin,
+    /// The lower layers' values it removed (for a replacement, the values
+    /// replaced; for a dropped duplicate, nothing).
+    pub dropped: Vec<Shadowed<'a>>,
 }
 
 /// One merged field.
@@ -65,6 +147,9 @@ pub struct FieldMerge<'a> {
     pub merged: Merged<'a>,
     /// The last layer that reset the field with `null`, if any.
     pub reset_by: Option<Origin>,
+    /// Deletions, whole replacements, stale deletes and dropped duplicates
+    /// at or below the field, in the order the merge met them.
+    pub changes: Vec<Change<'a>>,
 }
 
 /// The effective skill: every spec field, merged, plus the layers present.
@@ -152,6 +237,16 @@ pub(crate) fn push_segment(pointer: &mut String, key: &str) {
     }
 }
 
+/// The path segment of a keyed entry, as `explain` writes it: `[style]`
+/// for the first key, `[id=x]` for the others, `[3]` without an identity.
+pub fn keyed_segment(id: Option<&Identity>, keys: &[String], index: usize) -> String {
+    match id {
+        Some(id) if keys.first().map(String::as_str) == Some(id.key) => format!("[{}]", id.value),
+        Some(id) => format!("[{}={}]", id.key, id.value),
+        None => format!("[{index}]"),
+    }
+}
+
 /// Merges `fragments` (lowest layer first) into the effective skill `name`.
 ///
 /// Fragments are expected to have passed validation; invalid ones still
@@ -169,38 +264,39 @@ pub fn merge_only<'a>(
     fragments: &'a [Fragment],
     keep: impl Fn(&Field) -> bool,
 ) -> Effective<'a> {
-    // Each field's value in each fragment, looked up once.
+    let mut walk = Walk {
+        directives: spec.directives(),
+        path: String::new(),
+        changes: Vec::new(),
+    };
     let mut values: Vec<Contribution<'a>> = Vec::with_capacity(fragments.len());
     let fields = spec
         .fields
         .iter()
         .filter(|field| keep(field))
         .map(|field| {
+            // Each field's value in each fragment, looked up once.
             values.clear();
-            values.extend(
-                fragments
-                    .iter()
-                    .filter_map(|f| Some((f, f.fields().get(&field.name)?))),
-            );
+            values.extend(fragments.iter().filter_map(|f| {
+                Some(Contribution {
+                    fragment: Some(f),
+                    value: f.fields().get(&field.name)?,
+                    pointer: field_pointer(&field.name),
+                })
+            }));
             // Only the fragments after the last reset contribute; the reset
             // itself starts the field again from its default.
             let mut reset_by = None;
             let mut start = 0;
-            for (i, (f, v)) in values.iter().enumerate() {
-                if v.is_null() {
+            for (i, c) in values.iter().enumerate() {
+                if c.value.is_null() || walk.deletes_mapping(&field.strategy, c.value) {
                     start = i + 1;
-                    reset_by = Some(origin(f, field_pointer(&field.name)));
+                    reset_by = c.origin();
                 }
             }
-            let layers = &values[start..];
-            let mut merged = match &field.strategy {
-                Strategy::Override { .. } => {
-                    Merged::Override(override_::merge(field, layers, reset_by.clone()))
-                }
-                Strategy::Append { .. } => Merged::Append(append::merge(field, layers)),
-                Strategy::KeyedReplace { keys, .. } => Merged::Keyed(keyed::merge(field, keys, layers)),
-                Strategy::DeepMerge { .. } => Merged::Deep(deep::merge(field, layers)),
-            };
+            walk.path.clear();
+            walk.path.push_str(&field.name);
+            let mut merged = walk.rule(field, &values[start..], reset_by.clone(), true);
             if spec.name_field.as_deref() == Some(field.name.as_str())
                 && let Merged::Override(s) = &mut merged
                 && *s.value == field.default
@@ -212,6 +308,7 @@ pub fn merge_only<'a>(
                 strategy: field.strategy.name(),
                 merged,
                 reset_by,
+                changes: std::mem::take(&mut walk.changes),
             }
         })
         .collect();
@@ -224,8 +321,299 @@ pub fn merge_only<'a>(
     }
 }
 
-/// One layer's value of the field being merged, with its fragment.
-pub(crate) type Contribution<'a> = (&'a Fragment, &'a Value);
+/// One layer's value at the place being merged, with its fragment and its
+/// pointer in that fragment; no fragment for the spec's default.
+#[derive(Debug, Clone)]
+pub(crate) struct Contribution<'a> {
+    pub(crate) fragment: Option<&'a Fragment>,
+    pub(crate) value: &'a Value,
+    pub(crate) pointer: String,
+}
+
+impl<'a> Contribution<'a> {
+    /// Where the value came from (`None` for the spec's default).
+    pub(crate) fn origin(&self) -> Option<Origin> {
+        self.fragment.map(|f| origin(f, self.pointer.clone()))
+    }
+
+    /// The value with its origin.
+    pub(crate) fn sourced(&self) -> Sourced<'a> {
+        match self.origin() {
+            Some(o) => Sourced::new(self.value, o),
+            None => Sourced::default_value(self.value),
+        }
+    }
+
+    /// The value of `key` of this mapping, as a contribution.
+    pub(crate) fn child(&self, key: &str, value: &'a Value) -> Contribution<'a> {
+        let mut pointer = String::with_capacity(self.pointer.len() + key.len() + 1);
+        pointer.push_str(&self.pointer);
+        push_segment(&mut pointer, key);
+        Contribution {
+            fragment: self.fragment,
+            value,
+            pointer,
+        }
+    }
+
+    /// What a change records of a value it removed.
+    pub(crate) fn shadowed(&self) -> Option<Shadowed<'a>> {
+        Some(Shadowed {
+            value: std::borrow::Cow::Borrowed(self.value),
+            origin: self.origin()?,
+        })
+    }
+}
+
+/// `sourced` replaced by `c` (a spec default replaces nothing it can name).
+pub(crate) fn replaced_by<'a>(sourced: Sourced<'a>, c: &Contribution<'a>) -> Sourced<'a> {
+    match c.origin() {
+        Some(o) => sourced.replaced_by(c.value, o),
+        None => Sourced::default_value(c.value),
+    }
+}
+
+/// The state of one merge: whether directives are read, the display path
+/// of the value being merged, and the changes met so far.
+pub(crate) struct Walk<'a> {
+    pub(crate) directives: bool,
+    pub(crate) path: String,
+    pub(crate) changes: Vec<Change<'a>>,
+}
+
+/// The rule for a key of a DEEP_MERGE mapping that declares none.
+pub(crate) static IMPLICIT: Field = Field {
+    name: String::new(),
+    strategy: Strategy::DeepMerge { fields: Vec::new() },
+    default: Value::Null,
+    required: false,
+    description: None,
+    examples: Vec::new(),
+    files: None,
+    layers: None,
+    has_default: false,
+};
+
+/// The rule for the key `key` of the DEEP_MERGE rule `rule`.
+pub(crate) fn key_rule<'a>(rule: &'a Field, key: &str) -> &'a Field {
+    rule.key_rule(key).unwrap_or(&IMPLICIT)
+}
+
+/// `$patch`'s value when `value` is a mapping holding one.
+pub(crate) fn patch_of(value: &Value) -> Option<&str> {
+    match value {
+        Value::Object(m) => m.get(PATCH).map(|p| p.as_str().unwrap_or("")),
+        _ => None,
+    }
+}
+
+/// Is `item` the list directive `{$patch: replace}`?
+pub(crate) fn is_list_replace(item: &Value) -> bool {
+    matches!(item, Value::Object(m) if m.len() == 1 && patch_of(item) == Some("replace"))
+}
+
+impl<'a> Walk<'a> {
+    /// Does `value` delete the whole value of a mapping rule
+    /// (`{$patch: delete}`)?
+    fn deletes_mapping(&self, strategy: &Strategy, value: &Value) -> bool {
+        self.directives
+            && matches!(strategy, Strategy::DeepMerge { .. })
+            && patch_of(value) == Some("delete")
+    }
+
+    /// Does `value` replace the lower layers' value whole?
+    fn replaces(&self, strategy: &Strategy, value: &Value) -> bool {
+        if !self.directives {
+            return false;
+        }
+        match (strategy, value) {
+            (Strategy::DeepMerge { .. }, Value::Object(_)) => patch_of(value) == Some("replace"),
+            (Strategy::Append { .. } | Strategy::KeyedReplace { .. }, Value::Array(items)) => {
+                items.iter().any(is_list_replace)
+            }
+            _ => false,
+        }
+    }
+
+    /// Records a change at the current path (plus `suffix`).
+    pub(crate) fn change(
+        &mut self,
+        suffix: &str,
+        (kind, strategy): (ChangeKind, &'static str),
+        by: Origin,
+        dropped: Vec<Shadowed<'a>>,
+    ) {
+        self.changes.push(Change {
+            path: format!("{}{suffix}", self.path),
+            kind,
+            strategy,
+            by,
+            dropped,
+        });
+    }
+
+    /// Merges the contributions of one value under `rule`, after the
+    /// contributions of a top-level field were cut at its last reset
+    /// (`reset_by`). Below the top level, a `null` or a `$patch: delete`
+    /// deletes the lower values and a `$patch: replace` starts again from
+    /// its own; `None` when nothing is left and the rule has no default.
+    pub(crate) fn rule(
+        &mut self,
+        rule: &'a Field,
+        contributions: &[Contribution<'a>],
+        reset_by: Option<Origin>,
+        top: bool,
+    ) -> Merged<'a> {
+        let mut start = 0;
+        for (i, c) in contributions.iter().enumerate() {
+            let deleted =
+                !top && (c.value.is_null() || self.deletes_mapping(&rule.strategy, c.value));
+            let replaced = self.replaces(&rule.strategy, c.value);
+            if !(deleted || replaced) {
+                continue;
+            }
+            let dropped: Vec<Shadowed<'a>> = contributions[start..i]
+                .iter()
+                .rev()
+                .filter_map(Contribution::shadowed)
+                .collect();
+            let kind = match (deleted, dropped.is_empty(), c.value.is_null()) {
+                (false, false, _) => Some(ChangeKind::Replaced),
+                (false, true, _) => None,
+                (true, false, _) => Some(ChangeKind::Deleted),
+                // A `null` on nothing is the plain way to make sure a key
+                // is unset; an explicit delete of nothing is stale.
+                (true, true, true) => None,
+                (true, true, false) => Some(ChangeKind::Stale),
+            };
+            if let (Some(kind), Some(by)) = (kind, c.origin()) {
+                self.change("", (kind, rule.strategy.name()), by, dropped);
+            }
+            start = if deleted { i + 1 } else { i };
+        }
+        let rest = &contributions[start..];
+        match &rule.strategy {
+            Strategy::Override { .. } => Merged::Override(override_::merge(rule, rest, reset_by)),
+            Strategy::Append { unique, .. } => {
+                Merged::Append(append::merge(self, rule, *unique, rest, top))
+            }
+            Strategy::KeyedReplace { keys, entries } => {
+                Merged::Keyed(keyed::merge(self, rule, keys, *entries, rest, top))
+            }
+            Strategy::DeepMerge { .. } => deep::merge(self, rule, rest, top),
+        }
+    }
+
+    /// Merges one key below a DEEP_MERGE mapping; `None` when the key ends
+    /// up unset.
+    pub(crate) fn nested(
+        &mut self,
+        rule: &'a Field,
+        contributions: &[Contribution<'a>],
+    ) -> Option<Merged<'a>> {
+        let merged = self.rule(rule, contributions, None, false);
+        let last_reset = contributions
+            .iter()
+            .rposition(|c| c.value.is_null() || self.deletes_mapping(&rule.strategy, c.value));
+        let unset = match last_reset {
+            Some(i) => i + 1 == contributions.len(),
+            None => contributions.is_empty(),
+        };
+        (!unset || rule.has_default).then_some(merged)
+    }
+}
+
+/// One value of the effective skill met by [`visit`].
+#[derive(Debug, Clone, Copy)]
+pub enum Visited<'m, 'a> {
+    /// An OVERRIDE value or a DEEP_MERGE leaf.
+    Value(&'m Sourced<'a>),
+    /// An APPEND item.
+    Item(&'m Sourced<'a>),
+    /// A KEYED_REPLACE entry (merged whole, or replaced).
+    Entry(&'m Entry<'a>),
+    /// An empty list or mapping: no value to trace.
+    Empty(&'m Merged<'a>),
+}
+
+/// Calls `f` with every value of `merged` (merged under `rule`) and its
+/// path as `explain` writes it (`path` is the path of `merged` itself),
+/// and the strategy of the rule that merged it. Keys below a DEEP_MERGE
+/// rule without a rule of their own are reported under DEEP_MERGE.
+pub fn visit<'m, 'a>(
+    rule: &Field,
+    merged: &'m Merged<'a>,
+    path: &mut String,
+    f: &mut dyn FnMut(&str, &'static str, Visited<'m, 'a>),
+) {
+    let strategy = rule.strategy.name();
+    match merged {
+        Merged::Override(s) => f(path, strategy, Visited::Value(s)),
+        Merged::Append(items) if items.is_empty() => f(path, strategy, Visited::Empty(merged)),
+        Merged::Append(items) => {
+            for (i, s) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                f(path, strategy, Visited::Item(s));
+                path.truncate(len);
+            }
+        }
+        Merged::Keyed(entries) if entries.is_empty() => f(path, strategy, Visited::Empty(merged)),
+        Merged::Keyed(entries) => {
+            let keys: &[String] = match &rule.strategy {
+                Strategy::KeyedReplace { keys, .. } => keys,
+                _ => &[],
+            };
+            for (i, e) in entries.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&keyed_segment(e.identity.as_ref(), keys, i));
+                f(path, strategy, Visited::Entry(e));
+                path.truncate(len);
+            }
+        }
+        Merged::Deep(tree) if tree.is_empty() => f(path, strategy, Visited::Empty(merged)),
+        Merged::Deep(tree) => {
+            for (k, v) in tree {
+                let len = path.len();
+                path.push('.');
+                path.push_str(k);
+                let child = match &rule.strategy {
+                    Strategy::DeepMerge { .. } => key_rule(rule, k),
+                    _ => &IMPLICIT,
+                };
+                // A key without a rule of its own is the parent's business.
+                if std::ptr::eq(child, &IMPLICIT) {
+                    visit_implicit(strategy, v, path, f);
+                } else {
+                    visit(child, v, path, f);
+                }
+                path.truncate(len);
+            }
+        }
+    }
+}
+
+/// [`visit`] below a key without a rule, reported under `strategy`.
+fn visit_implicit<'m, 'a>(
+    strategy: &'static str,
+    merged: &'m Merged<'a>,
+    path: &mut String,
+    f: &mut dyn FnMut(&str, &'static str, Visited<'m, 'a>),
+) {
+    match merged {
+        Merged::Deep(tree) if !tree.is_empty() => {
+            for (k, v) in tree {
+                let len = path.len();
+                path.push('.');
+                path.push_str(k);
+                visit_implicit(strategy, v, path, f);
+                path.truncate(len);
+            }
+        }
+        Merged::Override(s) => f(path, strategy, Visited::Value(s)),
+        other => f(path, strategy, Visited::Empty(other)),
+    }
+}
 
 impl fmt::Display for Identity<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -266,8 +654,23 @@ pub(crate) mod tests {
         fs: &'a [Fragment],
     ) -> Vec<super::Contribution<'a>> {
         fs.iter()
-            .filter_map(|f| Some((f, f.fields().get(&field.name)?)))
+            .filter_map(|f| {
+                Some(super::Contribution {
+                    fragment: Some(f),
+                    value: f.fields().get(&field.name)?,
+                    pointer: super::field_pointer(&field.name),
+                })
+            })
             .collect()
+    }
+
+    /// A walk reading directives, at the path of `field`.
+    pub fn walk<'a>(field: &crate::spec::Field) -> super::Walk<'a> {
+        super::Walk {
+            directives: true,
+            path: field.name.clone(),
+            changes: Vec::new(),
+        }
     }
 
     pub fn frag(layer: Layer, v: Value) -> Fragment {

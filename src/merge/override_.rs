@@ -3,9 +3,9 @@
 use crate::provenance::{Origin, Sourced};
 use crate::spec::Field;
 
-use super::{Contribution, field_pointer, origin};
+use super::{Contribution, replaced_by};
 
-/// Merges one OVERRIDE field. `reset_by` is the layer whose `null` the
+/// Merges one OVERRIDE value. `reset_by` is the layer whose `null` the
 /// contributions start after, if any.
 pub(super) fn merge<'a>(
     field: &'a Field,
@@ -16,8 +16,8 @@ pub(super) fn merge<'a>(
         origin: reset_by,
         ..Sourced::default_value(&field.default)
     };
-    for &(f, v) in layers {
-        out = out.replaced_by(v, origin(f, field_pointer(&field.name)));
+    for c in layers {
+        out = replaced_by(out, c);
     }
     out
 }

@@ -816,7 +816,9 @@ impl RuleChecker<'_> {
             if set && self.version < RULES_V2 {
                 return Err(problem(
                     attr,
-                    format!("'{attr}' needs 'version: {RULES_V2}' (version 1 has no such attribute)"),
+                    format!(
+                        "'{attr}' needs 'version: {RULES_V2}' (version 1 has no such attribute)"
+                    ),
                 ));
             }
             Ok(())

@@ -453,7 +453,7 @@ fn new_scaffolds_each_form_with_a_modeline_and_refuses_to_overwrite() {
 fn spec_command_names_the_file_and_lists_fields() {
     let out = demo().run(&["spec"]).ok().to_owned();
     assert!(
-        out.contains("spec/mergespec.yaml") && out.contains("version: 1"),
+        out.contains("spec/mergespec.yaml") && out.contains("version: 2"),
         "{out}"
     );
     for row in [

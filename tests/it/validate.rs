@@ -224,9 +224,9 @@ fn bad_spec_is_one_error_naming_the_spec_file_and_the_entry() {
             "field 'trigger_keywords': ",
         ),
         (
-            "version: 1\n",
             "version: 2\n",
-            "unsupported spec version 2 (this build reads version 1)",
+            "version: 9\n",
+            "unsupported spec version 9 (this build reads versions 1 and 2)",
         ),
     ];
     for (from, to, expected) in cases {

@@ -64,11 +64,15 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
             Some(p) => p.label(),
             None => "default".into(),
         };
+        let value = match (r.removed, r.notes.first()) {
+            (true, Some(n)) => format!("({})", n.kind.label()),
+            _ => short(&r.value),
+        };
         table.push(vec![
             origin,
             r.strategy.into(),
             bernstein_skills::text::excerpt(&r.path, bernstein_skills::text::EXCERPT_CHARS),
-            short(&r.value),
+            value,
         ]);
         let mut n = Vec::new();
         for rep in &r.replaced {
@@ -83,6 +87,17 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
                 rep.place.file_line(),
                 short(&rep.value)
             ));
+        }
+        for note in &r.notes {
+            n.push(note.sentence());
+            for d in &note.dropped {
+                n.push(format!(
+                    "  was: {} `{}` {}",
+                    d.place.layer.label(),
+                    d.place.file_line(),
+                    short(&d.value)
+                ));
+            }
         }
         if let Some(p) = &r.reset_by {
             n.push(format!(

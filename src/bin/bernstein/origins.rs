@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use bernstein_skills::explain::Place;
-use bernstein_skills::merge::{FieldMerge, Merged, Tree};
+use bernstein_skills::merge::{FieldMerge, Merged};
 use bernstein_skills::provenance::Sourced;
 use bernstein_skills::spec::LAYERS_PRESENT;
 use bernstein_skills::{Fragment, Resolved, render};
@@ -71,10 +71,28 @@ fn close(out: &mut Lines, depth: usize, bracket: char, last: bool) {
     ));
 }
 
-fn tree(out: &mut Lines, depth: usize, key: &str, t: &Tree, frags: &[Fragment], last: bool) {
-    match t {
-        Tree::Leaf(s) => push_value(out, depth, Some(key), &s.value, note(s, frags), last),
-        Tree::Map(m) if m.is_empty() => push_value(
+/// Renders one merged value under `key`, annotated (nested lists, keyed
+/// lists and mappings alike).
+fn merged(out: &mut Lines, depth: usize, key: &str, m: &Merged, frags: &[Fragment], last: bool) {
+    match m {
+        Merged::Override(s) => push_value(out, depth, Some(key), &s.value, note(s, frags), last),
+        Merged::Append(items) => list(
+            out,
+            depth,
+            key,
+            &items.iter().collect::<Vec<_>>(),
+            frags,
+            last,
+        ),
+        Merged::Keyed(entries) => list(
+            out,
+            depth,
+            key,
+            &entries.iter().map(|e| &e.item).collect::<Vec<_>>(),
+            frags,
+            last,
+        ),
+        Merged::Deep(t) if t.is_empty() => push_value(
             out,
             depth,
             Some(key),
@@ -82,11 +100,11 @@ fn tree(out: &mut Lines, depth: usize, key: &str, t: &Tree, frags: &[Fragment], 
             None,
             last,
         ),
-        Tree::Map(m) => {
+        Merged::Deep(t) => {
             open(out, depth, key, '{');
-            let n = m.len();
-            for (i, (k, v)) in m.iter().enumerate() {
-                tree(out, depth + 1, k, v, frags, i + 1 == n);
+            let n = t.len();
+            for (i, (k, v)) in t.iter().enumerate() {
+                merged(out, depth + 1, k, v, frags, i + 1 == n);
             }
             close(out, depth, '}', last);
         }
@@ -143,28 +161,7 @@ pub fn render(resolved: &Resolved) -> String {
             push_value(&mut out, 1, Some(key), &layers, None, last);
             continue;
         };
-        match &field.merged {
-            Merged::Override(s) => {
-                push_value(&mut out, 1, Some(key), &s.value, note(s, frags), last)
-            }
-            Merged::Append(items) => list(
-                &mut out,
-                1,
-                key,
-                &items.iter().collect::<Vec<_>>(),
-                frags,
-                last,
-            ),
-            Merged::Keyed(entries) => list(
-                &mut out,
-                1,
-                key,
-                &entries.iter().map(|e| &e.item).collect::<Vec<_>>(),
-                frags,
-                last,
-            ),
-            Merged::Deep(t) => tree(&mut out, 1, key, t, frags, last),
-        }
+        merged(&mut out, 1, key, &field.merged, frags, last);
     }
     out.push(("}".into(), None));
     let width = out
