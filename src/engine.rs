@@ -343,6 +343,7 @@ impl Skills {
                 .extend(self.check_effective(&effective, &fragments));
             out.diagnostics
                 .extend(no_effect(&self.spec, &effective, &fragments));
+            out.diagnostics.extend(stale_deletes(&effective, &fragments));
             if let Ok(files) = &files {
                 out.diagnostics
                     .extend(self.missing_files(&effective, &fragments, files));
@@ -462,6 +463,38 @@ fn lookalikes(catalog: &[(String, Vec<Located>)]) -> Vec<Diagnostic> {
         }
     }
     out.sort_by(|a, b| a.file.cmp(&b.file));
+    out
+}
+
+/// Deletes (`$patch: delete`) that found nothing to delete: a warning at
+/// the directive. Not an error: the lower layers change on their own (an
+/// upstream skill drops an entry an override deleted), and an override
+/// that outlived its target must not break `show` for everyone; `validate`
+/// says so, and `--strict` makes it fail.
+fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for field in &effective.fields {
+        for c in &field.changes {
+            if c.kind != crate::merge::ChangeKind::Stale {
+                continue;
+            }
+            let f = fragments.iter().find(|f| f.layer == c.by.layer);
+            out.push(
+                Diagnostic::warning(
+                    Some(&c.by.path),
+                    DiagnosticKind::StaleDelete {
+                        path: crate::text::excerpt(&c.path, crate::text::EXCERPT_CHARS),
+                    },
+                )
+                .in_layer(c.by.layer)
+                .at(f.and_then(|f| f.position(&c.by.pointer, false)))
+                .on_field(field.name),
+            );
+            if out.len() >= crate::validate::MAX_PER_FILE {
+                break;
+            }
+        }
+    }
     out
 }
 

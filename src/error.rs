@@ -275,6 +275,14 @@ pub enum DiagnosticKind {
         /// The file's path in the skill directory.
         path: String,
     },
+    /// A `$patch: delete` that found nothing to delete below it.
+    #[error(
+        "'{path}': $patch: delete finds nothing to delete in the lower layers (stale, or a typo in its key)"
+    )]
+    StaleDelete {
+        /// The path deleted, as explain writes it.
+        path: String,
+    },
     /// A value equal to the one it overrides.
     #[error("'{field}' is set to the same value as in the {below}; the override has no effect")]
     NoEffect {

@@ -165,6 +165,18 @@ pub const SHARED_KEYWORDS: &[&str] = &[
     "enum",
     "minimum",
     "maximum",
+    // Directives (spec version 2): conditionals since draft 7, unchanged in
+    // 2020-12; `$ref` to a JSON pointer inside the document, alone in its
+    // object (draft 7 ignores a `$ref`'s siblings; 2020-12 does not, so a
+    // lone `$ref` means the same in both); `$defs` holds what it points to,
+    // a keyword in 2020-12 and a plain location in draft 7.
+    "if",
+    "then",
+    "else",
+    "not",
+    "maxProperties",
+    "$ref",
+    "$defs",
 ];
 
 /// The most problems reported (and located) per file, of each severity.
@@ -598,10 +610,13 @@ mod tests {
                 match k.as_str() {
                     "examples" | "description" | "title" | "$id" | "$schema" | "required"
                     | "type" => {}
-                    "properties" => {
+                    "properties" | "$defs" => {
                         if let Value::Object(props) = sub {
                             props.values().for_each(|p| keywords(p, out));
                         }
+                    }
+                    "$ref" => {
+                        assert_eq!(m.len(), 1, "a $ref stands alone: {m:?}");
                     }
                     "anyOf" => {
                         if let Value::Array(items) = sub {

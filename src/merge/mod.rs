@@ -530,8 +530,10 @@ pub enum Visited<'m, 'a> {
     Value(&'m Sourced<'a>),
     /// An APPEND item.
     Item(&'m Sourced<'a>),
-    /// A KEYED_REPLACE entry (merged whole, or replaced).
+    /// A KEYED_REPLACE entry (replaced whole, or set by one layer).
     Entry(&'m Entry<'a>),
+    /// The key of an entry merged from several layers (`entries: merge`).
+    Key(&'m Sourced<'a>),
     /// An empty list or mapping: no value to trace.
     Empty(&'m Merged<'a>),
 }
@@ -567,7 +569,28 @@ pub fn visit<'m, 'a>(
             for (i, e) in entries.iter().enumerate() {
                 let len = path.len();
                 path.push_str(&keyed_segment(e.identity.as_ref(), keys, i));
-                f(path, strategy, Visited::Entry(e));
+                match e.parts.as_deref() {
+                    // An entry merged from several layers: each of its
+                    // values with its own origin; its key is each layer's
+                    // way to name it, not a value it sets.
+                    Some(Merged::Deep(parts)) => {
+                        for (k, v) in parts {
+                            let len = path.len();
+                            path.push('.');
+                            path.push_str(k);
+                            match v {
+                                Merged::Override(s)
+                                    if e.identity.is_some_and(|id| id.key == *k) =>
+                                {
+                                    f(path, strategy, Visited::Key(s))
+                                }
+                                v => visit_implicit(strategy, v, path, f),
+                            }
+                            path.truncate(len);
+                        }
+                    }
+                    _ => f(path, strategy, Visited::Entry(e)),
+                }
                 path.truncate(len);
             }
         }

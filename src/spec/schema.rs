@@ -122,16 +122,45 @@ fn typed_branch(rule: &ValueRule, t: Option<ValueType>) -> Map<String, Value> {
     m
 }
 
-/// The schema of one field's value (without the `null` reset).
+/// The schema of one field's value (without the `null` reset), for a spec
+/// without directives: what a rule's `default` must fit.
 fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
+    rule_schema(strategy, false)
+}
+
+/// The schema of a value under `strategy`. With `directives` (spec version
+/// 2), `$patch` is accepted where it means something and nowhere else:
+/// list elements `{$patch: replace}` and deletes in APPEND and
+/// KEYED_REPLACE lists, `$patch: replace|delete` in DEEP_MERGE mappings
+/// (at any depth below a key without a rule of its own, through
+/// `#/$defs/deep`).
+fn rule_schema(strategy: &Strategy, directives: bool) -> Map<String, Value> {
     match strategy {
         Strategy::Override { value } => value_schema(value),
         Strategy::Append { items, .. } => {
             let mut m = typed(Some("array"));
-            m.insert("items".into(), Value::Object(value_schema(items)));
+            let item = value_schema(items);
+            let item = if directives {
+                let mut delete = Map::new();
+                delete.insert("type".into(), json!("object"));
+                delete.insert("required".into(), json!([PATCH, "value"]));
+                delete.insert(
+                    "properties".into(),
+                    json!({ PATCH: { "enum": ["delete"] }, "value": Value::Object(item.clone()) }),
+                );
+                delete.insert("additionalProperties".into(), json!(false));
+                json!({
+                    "if": is_directive(),
+                    "then": { "anyOf": [list_replace(), Value::Object(delete)] },
+                    "else": Value::Object(item),
+                })
+            } else {
+                Value::Object(item)
+            };
+            m.insert("items".into(), item);
             m
         }
-        Strategy::KeyedReplace { keys, .. } => {
+        Strategy::KeyedReplace { keys, entries } => {
             let with_key: Vec<Value> = keys
                 .iter()
                 .map(|k| {
@@ -141,20 +170,117 @@ fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
                     })
                 })
                 .collect();
-            let mut m = typed(Some("array"));
-            m.insert(
-                "items".into(),
+            let entry = json!({
+                "anyOf": [
+                    { "type": "string", "minLength": 1 },
+                    { "type": "object", "anyOf": with_key }
+                ]
+            });
+            let item = if directives {
+                // A delete names the entry by its key; under `entries:
+                // merge` an entry may also ask to replace the lower one whole.
+                let verbs: &[&str] = match entries {
+                    super::EntriesMode::Merge => &["delete", "replace"],
+                    super::EntriesMode::Replace => &["delete"],
+                };
                 json!({
-                    "anyOf": [
-                        { "type": "string", "minLength": 1 },
-                        { "type": "object", "anyOf": with_key }
-                    ]
-                }),
-            );
+                    "if": is_directive(),
+                    "then": { "anyOf": [
+                        list_replace(),
+                        { "type": "object", "properties": { PATCH: { "enum": verbs } }, "anyOf": with_key }
+                    ] },
+                    "else": entry,
+                })
+            } else {
+                entry
+            };
+            let mut m = typed(Some("array"));
+            m.insert("items".into(), item);
             m
         }
-        Strategy::DeepMerge { .. } => typed(Some("object")),
+        Strategy::DeepMerge { fields } => {
+            let mut m = typed(Some("object"));
+            if !directives {
+                return m;
+            }
+            let mut properties = Map::new();
+            properties.insert(PATCH.into(), json!({ "enum": ["replace", "delete"] }));
+            for f in fields {
+                properties.insert(f.name.clone(), Value::Object(nullable(rule_schema(&f.strategy, true))));
+            }
+            m.insert("properties".into(), Value::Object(properties));
+            m.insert("additionalProperties".into(), json!({ "$ref": DEEP_REF }));
+            // `{$patch: delete}` deletes the key: nothing may come with it.
+            m.insert("if".into(), is_delete());
+            m.insert("then".into(), json!({ "type": "object", "maxProperties": 1 }));
+            m
+        }
     }
+}
+
+/// The directive key.
+const PATCH: &str = crate::merge::PATCH;
+
+/// Where the schema of a value below a DEEP_MERGE key without a rule is.
+const DEEP_REF: &str = "#/$defs/deep";
+
+/// A mapping holding `$patch`.
+fn is_directive() -> Value {
+    json!({ "type": "object", "required": [PATCH], "properties": { PATCH: {} } })
+}
+
+/// A mapping whose `$patch` is `delete`.
+fn is_delete() -> Value {
+    json!({ "type": "object", "required": [PATCH], "properties": { PATCH: { "enum": ["delete"] } } })
+}
+
+/// The list element `{$patch: replace}`.
+fn list_replace() -> Value {
+    json!({
+        "type": "object",
+        "required": [PATCH],
+        "properties": { PATCH: { "enum": ["replace"] } },
+        "additionalProperties": false
+    })
+}
+
+/// The definitions the directive schemas refer to: a value below a
+/// DEEP_MERGE key without a rule. A mapping there merges key by key and
+/// may hold `$patch`; a list there is replaced whole, so a directive in it
+/// means nothing and is refused.
+fn deep_defs() -> Value {
+    json!({
+        "deep": {
+            "if": { "type": "object" },
+            "then": {
+                "type": "object",
+                "properties": { PATCH: { "enum": ["replace", "delete"] } },
+                "additionalProperties": { "$ref": DEEP_REF },
+                "if": is_delete(),
+                "then": { "type": "object", "maxProperties": 1 }
+            },
+            "else": {
+                "if": { "type": "array" },
+                "then": { "type": "array", "items": { "not": is_directive() } }
+            }
+        }
+    })
+}
+
+/// `schema`, also accepting `null` (the reset).
+fn nullable(mut schema: Map<String, Value>) -> Map<String, Value> {
+    if let Some(Value::String(t)) = schema.get_mut("type") {
+        let t = std::mem::take(t);
+        schema.insert("type".into(), json!([t, "null"]));
+    } else if let Some(Value::Array(branches)) = schema.get_mut("anyOf") {
+        branches.push(json!({"type": "null"}));
+    } else if !schema.contains_key("type") && !schema.contains_key("anyOf") {
+        // Any value: null included.
+    }
+    if let Some(Value::Array(values)) = schema.get_mut("enum") {
+        values.push(Value::Null);
+    }
+    schema
 }
 
 /// Does `value` pass `schema`? Draft 7: the same keywords as the published
@@ -247,19 +373,10 @@ fn rule_words(rule: &ValueRule) -> Option<String> {
 /// reset.
 pub fn fragment_schema(spec: &MergeSpec) -> Value {
     let mut properties = Map::new();
+    let directives = spec.directives();
     for field in &spec.fields {
-        let mut schema = field_value_schema(&field.strategy);
         // `null` resets a field; allow it beside the declared type(s) and values.
-        if let Some(Value::String(t)) = schema.get_mut("type") {
-            let t = std::mem::take(t);
-            schema.insert("type".into(), json!([t, "null"]));
-        }
-        if let Some(Value::Array(branches)) = schema.get_mut("anyOf") {
-            branches.push(json!({"type": "null"}));
-        }
-        if let Some(Value::Array(values)) = schema.get_mut("enum") {
-            values.push(Value::Null);
-        }
+        let mut schema = nullable(rule_schema(&field.strategy, directives));
         let mut description = strategy_help(&field.strategy);
         if let Some(rules) = constraint_help(field) {
             description = format!("{rules}\n\n{description}");
@@ -273,7 +390,7 @@ pub fn fragment_schema(spec: &MergeSpec) -> Value {
         }
         properties.insert(field.name.clone(), Value::Object(schema));
     }
-    json!({
+    let mut schema = json!({
         "$schema": DRAFT,
         "$id": format!("urn:bernstein-skills:schema:skill-fragment:{}", spec.version),
         "title": "bernstein skill fragment",
@@ -282,7 +399,11 @@ pub fn fragment_schema(spec: &MergeSpec) -> Value {
         "type": "object",
         "additionalProperties": false,
         "properties": properties,
-    })
+    });
+    if directives {
+        schema["$defs"] = deep_defs();
+    }
+    schema
 }
 
 /// Turns a spec the typed parse refused into one located error, using the
