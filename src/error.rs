@@ -172,6 +172,18 @@ pub enum DiagnosticKind {
         /// The repeating entry's index.
         index: usize,
     },
+    /// A value set in a layer that its rule's `layers` attribute does not
+    /// list (a top-level field, or a key below a DEEP_MERGE field).
+    #[error(
+        "'{field}' may be set only in {}",
+        crate::ownership::layers_phrase(allowed)
+    )]
+    LayerNotAllowed {
+        /// The field, or a path inside it (`metadata.tools`).
+        field: String,
+        /// The layers that may set it, lowest first.
+        allowed: Vec<Layer>,
+    },
     /// More problems in this file than are reported one by one.
     #[error("{more} more problem(s) in this file not shown; fix the ones above first")]
     TooManyErrors {

@@ -72,6 +72,7 @@ pub mod fragment;
 pub mod impact;
 pub mod layer;
 pub mod merge;
+pub mod ownership;
 pub mod par;
 pub mod provenance;
 pub mod render;

@@ -35,6 +35,8 @@ pub fn warm_up() {
 /// A compiled fragment schema for one spec.
 pub struct Validator {
     schema: jsonschema::Validator,
+    /// Does some rule say which layers may set it? (See [`crate::ownership`].)
+    owned: bool,
 }
 
 impl std::fmt::Debug for Validator {
@@ -52,7 +54,10 @@ impl Validator {
         }
         let schema = jsonschema::draft7::new(&schema)
             .expect("the generated fragment schema only uses keywords valid in draft 7");
-        Validator { schema }
+        Validator {
+            schema,
+            owned: crate::ownership::any_owned(spec),
+        }
     }
 
     /// Every error in `fragment`, located, in source order: at most
@@ -83,6 +88,9 @@ impl Validator {
         duplicate_identities(spec, fragment, |pointer, kind| {
             kept.offer(pointer, false, kind);
         });
+        if self.owned {
+            crate::ownership::offer(spec, fragment, &mut kept);
+        }
         let more = kept.more;
         let mut out: Vec<Diagnostic> = kept
             .into_sorted()
@@ -134,7 +142,7 @@ impl Validator {
         }
         let mut any = false;
         duplicate_identities(spec, fragment, |_, _| any = true);
-        !any
+        !any && (!self.owned || crate::ownership::allowed(spec, fragment))
     }
 }
 

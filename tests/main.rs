@@ -17,6 +17,7 @@ mod it {
     mod hostile_output;
     mod hostile_read;
     mod hostile_write;
+    mod ownership;
     mod precedence;
     mod props;
     mod readme;

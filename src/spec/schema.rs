@@ -337,6 +337,12 @@ pub fn constraint_help(field: &Field) -> Option<String> {
             parts.push(format!("List items: {words}"));
         }
     }
+    if let Some(layers) = crate::ownership::owners(field) {
+        parts.push(format!(
+            "May be set only in {}.",
+            crate::ownership::layers_phrase(layers)
+        ));
+    }
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 

@@ -73,6 +73,14 @@ impl Sandbox {
         }
     }
 
+    /// An empty sandbox whose library pipeline and CLI runs use the spec
+    /// `text`, written to `spec.yaml` in the sandbox (outside the layers).
+    pub fn with_spec(text: &str) -> Sandbox {
+        let mut sb = Sandbox::new();
+        sb.spec = Some(sb.write_file("spec.yaml", text));
+        sb
+    }
+
     /// The sandbox directory itself.
     pub fn path(&self) -> &Path {
         self.dir.path()
@@ -152,7 +160,7 @@ impl Sandbox {
     }
 
     /// `bernstein skills --layers-root <root> ARGS...` (with `--spec` for a
-    /// [`Sandbox::classic`] one).
+    /// [`Sandbox::classic`] or [`Sandbox::with_spec`] one).
     pub fn skills_cmd(&self, args: &[&str]) -> Command {
         let mut cmd = self.bare();
         cmd.arg("skills").arg("--layers-root").arg(self.root());

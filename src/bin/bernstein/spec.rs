@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use bernstein_skills::confine::read_bounded;
+use bernstein_skills::ownership;
 use bernstein_skills::spec::{Constraints, Field, MAX_SPEC_BYTES, Strategy};
 use bernstein_skills::{Error, Result};
 
@@ -134,7 +135,31 @@ fn checks(field: &Field) -> String {
         }
         _ => {}
     }
+    owned(field, "", &mut out);
     out.join(", ")
+}
+
+/// The layers that may set `field` and each key below it that has rules
+/// (`only base+team`, `limits.max only base`); `path` is the key's path
+/// below the top-level field (empty for the field itself).
+fn owned(field: &Field, path: &str, out: &mut Vec<String>) {
+    if let Some(layers) = ownership::owners(field) {
+        let labels: Vec<&str> = layers.iter().map(|l| l.label()).collect();
+        let only = format!("only {}", labels.join("+"));
+        out.push(match path {
+            "" => only,
+            path => format!("{path} {only}"),
+        });
+    }
+    if let Strategy::DeepMerge { fields } = &field.strategy {
+        for key in fields {
+            let below = match path {
+                "" => key.name.clone(),
+                path => format!("{path}.{}", key.name),
+            };
+            owned(key, &below, out);
+        }
+    }
 }
 
 fn short(c: &Constraints) -> impl Iterator<Item = String> {
