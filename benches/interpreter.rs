@@ -204,7 +204,11 @@ mod hand {
         }
     }
 
-    fn tree_of_map<'a>(m: &'a Map<String, Value>, f: &Fragment, pointer: &mut String) -> Merged<'a> {
+    fn tree_of_map<'a>(
+        m: &'a Map<String, Value>,
+        f: &Fragment,
+        pointer: &mut String,
+    ) -> Merged<'a> {
         let mut out = BTreeMap::new();
         for (k, v) in m {
             if v.is_null() {

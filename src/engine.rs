@@ -343,7 +343,8 @@ impl Skills {
                 .extend(self.check_effective(&effective, &fragments));
             out.diagnostics
                 .extend(no_effect(&self.spec, &effective, &fragments));
-            out.diagnostics.extend(stale_deletes(&effective, &fragments));
+            out.diagnostics
+                .extend(stale_deletes(&effective, &fragments));
             if let Ok(files) = &files {
                 out.diagnostics
                     .extend(self.missing_files(&effective, &fragments, files));

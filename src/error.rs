@@ -287,6 +287,14 @@ pub enum DiagnosticKind {
         /// The file's path in the skill directory.
         path: String,
     },
+    /// A directive (`$patch`) where it means nothing, or misspelled.
+    #[error("'{path}': {message}")]
+    Directive {
+        /// Where, as explain writes paths.
+        path: String,
+        /// What is wrong and what to write instead.
+        message: String,
+    },
     /// A `$patch: delete` that found nothing to delete below it.
     #[error(
         "'{path}': $patch: delete finds nothing to delete in the lower layers (stale, or a typo in its key)"

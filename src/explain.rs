@@ -167,7 +167,9 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
         let mut path = field.name.to_owned();
         visit(rule, &field.merged, &mut path, &mut |path, strategy, v| {
             let (value, s) = match v {
-                Visited::Value(s) | Visited::Item(s) | Visited::Key(s) => (s.value.clone().into_owned(), Some(s)),
+                Visited::Value(s) | Visited::Item(s) | Visited::Key(s) => {
+                    (s.value.clone().into_owned(), Some(s))
+                }
                 Visited::Entry(e) => (e.item.value.clone().into_owned(), Some(&e.item)),
                 Visited::Empty(m) => (m.to_value(), None),
             };

@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
 use crate::fragment::{Fragment, Pos, describe, escape_pointer, unescape_pointer};
 use crate::merge::identity;
-use crate::spec::{MergeSpec, Strategy, ValueRule, fragment_schema};
+use crate::spec::{Field, MergeSpec, Strategy, ValueRule, fragment_schema};
 use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list};
 
 /// Builds, once per process, what every schema compilation needs whatever
@@ -99,6 +99,19 @@ impl Validator {
                 let kind = match kind {
                     // Suggestions are looked for, and long names cut, only
                     // for the unknown fields that are shown.
+                    DiagnosticKind::UnknownField { field, .. }
+                        if spec.directives() && field == crate::merge::PATCH =>
+                    {
+                        directive_problem(
+                            spec,
+                            &format!("/{}", escape_pointer(&field)),
+                            &Value::Null,
+                        )
+                        .unwrap_or(DiagnosticKind::UnknownField {
+                            field,
+                            suggestion: None,
+                        })
+                    }
                     DiagnosticKind::UnknownField { field, .. } => DiagnosticKind::UnknownField {
                         suggestion: did_you_mean(&field, spec.field_names()),
                         field: excerpt(&field, EXCERPT_CHARS),
@@ -366,16 +379,17 @@ fn unknown_fields(fragment: &Fragment, unexpected: &[String], kept: &mut Kept) {
 /// The problem a schema error at `pointer` is, in the spec's words.
 fn diagnose(spec: &MergeSpec, pointer: &str, e: &ValidationError) -> DiagnosticKind {
     let (kind, instance) = (e.kind(), &**e.instance());
-    let mut segs = pointer.split('/').skip(1);
-    let field_name = segs.next().map(unescape_pointer);
-    let index: Option<usize> = segs.next().and_then(|s| s.parse().ok());
-    let deeper = segs.next().is_some();
-    let rule = field_name.as_deref().and_then(|f| spec.field(f));
-    let (Some(name), Some(rule)) = (field_name, rule) else {
+    if spec.directives()
+        && let Some(message) = directive_problem(spec, pointer, instance)
+    {
+        return message;
+    }
+    let Some(at) = rule_at(spec, pointer) else {
         return DiagnosticKind::Schema {
             message: schema_message(e),
         };
     };
+    let (rule, name, index, deeper) = (at.rule, at.path, at.index, at.rest.len() > 1);
     let wrong = |field: String, expected: String| DiagnosticKind::WrongType {
         field,
         strategy: rule.strategy.name().into(),
@@ -444,6 +458,190 @@ fn diagnose(spec: &MergeSpec, pointer: &str, e: &ValidationError) -> DiagnosticK
         _ => DiagnosticKind::Schema {
             message: schema_message(e),
         },
+    }
+}
+
+/// Where a pointer into a fragment is, in the spec's rules.
+struct RuleAt<'s> {
+    /// The deepest rule on the way: a top-level field's, or a nested key's.
+    rule: &'s Field,
+    /// That rule's path, as explain writes it: `metadata.tools`.
+    path: String,
+    /// The pointer's segments below that rule's value.
+    rest: Vec<String>,
+    /// The first of them as a list index.
+    index: Option<usize>,
+}
+
+/// The rule that governs the value at `pointer` (following `fields:` of
+/// DEEP_MERGE rules as deep as they go); `None` outside any field.
+fn rule_at<'s>(spec: &'s MergeSpec, pointer: &str) -> Option<RuleAt<'s>> {
+    let mut segs = pointer.split('/').skip(1).map(unescape_pointer);
+    let first = segs.next()?;
+    let mut rule = spec.field(&first)?;
+    let mut path = first;
+    let mut rest: Vec<String> = Vec::new();
+    for seg in segs {
+        match rule.key_rule(&seg).filter(|_| rest.is_empty()) {
+            Some(child) => {
+                path.push('.');
+                path.push_str(&seg);
+                rule = child;
+            }
+            None => rest.push(seg),
+        }
+    }
+    let index = rest.first().and_then(|s| s.parse().ok());
+    Some(RuleAt {
+        rule,
+        path,
+        rest,
+        index,
+    })
+}
+
+/// A misused directive, in words: the error at `pointer` is about a
+/// mapping holding `$patch` (`instance`), or about `$patch`'s own value.
+/// `None` when the error has nothing to do with a directive.
+fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Option<DiagnosticKind> {
+    use crate::merge::PATCH;
+    let (map_pointer, map) = match pointer.rsplit_once('/') {
+        Some((parent, last)) if last == PATCH => (parent, None),
+        _ => match instance {
+            Value::Object(m) if m.contains_key(PATCH) => (pointer, Some(m)),
+            _ => return None,
+        },
+    };
+    let verb = match map {
+        Some(m) => m.get(PATCH).unwrap_or(&Value::Null),
+        None => instance,
+    };
+    let shown = || json_excerpt(verb, EXCERPT_CHARS);
+    let problem = |path: String, message: String| {
+        Some(DiagnosticKind::Directive {
+            path: excerpt(&path, EXCERPT_CHARS),
+            message,
+        })
+    };
+    if map_pointer.is_empty() {
+        return problem(
+            PATCH.into(),
+            "a directive at the top level means nothing: it goes inside a field's value (a list element or a mapping)".into(),
+        );
+    }
+    let at = rule_at(spec, map_pointer)?;
+    let path = pointer_to_path(map_pointer);
+    let others = |m: &serde_json::Map<String, Value>, allowed: &[&str]| -> Vec<String> {
+        m.keys()
+            .filter(|k| k.as_str() != PATCH && !allowed.contains(&k.as_str()))
+            .map(|k| excerpt(k, EXCERPT_CHARS))
+            .collect()
+    };
+    match (&at.rule.strategy, at.rest.len(), at.index) {
+        // The field's own value, or a mapping below a DEEP_MERGE key.
+        (Strategy::DeepMerge { .. }, _, _)
+            if !at.rest.iter().any(|s| s.parse::<usize>().is_ok()) =>
+        {
+            match (verb.as_str(), map) {
+                (Some("delete"), Some(m)) => problem(
+                    path,
+                    format!(
+                        "$patch: delete removes the whole mapping, so nothing may be set beside it (remove {})",
+                        list(others(m, &[]).iter().map(String::as_str), false)
+                    ),
+                ),
+                _ => problem(
+                    path,
+                    format!(
+                        "unknown directive $patch: {}; in a mapping, $patch: replace replaces the lower layers' mapping whole and $patch: delete removes it",
+                        shown()
+                    ),
+                ),
+            }
+        }
+        (Strategy::DeepMerge { .. }, _, _) => problem(
+            path,
+            "a directive means nothing in a list below a DEEP_MERGE key: such a list is replaced whole already (give the key a rule under 'fields:' in the spec to merge it)".into(),
+        ),
+        (Strategy::Override { .. }, 0, _) => problem(
+            path,
+            "an OVERRIDE value is replaced whole, so it takes no directive: write null to reset it".into(),
+        ),
+        (Strategy::Append { .. }, 1, Some(_)) => {
+            let m = map?;
+            match verb.as_str() {
+                Some("replace") => problem(
+                    path,
+                    format!(
+                        "{{$patch: replace}} stands alone in the list (remove {})",
+                        list(others(m, &[]).iter().map(String::as_str), false)
+                    ),
+                ),
+                Some("delete") if !m.contains_key("value") => problem(
+                    path,
+                    "a delete names the item to remove: {$patch: delete, value: <item>}".into(),
+                ),
+                Some("delete") if !others(m, &["value"]).is_empty() => problem(
+                    path,
+                    format!(
+                        "a delete holds only $patch and value (remove {})",
+                        list(others(m, &["value"]).iter().map(String::as_str), false)
+                    ),
+                ),
+                // A delete whose value is not an item: the item's rule says why.
+                Some("delete") => None,
+                _ => problem(
+                    path,
+                    format!(
+                        "unknown directive $patch: {}; in an APPEND list write {{$patch: delete, value: <item>}} to remove items or {{$patch: replace}} to replace the list",
+                        shown()
+                    ),
+                ),
+            }
+        }
+        (Strategy::KeyedReplace { keys, entries }, 1, Some(_)) => {
+            let m = map?;
+            let named = keys.iter().any(|k| m.get(k).and_then(Value::as_str).is_some_and(|v| !v.is_empty()));
+            let merge = *entries == crate::spec::EntriesMode::Merge;
+            let first = keys.first().map(String::as_str).unwrap_or("name");
+            match verb.as_str() {
+                Some("replace") if !named || !merge => problem(
+                    path,
+                    if merge {
+                        format!("{{$patch: replace}} stands alone in the list, or replaces one entry named by its {}", list(keys.iter().map(String::as_str), false))
+                    } else {
+                        format!(
+                            "{{$patch: replace}} stands alone in the list (remove {}); an entry already replaces the lower one whole",
+                            list(others(m, &[]).iter().map(String::as_str), false)
+                        )
+                    },
+                ),
+                Some("delete") if !named => problem(
+                    path,
+                    format!(
+                        "a delete names the entry by its {}: {{{first}: <entry>, $patch: delete}}",
+                        list(keys.iter().map(String::as_str), false)
+                    ),
+                ),
+                Some("delete" | "replace") => None,
+                _ => problem(
+                    path,
+                    format!(
+                        "unknown directive $patch: {}; in a KEYED_REPLACE list write {{{first}: <entry>, $patch: delete}} to remove an entry or {{$patch: replace}} to replace the list{}",
+                        shown(),
+                        if merge { ", or $patch: replace on an entry to replace it whole" } else { "" }
+                    ),
+                ),
+            }
+        }
+        _ => problem(
+            path,
+            format!(
+                "a directive means nothing inside {} ({}): it belongs to a list element or a mapping that merges",
+                at.path,
+                at.rule.strategy.name()
+            ),
+        ),
     }
 }
 

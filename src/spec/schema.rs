@@ -206,13 +206,19 @@ fn rule_schema(strategy: &Strategy, directives: bool) -> Map<String, Value> {
             let mut properties = Map::new();
             properties.insert(PATCH.into(), json!({ "enum": ["replace", "delete"] }));
             for f in fields {
-                properties.insert(f.name.clone(), Value::Object(nullable(rule_schema(&f.strategy, true))));
+                properties.insert(
+                    f.name.clone(),
+                    Value::Object(nullable(rule_schema(&f.strategy, true))),
+                );
             }
             m.insert("properties".into(), Value::Object(properties));
             m.insert("additionalProperties".into(), json!({ "$ref": DEEP_REF }));
             // `{$patch: delete}` deletes the key: nothing may come with it.
             m.insert("if".into(), is_delete());
-            m.insert("then".into(), json!({ "type": "object", "maxProperties": 1 }));
+            m.insert(
+                "then".into(),
+                json!({ "type": "object", "maxProperties": 1 }),
+            );
             m
         }
     }
