@@ -500,6 +500,23 @@ fn rule_at<'s>(spec: &'s MergeSpec, pointer: &str) -> Option<RuleAt<'s>> {
     })
 }
 
+/// `a`, `a or b`, `a, b or c` (each an excerpt); past a handful, [`list`].
+fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => excerpt(one, EXCERPT_CHARS),
+        [rest @ .., last] if items.len() <= 5 => format!(
+            "{} or {}",
+            rest.iter()
+                .map(|k| excerpt(k, EXCERPT_CHARS))
+                .collect::<Vec<_>>()
+                .join(", "),
+            excerpt(last, EXCERPT_CHARS)
+        ),
+        _ => list(items.iter().map(String::as_str), false),
+    }
+}
+
 /// A misused directive, in words: the error at `pointer` is about a
 /// mapping holding `$patch` (`instance`), or about `$patch`'s own value.
 /// `None` when the error has nothing to do with a directive.
@@ -608,7 +625,7 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
                 Some("replace") if !named || !merge => problem(
                     path,
                     if merge {
-                        format!("{{$patch: replace}} stands alone in the list, or replaces one entry named by its {}", list(keys.iter().map(String::as_str), false))
+                        format!("{{$patch: replace}} stands alone in the list, or replaces one entry named by its {}", or_list(keys))
                     } else {
                         format!(
                             "{{$patch: replace}} stands alone in the list (remove {}); an entry already replaces the lower one whole",
@@ -620,7 +637,7 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
                     path,
                     format!(
                         "a delete names the entry by its {}: {{{first}: <entry>, $patch: delete}}",
-                        list(keys.iter().map(String::as_str), false)
+                        or_list(keys)
                     ),
                 ),
                 Some("delete" | "replace") => None,

@@ -1,0 +1,346 @@
+//! Rules engine v2: `$patch` directives, rules at any depth, `unique` and
+//! `entries: merge`, from every form a layer can take (YAML, TOML and a
+//! SKILL.md frontmatter), through `show`, `explain`, `--origins` and
+//! `validate`.
+
+use serde_json::{Value, json};
+
+use super::support::Sandbox;
+
+/// Top-level rules of every strategy, and `metadata` with rules for some
+/// of its keys.
+const SPEC: &str = "version: 2
+body_field: body
+fields:
+  body: {strategy: OVERRIDE, type: string}
+  description: {strategy: OVERRIDE, type: string}
+  tags: {strategy: APPEND, items: string}
+  keywords: {strategy: APPEND, items: string, unique: true}
+  references: {strategy: KEYED_REPLACE, keys: [name, id]}
+  steps: {strategy: KEYED_REPLACE, keys: [name], entries: merge}
+  metadata:
+    strategy: DEEP_MERGE
+    fields:
+      tags: {strategy: APPEND, items: string}
+      tools: {strategy: KEYED_REPLACE, keys: [name]}
+      limits:
+        strategy: DEEP_MERGE
+        fields:
+          levels: {strategy: APPEND, items: integer, unique: true}
+";
+
+/// The base layer of `w`: something for every directive to act on.
+const BASE: &str = "description: base
+tags: [a, b, c, b]
+keywords: [x, y]
+references: [{name: style, url: s}, {name: other}]
+steps: [{name: lint, cmd: eslint, args: [x]}, {name: test, cmd: jest}]
+metadata:
+  owner: docs
+  tags: [one]
+  tools: [{name: lint, cmd: a}, {name: fmt}]
+  limits: {max: 1, temp: 2, levels: [1, 2]}
+  legacy: {format: v0}
+";
+
+fn sandbox(team: &str) -> Sandbox {
+    let sb = Sandbox::with_spec(SPEC);
+    sb.write("base", "w.yaml", BASE);
+    sb.write("team", "w.yaml", team);
+    sb
+}
+
+/// The team layer's override, written in each of the three forms, gives
+/// `expected` for each of `fields`.
+fn check_forms(yaml: &str, toml: &str, fields: &[(&str, Value)]) {
+    for (file, text) in [
+        ("w.yaml", yaml.to_owned()),
+        ("w.toml", toml.to_owned()),
+        ("w/SKILL.md", format!("---\n{yaml}---\n")),
+    ] {
+        let sb = Sandbox::with_spec(SPEC);
+        sb.write("base", "w.yaml", BASE);
+        sb.write("team", file, &text);
+        let v = sb.run(&["show", "w"]).json();
+        for (field, expected) in fields {
+            assert_eq!(&v[field], expected, "{file}: {field} in {v:#}");
+        }
+        assert!(
+            !v.to_string().contains("$patch"),
+            "{file}: a directive reached the effective skill: {v}"
+        );
+    }
+}
+
+#[test]
+fn a_keyed_delete_removes_the_lower_entry() {
+    check_forms(
+        "references: [{name: style, $patch: delete}, {name: new}]\n",
+        "references = [{name = \"style\", \"$patch\" = \"delete\"}, {name = \"new\"}]\n",
+        &[("references", json!([{"name": "other"}, {"name": "new"}]))],
+    );
+}
+
+#[test]
+fn an_append_delete_removes_every_equal_lower_item() {
+    check_forms(
+        "tags: [{$patch: delete, value: b}, d]\n",
+        "tags = [{\"$patch\" = \"delete\", value = \"b\"}, \"d\"]\n",
+        &[("tags", json!(["a", "c", "d"]))],
+    );
+}
+
+#[test]
+fn a_list_replace_keeps_only_this_layers_items() {
+    check_forms(
+        "tags: [{$patch: replace}, z]\nreferences: [{$patch: replace}, {name: only}]\n",
+        "tags = [{\"$patch\" = \"replace\"}, \"z\"]\nreferences = [{\"$patch\" = \"replace\"}, {name = \"only\"}]\n",
+        &[
+            ("tags", json!(["z"])),
+            ("references", json!([{"name": "only"}])),
+        ],
+    );
+}
+
+#[test]
+fn a_mapping_replace_or_delete_acts_at_any_depth() {
+    check_forms(
+        "metadata:\n  limits: {$patch: replace, max: 5}\n  legacy: {$patch: delete}\n",
+        "[metadata]\nlimits = {\"$patch\" = \"replace\", max = 5}\nlegacy = {\"$patch\" = \"delete\"}\n",
+        &[(
+            "metadata",
+            json!({
+                "owner": "docs",
+                "tags": ["one"],
+                "tools": [{"name": "lint", "cmd": "a"}, {"name": "fmt"}],
+                "limits": {"max": 5},
+            }),
+        )],
+    );
+}
+
+#[test]
+fn nested_rules_merge_by_their_own_strategy() {
+    check_forms(
+        "metadata:\n  tags: [two]\n  tools: [{name: lint, cmd: b}, {name: fmt, $patch: delete}]\n  limits: {levels: [2, 3]}\n",
+        "[metadata]\ntags = [\"two\"]\ntools = [{name = \"lint\", cmd = \"b\"}, {name = \"fmt\", \"$patch\" = \"delete\"}]\nlimits = {levels = [2, 3]}\n",
+        &[(
+            "metadata",
+            json!({
+                "owner": "docs",
+                "tags": ["one", "two"],
+                "tools": [{"name": "lint", "cmd": "b"}],
+                "limits": {"max": 1, "temp": 2, "levels": [1, 2, 3]},
+                "legacy": {"format": "v0"},
+            }),
+        )],
+    );
+}
+
+#[test]
+fn unique_drops_later_duplicates_and_entries_merge_key_by_key() {
+    check_forms(
+        "keywords: [y, z, z, x]\nsteps: [{name: lint, cmd: biome}, {name: test, $patch: replace, cmd: vitest}]\n",
+        "keywords = [\"y\", \"z\", \"z\", \"x\"]\nsteps = [{name = \"lint\", cmd = \"biome\"}, {name = \"test\", \"$patch\" = \"replace\", cmd = \"vitest\"}]\n",
+        &[
+            ("keywords", json!(["x", "y", "z"])),
+            (
+                "steps",
+                json!([
+                    {"name": "lint", "cmd": "biome", "args": ["x"]},
+                    {"name": "test", "cmd": "vitest"},
+                ]),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn explain_names_the_directive_behind_each_deletion_and_replacement() {
+    let sb = sandbox(
+        "references: [{name: style, $patch: delete}]\nmetadata:\n  limits: {$patch: replace, max: 5}\n",
+    );
+    let out = sb.run(&["explain", "w"]).ok().to_owned();
+    let lines: Vec<&str> = out.lines().collect();
+    let row = |path: &str| {
+        lines
+            .iter()
+            .position(|l| l.split_whitespace().nth(2) == Some(path))
+            .unwrap_or_else(|| panic!("no row {path}:\n{out}"))
+    };
+    let deleted = row("references[style]");
+    assert!(lines[deleted].ends_with("(deleted)"), "{out}");
+    assert_eq!(
+        lines[deleted + 1].trim(),
+        "deleted by team:[ROOT]/layers/team/w.yaml:1",
+        "{out}"
+    );
+    assert!(
+        lines[deleted + 2].contains("was: base `[ROOT]/layers/base/w.yaml:4`"),
+        "{out}"
+    );
+    let max = row("metadata.limits.max");
+    assert_eq!(
+        lines[max + 1].trim(),
+        "replaced whole by team:[ROOT]/layers/team/w.yaml:3",
+        "{out}"
+    );
+    let doc = sb.run(&["explain", "w", "references", "--json"]).json();
+    let rows = doc["values"].as_array().unwrap();
+    let gone = rows
+        .iter()
+        .find(|r| r["path"] == "references[style]")
+        .unwrap();
+    assert_eq!(gone["removed"], true);
+    assert_eq!(gone["changes"][0]["kind"], "deleted");
+    assert_eq!(gone["changes"][0]["by"]["layer"], "team");
+    assert_eq!(
+        gone["changes"][0]["dropped"][0]["value"],
+        json!({"name": "style", "url": "s"})
+    );
+}
+
+#[test]
+fn explain_follows_nested_rules_and_merged_entries() {
+    let sb =
+        sandbox("metadata:\n  tools: [{name: lint, cmd: b}]\nsteps: [{name: lint, cmd: biome}]\n");
+    let out = sb.run(&["explain", "w", "metadata.tools"]).ok().to_owned();
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("team:[ROOT]/layers/team/w.yaml:2")
+                && l.contains("KEYED_REPLACE")
+                && l.contains("metadata.tools[lint]")),
+        "{out}"
+    );
+    // A merged entry: each value with the layer that set it.
+    let out = sb.run(&["explain", "w", "steps[lint]"]).ok().to_owned();
+    let origin_of = |path: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().nth(2) == Some(path))
+            .and_then(|l| l.split(':').next())
+            .unwrap_or_else(|| panic!("no row {path}:\n{out}"))
+            .to_owned()
+    };
+    assert_eq!(origin_of("steps[lint].cmd"), "team");
+    assert_eq!(origin_of("steps[lint].args"), "base");
+    let origins = sb.run(&["show", "w", "--origins"]).ok().to_owned();
+    let tools = origins
+        .lines()
+        .skip_while(|l| !l.contains("\"tools\": ["))
+        .nth(1)
+        .unwrap_or_else(|| panic!("{origins}"));
+    assert!(
+        tools.ends_with("# team:[ROOT]/layers/team/w.yaml:2"),
+        "{origins}"
+    );
+}
+
+#[test]
+fn a_stale_delete_is_a_warning_and_strict_fails_on_it() {
+    let sb = sandbox("references: [{name: gone, $patch: delete}]\n");
+    let run = sb.run(&["validate"]);
+    assert_eq!(
+        run.success(),
+        "[ROOT]/layers/team/w.yaml:1:14: warning: 'references[gone]': $patch: delete finds nothing to delete in the lower layers (stale, or a typo in its key)\n\
+         0 error(s), 1 warning(s) in 2 file(s)\n"
+    );
+    let strict = sb.run(&["validate", "--strict"]);
+    assert_eq!(strict.code, Some(1), "{strict:#?}");
+    // `show` still works: the lower layers move on their own.
+    sb.run(&["show", "w"]).ok();
+}
+
+/// `validate`'s report of a failing run (on stdout, exit 1).
+fn report(sb: &Sandbox) -> String {
+    let run = sb.run(&["validate"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    run.stdout.clone()
+}
+
+#[test]
+fn misused_directives_are_located_errors_in_words() {
+    let yaml = "tags: [{$patch: delte, value: a}]
+references: [{$patch: delete}]
+description: {$patch: delete}
+metadata:
+  limits: {$patch: delete, max: 3}
+  owner: [{$patch: replace}]
+";
+    let toml = "tags = [{\"$patch\" = \"delte\", value = \"a\"}]
+references = [{\"$patch\" = \"delete\"}]
+description = {\"$patch\" = \"delete\"}
+\"$patch\" = \"replace\"
+";
+    let sb = sandbox(yaml);
+    let err = report(&sb);
+    let expected = [
+        "[ROOT]/layers/team/w.yaml:1:8: error: 'tags[0]': unknown directive $patch: \"delte\"; in an APPEND list write {$patch: delete, value: <item>} to remove items or {$patch: replace} to replace the list",
+        "[ROOT]/layers/team/w.yaml:2:14: error: 'references[0]': a delete names the entry by its name or id: {name: <entry>, $patch: delete}",
+        "[ROOT]/layers/team/w.yaml:3:14: error: 'description': an OVERRIDE value is replaced whole, so it takes no directive: write null to reset it",
+        "[ROOT]/layers/team/w.yaml:5:11: error: 'metadata.limits': $patch: delete removes the whole mapping, so nothing may be set beside it (remove max)",
+        "[ROOT]/layers/team/w.yaml:6:11: error: 'metadata.owner[0]': a directive means nothing in a list below a DEEP_MERGE key: such a list is replaced whole already (give the key a rule under 'fields:' in the spec to merge it)",
+    ];
+    for line in expected {
+        assert!(err.lines().any(|l| l == line), "missing {line}\nin:\n{err}");
+    }
+    sb.run(&["show", "w"]).failed();
+    let sb = Sandbox::with_spec(SPEC);
+    sb.write("base", "w.yaml", BASE);
+    sb.write("team", "w.toml", toml);
+    let err = report(&sb);
+    for needle in [
+        "w.toml:1:9: error: 'tags[0]': unknown directive $patch: \"delte\"",
+        "w.toml:2:15: error: 'references[0]': a delete names the entry",
+        "w.toml:4:1: error: '$patch': a directive at the top level means nothing",
+    ] {
+        assert!(err.contains(needle), "missing {needle}\nin:\n{err}");
+    }
+}
+
+#[test]
+fn under_version_1_a_patch_key_is_plain_data() {
+    let v1 = SPEC
+        .replace("version: 2", "version: 1")
+        .replace(", unique: true", "")
+        .replace(", entries: merge", "");
+    let v1 = v1.split("    fields:").next().unwrap().to_owned();
+    let sb = Sandbox::with_spec(&v1);
+    sb.write(
+        "base",
+        "w.yaml",
+        "references: [{name: style}]\nmetadata: {a: 1}\n",
+    );
+    sb.write(
+        "team",
+        "w.yaml",
+        "references: [{name: style, $patch: delete}]\nmetadata: {$patch: replace, b: 2}\n",
+    );
+    let v = sb.run(&["show", "w"]).json();
+    assert_eq!(
+        v["references"],
+        json!([{"name": "style", "$patch": "delete"}])
+    );
+    assert_eq!(v["metadata"], json!({"a": 1, "b": 2, "$patch": "replace"}));
+}
+
+#[test]
+fn version_2_attributes_in_a_version_1_spec_are_one_error() {
+    for (rule, attr) in [
+        ("{strategy: APPEND, unique: true}", "unique"),
+        ("{strategy: KEYED_REPLACE, entries: merge}", "entries"),
+        (
+            "{strategy: DEEP_MERGE, fields: {a: {strategy: APPEND}}}",
+            "fields",
+        ),
+        ("{strategy: OVERRIDE, layers: [base]}", "layers"),
+    ] {
+        let sb = Sandbox::with_spec(&format!("version: 1\nfields:\n  f: {rule}\n"));
+        sb.write("base", "w.yaml", "{}\n");
+        let err = sb.run(&["show", "w"]).failed().to_owned();
+        assert!(
+            err.contains(&format!("field 'f': '{attr}' needs 'version: 2'")),
+            "{rule}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
