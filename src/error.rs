@@ -184,6 +184,20 @@ pub enum DiagnosticKind {
         /// The layers that may set it, lowest first.
         allowed: Vec<Layer>,
     },
+    /// A reset (`null`, `$patch: delete` or `$patch: replace`) of a mapping
+    /// that holds a key this layer may not set: it would remove that key.
+    #[error(
+        "'{field}' holds '{owned}', which may be set only in {}: a reset or replace of '{field}' here would remove it",
+        crate::ownership::layers_phrase(allowed)
+    )]
+    ResetOfOwned {
+        /// The mapping reset.
+        field: String,
+        /// The owned key below it.
+        owned: String,
+        /// The layers that may set that key.
+        allowed: Vec<Layer>,
+    },
     /// More problems in this file than are reported one by one.
     #[error("{more} more problem(s) in this file not shown; fix the ones above first")]
     TooManyErrors {

@@ -149,29 +149,74 @@ pub fn any_owned(spec: &MergeSpec) -> bool {
     owned(&spec.fields)
 }
 
+/// Why a layer may not set a value.
+#[derive(Debug, Clone, Copy)]
+pub enum Refusal<'s> {
+    /// The value's own rule does not list the layer.
+    NotOwner,
+    /// The value resets or replaces a mapping that holds `owned` (at
+    /// `path` below it), whose rule does not list the layer: the reset
+    /// would remove what that layer may not touch.
+    Reset {
+        /// The owned key's rule.
+        owned: &'s Field,
+        /// Its path below the mapping (`allowed`, `limits.max`).
+        path: &'s str,
+    },
+}
+
+/// Does `value` throw away the lower layers' mapping: `null`, or (with
+/// directives) `{$patch: delete}` or a mapping with `$patch: replace`?
+fn resets(spec: &MergeSpec, value: &Value) -> bool {
+    value.is_null()
+        || (spec.directives()
+            && matches!(crate::merge::patch_of(value), Some("delete" | "replace")))
+}
+
+/// The first key below a DEEP_MERGE rule (at any depth) that `layer` may
+/// not set, with its path below the rule.
+fn owned_below(rule: &Field, layer: Layer) -> Option<(&Field, String)> {
+    let Strategy::DeepMerge { fields } = &rule.strategy else {
+        return None;
+    };
+    fields.iter().find_map(|f| {
+        if !f.allows_layer(layer) {
+            return Some((f, f.name.clone()));
+        }
+        owned_below(f, layer).map(|(o, p)| (o, format!("{}.{p}", f.name)))
+    })
+}
+
 /// Calls `found` with each value of `fragment` that its layer may not set
 /// (see [`walk`] for the order): the outermost one only, not the values
 /// inside it.
 pub fn refused<'s>(
     spec: &'s MergeSpec,
     fragment: &Fragment,
-    found: &mut dyn FnMut(&At<'_>, &'s Field),
+    found: &mut dyn FnMut(&At<'_>, &'s Field, Refusal<'_>),
 ) {
-    walk(spec, fragment, &mut |at, rule, _| {
-        if rule.allows_layer(fragment.layer) {
-            Step::Into
-        } else {
-            found(at, rule);
-            Step::Over
+    walk(spec, fragment, &mut |at, rule, value| {
+        if !rule.allows_layer(fragment.layer) {
+            found(at, rule, Refusal::NotOwner);
+            return Step::Over;
         }
+        if resets(spec, value)
+            && let Some((owned, path)) = owned_below(rule, fragment.layer)
+        {
+            found(at, rule, Refusal::Reset { owned, path: &path });
+            return Step::Over;
+        }
+        Step::Into
     });
 }
 
 /// May `fragment`'s layer set every value it sets?
 pub fn allowed(spec: &MergeSpec, fragment: &Fragment) -> bool {
     let mut ok = true;
-    walk(spec, fragment, &mut |_, rule, _| {
-        if rule.allows_layer(fragment.layer) {
+    walk(spec, fragment, &mut |_, rule, value| {
+        if rule.allows_layer(fragment.layer)
+            && !(resets(spec, value) && owned_below(rule, fragment.layer).is_some())
+        {
             Step::Into
         } else {
             ok = false;
@@ -185,11 +230,18 @@ pub fn allowed(spec: &MergeSpec, fragment: &Fragment) -> bool {
 /// at its key (where the value is set; at the value when the key has no
 /// position, as for a SKILL.md body).
 pub(crate) fn offer(spec: &MergeSpec, fragment: &Fragment, kept: &mut Kept) {
-    refused(spec, fragment, &mut |at, rule| {
+    refused(spec, fragment, &mut |at, rule, why| {
         let pos = fragment
             .position(at.pointer, true)
             .or_else(|| fragment.position(at.pointer, false));
-        kept.offer_at(at.pointer.to_owned(), pos, || refusal(at.path, rule));
+        kept.offer_at(at.pointer.to_owned(), pos, || match why {
+            Refusal::NotOwner => refusal(at.path, rule),
+            Refusal::Reset { owned, path } => DiagnosticKind::ResetOfOwned {
+                field: excerpt(at.path, EXCERPT_CHARS),
+                owned: excerpt(&format!("{}.{path}", at.path), EXCERPT_CHARS),
+                allowed: owned.layers.clone().unwrap_or_default(),
+            },
+        });
     });
 }
 
@@ -254,7 +306,7 @@ mod tests {
         let spec = spec();
         let f = fragment(layer, text);
         let mut out = Vec::new();
-        refused(&spec, &f, &mut |at, _| {
+        refused(&spec, &f, &mut |at, _, _| {
             out.push(format!("{} {}", at.pointer, at.path))
         });
         assert_eq!(allowed(&spec, &f), out.is_empty(), "{text}");

@@ -270,3 +270,37 @@ fn the_spec_command_and_the_schema_name_the_owning_layers() {
         "{hover}"
     );
 }
+
+#[test]
+fn a_reset_or_replace_of_a_mapping_holding_an_owned_key_is_refused() {
+    for (text, line) in [
+        ("metadata: null\n", 1),
+        ("description: d\nmetadata: {$patch: delete}\n", 2),
+        ("metadata:\n  $patch: replace\n  free: 1\n", 1),
+    ] {
+        let sb = owned();
+        sb.write("user", "writer.yaml", text);
+        let run = sb.run(&["validate"]);
+        assert_eq!(run.code, Some(1), "{text}: {run:#?}");
+        assert_eq!(
+            run.stdout,
+            format!(
+                "[ROOT]/layers/user/writer.yaml:{line}:1: error: 'metadata' holds 'metadata.allowed', which may be set only in the base and team layers: a reset or replace of 'metadata' here would remove it\n\
+                 1 error(s), 0 warning(s) in 3 file(s)\n"
+            ),
+            "{text}"
+        );
+        sb.run(&["show", "writer"]).failed();
+    }
+    // The team layer owns the key, so it may reset the mapping.
+    let sb = owned();
+    sb.write(
+        "team",
+        "writer.yaml",
+        "metadata: {$patch: replace, allowed: t}\n",
+    );
+    assert_eq!(
+        sb.run(&["show", "writer"]).json()["metadata"],
+        json!({"allowed": "t"})
+    );
+}
