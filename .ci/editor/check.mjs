@@ -9,6 +9,11 @@
 //   3. Taplo (`taplo lint`) does the same for TOML overrides with a
 //      `#:schema` directive.
 //
+// All three also see spec version 2's `$patch` directives: every form the
+// spec accepts passes (directives-valid.*), and a misspelled verb in a
+// keyed entry and in a metadata mapping, a `$patch` at the top level and a
+// delete with company are each flagged where they are (directives-bad.*).
+//
 // Prints one PASS/FAIL line per check and a closing "N passed, N failed"
 // line; exits 1 on any failure. No dependencies beyond package.json.
 
@@ -57,6 +62,12 @@ async function check(name, fn) {
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
 const fixture = (name) => join(FIXTURES, name);
 const lineOf = (text, prefix) => text.split("\n").findIndex((l) => l.startsWith(prefix));
+/** The first line starting with `prefix` below the line starting with `anchor`; -1 if none. */
+function lineAfter(text, anchor, prefix) {
+  const lines = text.split("\n");
+  const from = lines.findIndex((l) => l.startsWith(anchor));
+  return from < 0 ? -1 : lines.findIndex((l, i) => i > from && l.startsWith(prefix));
+}
 const show = (x) => JSON.stringify(x);
 
 // ---------------------------------------------------------------- Ajv ----
@@ -123,6 +134,67 @@ async function ajvChecks() {
   });
   await check("ajv: constraints.json: allowed-tools item of the wrong type (type at /allowed-tools/1)", () => {
     if (!has(constrained, "/allowed-tools/1", "type")) return `no such error in ${show(constrained)}`;
+  });
+
+  // Spec version 2's `$patch` directives.
+  const directives = readJson(fixture("directives-valid.json"));
+  await check("ajv: directives-valid.json holds every valid directive form", () => {
+    const patch = (x) => (x !== null && typeof x === "object" && !Array.isArray(x) ? x.$patch : undefined);
+    const keyedDelete = (key) =>
+      ["references", "scripts", "assets"].some((f) =>
+        (directives[f] ?? []).some((e) => patch(e) === "delete" && typeof e[key] === "string"),
+      );
+    // Every `$patch` in a mapping below a DEEP_MERGE field, with its depth (1 = the field's value).
+    const deep = [];
+    const walk = (value, depth) => {
+      if (patch(value) !== undefined) deep.push({ verb: patch(value), depth });
+      if (value !== null && typeof value === "object" && !Array.isArray(value))
+        for (const [k, v] of Object.entries(value)) if (k !== "$patch") walk(v, depth + 1);
+    };
+    walk(directives.metadata, 1);
+    walk(directives.hooks, 1);
+    const deepAt = (verb, atTop) => deep.some((d) => d.verb === verb && (d.depth === 1) === atTop);
+    const forms = {
+      "APPEND {$patch: replace}": (directives.trigger_keywords ?? []).some((i) => patch(i) === "replace"),
+      "APPEND {$patch: delete, value}": (directives.trigger_keywords ?? []).some(
+        (i) => patch(i) === "delete" && "value" in i,
+      ),
+      "KEYED_REPLACE {$patch: replace}": ["references", "scripts", "assets"].some((f) =>
+        (directives[f] ?? []).some((e) => patch(e) === "replace"),
+      ),
+      "KEYED_REPLACE delete by name": keyedDelete("name"),
+      "KEYED_REPLACE delete by id": keyedDelete("id"),
+      "KEYED_REPLACE delete by code": keyedDelete("code"),
+      "DEEP_MERGE $patch: replace on the field": deepAt("replace", true),
+      "DEEP_MERGE $patch: delete on the field": deepAt("delete", true),
+      "DEEP_MERGE $patch: replace below a key": deepAt("replace", false),
+      "DEEP_MERGE $patch: delete below a key": deepAt("delete", false),
+      "DEEP_MERGE $patch: delete three keys down": deep.some((d) => d.verb === "delete" && d.depth >= 4),
+    };
+    const missing = Object.entries(forms).filter(([, present]) => !present).map(([form]) => form);
+    if (missing.length) return `missing: ${missing.join("; ")}`;
+  });
+  await check("ajv: directives-valid.json passes", () => {
+    const errors = errorsOf(directives);
+    if (errors.length) return `unexpected errors ${show(errors)}`;
+  });
+
+  const misused = errorsOf(readJson(fixture("directives-bad.json")));
+  await check("ajv: directives-bad.json: $patch at the top level (additionalProperties at root)", () => {
+    if (!has(misused, "", "additionalProperties", (e) => e.params.additionalProperty === "$patch"))
+      return `no such error in ${show(misused)}`;
+  });
+  await check("ajv: directives-bad.json: $patch: delte in a keyed entry (anyOf at /references/0, enum at /references/0/$patch)", () => {
+    if (!has(misused, "/references/0", "anyOf") || !has(misused, "/references/0/$patch", "enum"))
+      return `no such errors in ${show(misused)}`;
+  });
+  await check("ajv: directives-bad.json: $patch: delte in metadata (enum at /metadata/limits/$patch)", () => {
+    if (!has(misused, "/metadata/limits/$patch", "enum", (e) => show(e.params.allowedValues) === show(["replace", "delete"])))
+      return `no such error in ${show(misused)}`;
+  });
+  await check("ajv: directives-bad.json: {$patch: delete, other: 1} in metadata (maxProperties at /metadata/legacy)", () => {
+    if (!has(misused, "/metadata/legacy", "maxProperties", (e) => e.params.limit === 1))
+      return `no such error in ${show(misused)}`;
   });
 }
 
@@ -357,6 +429,8 @@ async function yamlLanguageServerChecks() {
     const nestedText = readFileSync(fixture("nested.yaml"), "utf8");
     const validText = readFileSync(fixture("valid.yaml"), "utf8");
     const constraintsText = readFileSync(fixture("constraints.yaml"), "utf8");
+    const directivesText = readFileSync(fixture("directives-valid.yaml"), "utf8");
+    const misusedText = readFileSync(fixture("directives-bad.yaml"), "utf8");
     const teamExample = join(ROOT, "examples/layers/team/writer.yaml");
     const specText = readFileSync(join(ROOT, "spec/mergespec.yaml"), "utf8");
 
@@ -365,6 +439,8 @@ async function yamlLanguageServerChecks() {
     openDoc("validAbs", virtual("valid.yaml"), withModeline(validText, schemaUrl));
     openDoc("nested", fixture("nested.yaml"), nestedText);
     openDoc("constraints", fixture("constraints.yaml"), constraintsText);
+    openDoc("directives", fixture("directives-valid.yaml"), directivesText);
+    openDoc("misused", fixture("directives-bad.yaml"), misusedText);
     openDoc("team", teamExample, readFileSync(teamExample, "utf8"));
     openDoc(
       "spec",
@@ -421,8 +497,33 @@ async function yamlLanguageServerChecks() {
       ].filter(Boolean);
       return problems.length ? problems.join("; ") : null;
     });
+    {
+      let diags = [];
+      await check("yls: diagnostics published for directives-bad.yaml", async () => {
+        diags = await client.diagnosticsFor(docs.misused.uri, nonEmpty);
+      });
+      const top = lineOf(misusedText, "$patch:");
+      const entry = lineAfter(misusedText, "references:", "    $patch:");
+      const limits = lineAfter(misusedText, "  limits:", "    $patch:");
+      const legacy = lineAfter(misusedText, "  legacy:", "    $patch:");
+      await check(`yls: directives-bad.yaml line ${top} flags the top-level $patch as not allowed`, () =>
+        expectOnLine(diags, top, /\$patch/, /not allowed/i),
+      );
+      await check(`yls: directives-bad.yaml line ${entry} flags $patch: delte in the references entry`, () =>
+        expectOnLine(diags, entry, /not accepted|valid values/i, /delete/),
+      );
+      await check(`yls: directives-bad.yaml line ${limits} flags $patch: delte in metadata.limits`, () =>
+        expectOnLine(diags, limits, /not accepted|valid values/i, /replace/, /delete/),
+      );
+      await check(`yls: directives-bad.yaml line ${legacy} flags {$patch: delete, other: 1} in metadata.legacy`, () =>
+        expectOnLine(diags, legacy, /more properties|limit of 1/i),
+      );
+    }
     // Each document gets a (possibly empty) publishDiagnostics once the
     // server has validated it, so "no diagnostics" is a definite answer.
+    await check("yls: directives-valid.yaml (every $patch form) has no diagnostics", async () =>
+      expectNone(await client.diagnosticsFor(docs.directives.uri)),
+    );
     await check("yls: valid.yaml has no diagnostics", async () =>
       expectNone(await client.diagnosticsFor(docs.validAbs.uri)),
     );
@@ -523,8 +624,37 @@ async function taploChecks() {
     );
   });
 
+  // The error about a root mapping is repeated on every line of the file,
+  // so the top-level `$patch` is recognised by its message, which names it;
+  // the others are errors of their own kind on the `$patch` line.
+  const misusedText = readFileSync(fixture("directives-bad.toml"), "utf8");
+  let misused = null;
+  await check("taplo: directives-bad.toml fails lint", () => {
+    misused = taploLint(fixture("directives-bad.toml"));
+    if (misused.status === 0) return `exit 0; output: ${misused.output}`;
+  });
+  if (misused) {
+    const top = lineOf(misusedText, '"$patch"');
+    const entry = lineAfter(misusedText, "[[references]]", '"$patch"');
+    const limits = lineAfter(misusedText, "[metadata.limits]", '"$patch"');
+    const legacy = lineAfter(misusedText, "[metadata.legacy]", '"$patch"');
+    await check(`taplo: directives-bad.toml line ${top} flags the top-level $patch as not allowed`, () =>
+      onLine(misused.errors, top, /not allowed/i, /'\$patch'/),
+    );
+    await check(`taplo: directives-bad.toml line ${entry} flags "$patch" = "delte" in the references entry`, () =>
+      onLine(misused.errors, entry, /delte/, /anyOf/),
+    );
+    await check(`taplo: directives-bad.toml line ${limits} flags "$patch" = "delte" in metadata.limits`, () =>
+      onLine(misused.errors, limits, /"delte" is not one of/, /replace/, /delete/),
+    );
+    await check(`taplo: directives-bad.toml line ${legacy} flags {"$patch" = "delete", other = 1} in metadata.legacy`, () =>
+      onLine(misused.errors, legacy, /more than 1 propert/),
+    );
+  }
+
   for (const [label, path] of [
     ["valid.toml", fixture("valid.toml")],
+    ["directives-valid.toml (every $patch form)", fixture("directives-valid.toml")],
     ["examples/layers/user/writer.toml", join(ROOT, "examples/layers/user/writer.toml")],
   ]) {
     await check(`taplo: ${label} passes lint (a schema that fails to load would fail it)`, () => {
