@@ -54,6 +54,25 @@ pub fn strategy_help(strategy: &Strategy) -> String {
     }
 }
 
+/// The directives a strategy takes, in a sentence (spec version 2).
+fn directive_help(strategy: &Strategy) -> Option<&'static str> {
+    match strategy {
+        Strategy::Override { .. } => None,
+        Strategy::Append { .. } => Some(
+            "An item {$patch: delete, value: X} removes the lower layers' items equal to X; \
+             an item {$patch: replace} makes your items replace theirs.",
+        ),
+        Strategy::KeyedReplace { .. } => Some(
+            "An entry {name: X, $patch: delete} removes the lower layers' entry X; \
+             an item {$patch: replace} makes your entries replace theirs.",
+        ),
+        Strategy::DeepMerge { .. } => Some(
+            "In a mapping, $patch: replace replaces the lower layers' mapping whole; \
+             {$patch: delete} removes it.",
+        ),
+    }
+}
+
 fn typed(json_type: Option<&str>) -> Map<String, Value> {
     let mut m = Map::new();
     if let Some(t) = json_type {
@@ -206,10 +225,8 @@ fn rule_schema(strategy: &Strategy, directives: bool) -> Map<String, Value> {
             let mut properties = Map::new();
             properties.insert(PATCH.into(), json!({ "enum": ["replace", "delete"] }));
             for f in fields {
-                properties.insert(
-                    f.name.clone(),
-                    Value::Object(nullable(rule_schema(&f.strategy, true))),
-                );
+                let schema = described(f, nullable(rule_schema(&f.strategy, true)), true);
+                properties.insert(f.name.clone(), Value::Object(schema));
             }
             m.insert("properties".into(), Value::Object(properties));
             m.insert("additionalProperties".into(), json!({ "$ref": DEEP_REF }));
@@ -271,6 +288,30 @@ fn deep_defs() -> Value {
             }
         }
     })
+}
+
+/// `schema` with the hover text of `field` (its description, its checks in
+/// words, its strategy in a sentence) and its examples.
+fn described(
+    field: &Field,
+    mut schema: Map<String, Value>,
+    directives: bool,
+) -> Map<String, Value> {
+    let mut description = strategy_help(&field.strategy);
+    if directives && let Some(help) = directive_help(&field.strategy) {
+        description = format!("{description} {help}");
+    }
+    if let Some(rules) = constraint_help(field) {
+        description = format!("{rules}\n\n{description}");
+    }
+    if let Some(d) = &field.description {
+        description = format!("{d}\n\n{description}");
+    }
+    schema.insert("description".into(), json!(description));
+    if !field.examples.is_empty() {
+        schema.insert("examples".into(), Value::Array(field.examples.clone()));
+    }
+    schema
 }
 
 /// `schema`, also accepting `null` (the reset).
@@ -388,18 +429,11 @@ pub fn fragment_schema(spec: &MergeSpec) -> Value {
     let directives = spec.directives();
     for field in &spec.fields {
         // `null` resets a field; allow it beside the declared type(s) and values.
-        let mut schema = nullable(rule_schema(&field.strategy, directives));
-        let mut description = strategy_help(&field.strategy);
-        if let Some(rules) = constraint_help(field) {
-            description = format!("{rules}\n\n{description}");
-        }
-        if let Some(d) = &field.description {
-            description = format!("{d}\n\n{description}");
-        }
-        schema.insert("description".into(), json!(description));
-        if !field.examples.is_empty() {
-            schema.insert("examples".into(), Value::Array(field.examples.clone()));
-        }
+        let schema = described(
+            field,
+            nullable(rule_schema(&field.strategy, directives)),
+            directives,
+        );
         properties.insert(field.name.clone(), Value::Object(schema));
     }
     let mut schema = json!({

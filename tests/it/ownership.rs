@@ -256,9 +256,10 @@ fn the_spec_command_and_the_schema_name_the_owning_layers() {
         "allowed-tools OVERRIDE string or list of string \"\" only base+team"
     );
     assert_eq!(row("model"), "model OVERRIDE string \"\" only base");
+    assert_eq!(row("metadata"), "metadata DEEP_MERGE mapping {}");
     assert_eq!(
-        row("metadata"),
-        "metadata DEEP_MERGE mapping {} allowed only base+team"
+        row("metadata.allowed"),
+        "metadata.allowed OVERRIDE any - only base+team"
     );
     assert_eq!(row("description"), "description OVERRIDE string \"\"");
     let schema = sb.run(&["schema"]).json();
@@ -268,6 +269,13 @@ fn the_spec_command_and_the_schema_name_the_owning_layers() {
     assert!(
         hover.starts_with("May be set only in the base and team layers.\n\nOVERRIDE:"),
         "{hover}"
+    );
+    let nested = schema["properties"]["metadata"]["properties"]["allowed"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        nested.starts_with("May be set only in the base and team layers.\n\nOVERRIDE:"),
+        "{nested}"
     );
 }
 

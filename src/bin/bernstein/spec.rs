@@ -104,17 +104,32 @@ pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
             .to_vec(),
     ];
     for f in &spec.fields {
-        rows.push(vec![
-            f.name.clone(),
-            f.strategy.name().into(),
-            f.strategy.type_description(),
-            f.default.to_string(),
-            checks(f),
-        ]);
+        push_rows(f, &f.name, &mut rows);
     }
     out.push_str(&output::table(&rows));
     output::print(&out);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The row of `f` (at `path`: `metadata.tools` for a nested key) and,
+/// below a DEEP_MERGE rule, the rows of the keys it has rules for.
+fn push_rows(f: &Field, path: &str, rows: &mut Vec<Vec<String>>) {
+    rows.push(vec![
+        path.to_owned(),
+        f.strategy.name().into(),
+        f.strategy.type_description(),
+        match (path.contains('.'), f.has_default) {
+            // A nested key without a default is simply absent when unset.
+            (true, false) => "-".into(),
+            _ => f.default.to_string(),
+        },
+        checks(f),
+    ]);
+    if let Strategy::DeepMerge { fields } = &f.strategy {
+        for key in fields {
+            push_rows(key, &format!("{path}.{}", key.name), rows);
+        }
+    }
 }
 
 /// The CHECKS column: `required`, then the constraints in short.
@@ -130,36 +145,24 @@ fn checks(field: &Field) -> String {
                 out.extend(short(&items.constraints).map(|c| format!("items {c}")));
             }
         }
-        Strategy::Append { items, .. } => {
+        Strategy::Append { items, unique } => {
             out.extend(short(&items.constraints).map(|c| format!("items {c}")));
+            if *unique {
+                out.push("unique".into());
+            }
         }
-        _ => {}
+        Strategy::KeyedReplace { entries, .. } => {
+            if *entries == bernstein_skills::spec::EntriesMode::Merge {
+                out.push("entries merge".into());
+            }
+        }
+        Strategy::DeepMerge { .. } => {}
     }
-    owned(field, "", &mut out);
-    out.join(", ")
-}
-
-/// The layers that may set `field` and each key below it that has rules
-/// (`only base+team`, `limits.max only base`); `path` is the key's path
-/// below the top-level field (empty for the field itself).
-fn owned(field: &Field, path: &str, out: &mut Vec<String>) {
     if let Some(layers) = ownership::owners(field) {
         let labels: Vec<&str> = layers.iter().map(|l| l.label()).collect();
-        let only = format!("only {}", labels.join("+"));
-        out.push(match path {
-            "" => only,
-            path => format!("{path} {only}"),
-        });
+        out.push(format!("only {}", labels.join("+")));
     }
-    if let Strategy::DeepMerge { fields } = &field.strategy {
-        for key in fields {
-            let below = match path {
-                "" => key.name.clone(),
-                path => format!("{path}.{}", key.name),
-            };
-            owned(key, &below, out);
-        }
-    }
+    out.join(", ")
 }
 
 fn short(c: &Constraints) -> impl Iterator<Item = String> {
