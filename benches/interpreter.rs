@@ -14,6 +14,12 @@
 //! dispatching on each field's strategy, reading keys and defaults from the
 //! spec instead of constants.
 //!
+//! A second comparison does the same for nested rules: the spec in
+//! `benches/fixtures/rules-v2/` gives `metadata.tags` (APPEND, unique) and
+//! `metadata.tools` (KEYED_REPLACE, entries merged) rules of their own, and
+//! its skill's layers use every directive; the hand-written merge of those
+//! rules must again give the identical `Effective`.
+//!
 //! A third line, `hand-written, values only`, merges plain JSON with no
 //! provenance at all. It is not part of the ratio; it shows what provenance
 //! itself costs.
@@ -31,6 +37,7 @@ use criterion::{Criterion, criterion_group};
 use serde_json::{Map, Value, json};
 
 use bernstein_skills::fragment::escape_pointer;
+use bernstein_skills::layer::Form;
 use bernstein_skills::merge::{Change, ChangeKind, Entry, FieldMerge, Identity, Merged};
 use bernstein_skills::provenance::{Origin, Shadowed, Sourced};
 use bernstein_skills::{Effective, Fragment, Layer, MergeSpec, merge};
@@ -48,6 +55,8 @@ mod hand {
 
     /// The key fields of every KEYED_REPLACE field of the shipped spec.
     pub const KEYS: [&str; 3] = ["name", "id", "code"];
+    /// The key field of `scripts` and `metadata.tools` in the rules spec.
+    pub const NAME: [&str; 1] = ["name"];
     /// The default of every field of the shipped spec that may be a string.
     static EMPTY: Value = Value::String(String::new());
     /// The default of its boolean fields.
@@ -715,6 +724,47 @@ mod hand {
         ];
         effective(name, fs, fields)
     }
+
+    /// The keys of `metadata` in the rules spec: `tags` (APPEND, unique)
+    /// and `tools` (KEYED_REPLACE by name, entries merged); others deeply.
+    fn metadata_key<'a>(log: &mut Log<'a>, key: &str, cs: &[At<'a>]) -> Option<Merged<'a>> {
+        match key {
+            "tags" => {
+                let rest = cut(log, cs, "APPEND", false, Value::is_null, replaces_list);
+                (!rest.is_empty()).then(|| Merged::Append(append(log, rest, true)))
+            }
+            "tools" => {
+                let rest = cut(
+                    log,
+                    cs,
+                    "KEYED_REPLACE",
+                    false,
+                    Value::is_null,
+                    replaces_list,
+                );
+                (!rest.is_empty()).then(|| Merged::Keyed(keyed(log, rest, &NAME, true)))
+            }
+            key => implicit(log, key, cs),
+        }
+    }
+
+    /// The fields of `benches/fixtures/rules-v2/mergespec.yaml`.
+    pub fn merge_rules<'a>(name: &str, fs: &'a [Fragment]) -> Effective<'a> {
+        let log = &mut Log::default();
+        let fields = vec![
+            string_field(log, fs, "author", None),
+            string_field(log, fs, "body", None),
+            string_field(log, fs, "description", None),
+            deep_field(log, fs, "hooks", implicit),
+            deep_field(log, fs, "metadata", metadata_key),
+            string_field(log, fs, "name", Some(name)),
+            keyed_field(log, fs, "references", &KEYS, false),
+            keyed_field(log, fs, "scripts", &NAME, true),
+            append_field(log, fs, "trigger_keywords", true),
+            string_field(log, fs, "version", None),
+        ];
+        effective(name, fs, fields)
+    }
 }
 
 /// The hand-written merge on plain JSON, no provenance: a reference point
@@ -989,6 +1039,105 @@ fn fixture() -> (MergeSpec, Vec<Fragment>) {
     (spec, fragments)
 }
 
+/// The skill of the rules-engine-v2 comparison.
+const RULES_SKILL: &str = "review";
+
+/// The rules-engine-v2 fixture (`benches/fixtures/rules-v2/`: its spec,
+/// with rules for keys of `metadata`, and a skill in all three layers that
+/// uses every directive), after checking that both merges agree.
+fn rules_fixture() -> (MergeSpec, Vec<Fragment>) {
+    let dir = common::root().join("benches/fixtures/rules-v2");
+    let spec = MergeSpec::load(&dir.join("mergespec.yaml")).expect("the rules spec loads");
+    assert!(spec.directives(), "the rules spec is version 2");
+    let options = common::options(&spec);
+    let fragments: Vec<Fragment> = [
+        ("base/review.yaml", Form::Yaml, Layer::Base),
+        ("team/review.yaml", Form::Yaml, Layer::Team),
+        ("user/review.toml", Form::Toml, Layer::User),
+    ]
+    .into_iter()
+    .map(|(rel, form, layer)| {
+        let path = dir.join(rel);
+        let text = std::fs::read_to_string(&path).expect("fixture reads");
+        Fragment::from_str(text, form, layer, &path, &options).expect("fixture parses")
+    })
+    .collect();
+    let real = merge(&spec, RULES_SKILL, &fragments);
+    // The fixture exercises what it is meant to: a deleted keyed entry, a
+    // mapping replaced whole, dropped duplicates, merged entries.
+    let kinds: BTreeSet<(String, &str)> = real
+        .fields
+        .iter()
+        .flat_map(|f| &f.changes)
+        .map(|c| (c.path.clone(), c.kind.label()))
+        .collect();
+    for expected in [
+        ("metadata.tools[curl]", "deleted"),
+        ("references[style]", "deleted"),
+        ("metadata.model", "replaced"),
+        ("metadata.owner", "deleted"),
+        ("metadata.tags", "duplicate"),
+        ("metadata.tags", "deleted"),
+        ("trigger_keywords", "duplicate"),
+    ] {
+        assert!(
+            kinds.contains(&(expected.0.to_owned(), expected.1)),
+            "{expected:?} in {kinds:?}"
+        );
+    }
+    let Some(Merged::Deep(meta)) = real.field("metadata").map(|f| &f.merged) else {
+        panic!("metadata is a mapping")
+    };
+    let Some(Merged::Keyed(tools)) = meta.get("tools") else {
+        panic!("metadata.tools is keyed: {meta:?}")
+    };
+    assert!(tools.iter().any(|e| e.parts.is_some()), "a merged entry");
+    assert_eq!(
+        hand::merge_rules(RULES_SKILL, &fragments),
+        real,
+        "the hand-written merge of the rules spec must give the same Effective"
+    );
+    let variant = edited(
+        &fragments,
+        [
+            json!({}),
+            json!({
+                "trigger_keywords": [{"$patch": "replace"}, "a", "a", "review"],
+                "scripts": [
+                    {"name": "lint", "$patch": "replace", "run": "x"},
+                    {"name": "ghost", "$patch": "delete"},
+                ],
+                "metadata": {
+                    "tags": null,
+                    "tools": [{"$patch": "replace"}, {"name": "rg"}, {"name": "grep"}],
+                    "model": {"$patch": "delete"},
+                },
+            }),
+            json!({
+                "scripts": [{"name": "lint", "timeout_s": null}, "test"],
+                "metadata": {
+                    "tags": ["z", {"$patch": "delete", "value": "z"}, "tone"],
+                    "tools": [
+                        {"name": "rg", "opts": {"x": null}},
+                        {"name": "grep", "limits": {"$patch": "replace", "x": 1}},
+                        {"name": "jq", "$patch": "delete"},
+                    ],
+                },
+            }),
+        ],
+    );
+    for fs in [fragments.clone(), variant] {
+        for some in subsets(&fs) {
+            assert_eq!(
+                hand::merge_rules("x", &some),
+                merge(&spec, "x", &some),
+                "the hand-written merge of the rules spec must agree on every subset"
+            );
+        }
+    }
+    (spec, fragments)
+}
+
 fn benches(c: &mut Criterion) {
     let (spec, fragments) = fixture();
     let mut g = c.benchmark_group("merge three layers");
@@ -1002,9 +1151,20 @@ fn benches(c: &mut Criterion) {
         b.iter(|| values_only::merge(common::SKILL, black_box(&fragments)))
     });
     g.finish();
+
+    let (spec, fragments) = rules_fixture();
+    let mut g = c.benchmark_group("rules v2: nested rules and directives");
+    g.bench_function("spec-driven (bernstein_skills::merge)", |b| {
+        b.iter(|| merge(black_box(&spec), RULES_SKILL, black_box(&fragments)))
+    });
+    g.bench_function("hand-written, same provenance", |b| {
+        b.iter(|| hand::merge_rules(RULES_SKILL, black_box(&fragments)))
+    });
+    g.finish();
 }
 
-// `--count N [spec|hand|values]` runs each merge (or one) N times (result dropped, as in the timed loop) and nothing else, for
+// `--count N [spec|hand|values|rules-spec|rules-hand]` runs each merge (or
+// one) N times (result dropped, as in the timed loop) and nothing else, for
 // instruction counts that do not depend on the machine's load:
 //
 //   valgrind --tool=callgrind --toggle-collect='interpreter::count_*' \
@@ -1030,6 +1190,18 @@ fn count_hand(fs: &[Fragment], n: usize) {
 fn count_values_only(fs: &[Fragment], n: usize) {
     for _ in 0..n {
         black_box(values_only::merge(common::SKILL, black_box(fs)));
+    }
+}
+
+#[inline(never)]
+fn count_rules_spec(spec: &MergeSpec, fs: &[Fragment], n: usize) {
+    count_spec(spec, RULES_SKILL, fs, n);
+}
+
+#[inline(never)]
+fn count_rules_hand(fs: &[Fragment], n: usize) {
+    for _ in 0..n {
+        black_box(hand::merge_rules(RULES_SKILL, black_box(fs)));
     }
 }
 
@@ -1061,6 +1233,13 @@ fn main() {
         }
         if run("values") {
             count_values_only(&fragments, n);
+        }
+        let (spec, fragments) = rules_fixture();
+        if run("rules-spec") {
+            count_rules_spec(&spec, &fragments, n);
+        }
+        if run("rules-hand") {
+            count_rules_hand(&fragments, n);
         }
         return;
     }
