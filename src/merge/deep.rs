@@ -9,12 +9,13 @@ use serde_json::Value;
 use crate::spec::Field;
 
 use super::{Contribution, Merged, PATCH, Tree, Walk, key_rule, patch_of, replaced_by};
+use crate::spec::Strategy;
 
 /// Merges one DEEP_MERGE mapping (or a key below one without a rule).
 pub(crate) fn merge<'a>(
     walk: &mut Walk<'a>,
     rule: &'a Field,
-    layers: &[Contribution<'a>],
+    layers: &mut [Contribution<'a>],
     top: bool,
 ) -> Merged<'a> {
     let replaced = walk.directives
@@ -22,7 +23,7 @@ pub(crate) fn merge<'a>(
             .first()
             .is_some_and(|c| patch_of(c.value) == Some("replace"));
     // The default, as the lowest contribution (it has no origin).
-    let with_default;
+    let mut with_default;
     let layers = if (top || rule.has_default)
         && !replaced
         && rule.default.as_object().is_some_and(|m| !m.is_empty())
@@ -34,7 +35,7 @@ pub(crate) fn merge<'a>(
         })
         .chain(layers.iter().cloned())
         .collect::<Vec<_>>();
-        &with_default[..]
+        &mut with_default[..]
     } else {
         layers
     };
@@ -49,8 +50,9 @@ pub(crate) fn merge<'a>(
             .iter()
             .rposition(|c| c.value.is_object())
             .map_or(0, |i| i + 1);
-        let mut out = layers[run].sourced();
-        for c in &layers[run + 1..] {
+        let (first, later) = layers[run..].split_first_mut().expect("run < from");
+        let mut out = first.take_sourced();
+        for c in later {
             out = replaced_by(out, c);
         }
         return Merged::Override(out);
@@ -68,17 +70,17 @@ pub(crate) fn merge<'a>(
         }
     }
     // Keys whose rule has a default appear even when no layer sets them.
-    if let crate::spec::Strategy::DeepMerge { fields } = &rule.strategy {
+    if let Strategy::DeepMerge { fields } = &rule.strategy {
         for f in fields.iter().filter(|f| f.has_default) {
             keys.entry(f.name.as_str()).or_default();
         }
     }
     let mut tree = Tree::new();
     let len = walk.path.len();
-    for (k, values) in keys {
+    for (k, mut values) in keys {
         walk.path.push('.');
         walk.path.push_str(k);
-        if let Some(m) = walk.nested(key_rule(rule, k), &values) {
+        if let Some(m) = walk.nested(key_rule(rule, k), &mut values) {
             tree.insert(k, m);
         }
         walk.path.truncate(len);
@@ -95,7 +97,7 @@ mod tests {
     use serde_json::json;
 
     fn merge<'a>(field: &'a Field, fs: &'a [Fragment]) -> Merged<'a> {
-        super::merge(&mut walk(field), field, &contributions(field, fs), true)
+        super::merge(&mut walk(field), field, &mut contributions(field, fs), true)
     }
 
     #[test]

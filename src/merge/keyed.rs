@@ -221,12 +221,12 @@ pub(super) fn merge<'a>(
     out.into_iter()
         .flatten()
         .enumerate()
-        .map(|(i, slot)| {
+        .map(|(i, mut slot)| {
             let mut item = slot.item;
             let parts = (slot.parts.len() > 1).then(|| {
                 walk.path
                     .push_str(&keyed_segment(slot.identity.as_ref(), keys, i));
-                let merged = deep::merge(walk, &IMPLICIT, &slot.parts, false);
+                let merged = deep::merge(walk, &IMPLICIT, &mut slot.parts, false);
                 walk.path.truncate(keys_path);
                 item.value = Cow::Owned(merged.to_value());
                 Box::new(merged)

@@ -296,7 +296,7 @@ pub fn merge_only<'a>(
             }
             walk.path.clear();
             walk.path.push_str(&field.name);
-            let mut merged = walk.rule(field, &values[start..], reset_by.clone(), true);
+            let mut merged = walk.rule(field, &mut values[start..], reset_by.clone(), true);
             if spec.name_field.as_deref() == Some(field.name.as_str())
                 && let Merged::Override(s) = &mut merged
                 && *s.value == field.default
@@ -336,9 +336,16 @@ impl<'a> Contribution<'a> {
         self.fragment.map(|f| origin(f, self.pointer.clone()))
     }
 
-    /// The value with its origin.
-    pub(crate) fn sourced(&self) -> Sourced<'a> {
-        match self.origin() {
+    /// Where the value came from, taking the pointer along: for the last
+    /// use of a contribution, which saves a copy of its pointer.
+    pub(crate) fn take_origin(&mut self) -> Option<Origin> {
+        self.fragment
+            .map(|f| origin(f, std::mem::take(&mut self.pointer)))
+    }
+
+    /// The value with its origin (the last use of the contribution).
+    pub(crate) fn take_sourced(&mut self) -> Sourced<'a> {
+        match self.take_origin() {
             Some(o) => Sourced::new(self.value, o),
             None => Sourced::default_value(self.value),
         }
@@ -365,9 +372,10 @@ impl<'a> Contribution<'a> {
     }
 }
 
-/// `sourced` replaced by `c` (a spec default replaces nothing it can name).
-pub(crate) fn replaced_by<'a>(sourced: Sourced<'a>, c: &Contribution<'a>) -> Sourced<'a> {
-    match c.origin() {
+/// `sourced` replaced by `c` (a spec default replaces nothing it can name);
+/// the last use of `c`.
+pub(crate) fn replaced_by<'a>(sourced: Sourced<'a>, c: &mut Contribution<'a>) -> Sourced<'a> {
+    match c.take_origin() {
         Some(o) => sourced.replaced_by(c.value, o),
         None => Sourced::default_value(c.value),
     }
@@ -421,17 +429,28 @@ impl<'a> Walk<'a> {
             && patch_of(value) == Some("delete")
     }
 
-    /// Does `value` replace the lower layers' value whole?
-    fn replaces(&self, strategy: &Strategy, value: &Value) -> bool {
-        if !self.directives {
-            return false;
-        }
-        match (strategy, value) {
-            (Strategy::DeepMerge { .. }, Value::Object(_)) => patch_of(value) == Some("replace"),
-            (Strategy::Append { .. } | Strategy::KeyedReplace { .. }, Value::Array(items)) => {
-                items.iter().any(is_list_replace)
+    /// Does `value` delete the lower layers' value (below the top level),
+    /// or replace it whole? One look at its directive for both.
+    fn deletes_or_replaces(&self, strategy: &Strategy, value: &Value) -> (bool, bool) {
+        match value {
+            Value::Null => (true, false),
+            _ if !self.directives => (false, false),
+            Value::Object(_) if matches!(strategy, Strategy::DeepMerge { .. }) => {
+                match patch_of(value) {
+                    Some("delete") => (true, false),
+                    Some("replace") => (false, true),
+                    _ => (false, false),
+                }
             }
-            _ => false,
+            Value::Array(items)
+                if matches!(
+                    strategy,
+                    Strategy::Append { .. } | Strategy::KeyedReplace { .. }
+                ) =>
+            {
+                (false, items.iter().any(is_list_replace))
+            }
+            _ => (false, false),
         }
     }
 
@@ -460,15 +479,22 @@ impl<'a> Walk<'a> {
     pub(crate) fn rule(
         &mut self,
         rule: &'a Field,
-        contributions: &[Contribution<'a>],
+        contributions: &mut [Contribution<'a>],
         reset_by: Option<Origin>,
         top: bool,
     ) -> Merged<'a> {
+        let start = self.cut(rule, contributions, top);
+        self.merge_rest(rule, &mut contributions[start..], reset_by, top)
+    }
+
+    /// Where the contributions that `rule` merges start: after the last
+    /// deletion (below the top level) and at the last whole replacement.
+    /// Records what each of them removed.
+    fn cut(&mut self, rule: &'a Field, contributions: &[Contribution<'a>], top: bool) -> usize {
         let mut start = 0;
         for (i, c) in contributions.iter().enumerate() {
-            let deleted =
-                !top && (c.value.is_null() || self.deletes_mapping(&rule.strategy, c.value));
-            let replaced = self.replaces(&rule.strategy, c.value);
+            let (deleted, replaced) = self.deletes_or_replaces(&rule.strategy, c.value);
+            let deleted = deleted && !top;
             if !(deleted || replaced) {
                 continue;
             }
@@ -491,7 +517,17 @@ impl<'a> Walk<'a> {
             }
             start = if deleted { i + 1 } else { i };
         }
-        let rest = &contributions[start..];
+        start
+    }
+
+    /// Merges the contributions left after [`Walk::cut`] under `rule`.
+    fn merge_rest(
+        &mut self,
+        rule: &'a Field,
+        rest: &mut [Contribution<'a>],
+        reset_by: Option<Origin>,
+        top: bool,
+    ) -> Merged<'a> {
         match &rule.strategy {
             Strategy::Override { .. } => Merged::Override(override_::merge(rule, rest, reset_by)),
             Strategy::Append { unique, .. } => {
@@ -509,17 +545,14 @@ impl<'a> Walk<'a> {
     pub(crate) fn nested(
         &mut self,
         rule: &'a Field,
-        contributions: &[Contribution<'a>],
+        contributions: &mut [Contribution<'a>],
     ) -> Option<Merged<'a>> {
-        let merged = self.rule(rule, contributions, None, false);
-        let last_reset = contributions
-            .iter()
-            .rposition(|c| c.value.is_null() || self.deletes_mapping(&rule.strategy, c.value));
-        let unset = match last_reset {
-            Some(i) => i + 1 == contributions.len(),
-            None => contributions.is_empty(),
-        };
-        (!unset || rule.has_default).then_some(merged)
+        let start = self.cut(rule, contributions, false);
+        // Nothing after the cut: no layer sets the key, or the last one
+        // that does deletes it.
+        let unset = start == contributions.len();
+        (!unset || rule.has_default)
+            .then(|| self.merge_rest(rule, &mut contributions[start..], None, false))
     }
 }
 
