@@ -97,6 +97,7 @@ pub(super) fn merge<'a>(
                         fragment: None,
                         value: v,
                         pointer: String::new(),
+                        key: "",
                     }]
                 } else {
                     Vec::new()
@@ -193,6 +194,7 @@ pub(super) fn merge<'a>(
                 fragment: Some(f),
                 value: v,
                 pointer: pointer.clone(),
+                key: "",
             });
             let at = origin(f, pointer);
             match find(&out, id) {

@@ -282,6 +282,7 @@ pub fn merge_only<'a>(
                     fragment: Some(f),
                     value: f.fields().get(&field.name)?,
                     pointer: field_pointer(&field.name),
+                    key: "",
                 })
             }));
             // Only the fragments after the last reset contribute; the reset
@@ -328,6 +329,9 @@ pub(crate) struct Contribution<'a> {
     pub(crate) fragment: Option<&'a Fragment>,
     pub(crate) value: &'a Value,
     pub(crate) pointer: String,
+    /// Its key in the mapping above it (see [`Contribution::child`]), by
+    /// which a DEEP_MERGE mapping groups its keys' values; empty elsewhere.
+    pub(crate) key: &'a str,
 }
 
 impl<'a> Contribution<'a> {
@@ -352,7 +356,7 @@ impl<'a> Contribution<'a> {
     }
 
     /// The value of `key` of this mapping, as a contribution.
-    pub(crate) fn child(&self, key: &str, value: &'a Value) -> Contribution<'a> {
+    pub(crate) fn child(&self, key: &'a str, value: &'a Value) -> Contribution<'a> {
         let mut pointer = String::with_capacity(self.pointer.len() + key.len() + 1);
         pointer.push_str(&self.pointer);
         push_segment(&mut pointer, key);
@@ -360,6 +364,7 @@ impl<'a> Contribution<'a> {
             fragment: self.fragment,
             value,
             pointer,
+            key,
         }
     }
 
@@ -715,6 +720,7 @@ pub(crate) mod tests {
                     fragment: Some(f),
                     value: f.fields().get(&field.name)?,
                     pointer: super::field_pointer(&field.name),
+                    key: "",
                 })
             })
             .collect()
