@@ -270,49 +270,68 @@ pub fn merge_only<'a>(
         changes: Vec::new(),
     };
     let mut values: Vec<Contribution<'a>> = Vec::with_capacity(fragments.len());
-    let fields = spec
-        .fields
+    // Each fragment's fields are walked once, in key order, alongside the
+    // spec's fields (in name order too): a comparison or two per field and
+    // fragment where a lookup took several, which were a tenth of a merge.
+    debug_assert!(spec.fields.is_sorted_by(|a, b| a.name < b.name));
+    let sorted = maps_are_sorted();
+    let mut cursors: Vec<_> = fragments
         .iter()
-        .filter(|field| keep(field))
-        .map(|field| {
-            // Each field's value in each fragment, looked up once.
-            values.clear();
-            values.extend(fragments.iter().filter_map(|f| {
-                Some(Contribution {
+        .map(|f| f.fields().iter().peekable())
+        .collect();
+    let mut fields = Vec::with_capacity(spec.fields.len());
+    for field in spec.fields.iter() {
+        if !keep(field) {
+            continue;
+        }
+        // Each field's value in each fragment, looked up once.
+        values.clear();
+        for (f, cursor) in fragments.iter().zip(&mut cursors) {
+            let value = if sorted {
+                while cursor
+                    .next_if(|(k, _)| k.as_str() < field.name.as_str())
+                    .is_some()
+                {}
+                cursor.next_if(|(k, _)| **k == field.name).map(|(_, v)| v)
+            } else {
+                f.fields().get(&field.name)
+            };
+            if let Some(value) = value {
+                values.push(Contribution {
                     fragment: Some(f),
-                    value: f.fields().get(&field.name)?,
+                    value,
                     pointer: field_pointer(&field.name),
                     key: "",
-                })
-            }));
-            // Only the fragments after the last reset contribute; the reset
-            // itself starts the field again from its default.
-            let mut reset_by = None;
-            let mut start = 0;
-            for (i, c) in values.iter().enumerate() {
-                if c.value.is_null() || walk.deletes_mapping(&field.strategy, c.value) {
-                    start = i + 1;
-                    reset_by = c.origin();
-                }
+                });
             }
-            walk.path.clear();
-            walk.path.push_str(&field.name);
-            let mut merged = walk.rule(field, &mut values[start..], reset_by.clone(), true);
-            if spec.name_field.as_deref() == Some(field.name.as_str())
-                && let Merged::Override(s) = &mut merged
-                && *s.value == field.default
-            {
-                s.value = std::borrow::Cow::Owned(Value::String(name.to_owned()));
+        }
+        // Only the fragments after the last reset contribute; the reset
+        // itself starts the field again from its default.
+        let mut reset_by = None;
+        let mut start = 0;
+        for (i, c) in values.iter().enumerate() {
+            if c.value.is_null() || walk.deletes_mapping(&field.strategy, c.value) {
+                start = i + 1;
+                reset_by = c.origin();
             }
-            FieldMerge {
-                name: &field.name,
-                strategy: field.strategy.name(),
-                merged,
-                reset_by,
-                changes: std::mem::take(&mut walk.changes),
-            }
-        })
-        .collect();
+        }
+        walk.path.clear();
+        walk.path.push_str(&field.name);
+        let mut merged = walk.rule(field, &mut values[start..], reset_by.clone(), true);
+        if spec.name_field.as_deref() == Some(field.name.as_str())
+            && let Merged::Override(s) = &mut merged
+            && *s.value == field.default
+        {
+            s.value = std::borrow::Cow::Owned(Value::String(name.to_owned()));
+        }
+        fields.push(FieldMerge {
+            name: &field.name,
+            strategy: field.strategy.name(),
+            merged,
+            reset_by,
+            changes: std::mem::take(&mut walk.changes),
+        });
+    }
     let mut layers_present: Vec<Layer> = fragments.iter().map(|f| f.layer).collect();
     layers_present.dedup();
     Effective {
@@ -320,6 +339,21 @@ pub fn merge_only<'a>(
         fields,
         layers_present,
     }
+}
+
+/// Does serde_json keep a map's keys sorted? It does unless some crate in
+/// the build turns on its `preserve_order` feature; the spec's fields are
+/// sorted by name, so [`merge_only`] can then walk a fragment's fields in
+/// step with them.
+fn maps_are_sorted() -> bool {
+    static SORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SORTED.get_or_init(|| {
+        let m: Map<String, Value> = [("b", Value::Null), ("a", Value::Null)]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        m.keys().next().map(String::as_str) == Some("a")
+    })
 }
 
 /// One layer's value at the place being merged, with its fragment and its
@@ -707,6 +741,47 @@ pub(crate) mod tests {
         );
         assert_eq!(super::field_pointer("a/b~c"), "/a~1b~0c");
         assert_eq!(super::field_pointer("plain"), "/plain");
+    }
+
+    /// Fields are found in step with the spec's among keys no field has,
+    /// before, between and after them, with some fields left out.
+    #[test]
+    fn fields_are_found_among_other_keys_and_with_fields_left_out() {
+        use serde_json::json;
+        let spec = spec();
+        let fs = [
+            frag(
+                Layer::Base,
+                json!({"0": 1, "author": "a", "body": "b", "bogus": 2, "version": "1", "zz": 3}),
+            ),
+            frag(
+                Layer::User,
+                json!({"assets": ["x"], "author": "u", "metadata": {"k": 1}, "~": 0}),
+            ),
+        ];
+        let all = super::merge(&spec, "s", &fs);
+        let v = all.to_value();
+        assert_eq!(
+            [
+                &v["author"],
+                &v["body"],
+                &v["version"],
+                &v["assets"],
+                &v["metadata"]
+            ],
+            [
+                &json!("u"),
+                &json!("b"),
+                &json!("1"),
+                &json!(["x"]),
+                &json!({"k": 1})
+            ]
+        );
+        let some = super::merge_only(&spec, "s", &fs, |f| f.name != "author" && f.name != "body");
+        assert_eq!(some.fields.len(), spec.fields.len() - 2);
+        for f in &some.fields {
+            assert_eq!(Some(f), all.field(f.name));
+        }
     }
 
     /// The contributions of `fs` to `field`, as [`super::merge`] passes them.
