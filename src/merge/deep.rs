@@ -8,7 +8,10 @@ use serde_json::Value;
 
 use crate::spec::Field;
 
-use super::{Contribution, Merged, PATCH, Tree, Walk, key_rule, patch_of, replaced_by};
+use super::{
+    Contribution, IMPLICIT, Merged, PATCH, Tree, Walk, key_rule, maps_are_sorted, patch_of,
+    replaced_by,
+};
 use crate::spec::Strategy;
 
 /// Merges one DEEP_MERGE mapping (or a key below one without a rule).
@@ -77,19 +80,38 @@ pub(crate) fn merge<'a>(
             values.push(c.child(k, v));
         }
     }
-    values.sort_by(|a, b| a.key.cmp(b.key));
+    // One mapping's keys are sorted already.
+    if from + 1 != layers.len() || !maps_are_sorted() {
+        values.sort_by(|a, b| a.key.cmp(b.key));
+    }
     let mut tree = Tree::new();
     let len = walk.path.len();
     let mut start = 0;
     while start < values.len() {
         let k = values[start].key;
         let end = start + values[start..].iter().take_while(|c| c.key == k).count();
-        walk.path.push('.');
-        walk.path.push_str(k);
-        if let Some(m) = walk.nested(key_rule(rule, k), &mut values[start..end]) {
+        let key_rule = key_rule(rule, k);
+        let merged = match &mut values[start..end] {
+            // A leaf of one layer, under no rule of its own (the usual
+            // case): itself, as `nested` would make it, without the walk.
+            [only]
+                if std::ptr::eq(key_rule, &IMPLICIT)
+                    && !only.value.is_null()
+                    && !only.value.is_object() =>
+            {
+                Some(Merged::Override(only.take_sourced()))
+            }
+            group => {
+                walk.path.push('.');
+                walk.path.push_str(k);
+                let merged = walk.nested(key_rule, group);
+                walk.path.truncate(len);
+                merged
+            }
+        };
+        if let Some(m) = merged {
             tree.insert(k, m);
         }
-        walk.path.truncate(len);
         start = end;
     }
     // Keys whose rule has a default appear even when no layer sets them

@@ -345,7 +345,7 @@ pub fn merge_only<'a>(
 /// the build turns on its `preserve_order` feature; the spec's fields are
 /// sorted by name, so [`merge_only`] can then walk a fragment's fields in
 /// step with them.
-fn maps_are_sorted() -> bool {
+pub(crate) fn maps_are_sorted() -> bool {
     static SORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *SORTED.get_or_init(|| {
         let m: Map<String, Value> = [("b", Value::Null), ("a", Value::Null)]
