@@ -1165,8 +1165,11 @@ fn benches(c: &mut Criterion) {
 
 // `--count N [spec|hand|values|rules-spec|rules-hand]` runs each merge (or
 // one) N times (result dropped, as in the timed loop) and nothing else, for
-// instruction counts that do not depend on the machine's load:
+// instruction counts that do not depend on the machine's load. The release
+// profile strips symbols, which the toggle needs:
 //
+//   CARGO_PROFILE_BENCH_STRIP=none CARGO_PROFILE_BENCH_DEBUG=line-tables-only \
+//       cargo bench --bench interpreter --no-run
 //   valgrind --tool=callgrind --toggle-collect='interpreter::count_*' \
 //       target/release/deps/interpreter-<hash> --count 1000
 //   callgrind_annotate --inclusive=yes callgrind.out.<pid> | grep count_
