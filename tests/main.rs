@@ -22,6 +22,7 @@ mod it {
     mod precedence;
     mod props;
     mod readme;
+    mod rules_props;
     mod schemas;
     mod skill_files;
     mod spec_edit;

@@ -14,7 +14,7 @@ use crate::spec::{EntriesMode, Field};
 
 use super::{
     ChangeKind, Contribution, IMPLICIT, Merged, PATCH, Walk, deep, is_list_replace, item_pointer,
-    keyed_segment, patch_of,
+    keyed_segment, origin, patch_of,
 };
 
 /// An entry's identity: the key field that identifies it and its value,
@@ -58,7 +58,9 @@ pub struct Entry<'a> {
     pub parts: Option<Box<Merged<'a>>>,
 }
 
-/// An entry being merged: its contributions since it was last replaced whole.
+/// An entry being merged; under `entries: merge`, with its contributions
+/// since it was last replaced whole (none are kept under `replace`, where
+/// they would not be read).
 struct Slot<'a> {
     identity: Option<Identity<'a>>,
     item: Sourced<'a>,
@@ -80,6 +82,7 @@ pub(super) fn merge<'a>(
                 .as_array()
                 .is_some_and(|a| a.iter().any(is_list_replace))
         });
+    let merging = mode == EntriesMode::Merge;
     let mut out: Vec<Option<Slot<'a>>> = Vec::new();
     if (top || field.has_default)
         && !replaced
@@ -89,11 +92,16 @@ pub(super) fn merge<'a>(
             Some(Slot {
                 identity: identity(v, keys),
                 item: Sourced::default_value(v),
-                parts: vec![Contribution {
-                    fragment: None,
-                    value: v,
-                    pointer: String::new(),
-                }],
+                parts: if merging {
+                    vec![Contribution {
+                        fragment: None,
+                        value: v,
+                        pointer: String::new(),
+                        key: "",
+                    }]
+                } else {
+                    Vec::new()
+                },
             })
         }));
     }
@@ -126,12 +134,8 @@ pub(super) fn merge<'a>(
         };
         for (i, v) in items.iter().enumerate() {
             let id = identity(v, keys);
-            let contribution = Contribution {
-                fragment: Some(f),
-                value: v,
-                pointer: item_pointer(&c.pointer, i),
-            };
-            let mut whole = mode == EntriesMode::Replace;
+            let pointer = item_pointer(&c.pointer, i);
+            let mut whole = !merging;
             let mut value = Cow::Borrowed(v);
             if walk.directives
                 && let Some(p) = patch_of(v)
@@ -139,9 +143,7 @@ pub(super) fn merge<'a>(
                 match p {
                     "delete" => {
                         let seg = keyed_segment(id.as_ref(), keys, i);
-                        let by = contribution
-                            .origin()
-                            .expect("a layer's entry has an origin");
+                        let by = origin(f, pointer);
                         match find(&out, id) {
                             Some(pos) => {
                                 let gone = out[pos].take().expect("found entries are live");
@@ -186,9 +188,15 @@ pub(super) fn merge<'a>(
                     _ => continue,
                 }
             }
-            let at = contribution
-                .origin()
-                .expect("a layer's entry has an origin");
+            // Under `entries: merge` the entry is kept as a part to merge
+            // at the end.
+            let part = merging.then(|| Contribution {
+                fragment: Some(f),
+                value: v,
+                pointer: pointer.clone(),
+                key: "",
+            });
+            let at = origin(f, pointer);
             match find(&out, id) {
                 Some(pos) => {
                     let slot = out[pos].as_mut().expect("found entries are live");
@@ -198,7 +206,7 @@ pub(super) fn merge<'a>(
                     if whole {
                         slot.parts.clear();
                     }
-                    slot.parts.push(contribution);
+                    slot.parts.extend(part);
                 }
                 None => out.push(Some(Slot {
                     identity: id,
@@ -206,7 +214,7 @@ pub(super) fn merge<'a>(
                         value,
                         ..Sourced::new(v, at)
                     },
-                    parts: vec![contribution],
+                    parts: part.into_iter().collect(),
                 })),
             }
         }
@@ -215,12 +223,12 @@ pub(super) fn merge<'a>(
     out.into_iter()
         .flatten()
         .enumerate()
-        .map(|(i, slot)| {
+        .map(|(i, mut slot)| {
             let mut item = slot.item;
-            let parts = (mode == EntriesMode::Merge && slot.parts.len() > 1).then(|| {
+            let parts = (slot.parts.len() > 1).then(|| {
                 walk.path
                     .push_str(&keyed_segment(slot.identity.as_ref(), keys, i));
-                let merged = deep::merge(walk, &IMPLICIT, &slot.parts, false);
+                let merged = deep::merge(walk, &IMPLICIT, &mut slot.parts, false);
                 walk.path.truncate(keys_path);
                 item.value = Cow::Owned(merged.to_value());
                 Box::new(merged)

@@ -270,48 +270,68 @@ pub fn merge_only<'a>(
         changes: Vec::new(),
     };
     let mut values: Vec<Contribution<'a>> = Vec::with_capacity(fragments.len());
-    let fields = spec
-        .fields
+    // Each fragment's fields are walked once, in key order, alongside the
+    // spec's fields (in name order too): a comparison or two per field and
+    // fragment where a lookup took several, which were a tenth of a merge.
+    debug_assert!(spec.fields.is_sorted_by(|a, b| a.name < b.name));
+    let sorted = maps_are_sorted();
+    let mut cursors: Vec<_> = fragments
         .iter()
-        .filter(|field| keep(field))
-        .map(|field| {
-            // Each field's value in each fragment, looked up once.
-            values.clear();
-            values.extend(fragments.iter().filter_map(|f| {
-                Some(Contribution {
-                    fragment: Some(f),
-                    value: f.fields().get(&field.name)?,
-                    pointer: field_pointer(&field.name),
-                })
-            }));
-            // Only the fragments after the last reset contribute; the reset
-            // itself starts the field again from its default.
-            let mut reset_by = None;
-            let mut start = 0;
-            for (i, c) in values.iter().enumerate() {
-                if c.value.is_null() || walk.deletes_mapping(&field.strategy, c.value) {
-                    start = i + 1;
-                    reset_by = c.origin();
-                }
-            }
-            walk.path.clear();
-            walk.path.push_str(&field.name);
-            let mut merged = walk.rule(field, &values[start..], reset_by.clone(), true);
-            if spec.name_field.as_deref() == Some(field.name.as_str())
-                && let Merged::Override(s) = &mut merged
-                && *s.value == field.default
-            {
-                s.value = std::borrow::Cow::Owned(Value::String(name.to_owned()));
-            }
-            FieldMerge {
-                name: &field.name,
-                strategy: field.strategy.name(),
-                merged,
-                reset_by,
-                changes: std::mem::take(&mut walk.changes),
-            }
-        })
+        .map(|f| f.fields().iter().peekable())
         .collect();
+    let mut fields = Vec::with_capacity(spec.fields.len());
+    for field in spec.fields.iter() {
+        if !keep(field) {
+            continue;
+        }
+        // Each field's value in each fragment, looked up once.
+        values.clear();
+        for (f, cursor) in fragments.iter().zip(&mut cursors) {
+            let value = if sorted {
+                while cursor
+                    .next_if(|(k, _)| k.as_str() < field.name.as_str())
+                    .is_some()
+                {}
+                cursor.next_if(|(k, _)| **k == field.name).map(|(_, v)| v)
+            } else {
+                f.fields().get(&field.name)
+            };
+            if let Some(value) = value {
+                values.push(Contribution {
+                    fragment: Some(f),
+                    value,
+                    pointer: field_pointer(&field.name),
+                    key: "",
+                });
+            }
+        }
+        // Only the fragments after the last reset contribute; the reset
+        // itself starts the field again from its default.
+        let mut reset_by = None;
+        let mut start = 0;
+        for (i, c) in values.iter().enumerate() {
+            if c.value.is_null() || walk.deletes_mapping(&field.strategy, c.value) {
+                start = i + 1;
+                reset_by = c.origin();
+            }
+        }
+        walk.path.clear();
+        walk.path.push_str(&field.name);
+        let mut merged = walk.rule(field, &mut values[start..], reset_by.clone(), true);
+        if spec.name_field.as_deref() == Some(field.name.as_str())
+            && let Merged::Override(s) = &mut merged
+            && *s.value == field.default
+        {
+            s.value = std::borrow::Cow::Owned(Value::String(name.to_owned()));
+        }
+        fields.push(FieldMerge {
+            name: &field.name,
+            strategy: field.strategy.name(),
+            merged,
+            reset_by,
+            changes: std::mem::take(&mut walk.changes),
+        });
+    }
     let mut layers_present: Vec<Layer> = fragments.iter().map(|f| f.layer).collect();
     layers_present.dedup();
     Effective {
@@ -321,6 +341,21 @@ pub fn merge_only<'a>(
     }
 }
 
+/// Does serde_json keep a map's keys sorted? It does unless some crate in
+/// the build turns on its `preserve_order` feature; the spec's fields are
+/// sorted by name, so [`merge_only`] can then walk a fragment's fields in
+/// step with them.
+pub(crate) fn maps_are_sorted() -> bool {
+    static SORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SORTED.get_or_init(|| {
+        let m: Map<String, Value> = [("b", Value::Null), ("a", Value::Null)]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        m.keys().next().map(String::as_str) == Some("a")
+    })
+}
+
 /// One layer's value at the place being merged, with its fragment and its
 /// pointer in that fragment; no fragment for the spec's default.
 #[derive(Debug, Clone)]
@@ -328,6 +363,9 @@ pub(crate) struct Contribution<'a> {
     pub(crate) fragment: Option<&'a Fragment>,
     pub(crate) value: &'a Value,
     pub(crate) pointer: String,
+    /// Its key in the mapping above it (see [`Contribution::child`]), by
+    /// which a DEEP_MERGE mapping groups its keys' values; empty elsewhere.
+    pub(crate) key: &'a str,
 }
 
 impl<'a> Contribution<'a> {
@@ -336,16 +374,23 @@ impl<'a> Contribution<'a> {
         self.fragment.map(|f| origin(f, self.pointer.clone()))
     }
 
-    /// The value with its origin.
-    pub(crate) fn sourced(&self) -> Sourced<'a> {
-        match self.origin() {
+    /// Where the value came from, taking the pointer along: for the last
+    /// use of a contribution, which saves a copy of its pointer.
+    pub(crate) fn take_origin(&mut self) -> Option<Origin> {
+        self.fragment
+            .map(|f| origin(f, std::mem::take(&mut self.pointer)))
+    }
+
+    /// The value with its origin (the last use of the contribution).
+    pub(crate) fn take_sourced(&mut self) -> Sourced<'a> {
+        match self.take_origin() {
             Some(o) => Sourced::new(self.value, o),
             None => Sourced::default_value(self.value),
         }
     }
 
     /// The value of `key` of this mapping, as a contribution.
-    pub(crate) fn child(&self, key: &str, value: &'a Value) -> Contribution<'a> {
+    pub(crate) fn child(&self, key: &'a str, value: &'a Value) -> Contribution<'a> {
         let mut pointer = String::with_capacity(self.pointer.len() + key.len() + 1);
         pointer.push_str(&self.pointer);
         push_segment(&mut pointer, key);
@@ -353,6 +398,7 @@ impl<'a> Contribution<'a> {
             fragment: self.fragment,
             value,
             pointer,
+            key,
         }
     }
 
@@ -365,9 +411,10 @@ impl<'a> Contribution<'a> {
     }
 }
 
-/// `sourced` replaced by `c` (a spec default replaces nothing it can name).
-pub(crate) fn replaced_by<'a>(sourced: Sourced<'a>, c: &Contribution<'a>) -> Sourced<'a> {
-    match c.origin() {
+/// `sourced` replaced by `c` (a spec default replaces nothing it can name);
+/// the last use of `c`.
+pub(crate) fn replaced_by<'a>(sourced: Sourced<'a>, c: &mut Contribution<'a>) -> Sourced<'a> {
+    match c.take_origin() {
         Some(o) => sourced.replaced_by(c.value, o),
         None => Sourced::default_value(c.value),
     }
@@ -421,17 +468,28 @@ impl<'a> Walk<'a> {
             && patch_of(value) == Some("delete")
     }
 
-    /// Does `value` replace the lower layers' value whole?
-    fn replaces(&self, strategy: &Strategy, value: &Value) -> bool {
-        if !self.directives {
-            return false;
-        }
-        match (strategy, value) {
-            (Strategy::DeepMerge { .. }, Value::Object(_)) => patch_of(value) == Some("replace"),
-            (Strategy::Append { .. } | Strategy::KeyedReplace { .. }, Value::Array(items)) => {
-                items.iter().any(is_list_replace)
+    /// Does `value` delete the lower layers' value (below the top level),
+    /// or replace it whole? One look at its directive for both.
+    fn deletes_or_replaces(&self, strategy: &Strategy, value: &Value) -> (bool, bool) {
+        match value {
+            Value::Null => (true, false),
+            _ if !self.directives => (false, false),
+            Value::Object(_) if matches!(strategy, Strategy::DeepMerge { .. }) => {
+                match patch_of(value) {
+                    Some("delete") => (true, false),
+                    Some("replace") => (false, true),
+                    _ => (false, false),
+                }
             }
-            _ => false,
+            Value::Array(items)
+                if matches!(
+                    strategy,
+                    Strategy::Append { .. } | Strategy::KeyedReplace { .. }
+                ) =>
+            {
+                (false, items.iter().any(is_list_replace))
+            }
+            _ => (false, false),
         }
     }
 
@@ -460,15 +518,22 @@ impl<'a> Walk<'a> {
     pub(crate) fn rule(
         &mut self,
         rule: &'a Field,
-        contributions: &[Contribution<'a>],
+        contributions: &mut [Contribution<'a>],
         reset_by: Option<Origin>,
         top: bool,
     ) -> Merged<'a> {
+        let start = self.cut(rule, contributions, top);
+        self.merge_rest(rule, &mut contributions[start..], reset_by, top)
+    }
+
+    /// Where the contributions that `rule` merges start: after the last
+    /// deletion (below the top level) and at the last whole replacement.
+    /// Records what each of them removed.
+    fn cut(&mut self, rule: &'a Field, contributions: &[Contribution<'a>], top: bool) -> usize {
         let mut start = 0;
         for (i, c) in contributions.iter().enumerate() {
-            let deleted =
-                !top && (c.value.is_null() || self.deletes_mapping(&rule.strategy, c.value));
-            let replaced = self.replaces(&rule.strategy, c.value);
+            let (deleted, replaced) = self.deletes_or_replaces(&rule.strategy, c.value);
+            let deleted = deleted && !top;
             if !(deleted || replaced) {
                 continue;
             }
@@ -491,7 +556,17 @@ impl<'a> Walk<'a> {
             }
             start = if deleted { i + 1 } else { i };
         }
-        let rest = &contributions[start..];
+        start
+    }
+
+    /// Merges the contributions left after [`Walk::cut`] under `rule`.
+    fn merge_rest(
+        &mut self,
+        rule: &'a Field,
+        rest: &mut [Contribution<'a>],
+        reset_by: Option<Origin>,
+        top: bool,
+    ) -> Merged<'a> {
         match &rule.strategy {
             Strategy::Override { .. } => Merged::Override(override_::merge(rule, rest, reset_by)),
             Strategy::Append { unique, .. } => {
@@ -509,17 +584,14 @@ impl<'a> Walk<'a> {
     pub(crate) fn nested(
         &mut self,
         rule: &'a Field,
-        contributions: &[Contribution<'a>],
+        contributions: &mut [Contribution<'a>],
     ) -> Option<Merged<'a>> {
-        let merged = self.rule(rule, contributions, None, false);
-        let last_reset = contributions
-            .iter()
-            .rposition(|c| c.value.is_null() || self.deletes_mapping(&rule.strategy, c.value));
-        let unset = match last_reset {
-            Some(i) => i + 1 == contributions.len(),
-            None => contributions.is_empty(),
-        };
-        (!unset || rule.has_default).then_some(merged)
+        let start = self.cut(rule, contributions, false);
+        // Nothing after the cut: no layer sets the key, or the last one
+        // that does deletes it.
+        let unset = start == contributions.len();
+        (!unset || rule.has_default)
+            .then(|| self.merge_rest(rule, &mut contributions[start..], None, false))
     }
 }
 
@@ -671,6 +743,47 @@ pub(crate) mod tests {
         assert_eq!(super::field_pointer("plain"), "/plain");
     }
 
+    /// Fields are found in step with the spec's among keys no field has,
+    /// before, between and after them, with some fields left out.
+    #[test]
+    fn fields_are_found_among_other_keys_and_with_fields_left_out() {
+        use serde_json::json;
+        let spec = spec();
+        let fs = [
+            frag(
+                Layer::Base,
+                json!({"0": 1, "author": "a", "body": "b", "bogus": 2, "version": "1", "zz": 3}),
+            ),
+            frag(
+                Layer::User,
+                json!({"assets": ["x"], "author": "u", "metadata": {"k": 1}, "~": 0}),
+            ),
+        ];
+        let all = super::merge(&spec, "s", &fs);
+        let v = all.to_value();
+        assert_eq!(
+            [
+                &v["author"],
+                &v["body"],
+                &v["version"],
+                &v["assets"],
+                &v["metadata"]
+            ],
+            [
+                &json!("u"),
+                &json!("b"),
+                &json!("1"),
+                &json!(["x"]),
+                &json!({"k": 1})
+            ]
+        );
+        let some = super::merge_only(&spec, "s", &fs, |f| f.name != "author" && f.name != "body");
+        assert_eq!(some.fields.len(), spec.fields.len() - 2);
+        for f in &some.fields {
+            assert_eq!(Some(f), all.field(f.name));
+        }
+    }
+
     /// The contributions of `fs` to `field`, as [`super::merge`] passes them.
     pub fn contributions<'a>(
         field: &crate::spec::Field,
@@ -682,6 +795,7 @@ pub(crate) mod tests {
                     fragment: Some(f),
                     value: f.fields().get(&field.name)?,
                     pointer: super::field_pointer(&field.name),
+                    key: "",
                 })
             })
             .collect()

@@ -9,7 +9,7 @@ use super::{Contribution, replaced_by};
 /// contributions start after, if any.
 pub(super) fn merge<'a>(
     field: &'a Field,
-    layers: &[Contribution<'a>],
+    layers: &mut [Contribution<'a>],
     reset_by: Option<Origin>,
 ) -> Sourced<'a> {
     let mut out = Sourced {
@@ -31,7 +31,7 @@ mod tests {
     use serde_json::json;
 
     fn merge<'a>(field: &'a Field, fs: &'a [Fragment], reset: Option<Origin>) -> Sourced<'a> {
-        super::merge(field, &contributions(field, fs), reset)
+        super::merge(field, &mut contributions(field, fs), reset)
     }
 
     #[test]
