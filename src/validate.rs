@@ -78,7 +78,9 @@ impl Validator {
                     _ => {
                         // A value of several types: the error inside the
                         // branch of its own type, where it is.
-                        let e = own_branch(spec, &e).unwrap_or(&e);
+                        let e = own_branch(spec, &e)
+                            .or_else(|| patch_branch(&e))
+                            .unwrap_or(&e);
                         let pointer = e.instance_path().as_str();
                         kept.offer(pointer.to_owned(), false, || diagnose(spec, pointer, e));
                     }
@@ -640,6 +642,18 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
                         or_list(keys)
                     ),
                 ),
+                Some("delete") if !others(m, &keys.iter().map(String::as_str).collect::<Vec<_>>()).is_empty() => problem(
+                    path,
+                    format!(
+                        "a delete holds only $patch and the entry's key (remove {})",
+                        list(
+                            others(m, &keys.iter().map(String::as_str).collect::<Vec<_>>())
+                                .iter()
+                                .map(String::as_str),
+                            false
+                        )
+                    ),
+                ),
                 Some("delete" | "replace") => None,
                 _ => problem(
                     path,
@@ -660,6 +674,25 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
             ),
         ),
     }
+}
+
+/// An `anyOf` that failed because of a `$patch` deep inside the value (a
+/// keyed entry holding a directive where it means nothing): the error at
+/// that `$patch`, so that the message names it and points at it.
+fn patch_branch<'e>(e: &'e ValidationError<'e>) -> Option<&'e ValidationError<'e>> {
+    let K::AnyOf { context } = e.kind() else {
+        return None;
+    };
+    // The value's own `$patch` is the directive forms' business.
+    let own = format!("{}/$patch", e.instance_path().as_str());
+    context.iter().flatten().find_map(|b| {
+        let at = b.instance_path().as_str();
+        if at.ends_with("/$patch") && at != own {
+            Some(b)
+        } else {
+            patch_branch(b)
+        }
+    })
 }
 
 /// A value of several types is checked by one `anyOf` branch per type (see

@@ -47,19 +47,26 @@ pub(super) fn merge<'a>(
         let Some(f) = c.fragment else { continue };
         match c.value {
             Value::Array(items) => {
-                let lower = out.len();
-                let mut deletes: Vec<(&'a Value, usize)> = Vec::new();
+                // This layer's deletes act on the lower layers' items first,
+                // so that the layer may list again an item it deleted below.
+                if walk.directives {
+                    let deletes: Vec<(&'a Value, usize)> = items
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, v)| patch_of(v) == Some("delete"))
+                        .filter_map(|(i, v)| Some((v.get("value")?, i)))
+                        .collect();
+                    if !deletes.is_empty() {
+                        let lower = out.len();
+                        delete(walk, &mut out, lower, &deletes, c, f);
+                        seen = None;
+                    }
+                }
                 for (i, v) in items.iter().enumerate() {
-                    if walk.directives
-                        && let Some(p) = patch_of(v)
-                    {
-                        if p == "delete"
-                            && let Some(target) = v.get("value")
-                        {
-                            deletes.push((target, i));
-                        }
-                        // `{$patch: replace}` was applied before the merge;
-                        // a misspelled directive never passes validation.
+                    // Deletes are done; `{$patch: replace}` was applied
+                    // before the merge; a misspelled directive never passes
+                    // validation.
+                    if walk.directives && patch_of(v).is_some() {
                         continue;
                     }
                     let at = origin(f, item_pointer(&c.pointer, i));
@@ -68,10 +75,6 @@ pub(super) fn merge<'a>(
                         continue;
                     }
                     push(&mut out, &mut seen, Sourced::new(v, at));
-                }
-                if !deletes.is_empty() {
-                    delete(walk, &mut out, lower, &deletes, c, f);
-                    seen = None;
                 }
             }
             Value::Null => {}

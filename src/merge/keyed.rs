@@ -225,7 +225,11 @@ pub(super) fn merge<'a>(
         .enumerate()
         .map(|(i, mut slot)| {
             let mut item = slot.item;
-            let parts = (slot.parts.len() > 1).then(|| {
+            // An entry set by one layer is merged too when it holds what
+            // a merge acts on (a `null`, a directive), so that neither
+            // reaches the effective skill.
+            let acts = |c: &Contribution| holds_reset(c.value, walk.directives);
+            let parts = (slot.parts.len() > 1 || slot.parts.iter().any(acts)).then(|| {
                 walk.path
                     .push_str(&keyed_segment(slot.identity.as_ref(), keys, i));
                 let merged = deep::merge(walk, &IMPLICIT, &mut slot.parts, false);
@@ -309,5 +313,18 @@ mod tests {
             "id"
         );
         assert_eq!(identity(&json!({"url": "y"}), &keys), None);
+    }
+}
+
+/// Does the mapping `v` hold, at any depth of mappings, a `null` or (with
+/// directives) a `$patch` key: something a deep merge acts on?
+fn holds_reset(v: &Value, directives: bool) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, v)| {
+            v.is_null()
+                || (directives && k == PATCH)
+                || (v.is_object() && holds_reset(v, directives))
+        }),
+        _ => false,
     }
 }

@@ -155,6 +155,7 @@ fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
 /// `#/$defs/deep`).
 fn rule_schema(strategy: &Strategy, directives: bool) -> Map<String, Value> {
     match strategy {
+        Strategy::Override { value } if directives => plain(value, value_schema(value)),
         Strategy::Override { value } => value_schema(value),
         Strategy::Append { items, .. } => {
             let mut m = typed(Some("array"));
@@ -171,7 +172,7 @@ fn rule_schema(strategy: &Strategy, directives: bool) -> Map<String, Value> {
                 json!({
                     "if": is_directive(),
                     "then": { "anyOf": [list_replace(), Value::Object(delete)] },
-                    "else": Value::Object(item),
+                    "else": Value::Object(plain(items, item)),
                 })
             } else {
                 Value::Object(item)
@@ -189,29 +190,42 @@ fn rule_schema(strategy: &Strategy, directives: bool) -> Map<String, Value> {
                     })
                 })
                 .collect();
-            let entry = json!({
-                "anyOf": [
-                    { "type": "string", "minLength": 1 },
-                    { "type": "object", "anyOf": with_key }
-                ]
-            });
+            let mut object = json!({ "type": "object", "anyOf": with_key });
             let item = if directives {
-                // A delete names the entry by its key; under `entries:
-                // merge` an entry may also ask to replace the lower one whole.
-                let verbs: &[&str] = match entries {
-                    super::EntriesMode::Merge => &["delete", "replace"],
-                    super::EntriesMode::Replace => &["delete"],
-                };
+                // Inside an entry, a directive means something only when
+                // entries merge (key by key, like DEEP_MERGE).
+                let merge = *entries == super::EntriesMode::Merge;
+                object["additionalProperties"] =
+                    json!({ "$ref": if merge { DEEP_REF } else { PLAIN_REF } });
+                // A delete names the entry by its key, and holds nothing else.
+                let mut named: Map<String, Value> =
+                    keys.iter().map(|k| (k.clone(), json!({}))).collect();
+                named.insert(PATCH.into(), json!({ "enum": ["delete"] }));
+                let mut forms = vec![
+                    list_replace(),
+                    json!({
+                        "type": "object",
+                        "properties": named,
+                        "additionalProperties": false,
+                        "anyOf": with_key
+                    }),
+                ];
+                // Under `entries: merge`, an entry may replace the lower one whole.
+                if merge {
+                    forms.push(json!({
+                        "type": "object",
+                        "properties": { PATCH: { "enum": ["replace"] } },
+                        "additionalProperties": { "$ref": DEEP_REF },
+                        "anyOf": with_key
+                    }));
+                }
                 json!({
                     "if": is_directive(),
-                    "then": { "anyOf": [
-                        list_replace(),
-                        { "type": "object", "properties": { PATCH: { "enum": verbs } }, "anyOf": with_key }
-                    ] },
-                    "else": entry,
+                    "then": { "anyOf": forms },
+                    "else": { "anyOf": [{ "type": "string", "minLength": 1 }, object] },
                 })
             } else {
-                entry
+                json!({ "anyOf": [{ "type": "string", "minLength": 1 }, object] })
             };
             let mut m = typed(Some("array"));
             m.insert("items".into(), item);
@@ -246,6 +260,23 @@ const PATCH: &str = crate::merge::PATCH;
 
 /// Where the schema of a value below a DEEP_MERGE key without a rule is.
 const DEEP_REF: &str = "#/$defs/deep";
+
+/// Where the schema of a value replaced whole (no `$patch` in it) is.
+const PLAIN_REF: &str = "#/$defs/plain";
+
+/// `schema` (of a value under `rule`), refusing `$patch` anywhere inside
+/// when the value may be a mapping or a list: such a value is replaced
+/// whole, so a directive in it would mean nothing.
+fn plain(rule: &ValueRule, mut schema: Map<String, Value>) -> Map<String, Value> {
+    if rule.allows(ValueType::Object) || rule.allows(ValueType::Array) {
+        if let Value::Object(defs) = &deep_defs()["plain"] {
+            for (k, v) in defs {
+                schema.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    schema
+}
 
 /// A mapping holding `$patch`.
 fn is_directive() -> Value {
@@ -284,7 +315,20 @@ fn deep_defs() -> Value {
             },
             "else": {
                 "if": { "type": "array" },
-                "then": { "type": "array", "items": { "not": is_directive() } }
+                "then": { "type": "array", "items": { "$ref": PLAIN_REF } }
+            }
+        },
+        // A value that is replaced whole: no `$patch` anywhere in it.
+        "plain": {
+            "if": { "type": "object" },
+            "then": {
+                "type": "object",
+                "properties": { PATCH: false },
+                "additionalProperties": { "$ref": PLAIN_REF }
+            },
+            "else": {
+                "if": { "type": "array" },
+                "then": { "type": "array", "items": { "$ref": PLAIN_REF } }
             }
         }
     })

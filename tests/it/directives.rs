@@ -278,7 +278,7 @@ description = {\"$patch\" = \"delete\"}
         "[ROOT]/layers/team/w.yaml:2:14: error: 'references[0]': a delete names the entry by its name or id: {name: <entry>, $patch: delete}",
         "[ROOT]/layers/team/w.yaml:3:14: error: 'description': an OVERRIDE value is replaced whole, so it takes no directive: write null to reset it",
         "[ROOT]/layers/team/w.yaml:5:11: error: 'metadata.limits': $patch: delete removes the whole mapping, so nothing may be set beside it (remove max)",
-        "[ROOT]/layers/team/w.yaml:6:11: error: 'metadata.owner[0]': a directive means nothing in a list below a DEEP_MERGE key: such a list is replaced whole already (give the key a rule under 'fields:' in the spec to merge it)",
+        "[ROOT]/layers/team/w.yaml:6:20: error: 'metadata.owner[0]': a directive means nothing in a list below a DEEP_MERGE key: such a list is replaced whole already (give the key a rule under 'fields:' in the spec to merge it)",
     ];
     for line in expected {
         assert!(err.lines().any(|l| l == line), "missing {line}\nin:\n{err}");
@@ -342,5 +342,27 @@ fn version_2_attributes_in_a_version_1_spec_are_one_error() {
             "{rule}: {err}"
         );
         assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn a_directive_inside_a_value_replaced_whole_is_refused() {
+    // Inside a keyed entry (entries replace), in a list of lists below a
+    // DEEP_MERGE key, inside a mapping in such a list, and a delete that
+    // carries more than the entry's key.
+    let sb = sandbox(
+        "references: [{name: style, meta: {$patch: delete}}, {name: other, $patch: delete, url: x}]
+metadata:
+  owner: [[{$patch: replace}], {a: {$patch: delete}}]
+",
+    );
+    let err = report(&sb);
+    for needle in [
+        "w.yaml:1:43: error: 'references[0].meta': a directive means nothing inside references (KEYED_REPLACE)",
+        "w.yaml:1:53: error: 'references[1]': a delete holds only $patch and the entry's key (remove url)",
+        "w.yaml:3:21: error: 'metadata.owner[0][0]': a directive means nothing in a list below a DEEP_MERGE key",
+        "w.yaml:3:45: error: 'metadata.owner[1].a': a directive means nothing in a list below a DEEP_MERGE key",
+    ] {
+        assert!(err.contains(needle), "missing {needle}\nin:\n{err}");
     }
 }

@@ -785,8 +785,8 @@ fn directives_are_read_under_version_2_only() {
     );
 }
 
-// ---- known bugs: each test states the behaviour rules engine v2 promises
-// and fails today (`cargo nextest run --run-ignored only rules_props`) ----
+// ---- regressions: each test states a behaviour rules engine v2 promises
+// that an earlier version of the interpreter or the schema got wrong ----
 
 /// The values of `field` merged from `layers` (base first).
 fn merged_field(spec: &MergeSpec, field: &str, layers: Vec<Value>) -> Value {
@@ -803,7 +803,7 @@ fn merged_field(spec: &MergeSpec, field: &str, layers: Vec<Value>) -> Value {
 /// layer's own item is dropped as a duplicate of the lower one before the
 /// delete removes that, and the item is gone.
 #[test]
-#[ignore = "bug in src/merge/append.rs: deletes are applied after the layer's items were deduplicated"]
+
 fn unique_keeps_an_item_its_layer_deletes_below_and_lists_again() {
     let spec = spec(SPEC_V2);
     let team = json!([{PATCH: "delete", "value": "a"}, "a"]);
@@ -827,7 +827,7 @@ proptest! {
     /// The general form of the test above: the same lists merged with
     /// `unique` are the first occurrences of their merge without it.
     #[test]
-    #[ignore = "bug in src/merge/append.rs: deletes are applied after the layer's items were deduplicated"]
+
     fn unique_is_the_first_occurrences_of_the_same_lists_without_unique(
         lists in [append_list(), append_list(), append_list()],
     ) {
@@ -853,7 +853,7 @@ proptest! {
 /// `null`s delete. Today it is kept as written, `$patch` and `null`
 /// included, while the same entry over a lower one is merged.
 #[test]
-#[ignore = "bug in src/merge/keyed.rs: an entry with one part is not merged, so its directives reach the effective skill"]
+
 fn a_new_entry_under_entries_merge_is_merged_too() {
     let spec = spec(SPEC_V2);
     let entry = json!({"name": "x", "cfg": {PATCH: "replace", "a": 1}, "gone": null});
@@ -938,7 +938,7 @@ fn validate_names_the_nested_key_and_its_rule() {
 /// passes validation (as if the entry were a DEEP_MERGE mapping), and the
 /// entry, replaced whole, keeps it.
 #[test]
-#[ignore = "bug: validate accepts $patch inside a replaced entry, and merge keeps it"]
+
 fn what_validates_merges_without_directives() {
     let spec = spec(SPEC_V2);
     let team = json!({"refs": [{"name": "p", "cfg": {PATCH: "delete"}}]});
