@@ -246,6 +246,19 @@ pub(super) fn merge<'a>(
         .collect()
 }
 
+/// Does the mapping `v` hold, at any depth of mappings, a `null` or (with
+/// directives) a `$patch` key: something a deep merge acts on?
+fn holds_reset(v: &Value, directives: bool) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, v)| {
+            v.is_null()
+                || (directives && k == PATCH)
+                || (v.is_object() && holds_reset(v, directives))
+        }),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{contributions, frag, spec, walk};
@@ -313,18 +326,5 @@ mod tests {
             "id"
         );
         assert_eq!(identity(&json!({"url": "y"}), &keys), None);
-    }
-}
-
-/// Does the mapping `v` hold, at any depth of mappings, a `null` or (with
-/// directives) a `$patch` key: something a deep merge acts on?
-fn holds_reset(v: &Value, directives: bool) -> bool {
-    match v {
-        Value::Object(m) => m.iter().any(|(k, v)| {
-            v.is_null()
-                || (directives && k == PATCH)
-                || (v.is_object() && holds_reset(v, directives))
-        }),
-        _ => false,
     }
 }

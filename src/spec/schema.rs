@@ -268,11 +268,11 @@ const PLAIN_REF: &str = "#/$defs/plain";
 /// when the value may be a mapping or a list: such a value is replaced
 /// whole, so a directive in it would mean nothing.
 fn plain(rule: &ValueRule, mut schema: Map<String, Value>) -> Map<String, Value> {
-    if rule.allows(ValueType::Object) || rule.allows(ValueType::Array) {
-        if let Value::Object(defs) = &deep_defs()["plain"] {
-            for (k, v) in defs {
-                schema.insert(k.clone(), v.clone());
-            }
+    if (rule.allows(ValueType::Object) || rule.allows(ValueType::Array))
+        && let Value::Object(defs) = &deep_defs()["plain"]
+    {
+        for (k, v) in defs {
+            schema.insert(k.clone(), v.clone());
         }
     }
     schema
