@@ -276,21 +276,41 @@ mod hand {
             .contains(&v.to_string())
     }
 
+    /// An entry set by one layer that holds a `null` or a `$patch` below
+    /// its top is merged too, so that neither reaches the result.
+    fn holds_reset(v: &Value) -> bool {
+        fn below(v: &Value) -> bool {
+            v.as_object().is_some_and(|m| {
+                m.iter()
+                    .any(|(k, v)| v.is_null() || k == "$patch" || below(v))
+            })
+        }
+        v.as_object().is_some_and(|m| {
+            m.iter()
+                .any(|(k, v)| k != "$patch" && (v.is_null() || below(v)))
+        })
+    }
+
     fn append<'a>(log: &mut Log<'a>, cs: &[At<'a>], unique: bool) -> Vec<Sourced<'a>> {
         let mut out: Vec<Sourced<'a>> = Vec::new();
         let mut seen: Option<BTreeSet<String>> = None;
         for c in cs {
             match c.v {
                 Value::Array(items) => {
-                    let lower = out.len();
-                    let mut deletes: Vec<(&'a Value, usize)> = Vec::new();
+                    // The layer's deletes act on the lower items first.
+                    let deletes: Vec<(&'a Value, usize)> = items
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, v)| patch(v) == Some("delete"))
+                        .filter_map(|(i, v)| Some((v.get("value")?, i)))
+                        .collect();
+                    if !deletes.is_empty() {
+                        let lower = out.len();
+                        delete_items(log, &mut out, lower, &deletes, c);
+                        seen = None;
+                    }
                     for (i, v) in items.iter().enumerate() {
-                        if let Some(p) = patch(v) {
-                            if p == "delete"
-                                && let Some(target) = v.get("value")
-                            {
-                                deletes.push((target, i));
-                            }
+                        if patch(v).is_some() {
                             continue;
                         }
                         let at = origin(c.f, item_pointer(&c.ptr, i));
@@ -302,10 +322,6 @@ mod hand {
                             set.insert(v.to_string());
                         }
                         out.push(Sourced::new(v, at));
-                    }
-                    if !deletes.is_empty() {
-                        delete_items(log, &mut out, lower, &deletes, c);
-                        seen = None;
                     }
                 }
                 Value::Null => {}
@@ -507,7 +523,8 @@ mod hand {
             .enumerate()
             .map(|(i, slot)| {
                 let mut item = slot.item;
-                let parts = (slot.parts.len() > 1).then(|| {
+                let single_with_resets = slot.parts.iter().any(|p| holds_reset(p.v));
+                let parts = (slot.parts.len() > 1 || single_with_resets).then(|| {
                     log.path.push_str(&segment(slot.id, keys, i));
                     let merged = mapping(log, &slot.parts, implicit);
                     log.path.truncate(base);

@@ -246,15 +246,22 @@ pub(super) fn merge<'a>(
         .collect()
 }
 
-/// Does the mapping `v` hold, at any depth of mappings, a `null` or (with
-/// directives) a `$patch` key: something a deep merge acts on?
+/// Does the entry `v` hold, at any depth of mappings, a `null` or (with
+/// directives) a `$patch` key below its top: something a deep merge acts
+/// on? (The entry's own `$patch` is its verb, already applied.)
 fn holds_reset(v: &Value, directives: bool) -> bool {
+    fn below(v: &Value, directives: bool) -> bool {
+        match v {
+            Value::Object(m) => m
+                .iter()
+                .any(|(k, v)| v.is_null() || (directives && k == PATCH) || below(v, directives)),
+            _ => false,
+        }
+    }
     match v {
-        Value::Object(m) => m.iter().any(|(k, v)| {
-            v.is_null()
-                || (directives && k == PATCH)
-                || (v.is_object() && holds_reset(v, directives))
-        }),
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| k != PATCH && (v.is_null() || below(v, directives))),
         _ => false,
     }
 }
