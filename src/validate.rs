@@ -32,9 +32,21 @@ pub fn warm_up() {
     let _ = jsonschema::draft7::new(&serde_json::json!({ "$schema": DRAFT7, "type": "object" }));
 }
 
+/// Compiles the fragment schema of `spec` (under draft 7: see the module
+/// documentation).
+pub(crate) fn compile_fragment_schema(
+    spec: &MergeSpec,
+) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+    let mut schema = fragment_schema(spec);
+    if let Some(obj) = schema.as_object_mut() {
+        obj.insert("$schema".into(), Value::String(DRAFT7.into()));
+    }
+    jsonschema::draft7::new(&schema)
+}
+
 /// A compiled fragment schema for one spec.
 pub struct Validator {
-    schema: jsonschema::Validator,
+    schema: std::sync::Arc<jsonschema::Validator>,
     /// Does some rule say which layers may set it? (See [`crate::ownership`].)
     owned: bool,
 }
@@ -48,12 +60,12 @@ impl std::fmt::Debug for Validator {
 impl Validator {
     /// Generates and compiles the fragment schema of `spec`.
     pub fn new(spec: &MergeSpec) -> Validator {
-        let mut schema = fragment_schema(spec);
-        if let Some(obj) = schema.as_object_mut() {
-            obj.insert("$schema".into(), Value::String(DRAFT7.into()));
-        }
-        let schema = jsonschema::draft7::new(&schema)
-            .expect("the generated fragment schema only uses keywords valid in draft 7");
+        let schema = match &spec.compiled {
+            Some(c) => c.0.clone(),
+            None => std::sync::Arc::new(compile_fragment_schema(spec).expect(
+                "the generated fragment schema only uses keywords valid in draft 7, and its patterns compiled when the spec was checked",
+            )),
+        };
         Validator {
             schema,
             owned: crate::ownership::any_owned(spec),

@@ -605,6 +605,19 @@ pub struct MergeSpec {
     /// The field names in the order the spec file lists them (for output
     /// meant for people and agents, such as a SKILL.md frontmatter).
     order: Vec<String>,
+    /// The fragment schema, compiled when checking the spec needed it (to
+    /// check its patterns), for [`crate::Validator::new`] to reuse.
+    pub(crate) compiled: Option<Compiled>,
+}
+
+/// A compiled fragment schema, shared by the clones of a spec.
+#[derive(Clone)]
+pub(crate) struct Compiled(pub(crate) std::sync::Arc<jsonschema::Validator>);
+
+impl fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Compiled")
+    }
 }
 
 /// The default KEYED_REPLACE key fields.
@@ -681,13 +694,14 @@ impl MergeSpec {
             fail: &fail,
         };
         let fields = checker.fields(raw.fields, "/fields", "", 0)?;
-        let spec = MergeSpec {
+        let mut spec = MergeSpec {
             path: path.to_path_buf(),
             version: raw.version,
             fields,
             body_field: raw.body_field,
             name_field: raw.name_field,
             order: Vec::new(),
+            compiled: None,
         };
         for (attr, field) in [
             ("body_field", &spec.body_field),
@@ -703,6 +717,31 @@ impl MergeSpec {
                         format!(
                             "{attr} '{}' must name an OVERRIDE field of type string",
                             text::excerpt(f, text::EXCERPT_CHARS)
+                        ),
+                    ));
+                }
+            }
+        }
+        // Patterns are checked by compiling the fragment schema that holds
+        // them all, once; the validator reuses it (a Unicode class costs a
+        // millisecond or more to compile, a third of a `show`). Only when
+        // that fails is each compiled alone, to name the one at fault.
+        let mut patterns = Vec::new();
+        collect_patterns(&spec.fields, "/fields", "", &mut patterns);
+        if !patterns.is_empty() {
+            match crate::validate::compile_fragment_schema(&spec) {
+                Ok(v) => spec.compiled = Some(Compiled(std::sync::Arc::new(v))),
+                Err(_) => {
+                    let (at, field, p) = patterns
+                        .iter()
+                        .find(|(_, _, p)| !schema::compile_pattern(p))
+                        .cloned()
+                        .unwrap_or_default();
+                    return Err(fail(
+                        &at,
+                        format!(
+                            "field '{field}': 'pattern' {} is not a valid regular expression (ECMA-262, as in JSON Schema)",
+                            text::json_excerpt(&Value::String(p), text::EXCERPT_CHARS)
                         ),
                     ));
                 }
@@ -1038,6 +1077,38 @@ impl RuleChecker<'_> {
     }
 }
 
+/// Every `pattern` of `fields` (and of their nested rules), with the
+/// pointer where the spec writes it.
+fn collect_patterns(
+    fields: &[Field],
+    at: &str,
+    prefix: &str,
+    out: &mut Vec<(String, String, String)>,
+) {
+    for f in fields {
+        let here = format!("{at}/{}", fragment::escape_pointer(&f.name));
+        let path = format!("{prefix}{}", text::excerpt(&f.name, text::EXCERPT_CHARS));
+        let mut push = |rule: &ValueRule, attr: &str| {
+            if let Some(p) = &rule.constraints.pattern {
+                out.push((format!("{here}/{attr}"), path.clone(), p.clone()));
+            }
+        };
+        match &f.strategy {
+            Strategy::Override { value } => {
+                push(value, "pattern");
+                if let Some(items) = &value.items {
+                    push(items, "items/pattern");
+                }
+            }
+            Strategy::Append { items, .. } => push(items, "items/pattern"),
+            Strategy::KeyedReplace { .. } => {}
+            Strategy::DeepMerge { fields } => {
+                collect_patterns(fields, &format!("{here}/fields"), &format!("{path}."), out)
+            }
+        }
+    }
+}
+
 fn spec_error(path: &Path, pos: Option<(usize, usize)>, kind: DiagnosticKind) -> Error {
     Error::Spec(Box::new(Diagnostic::error(Some(path), kind).at(pos)))
 }
@@ -1129,7 +1200,11 @@ fn value_rule(
             "'pattern_help' explains a 'pattern', and there is none".into(),
         ));
     }
+    // A pattern is compiled once, with the whole fragment schema, when the
+    // spec is checked (`MergeSpec::check`); only the `enum` check below
+    // needs it sooner.
     if let Some(p) = &c.pattern
+        && c.allowed.is_some()
         && !schema::compile_pattern(p)
     {
         return Err((
@@ -1460,6 +1535,34 @@ mod tests {
         ] {
             assert_eq!(err(fields), expected, "{fields}");
         }
+    }
+
+    #[test]
+    fn a_bad_pattern_below_a_nested_rule_is_located_and_a_good_one_compiles_once() {
+        let text = "version: 2\nfields:\n  metadata:\n    strategy: DEEP_MERGE\n    fields:\n      \
+                    tags: {strategy: APPEND, items: {type: string, pattern: '(a'}}\n";
+        match MergeSpec::from_str(text, Path::new("s.yaml")) {
+            Err(Error::Spec(d)) => {
+                assert_eq!((d.line, d.column), (Some(6), Some(63)), "{}", d.message());
+                assert!(
+                    d.message()
+                        .starts_with("field 'metadata.tags': 'pattern' \"(a\""),
+                    "{}",
+                    d.message()
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let good = MergeSpec::from_str(&text.replace("'(a'", "'^a'"), Path::new("s.yaml")).unwrap();
+        assert!(
+            good.compiled.is_some(),
+            "the checked schema is kept for the validator"
+        );
+        let plain = load("  a: {strategy: OVERRIDE, type: string}\n").unwrap();
+        assert!(
+            plain.compiled.is_none(),
+            "no pattern: nothing compiled before it is needed"
+        );
     }
 
     #[test]
