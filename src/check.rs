@@ -43,7 +43,7 @@ fn merged_is_empty(merged: &Merged) -> bool {
         Merged::Override(s) => is_empty(&s.value),
         Merged::Append(items) => items.is_empty(),
         Merged::Keyed(entries) => entries.is_empty(),
-        Merged::Deep(tree) => is_empty(&merged.to_value()) || tree.is_empty(),
+        Merged::Deep(tree) => tree.is_empty(),
     }
 }
 

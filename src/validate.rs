@@ -635,6 +635,8 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
             let named = keys.iter().any(|k| m.get(k).and_then(Value::as_str).is_some_and(|v| !v.is_empty()));
             let merge = *entries == crate::spec::EntriesMode::Merge;
             let first = keys.first().map(String::as_str).unwrap_or("name");
+            // What the entry holds besides `$patch` and its keys.
+            let beside_key = others(m, &keys.iter().map(String::as_str).collect::<Vec<_>>());
             match verb.as_str() {
                 Some("replace") if !named || !merge => problem(
                     path,
@@ -654,16 +656,11 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
                         or_list(keys)
                     ),
                 ),
-                Some("delete") if !others(m, &keys.iter().map(String::as_str).collect::<Vec<_>>()).is_empty() => problem(
+                Some("delete") if !beside_key.is_empty() => problem(
                     path,
                     format!(
                         "a delete holds only $patch and the entry's key (remove {})",
-                        list(
-                            others(m, &keys.iter().map(String::as_str).collect::<Vec<_>>())
-                                .iter()
-                                .map(String::as_str),
-                            false
-                        )
+                        list(beside_key.iter().map(String::as_str), false)
                     ),
                 ),
                 Some("delete" | "replace") => None,

@@ -64,22 +64,6 @@ impl Merged<'_> {
             ),
         }
     }
-
-    /// Is it empty: an empty string or `null`, no item, no entry, no key?
-    pub fn is_empty(&self) -> bool {
-        match self {
-            Merged::Override(s) => match &*s.value {
-                Value::Null => true,
-                Value::String(s) => s.is_empty(),
-                Value::Array(a) => a.is_empty(),
-                Value::Object(m) => m.is_empty(),
-                _ => false,
-            },
-            Merged::Append(items) => items.is_empty(),
-            Merged::Keyed(entries) => entries.is_empty(),
-            Merged::Deep(tree) => tree.is_empty(),
-        }
-    }
 }
 
 /// What a directive, or a `null` below a field, did to the lower layers.

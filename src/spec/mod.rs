@@ -563,22 +563,6 @@ impl Field {
     pub fn allows_layer(&self, layer: Layer) -> bool {
         self.layers.as_ref().is_none_or(|ls| ls.contains(&layer))
     }
-
-    /// The rule for the key of a DEEP_MERGE mapping that declares none: a
-    /// mapping merges key by key, anything else is replaced whole.
-    pub fn implicit(name: &str) -> Field {
-        Field {
-            name: name.to_owned(),
-            strategy: Strategy::DeepMerge { fields: Vec::new() },
-            default: Value::Null,
-            required: false,
-            description: None,
-            examples: Vec::new(),
-            files: None,
-            layers: None,
-            has_default: false,
-        }
-    }
 }
 
 /// The rule named `name` in `fields` (sorted by name).

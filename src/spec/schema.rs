@@ -365,8 +365,6 @@ fn nullable(mut schema: Map<String, Value>) -> Map<String, Value> {
         schema.insert("type".into(), json!([t, "null"]));
     } else if let Some(Value::Array(branches)) = schema.get_mut("anyOf") {
         branches.push(json!({"type": "null"}));
-    } else if !schema.contains_key("type") && !schema.contains_key("anyOf") {
-        // Any value: null included.
     }
     if let Some(Value::Array(values)) = schema.get_mut("enum") {
         values.push(Value::Null);
