@@ -318,6 +318,15 @@ pub fn parse_yaml(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticK
     yaml::parse(text, u64::MAX)
 }
 
+/// [`parse_yaml`], also giving the keys of the mapping under the root's
+/// `key` in the order the text writes them.
+pub(crate) fn parse_yaml_keeping_order(
+    text: &str,
+    key: &'static str,
+) -> Result<(Option<Value>, Vec<String>), (Option<Pos>, DiagnosticKind)> {
+    yaml::parse_keeping_order(text, u64::MAX, key)
+}
+
 /// The position of the node at JSON `pointer` in `text` (of its key when
 /// `key` is set), with `line_offset` lines added. One pass over `text`: to
 /// locate many nodes of one fragment, use [`Fragment::position`], which

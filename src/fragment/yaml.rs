@@ -25,6 +25,28 @@ thread_local! {
     static CAUSE: RefCell<Option<(DiagnosticKind, bool)>> = const { RefCell::new(None) };
     /// What is left of the budget of the parse running on this thread.
     static BUDGET: Cell<Budget> = const { Cell::new(Budget::UNLIMITED) };
+    /// While [`parse_keeping_order`] runs on this thread: what it records.
+    static ORDER: RefCell<Option<Order>> = const { RefCell::new(None) };
+}
+
+/// The keys of the mapping under one key of the root mapping, in the order
+/// the text writes them (a JSON object forgets it).
+struct Order {
+    key: &'static str,
+    /// How many mappings and lists the value being built is inside.
+    depth: usize,
+    /// Is the value of the root's `key` being built?
+    inside: bool,
+    keys: Vec<String>,
+}
+
+/// Runs `f` on the order probe, if a parse on this thread records one.
+fn probe(f: impl FnOnce(&mut Order)) {
+    ORDER.with(|o| {
+        if let Some(order) = o.borrow_mut().as_mut() {
+            f(order);
+        }
+    });
 }
 
 fn fail<E: de::Error>(kind: DiagnosticKind) -> E {
@@ -198,17 +220,30 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         charge(0, true)?;
+        probe(|o| o.depth += 1);
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
         while let Some(Strict(v)) = seq.next_element()? {
             items.push(v);
         }
+        probe(|o| o.depth -= 1);
         Ok(Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         charge(0, true)?;
+        probe(|o| o.depth += 1);
         let mut out = Map::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
+            probe(|o| match o.depth {
+                1 => o.inside = key == o.key,
+                2 if o.inside => o.keys.push(key.clone()),
+                _ => {}
+            });
             let Strict(v) = map.next_value()?;
+            probe(|o| {
+                if o.depth == 1 {
+                    o.inside = false;
+                }
+            });
             match out.entry(key) {
                 serde_json::map::Entry::Vacant(e) => {
                     e.insert(v);
@@ -220,6 +255,7 @@ impl<'de> Visitor<'de> for StrictVisitor {
                 }
             }
         }
+        probe(|o| o.depth -= 1);
         Ok(Value::Object(out))
     }
     fn visit_enum<A: de::EnumAccess<'de>>(self, _data: A) -> Result<Value, A::Error> {
@@ -314,6 +350,34 @@ pub(crate) fn parse(text: &str, cap: u64) -> Result<Option<Value>, (Option<Pos>,
         Value::Null => None,
         v => Some(v),
     })
+}
+
+/// Parses like [`parse`], and also gives the keys of the mapping under the
+/// root's `key` in the order the text writes them (empty when there is no
+/// such mapping), without parsing the text twice.
+pub(crate) fn parse_keeping_order(
+    text: &str,
+    cap: u64,
+    key: &'static str,
+) -> Result<(Option<Value>, Vec<String>), (Option<Pos>, DiagnosticKind)> {
+    let order = Order {
+        key,
+        depth: 0,
+        inside: false,
+        keys: Vec::new(),
+    };
+    ORDER.with(|o| *o.borrow_mut() = Some(order));
+    let parsed = parse(text, cap);
+    let order = ORDER.with(|o| o.borrow_mut().take());
+    let keys = match (&parsed, order) {
+        (Ok(Some(Value::Object(root))), Some(order))
+            if root.get(key).is_some_and(Value::is_object) =>
+        {
+            order.keys
+        }
+        _ => Vec::new(),
+    };
+    parsed.map(|v| (v, keys))
 }
 
 fn explain(text: &str, e: serde_yaml::Error) -> (Option<Pos>, DiagnosticKind) {
@@ -599,6 +663,26 @@ fn document_start(text: &str, n: usize) -> Option<Pos> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_order_of_one_mappings_keys_is_kept_in_the_same_parse() {
+        let order = |text: &str| parse_keeping_order(text, u64::MAX, "fields").map(|(_, o)| o);
+        let text = "version: 2\nzeta: {b: 1, a: 2}\nfields:\n  zz: {strategy: OVERRIDE, \
+                    fields: {y: 1, x: 2}}\n  aa: [{k: 1}]\n  mm: {}\nafter: {q: 1}\n";
+        assert_eq!(order(text).unwrap(), ["zz", "aa", "mm"]);
+        assert_eq!(order("{fields: {b: 1, a: 2}}").unwrap(), ["b", "a"]);
+        // Only the root's key counts, and only when it holds a mapping.
+        assert!(order("x: {fields: {b: 1, a: 2}}").unwrap().is_empty());
+        assert!(order("- fields: {b: 1}").unwrap().is_empty());
+        assert!(order("fields: [{b: 1}]").unwrap().is_empty());
+        assert!(order("fields: {b: 1, b: 2}").is_err());
+        // Nothing is left recording for the next parse on this thread.
+        assert!(ORDER.with(|o| o.borrow().is_none()));
+        assert_eq!(
+            parse("fields: {b: 1}", u64::MAX).unwrap().unwrap()["fields"]["b"],
+            1
+        );
+    }
 
     #[test]
     fn parser_positions_are_cut_from_messages() {

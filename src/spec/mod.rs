@@ -644,8 +644,8 @@ impl MergeSpec {
 
     /// Checks a spec given as text; `path` is only used in messages.
     pub fn from_str(text: &str, path: &Path) -> Result<MergeSpec> {
-        let value =
-            fragment::parse_yaml(text).map_err(|(pos, kind)| spec_error(path, pos, kind))?;
+        let (value, order) = fragment::parse_yaml_keeping_order(text, "fields")
+            .map_err(|(pos, kind)| spec_error(path, pos, kind))?;
         let value = value.unwrap_or(Value::Object(Default::default()));
         let raw: RawSpec = match RawSpec::deserialize(&value) {
             Ok(raw) => raw,
@@ -654,7 +654,7 @@ impl MergeSpec {
             Err(e) => return Err(schema::explain_spec_error(text, path, &value, e)),
         };
         let mut spec = MergeSpec::check(raw, text, path)?;
-        spec.order = written_order(text);
+        spec.order = order;
         Ok(spec)
     }
 
@@ -759,23 +759,6 @@ impl MergeSpec {
     pub fn field_names(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|f| f.name.as_str())
     }
-}
-
-/// The keys of `fields:` in the order written. The text already parsed
-/// once (within the alias budget), so this second read is of the same size.
-fn written_order(text: &str) -> Vec<String> {
-    serde_yaml::from_str::<serde_yaml::Value>(text)
-        .ok()
-        .and_then(|v| {
-            let fields = v.get("fields")?.as_mapping()?;
-            Some(
-                fields
-                    .keys()
-                    .filter_map(|k| k.as_str().map(str::to_owned))
-                    .collect(),
-            )
-        })
-        .unwrap_or_default()
 }
 
 /// Checks the rules of one level of `fields` (the top level or a DEEP_MERGE
