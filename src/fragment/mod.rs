@@ -318,12 +318,15 @@ pub fn parse_yaml(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticK
     yaml::parse(text, u64::MAX)
 }
 
+/// Why a text did not parse, and where.
+pub(crate) type ParseError = (Option<Pos>, DiagnosticKind);
+
 /// [`parse_yaml`], also giving the keys of the mapping under the root's
 /// `key` in the order the text writes them.
 pub(crate) fn parse_yaml_keeping_order(
     text: &str,
     key: &'static str,
-) -> Result<(Option<Value>, Vec<String>), (Option<Pos>, DiagnosticKind)> {
+) -> Result<(Option<Value>, Vec<String>), ParseError> {
     yaml::parse_keeping_order(text, u64::MAX, key)
 }
 

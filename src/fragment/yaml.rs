@@ -359,7 +359,7 @@ pub(crate) fn parse_keeping_order(
     text: &str,
     cap: u64,
     key: &'static str,
-) -> Result<(Option<Value>, Vec<String>), (Option<Pos>, DiagnosticKind)> {
+) -> Result<(Option<Value>, Vec<String>), super::ParseError> {
     let order = Order {
         key,
         depth: 0,

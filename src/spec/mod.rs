@@ -22,6 +22,7 @@ use crate::fragment::{self, Syntax};
 use crate::layer::Layer;
 use crate::text;
 
+pub(crate) use schema::validation_schema;
 pub use schema::{constraint_help, fragment_schema, mergespec_schema, strategy_help};
 
 /// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the
@@ -589,19 +590,9 @@ pub struct MergeSpec {
     /// The field names in the order the spec file lists them (for output
     /// meant for people and agents, such as a SKILL.md frontmatter).
     order: Vec<String>,
-    /// The fragment schema, compiled when checking the spec needed it (to
+    /// The fragment schema, prepared when checking the spec needed it (to
     /// check its patterns), for [`crate::Validator::new`] to reuse.
-    pub(crate) compiled: Option<Compiled>,
-}
-
-/// A compiled fragment schema, shared by the clones of a spec.
-#[derive(Clone)]
-pub(crate) struct Compiled(pub(crate) std::sync::Arc<jsonschema::Validator>);
-
-impl fmt::Debug for Compiled {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Compiled")
-    }
+    pub(crate) prepared: Option<crate::validate::Prepared>,
 }
 
 /// The default KEYED_REPLACE key fields.
@@ -685,7 +676,7 @@ impl MergeSpec {
             body_field: raw.body_field,
             name_field: raw.name_field,
             order: Vec::new(),
-            compiled: None,
+            prepared: None,
         };
         for (attr, field) in [
             ("body_field", &spec.body_field),
@@ -706,16 +697,18 @@ impl MergeSpec {
                 }
             }
         }
-        // Patterns are checked by compiling the fragment schema that holds
-        // them all, once; the validator reuses it (a Unicode class costs a
-        // millisecond or more to compile, a third of a `show`). Only when
-        // that fails is each compiled alone, to name the one at fault.
+        // Patterns are checked once, with the fragment schema that holds
+        // them all, which the validator reuses: parsed for the quick walk
+        // when it takes them all (compiling a Unicode class into an
+        // automaton costs more than the rest of a `show`), else compiled.
+        // Only when that fails is each compiled alone, to name the one at
+        // fault.
         let mut patterns = Vec::new();
         collect_patterns(&spec.fields, "/fields", "", &mut patterns);
         if !patterns.is_empty() {
-            match crate::validate::compile_fragment_schema(&spec) {
-                Ok(v) => spec.compiled = Some(Compiled(std::sync::Arc::new(v))),
-                Err(_) => {
+            match crate::validate::Prepared::new(&spec) {
+                Ok(p) => spec.prepared = Some(p),
+                Err(()) => {
                     let (at, field, p) = patterns
                         .iter()
                         .find(|(_, _, p)| !schema::compile_pattern(p))
@@ -1521,14 +1514,24 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let good = MergeSpec::from_str(&text.replace("'(a'", "'^a'"), Path::new("s.yaml")).unwrap();
+        let prepared = good
+            .prepared
+            .as_ref()
+            .expect("the checked schema is kept for the validator");
         assert!(
-            good.compiled.is_some(),
-            "the checked schema is kept for the validator"
+            !prepared.is_compiled(),
+            "a pattern the quick walk takes is parsed, not compiled"
+        );
+        let bounded =
+            MergeSpec::from_str(&text.replace("'(a'", r"'\ba'"), Path::new("s.yaml")).unwrap();
+        assert!(
+            bounded.prepared.as_ref().is_some_and(|p| p.is_compiled()),
+            "a word boundary is compiled, once, when the spec is checked"
         );
         let plain = load("  a: {strategy: OVERRIDE, type: string}\n").unwrap();
         assert!(
-            plain.compiled.is_none(),
-            "no pattern: nothing compiled before it is needed"
+            plain.prepared.is_none(),
+            "no pattern: nothing prepared before it is needed"
         );
     }
 

@@ -144,7 +144,7 @@ fn typed_branch(rule: &ValueRule, t: Option<ValueType>) -> Map<String, Value> {
 /// The schema of one field's value (without the `null` reset), for a spec
 /// without directives: what a rule's `default` must fit.
 fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
-    rule_schema(strategy, false)
+    rule_schema(strategy, false, false)
 }
 
 /// The schema of a value under `strategy`. With `directives` (spec version
@@ -153,7 +153,7 @@ fn field_value_schema(strategy: &Strategy) -> Map<String, Value> {
 /// KEYED_REPLACE lists, `$patch: replace|delete` in DEEP_MERGE mappings
 /// (at any depth below a key without a rule of its own, through
 /// `#/$defs/deep`).
-fn rule_schema(strategy: &Strategy, directives: bool) -> Map<String, Value> {
+fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<String, Value> {
     match strategy {
         Strategy::Override { value } if directives => plain(value, value_schema(value)),
         Strategy::Override { value } => value_schema(value),
@@ -239,7 +239,12 @@ fn rule_schema(strategy: &Strategy, directives: bool) -> Map<String, Value> {
             let mut properties = Map::new();
             properties.insert(PATCH.into(), json!({ "enum": ["replace", "delete"] }));
             for f in fields {
-                let schema = described(f, nullable(rule_schema(&f.strategy, true)), true);
+                let schema = nullable(rule_schema(&f.strategy, true, annotate));
+                let schema = if annotate {
+                    described(f, schema, true)
+                } else {
+                    schema
+                };
                 properties.insert(f.name.clone(), Value::Object(schema));
             }
             m.insert("properties".into(), Value::Object(properties));
@@ -374,8 +379,13 @@ fn nullable(mut schema: Map<String, Value>) -> Map<String, Value> {
 
 /// Does `value` pass `schema`? Draft 7: the same keywords as the published
 /// 2020-12 schema, a cheaper meta-schema (see `validate`).
+/// Asked of the quick walk first, which compiles nothing.
 fn accepts(schema: Map<String, Value>, value: &Value) -> bool {
-    jsonschema::draft7::new(&Value::Object(schema)).is_ok_and(|v| v.is_valid(value))
+    let schema = Value::Object(schema);
+    match crate::validate::quick_verdict(&schema, value) {
+        Some(valid) => valid,
+        None => jsonschema::draft7::new(&schema).is_ok_and(|v| v.is_valid(value)),
+    }
 }
 
 /// Does `value` fit the field's rule? Used to check a rule's `default`.
@@ -391,7 +401,8 @@ pub(super) fn value_accepts(rule: &ValueRule, value: &Value) -> bool {
 /// Does `pattern` compile the way the fragment schema's validator will
 /// compile it? A spec whose pattern would not is refused when it loads.
 pub(super) fn compile_pattern(pattern: &str) -> bool {
-    jsonschema::draft7::new(&json!({ "type": "string", "pattern": pattern })).is_ok()
+    crate::validate::CharPattern::new(pattern).is_some()
+        || jsonschema::draft7::new(&json!({ "type": "string", "pattern": pattern })).is_ok()
 }
 
 /// The constraints of a field (and `required`) in words, for the schema's
@@ -467,23 +478,38 @@ fn rule_words(rule: &ValueRule) -> Option<String> {
 /// top level, each field typed by its rule, `null` allowed everywhere as a
 /// reset.
 pub fn fragment_schema(spec: &MergeSpec) -> Value {
+    let mut schema = fragment_schema_with(spec, true);
+    schema["title"] = json!("bernstein skill fragment");
+    schema["description"] = json!(
+        "One layer's part of a skill (base, team or user). Every field is optional; \
+         each merges with the other layers by the strategy named in its description."
+    );
+    schema
+}
+
+/// [`fragment_schema`] without its hover text and examples: the same
+/// checks, for validating (building the text is most of building the
+/// schema, and a `show` builds it once per process).
+pub(crate) fn validation_schema(spec: &MergeSpec) -> Value {
+    fragment_schema_with(spec, false)
+}
+
+fn fragment_schema_with(spec: &MergeSpec, annotate: bool) -> Value {
     let mut properties = Map::new();
     let directives = spec.directives();
     for field in &spec.fields {
         // `null` resets a field; allow it beside the declared type(s) and values.
-        let schema = described(
-            field,
-            nullable(rule_schema(&field.strategy, directives)),
-            directives,
-        );
+        let schema = nullable(rule_schema(&field.strategy, directives, annotate));
+        let schema = if annotate {
+            described(field, schema, directives)
+        } else {
+            schema
+        };
         properties.insert(field.name.clone(), Value::Object(schema));
     }
     let mut schema = json!({
         "$schema": DRAFT,
         "$id": format!("urn:bernstein-skills:schema:skill-fragment:{}", spec.version),
-        "title": "bernstein skill fragment",
-        "description": "One layer's part of a skill (base, team or user). Every field is optional; \
-            each merges with the other layers by the strategy named in its description.",
         "type": "object",
         "additionalProperties": false,
         "properties": properties,

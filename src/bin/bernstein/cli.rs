@@ -77,24 +77,6 @@ pub enum SkillsCommand {
     Schema(crate::schema::SchemaArgs),
 }
 
-impl Command {
-    /// Will this command validate fragments (and so compile the schema)?
-    pub fn validates(&self) -> bool {
-        match self {
-            Command::Skills(cmd) => match cmd {
-                SkillsCommand::List(a) => !a.layered || a.json,
-                SkillsCommand::Show(_)
-                | SkillsCommand::Validate(_)
-                | SkillsCommand::Explain(_)
-                | SkillsCommand::Export(_) => true,
-                SkillsCommand::Spec(a) => a.command.is_some(),
-                SkillsCommand::New(_) | SkillsCommand::Schema(_) => false,
-            },
-            Command::Completions { .. } | Command::Man => false,
-        }
-    }
-}
-
 impl Global {
     /// The environment as the process sees it.
     pub fn env(&self) -> Env {

@@ -32,11 +32,6 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    if args.command.validates() {
-        // Overlap the schema compiler's one-time set-up with reading the
-        // spec and the fragments; the thread is never joined.
-        std::thread::spawn(bernstein_skills::validate::warm_up);
-    }
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {

@@ -1,18 +1,20 @@
 //! Checking a fragment against the schema generated from the spec.
 //!
-//! The schema is compiled once ([`Validator::new`]) and used for every
-//! fragment. A valid fragment costs one `is_valid` walk; only an invalid one
-//! pays for collecting errors, turning them into located [`Diagnostic`]s and
-//! finding their line and column in the source.
+//! The schema is generated once per spec ([`Validator::new`]) and walked
+//! quickly for each fragment ([`quick`]): a valid fragment costs that walk
+//! and nothing is compiled. Only a fragment the walk does not find valid
+//! has the schema compiled (once per process) by `jsonschema`, which finds
+//! its errors; they are then turned into located [`Diagnostic`]s, their
+//! line and column found in the source.
 //!
 //! The published schema declares draft 2020-12. Compiling it under that
 //! dialect makes the `jsonschema` crate first build its validator for the
-//! 2020-12 meta-schema and its vocabularies, about 1.5 ms — a third of the
-//! whole run of `bernstein skills show`. The generator only uses keywords
-//! whose meaning is the same in draft 7 and 2020-12 ([`SHARED_KEYWORDS`],
-//! pinned by a test), so the validator compiles the very same document under
-//! draft 7, whose meta-schema is a third of the cost. Every fragment is
-//! still checked against every rule of the generated schema.
+//! 2020-12 meta-schema and its vocabularies, three times the cost of draft
+//! 7's. The generator only uses keywords whose meaning is the same in draft
+//! 7 and 2020-12 ([`SHARED_KEYWORDS`], pinned by a test), so both the quick
+//! walk and the compiled validator read the very same document under draft
+//! 7's rules. Every fragment is still checked against every rule of the
+//! generated schema.
 
 use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind as K;
@@ -21,32 +23,87 @@ use serde_json::Value;
 use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
 use crate::fragment::{Fragment, Pos, describe, escape_pointer, unescape_pointer};
 use crate::merge::identity;
-use crate::spec::{Field, MergeSpec, Strategy, ValueRule, fragment_schema};
+use std::sync::{Arc, OnceLock};
+
+use crate::spec::{Field, MergeSpec, Strategy, ValueRule, validation_schema};
 use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list};
 
-/// Builds, once per process, what every schema compilation needs whatever
-/// the spec (the meta-schema validator). Call it on a spare thread at start
-/// so that it overlaps with reading the spec and the fragments; the later
-/// [`Validator::new`] then only compiles the fragment schema itself.
-pub fn warm_up() {
-    let _ = jsonschema::draft7::new(&serde_json::json!({ "$schema": DRAFT7, "type": "object" }));
-}
+#[cfg(test)]
+mod differential;
+mod pattern;
+mod quick;
 
-/// Compiles the fragment schema of `spec` (under draft 7: see the module
-/// documentation).
-pub(crate) fn compile_fragment_schema(
-    spec: &MergeSpec,
+pub(crate) use pattern::CharPattern;
+use quick::{Quick, Verdict};
+
+/// Compiles a fragment schema under draft 7 (see the module documentation).
+fn compile_draft7(
+    mut schema: Value,
 ) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
-    let mut schema = fragment_schema(spec);
     if let Some(obj) = schema.as_object_mut() {
         obj.insert("$schema".into(), Value::String(DRAFT7.into()));
     }
     jsonschema::draft7::new(&schema)
 }
 
-/// A compiled fragment schema for one spec.
+/// What the quick walk says of `value` under `schema`: `None` when it
+/// cannot tell.
+pub(crate) fn quick_verdict(schema: &Value, value: &Value) -> Option<bool> {
+    match Quick::new(schema.clone()).check(value) {
+        Verdict::Valid => Some(true),
+        Verdict::Invalid => Some(false),
+        Verdict::Unsure => None,
+    }
+}
+
+/// The fragment schema of a spec, ready for the quick walk, and compiled
+/// when checking the spec needed it; shared by the clones of the spec.
+#[derive(Clone)]
+pub(crate) struct Prepared {
+    quick: Arc<Quick>,
+    compiled: Option<Arc<jsonschema::Validator>>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Prepared")
+    }
+}
+
+impl Prepared {
+    /// Was the schema compiled when the spec was checked?
+    #[cfg(test)]
+    pub(crate) fn is_compiled(&self) -> bool {
+        self.compiled.is_some()
+    }
+
+    /// Prepares the fragment schema of `spec`, checking its patterns: the
+    /// ones the quick walk takes parse here; if another is there, the
+    /// schema is compiled now, and `Err` names no pattern (the caller finds
+    /// the one at fault).
+    pub(crate) fn new(spec: &MergeSpec) -> Result<Prepared, ()> {
+        let quick = Quick::new(validation_schema(spec));
+        let compiled = if quick.takes_every_pattern() {
+            None
+        } else {
+            Some(Arc::new(
+                compile_draft7(quick.schema().clone()).map_err(drop)?,
+            ))
+        };
+        Ok(Prepared {
+            quick: Arc::new(quick),
+            compiled,
+        })
+    }
+}
+
+/// The fragment schema of one spec: walked quickly for the answer, compiled
+/// (once, when first needed) to find and word the errors.
 pub struct Validator {
-    schema: std::sync::Arc<jsonschema::Validator>,
+    quick: Arc<Quick>,
+    compiled: OnceLock<Result<Arc<jsonschema::Validator>, String>>,
+    /// Where the spec is, to name it if its schema does not compile.
+    spec_path: std::path::PathBuf,
     /// Does some rule say which layers may set it? (See [`crate::ownership`].)
     owned: bool,
 }
@@ -58,17 +115,55 @@ impl std::fmt::Debug for Validator {
 }
 
 impl Validator {
-    /// Generates and compiles the fragment schema of `spec`.
+    /// Generates the fragment schema of `spec` (compiling nothing yet).
     pub fn new(spec: &MergeSpec) -> Validator {
-        let schema = match &spec.compiled {
-            Some(c) => c.0.clone(),
-            None => std::sync::Arc::new(compile_fragment_schema(spec).expect(
-                "the generated fragment schema only uses keywords valid in draft 7, and its patterns compiled when the spec was checked",
-            )),
+        let (quick, compiled) = match spec.prepared.clone() {
+            Some(p) => (p.quick, p.compiled),
+            None => (Arc::new(Quick::new(validation_schema(spec))), None),
         };
+        let once = OnceLock::new();
+        if let Some(c) = compiled {
+            let _ = once.set(Ok(c));
+        }
         Validator {
-            schema,
+            quick,
+            compiled: once,
+            spec_path: spec.path.clone(),
             owned: crate::ownership::any_owned(spec),
+        }
+    }
+
+    /// The compiled schema, compiled now if it was not yet. It compiles
+    /// for every spec that loads (the spec's patterns were checked); the
+    /// error is for a pattern the quick walk took and the validator's
+    /// engine refused all the same.
+    fn compiled(&self) -> Result<&jsonschema::Validator, Diagnostic> {
+        self.compiled
+            .get_or_init(|| {
+                compile_draft7(self.quick.schema().clone())
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .as_deref()
+            .map_err(|e| {
+                Diagnostic::error(
+                    Some(&self.spec_path),
+                    DiagnosticKind::Spec {
+                        message: format!(
+                            "the fragment schema of this spec does not compile: {}",
+                            excerpt(e, MESSAGE_CHARS)
+                        ),
+                    },
+                )
+            })
+    }
+
+    /// Is `instance` valid under the schema, the quick walk answering when
+    /// it can?
+    fn schema_valid(&self, instance: &Value) -> Result<bool, Diagnostic> {
+        match self.quick.check(instance) {
+            Verdict::Valid => Ok(true),
+            Verdict::Invalid | Verdict::Unsure => Ok(self.compiled()?.is_valid(instance)),
         }
     }
 
@@ -79,8 +174,13 @@ impl Validator {
     pub fn check(&self, spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic> {
         let instance = fragment.as_value();
         let mut kept = Kept::new(fragment, MAX_PER_FILE);
-        if !self.schema.is_valid(instance) {
-            for e in self.schema.iter_errors(instance) {
+        let schema = match self.schema_valid(instance) {
+            Ok(true) => None,
+            Ok(false) => self.compiled().ok(),
+            Err(d) => return vec![d],
+        };
+        if let Some(schema) = schema {
+            for e in schema.iter_errors(instance) {
                 let pointer = e.instance_path().as_str();
                 match e.kind() {
                     // One error for every unknown field: one problem each.
@@ -149,10 +249,16 @@ impl Validator {
     /// (the name field's default, the skill's file name).
     pub fn check_value(&self, spec: &MergeSpec, field: &str, value: &Value) -> Vec<DiagnosticKind> {
         let instance = Value::Object([(field.to_owned(), value.clone())].into_iter().collect());
-        if self.schema.is_valid(&instance) {
-            return Vec::new();
-        }
-        self.schema
+        let schema = match self.schema_valid(&instance) {
+            Ok(true) => return Vec::new(),
+            Ok(false) => self.compiled(),
+            Err(d) => Err(d),
+        };
+        let schema = match schema {
+            Ok(schema) => schema,
+            Err(d) => return vec![d.kind],
+        };
+        schema
             .iter_errors(&instance)
             .take(MAX_PER_FILE)
             .map(|e| {
@@ -164,7 +270,7 @@ impl Validator {
 
     /// Is `fragment` valid? (No diagnostics are built.)
     pub fn is_valid(&self, spec: &MergeSpec, fragment: &Fragment) -> bool {
-        if !self.schema.is_valid(fragment.as_value()) {
+        if !self.schema_valid(fragment.as_value()).unwrap_or(false) {
             return false;
         }
         let mut any = false;
@@ -945,12 +1051,18 @@ mod tests {
             serde_json::json!({"allowed-tools": ["Read", 1], "license": 2}),
             serde_json::json!({"allowed-tools": "Read, Grep", "user-invocable": "no"}),
         ];
+        let compiled = ours.compiled().unwrap();
         for c in cases {
-            assert_eq!(v2020.is_valid(&c), ours.schema.is_valid(&c), "{c}");
+            assert_eq!(v2020.is_valid(&c), compiled.is_valid(&c), "{c}");
             assert_eq!(
                 v2020.iter_errors(&c).count(),
-                ours.schema.iter_errors(&c).count(),
+                compiled.iter_errors(&c).count(),
                 "{c}"
+            );
+            assert_eq!(
+                v2020.is_valid(&c),
+                ours.quick.check(&c) == super::Verdict::Valid,
+                "quick: {c}"
             );
         }
     }
