@@ -1,7 +1,7 @@
 //! Checking a fragment against the schema generated from the spec.
 //!
 //! The schema is generated once per spec ([`Validator::new`]) and walked
-//! quickly for each fragment ([`quick`]): a valid fragment costs that walk
+//! quickly for each fragment (`quick.rs`): a valid fragment costs that walk
 //! and nothing is compiled. Only a fragment the walk does not find valid
 //! has the schema compiled (once per process) by `jsonschema`, which finds
 //! its errors; they are then turned into located [`Diagnostic`]s, their
