@@ -166,14 +166,23 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
                 delete.insert("required".into(), json!([PATCH, "value"]));
                 delete.insert(
                     "properties".into(),
-                    json!({ PATCH: { "enum": ["delete"] }, "value": Value::Object(item.clone()) }),
+                    obj([
+                        (PATCH, json!({ "enum": ["delete"] })),
+                        ("value", Value::Object(item.clone())),
+                    ]),
                 );
                 delete.insert("additionalProperties".into(), json!(false));
-                json!({
-                    "if": is_directive(),
-                    "then": { "anyOf": [list_replace(), Value::Object(delete)] },
-                    "else": Value::Object(plain(items, item)),
-                })
+                obj([
+                    ("if", is_directive()),
+                    (
+                        "then",
+                        obj([(
+                            "anyOf",
+                            Value::Array(vec![list_replace(), Value::Object(delete)]),
+                        )]),
+                    ),
+                    ("else", Value::Object(plain(items, item))),
+                ])
             } else {
                 Value::Object(item)
             };
@@ -190,7 +199,10 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
                     })
                 })
                 .collect();
-            let mut object = json!({ "type": "object", "anyOf": with_key });
+            let mut object = obj([
+                ("type", json!("object")),
+                ("anyOf", Value::Array(with_key.clone())),
+            ]);
             let item = if directives {
                 // Inside an entry, a directive means something only when
                 // entries merge (key by key, like DEEP_MERGE).
@@ -203,29 +215,29 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
                 named.insert(PATCH.into(), json!({ "enum": ["delete"] }));
                 let mut forms = vec![
                     list_replace(),
-                    json!({
-                        "type": "object",
-                        "properties": named,
-                        "additionalProperties": false,
-                        "anyOf": with_key
-                    }),
+                    obj([
+                        ("type", json!("object")),
+                        ("properties", Value::Object(named)),
+                        ("additionalProperties", Value::Bool(false)),
+                        ("anyOf", Value::Array(with_key.clone())),
+                    ]),
                 ];
                 // Under `entries: merge`, an entry may replace the lower one whole.
                 if merge {
-                    forms.push(json!({
-                        "type": "object",
-                        "properties": { PATCH: { "enum": ["replace"] } },
-                        "additionalProperties": { "$ref": DEEP_REF },
-                        "anyOf": with_key
-                    }));
+                    forms.push(obj([
+                        ("type", json!("object")),
+                        ("properties", json!({ PATCH: { "enum": ["replace"] } })),
+                        ("additionalProperties", json!({ "$ref": DEEP_REF })),
+                        ("anyOf", Value::Array(with_key)),
+                    ]));
                 }
-                json!({
-                    "if": is_directive(),
-                    "then": { "anyOf": forms },
-                    "else": { "anyOf": [{ "type": "string", "minLength": 1 }, object] },
-                })
+                obj([
+                    ("if", is_directive()),
+                    ("then", obj([("anyOf", Value::Array(forms))])),
+                    ("else", key_or_entry(object)),
+                ])
             } else {
-                json!({ "anyOf": [{ "type": "string", "minLength": 1 }, object] })
+                key_or_entry(object)
             };
             let mut m = typed(Some("array"));
             m.insert("items".into(), item);
@@ -260,6 +272,20 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
     }
 }
 
+/// A JSON object of `pairs`, the values moved in (`json!` would copy an
+/// interpolated `Value` node by node).
+fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+/// A KEYED_REPLACE list element: a key alone, or an entry `object`.
+fn key_or_entry(object: Value) -> Value {
+    obj([(
+        "anyOf",
+        Value::Array(vec![json!({ "type": "string", "minLength": 1 }), object]),
+    )])
+}
+
 /// The directive key.
 const PATCH: &str = crate::merge::PATCH;
 
@@ -274,11 +300,9 @@ const PLAIN_REF: &str = "#/$defs/plain";
 /// whole, so a directive in it would mean nothing.
 fn plain(rule: &ValueRule, mut schema: Map<String, Value>) -> Map<String, Value> {
     if (rule.allows(ValueType::Object) || rule.allows(ValueType::Array))
-        && let Value::Object(defs) = &deep_defs()["plain"]
+        && let Value::Object(def) = plain_def()
     {
-        for (k, v) in defs {
-            schema.insert(k.clone(), v.clone());
-        }
+        schema.extend(def);
     }
     schema
 }
@@ -308,33 +332,35 @@ fn list_replace() -> Value {
 /// may hold `$patch`; a list there is replaced whole, so a directive in it
 /// means nothing and is refused.
 fn deep_defs() -> Value {
-    json!({
-        "deep": {
-            "if": { "type": "object" },
-            "then": {
-                "type": "object",
-                "properties": { PATCH: { "enum": ["replace", "delete"] } },
-                "additionalProperties": { "$ref": DEEP_REF },
-                "if": is_delete(),
-                "then": { "type": "object", "maxProperties": 1 }
-            },
-            "else": {
-                "if": { "type": "array" },
-                "then": { "type": "array", "items": { "$ref": PLAIN_REF } }
-            }
+    let mut deep = json!({
+        "if": { "type": "object" },
+        "then": {
+            "type": "object",
+            "properties": { PATCH: { "enum": ["replace", "delete"] } },
+            "additionalProperties": { "$ref": DEEP_REF },
+            "then": { "type": "object", "maxProperties": 1 }
         },
-        // A value that is replaced whole: no `$patch` anywhere in it.
-        "plain": {
-            "if": { "type": "object" },
-            "then": {
-                "type": "object",
-                "properties": { PATCH: false },
-                "additionalProperties": { "$ref": PLAIN_REF }
-            },
-            "else": {
-                "if": { "type": "array" },
-                "then": { "type": "array", "items": { "$ref": PLAIN_REF } }
-            }
+        "else": {
+            "if": { "type": "array" },
+            "then": { "type": "array", "items": { "$ref": PLAIN_REF } }
+        }
+    });
+    deep["then"]["if"] = is_delete();
+    obj([("deep", deep), ("plain", plain_def())])
+}
+
+/// A value that is replaced whole: no `$patch` anywhere in it.
+fn plain_def() -> Value {
+    json!({
+        "if": { "type": "object" },
+        "then": {
+            "type": "object",
+            "properties": { PATCH: false },
+            "additionalProperties": { "$ref": PLAIN_REF }
+        },
+        "else": {
+            "if": { "type": "array" },
+            "then": { "type": "array", "items": { "$ref": PLAIN_REF } }
         }
     })
 }
@@ -512,8 +538,9 @@ fn fragment_schema_with(spec: &MergeSpec, annotate: bool) -> Value {
         "$id": format!("urn:bernstein-skills:schema:skill-fragment:{}", spec.version),
         "type": "object",
         "additionalProperties": false,
-        "properties": properties,
     });
+    // Moved in, not through `json!`, which would copy it value by value.
+    schema["properties"] = Value::Object(properties);
     if directives {
         schema["$defs"] = deep_defs();
     }
