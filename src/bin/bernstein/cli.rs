@@ -131,7 +131,7 @@ impl Global {
     ///
     /// Leaked on purpose: a command runs once and exits, and freeing the
     /// spec, its schema and every fragment read one by one at the end cost
-    /// a `show` 6% of its instructions; the operating system takes the
+    /// a `show` 2% of its instructions; the operating system takes the
     /// memory back at exit at no cost.
     pub fn skills(&self) -> Result<&'static Skills> {
         let spec = self.load_spec()?;

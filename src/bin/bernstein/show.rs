@@ -118,7 +118,7 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
                 message: "--per-layer, --origins and --files show one skill; name only one".into(),
             });
         }
-        return several(args.names, &skills);
+        return several(args.names, skills);
     }
     let resolved = skills.resolve(&args.names[0])?;
     if args.files {
