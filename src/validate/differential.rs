@@ -183,37 +183,42 @@ const PATTERNS: &[&str] = &[
     "^[a-c]?[^a-c]+$",
     "é",
     r"\p{Lu}",
+    r"\P{Ll}-",
+    r"^[^\p{Ll}\d]+$",
+    r"^[\w-]{2}\.?$",
     "^$",
 ];
 
 #[test]
 fn a_pattern_matches_where_the_compiled_schema_matches() {
-    let compiled: Vec<(jsonschema::Validator, CharPattern)> = PATTERNS
-        .iter()
-        .map(|p| {
-            (
-                jsonschema::draft7::new(&json!({"type": "string", "pattern": p})).unwrap(),
-                CharPattern::new(p).unwrap_or_else(|| panic!("{p} is taken")),
-            )
-        })
-        .collect();
+    // Each pattern compiled both ways: from its syntax tree, each class
+    // item alone (the way taken first), and from its high-level form.
+    let mut compiled = Vec::new();
+    for p in PATTERNS {
+        let schema = jsonschema::draft7::new(&json!({"type": "string", "pattern": p}))
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert!(CharPattern::new(p).is_some(), "{p} is taken");
+        let translated = jsonschema_regex::to_rust_regex(p).unwrap();
+        let ast = CharPattern::from_ast(&translated).unwrap_or_else(|| panic!("{p}: tree"));
+        let hir = CharPattern::from_hir(&translated).unwrap_or_else(|| panic!("{p}: hir"));
+        compiled.push((p, schema, ast, hir));
+    }
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases: 2000,
         failure_persistence: None,
         ..ProptestConfig::default()
     });
     runner
-        .run(&"[a-dA-D0-9 \n_é日ー١ß\u{301}\u{2028}-]{0,6}", |s| {
-            for ((schema, ours), p) in compiled.iter().zip(PATTERNS) {
-                prop_assert_eq!(
-                    ours.is_match(&s),
-                    Some(schema.is_valid(&Value::String(s.clone()))),
-                    "{} on {:?}",
-                    p,
-                    s
-                );
-            }
-            Ok(())
-        })
+        .run(
+            &"[a-dA-D0-9 \n_é日ー١ß\u{301}\u{2028}\\[\\]:.-]{0,6}",
+            |s| {
+                for (p, schema, ast, hir) in &compiled {
+                    let expected = Some(schema.is_valid(&Value::String(s.clone())));
+                    prop_assert_eq!(ast.is_match(&s), expected, "{} on {:?} (tree)", p, s);
+                    prop_assert_eq!(hir.is_match(&s), expected, "{} on {:?} (hir)", p, s);
+                }
+                Ok(())
+            },
+        )
         .unwrap();
 }

@@ -18,14 +18,18 @@
 //! compiled schema. The agreement with the compiled schema is checked by a
 //! differential test (`src/validate/differential.rs`).
 
+use std::collections::HashMap;
+
+use regex_syntax::ast::{self, Ast};
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 /// The most instructions a program may have (repetitions are unrolled).
 const MAX_INSTS: usize = 4096;
 
-/// The most character ranges all its classes may hold together. It keeps
-/// the program small, and it keeps the automaton the compiled schema would
-/// build from the same pattern well inside that engine's size limit.
+/// The most character ranges its classes may hold, each use of a class
+/// counted. It keeps the program small, and it keeps the automaton the
+/// compiled schema would build from the same pattern well inside that
+/// engine's size limit.
 const MAX_RANGES: usize = 16_384;
 
 /// The most steps (characters × instructions) one match may take; a longer
@@ -36,7 +40,23 @@ const MAX_STEPS: usize = 1 << 22;
 #[derive(Debug)]
 pub(crate) struct CharPattern {
     prog: Vec<Inst>,
-    classes: Vec<Vec<(char, char)>>,
+    classes: Vec<ClassSet>,
+    /// The class of each class item already translated, by its text.
+    translated: HashMap<String, usize>,
+    /// The character ranges of every use of a class, added up.
+    ranges: usize,
+}
+
+/// A set of characters.
+#[derive(Debug)]
+enum ClassSet {
+    /// Sorted, disjoint ranges.
+    Ranges(Vec<(char, char)>),
+    /// The union of other classes (by index), or its complement. A bracket
+    /// `[\p{Ll}\p{Lo}]` is kept as the union of its items: each item is
+    /// translated alone, once per pattern, and never merged with the others
+    /// (merging Unicode tables is most of what translating a pattern costs).
+    Union { negated: bool, members: Vec<usize> },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -64,15 +84,42 @@ impl CharPattern {
             return None;
         }
         let translated = jsonschema_regex::to_rust_regex(pattern).ok()?;
+        CharPattern::from_ast(&translated).or_else(|| CharPattern::from_hir(&translated))
+    }
+
+    fn empty() -> CharPattern {
+        CharPattern {
+            prog: Vec::new(),
+            classes: Vec::new(),
+            translated: HashMap::new(),
+            ranges: 0,
+        }
+    }
+
+    /// From the syntax tree of a translated pattern, each class item
+    /// translated alone; `None` for anything but the plain forms (a flag,
+    /// a word boundary), which [`CharPattern::from_hir`] then tries.
+    pub(super) fn from_ast(translated: &str) -> Option<CharPattern> {
+        let ast = ast::parse::ParserBuilder::new()
+            .nest_limit(64)
+            .build()
+            .parse(translated)
+            .ok()?;
+        let mut c = CharPattern::empty();
+        c.compile_ast(&ast, translated)?;
+        c.push(Inst::Match)?;
+        Some(c)
+    }
+
+    /// From the high-level form of a translated pattern, as the validator's
+    /// engine reads it.
+    pub(super) fn from_hir(translated: &str) -> Option<CharPattern> {
         let hir = regex_syntax::ParserBuilder::new()
             .nest_limit(64)
             .build()
-            .parse(&translated)
+            .parse(translated)
             .ok()?;
-        let mut c = CharPattern {
-            prog: Vec::new(),
-            classes: Vec::new(),
-        };
+        let mut c = CharPattern::empty();
         c.compile(&hir)?;
         c.push(Inst::Match)?;
         Some(c)
@@ -86,13 +133,224 @@ impl CharPattern {
         Some(self.prog.len() - 1)
     }
 
-    fn class(&mut self, ranges: Vec<(char, char)>) -> Option<()> {
-        let total: usize = self.classes.iter().map(Vec::len).sum::<usize>() + ranges.len();
-        if total > MAX_RANGES {
+    /// Adds a class; its index.
+    fn add_class(&mut self, class: ClassSet) -> Option<usize> {
+        self.classes.push(class);
+        Some(self.classes.len() - 1)
+    }
+
+    /// The ranges class `id` holds, all members counted.
+    fn weight(&self, id: usize) -> usize {
+        match &self.classes[id] {
+            ClassSet::Ranges(r) => r.len(),
+            ClassSet::Union { members, .. } => members.iter().map(|&m| self.weight(m)).sum(),
+        }
+    }
+
+    /// Consumes one character of class `id`. Each use counts its ranges
+    /// against [`MAX_RANGES`], as the validator's engine compiles each.
+    fn use_class(&mut self, id: usize) -> Option<()> {
+        self.ranges += self.weight(id);
+        if self.ranges > MAX_RANGES {
             return None;
         }
-        self.classes.push(ranges);
-        self.push(Inst::Class(self.classes.len() - 1)).map(drop)
+        self.push(Inst::Class(id)).map(drop)
+    }
+
+    /// Consumes one character of `class`.
+    fn class(&mut self, class: ClassSet) -> Option<()> {
+        let id = self.add_class(class)?;
+        self.use_class(id)
+    }
+
+    /// The class of one class item (`\p{Ll}`, `\d`, `.`),
+    /// translated alone as the validator's engine translates it.
+    fn item(&mut self, text: &str) -> Option<usize> {
+        if let Some(&id) = self.translated.get(text) {
+            return Some(id);
+        }
+        let hir = regex_syntax::Parser::new().parse(&format!("[{text}]")).ok();
+        let hir = match text {
+            // A dot is not a class item; alone, it is the dot.
+            "." => regex_syntax::Parser::new().parse(".").ok(),
+            _ => hir,
+        }?;
+        let ranges = match hir.kind() {
+            HirKind::Class(c) => class_ranges(c)?,
+            _ => return None,
+        };
+        let id = self.add_class(ClassSet::Ranges(ranges))?;
+        self.translated.insert(text.to_owned(), id);
+        Some(id)
+    }
+
+    fn compile_ast(&mut self, ast: &Ast, text: &str) -> Option<()> {
+        let span_text = |span: &ast::Span| text.get(span.start.offset..span.end.offset);
+        match ast {
+            Ast::Empty(_) => Some(()),
+            Ast::Literal(lit) => self.class(ClassSet::Ranges(vec![(lit.c, lit.c)])),
+            Ast::Dot(_) => {
+                let id = self.item(".")?;
+                self.use_class(id)
+            }
+            Ast::ClassUnicode(c) => {
+                let id = self.item(span_text(&c.span)?)?;
+                self.use_class(id)
+            }
+            Ast::ClassPerl(c) => {
+                let id = self.item(span_text(&c.span)?)?;
+                self.use_class(id)
+            }
+            Ast::ClassBracketed(b) => {
+                let id = self.bracket(b, text)?;
+                self.use_class(id)
+            }
+            Ast::Assertion(a) => {
+                // Without the multi-line flag (a translated ECMA-262
+                // pattern has none), `^` and `$` are the text's ends.
+                let anchor = match a.kind {
+                    ast::AssertionKind::StartLine | ast::AssertionKind::StartText => Anchor::Start,
+                    ast::AssertionKind::EndLine | ast::AssertionKind::EndText => Anchor::End,
+                    _ => return None,
+                };
+                self.push(Inst::Assert(anchor)).map(drop)
+            }
+            Ast::Group(g) => match &g.kind {
+                ast::GroupKind::CaptureIndex(_) | ast::GroupKind::CaptureName { .. } => {
+                    self.compile_ast(&g.ast, text)
+                }
+                ast::GroupKind::NonCapturing(flags) if flags.items.is_empty() => {
+                    self.compile_ast(&g.ast, text)
+                }
+                ast::GroupKind::NonCapturing(_) => None,
+            },
+            Ast::Concat(c) => c.asts.iter().try_for_each(|a| self.compile_ast(a, text)),
+            Ast::Alternation(a) => {
+                self.alternate(a.asts.len(), |c, i| c.compile_ast(&a.asts[i], text))
+            }
+            Ast::Repetition(r) => {
+                use ast::{RepetitionKind as K, RepetitionRange as R};
+                let (min, max) = match &r.op.kind {
+                    K::ZeroOrOne => (0, Some(1)),
+                    K::ZeroOrMore => (0, None),
+                    K::OneOrMore => (1, None),
+                    K::Range(R::Exactly(n)) => (*n, Some(*n)),
+                    K::Range(R::AtLeast(n)) => (*n, None),
+                    K::Range(R::Bounded(m, n)) => (*m, Some(*n)),
+                };
+                self.repeat(min, max, |c| c.compile_ast(&r.ast, text))
+            }
+            Ast::Flags(_) => None,
+        }
+    }
+
+    /// The class of a bracket: the union of its items, or its complement.
+    fn bracket(&mut self, b: &ast::ClassBracketed, text: &str) -> Option<usize> {
+        let ast::ClassSet::Item(item) = &b.kind else {
+            return None;
+        };
+        let mut members = Vec::new();
+        self.set_item(item, text, &mut members)?;
+        self.add_class(ClassSet::Union {
+            negated: b.negated,
+            members,
+        })
+    }
+
+    fn set_item(
+        &mut self,
+        item: &ast::ClassSetItem,
+        text: &str,
+        members: &mut Vec<usize>,
+    ) -> Option<()> {
+        use ast::ClassSetItem as I;
+        let id = match item {
+            I::Empty(_) => return Some(()),
+            I::Literal(lit) => self.add_class(ClassSet::Ranges(vec![(lit.c, lit.c)]))?,
+            I::Range(r) if r.start.c <= r.end.c => {
+                self.add_class(ClassSet::Ranges(vec![(r.start.c, r.end.c)]))?
+            }
+            I::Range(_) => return None,
+            I::Unicode(c) => self.item(text.get(c.span.start.offset..c.span.end.offset)?)?,
+            I::Perl(c) => self.item(text.get(c.span.start.offset..c.span.end.offset)?)?,
+            // The translation writes `\d` and `\w` as nested classes.
+            I::Bracketed(b) => self.bracket(b, text)?,
+            // Not ECMA-262: a translated pattern escapes `[:`.
+            I::Ascii(_) => return None,
+            I::Union(u) => {
+                return u
+                    .items
+                    .iter()
+                    .try_for_each(|i| self.set_item(i, text, members));
+            }
+        };
+        members.push(id);
+        Some(())
+    }
+
+    /// `n` alternatives, the `i`-th compiled by `each(self, i)`.
+    fn alternate(
+        &mut self,
+        n: usize,
+        mut each: impl FnMut(&mut Self, usize) -> Option<()>,
+    ) -> Option<()> {
+        let mut jumps = Vec::new();
+        for i in 0..n {
+            if i + 1 == n {
+                each(self, i)?;
+            } else {
+                let split = self.push(Inst::Split(0, 0))?;
+                each(self, i)?;
+                jumps.push(self.push(Inst::Jump(0))?);
+                self.prog[split] = Inst::Split(split + 1, self.prog.len());
+            }
+        }
+        let end = self.prog.len();
+        for j in jumps {
+            self.prog[j] = Inst::Jump(end);
+        }
+        Some(())
+    }
+
+    /// `min` to `max` (unbounded when `None`) copies of what `sub` compiles.
+    fn repeat(
+        &mut self,
+        min: u32,
+        max: Option<u32>,
+        mut sub: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        let min = usize::try_from(min).ok()?;
+        if min > MAX_INSTS {
+            return None;
+        }
+        for _ in 0..min {
+            sub(self)?;
+        }
+        match max {
+            // Whether a text matches does not depend on greed.
+            None => {
+                let split = self.push(Inst::Split(0, 0))?;
+                sub(self)?;
+                self.push(Inst::Jump(split))?;
+                self.prog[split] = Inst::Split(split + 1, self.prog.len());
+            }
+            Some(max) => {
+                let extra = usize::try_from(max).ok()?.checked_sub(min)?;
+                if extra > MAX_INSTS {
+                    return None;
+                }
+                let mut splits = Vec::new();
+                for _ in 0..extra {
+                    splits.push(self.push(Inst::Split(0, 0))?);
+                    sub(self)?;
+                }
+                let end = self.prog.len();
+                for s in splits {
+                    self.prog[s] = Inst::Split(s + 1, end);
+                }
+            }
+        }
+        Some(())
     }
 
     fn compile(&mut self, hir: &Hir) -> Option<()> {
@@ -100,22 +358,11 @@ impl CharPattern {
             HirKind::Empty => Some(()),
             HirKind::Literal(lit) => {
                 for ch in std::str::from_utf8(&lit.0).ok()?.chars() {
-                    self.class(vec![(ch, ch)])?;
+                    self.class(ClassSet::Ranges(vec![(ch, ch)]))?;
                 }
                 Some(())
             }
-            HirKind::Class(Class::Unicode(c)) => {
-                self.class(c.ranges().iter().map(|r| (r.start(), r.end())).collect())
-            }
-            HirKind::Class(Class::Bytes(c)) => {
-                // Only a class of ASCII bytes is a class of characters.
-                let ranges = c
-                    .ranges()
-                    .iter()
-                    .map(|r| (r.end() < 0x80).then(|| (char::from(r.start()), char::from(r.end()))))
-                    .collect::<Option<Vec<_>>>()?;
-                self.class(ranges)
-            }
+            HirKind::Class(c) => self.class(ClassSet::Ranges(class_ranges(c)?)),
             HirKind::Look(look) => {
                 let anchor = match look {
                     Look::Start => Anchor::Start,
@@ -126,57 +373,17 @@ impl CharPattern {
             }
             HirKind::Capture(cap) => self.compile(&cap.sub),
             HirKind::Concat(subs) => subs.iter().try_for_each(|h| self.compile(h)),
-            HirKind::Alternation(subs) => {
-                let mut jumps = Vec::new();
-                for (i, sub) in subs.iter().enumerate() {
-                    if i + 1 == subs.len() {
-                        self.compile(sub)?;
-                    } else {
-                        let split = self.push(Inst::Split(0, 0))?;
-                        self.compile(sub)?;
-                        jumps.push(self.push(Inst::Jump(0))?);
-                        self.prog[split] = Inst::Split(split + 1, self.prog.len());
-                    }
-                }
-                let end = self.prog.len();
-                for j in jumps {
-                    self.prog[j] = Inst::Jump(end);
-                }
-                Some(())
-            }
-            HirKind::Repetition(rep) => {
-                let min = usize::try_from(rep.min).ok()?;
-                if min > MAX_INSTS {
-                    return None;
-                }
-                for _ in 0..min {
-                    self.compile(&rep.sub)?;
-                }
-                match rep.max {
-                    // Whether a text matches does not depend on greed.
-                    None => {
-                        let split = self.push(Inst::Split(0, 0))?;
-                        self.compile(&rep.sub)?;
-                        self.push(Inst::Jump(split))?;
-                        self.prog[split] = Inst::Split(split + 1, self.prog.len());
-                    }
-                    Some(max) => {
-                        let extra = usize::try_from(max).ok()?.checked_sub(min)?;
-                        if extra > MAX_INSTS {
-                            return None;
-                        }
-                        let mut splits = Vec::new();
-                        for _ in 0..extra {
-                            splits.push(self.push(Inst::Split(0, 0))?);
-                            self.compile(&rep.sub)?;
-                        }
-                        let end = self.prog.len();
-                        for s in splits {
-                            self.prog[s] = Inst::Split(s + 1, end);
-                        }
-                    }
-                }
-                Some(())
+            HirKind::Alternation(subs) => self.alternate(subs.len(), |c, i| c.compile(&subs[i])),
+            HirKind::Repetition(rep) => self.repeat(rep.min, rep.max, |c| c.compile(&rep.sub)),
+        }
+    }
+
+    /// Is `c` in class `id`?
+    fn contains(&self, id: usize, c: char) -> bool {
+        match &self.classes[id] {
+            ClassSet::Ranges(ranges) => contains(ranges, c),
+            ClassSet::Union { negated, members } => {
+                members.iter().any(|&m| self.contains(m, c)) != *negated
             }
         }
     }
@@ -206,7 +413,7 @@ impl CharPattern {
             for i in 0..current.len {
                 let pc = current.dense[i];
                 if let Inst::Class(k) = self.prog[pc]
-                    && contains(&self.classes[k], ch)
+                    && self.contains(k, ch)
                     && self.add(&mut next, &mut stack, pc + 1, Some(ch), after)
                 {
                     return Some(true);
@@ -255,6 +462,19 @@ impl CharPattern {
             }
         }
         false
+    }
+}
+
+/// The ranges of a translated class, as characters (a class of bytes only
+/// when they are ASCII).
+fn class_ranges(class: &Class) -> Option<Vec<(char, char)>> {
+    match class {
+        Class::Unicode(c) => Some(c.ranges().iter().map(|r| (r.start(), r.end())).collect()),
+        Class::Bytes(c) => c
+            .ranges()
+            .iter()
+            .map(|r| (r.end() < 0x80).then(|| (char::from(r.start()), char::from(r.end()))))
+            .collect(),
     }
 }
 
