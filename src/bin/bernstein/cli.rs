@@ -143,6 +143,25 @@ impl Global {
     }
 }
 
+impl Command {
+    /// Does this command work over every skill (and so allocate in bulk)?
+    pub fn is_bulk(&self) -> bool {
+        match self {
+            Command::Skills(cmd) => match cmd {
+                SkillsCommand::List(_) | SkillsCommand::Validate(_) | SkillsCommand::Export(_) => {
+                    true
+                }
+                SkillsCommand::Spec(a) => a.command.is_some(),
+                SkillsCommand::Show(_)
+                | SkillsCommand::Explain(_)
+                | SkillsCommand::New(_)
+                | SkillsCommand::Schema(_) => false,
+            },
+            Command::Completions { .. } | Command::Man => false,
+        }
+    }
+}
+
 /// The spec of the source tree this binary was built from, when the binary
 /// runs from inside that tree (`cargo run`, `target/release/bernstein`): a
 /// development build. An installed or copied binary never reads the build

@@ -5,6 +5,7 @@
 // (`DIR/<name>.json`), not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
+mod alloc;
 mod cli;
 mod explain;
 mod export;
@@ -22,16 +23,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc instead of the system allocator: parsing builds many small
-/// values, and with glibc's malloc `validate -j 2` took 1.4× as long (its
-/// arenas also contend between the worker threads). Built without
-/// transparent huge pages (`no_thp`): with them, the peak RSS of `export`
-/// over 10,000 skills was 38 MiB instead of 16 MiB. See benches/README.md.
+/// The C library's allocator, or mimalloc for bulk work (see [`alloc`]).
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: alloc::Alloc = alloc::Alloc;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    if args.command.is_bulk() {
+        alloc::bulk();
+    }
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
