@@ -252,11 +252,7 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
             properties.insert(PATCH.into(), json!({ "enum": ["replace", "delete"] }));
             for f in fields {
                 let schema = nullable(rule_schema(&f.strategy, true, annotate));
-                let schema = if annotate {
-                    described(f, schema, true)
-                } else {
-                    schema
-                };
+                let schema = described(f, schema, true, annotate);
                 properties.insert(f.name.clone(), Value::Object(schema));
             }
             m.insert("properties".into(), Value::Object(properties));
@@ -366,12 +362,17 @@ fn plain_def() -> Value {
 }
 
 /// `schema` with the hover text of `field` (its description, its checks in
-/// words, its strategy in a sentence) and its examples.
+/// words, its strategy in a sentence) and its examples; unchanged unless
+/// `annotate`.
 fn described(
     field: &Field,
     mut schema: Map<String, Value>,
     directives: bool,
+    annotate: bool,
 ) -> Map<String, Value> {
+    if !annotate {
+        return schema;
+    }
     let mut description = strategy_help(&field.strategy);
     if directives && let Some(help) = directive_help(&field.strategy) {
         description = format!("{description} {help}");
@@ -526,11 +527,7 @@ fn fragment_schema_with(spec: &MergeSpec, annotate: bool) -> Value {
     for field in &spec.fields {
         // `null` resets a field; allow it beside the declared type(s) and values.
         let schema = nullable(rule_schema(&field.strategy, directives, annotate));
-        let schema = if annotate {
-            described(field, schema, directives)
-        } else {
-            schema
-        };
+        let schema = described(field, schema, directives, annotate);
         properties.insert(field.name.clone(), Value::Object(schema));
     }
     let mut schema = json!({

@@ -189,22 +189,14 @@ impl CharPattern {
         match ast {
             Ast::Empty(_) => Some(()),
             Ast::Literal(lit) => self.class(ClassSet::Ranges(vec![(lit.c, lit.c)])),
-            Ast::Dot(_) => {
-                let id = self.item(".")?;
-                self.use_class(id)
-            }
-            Ast::ClassUnicode(c) => {
-                let id = self.item(span_text(&c.span)?)?;
-                self.use_class(id)
-            }
-            Ast::ClassPerl(c) => {
-                let id = self.item(span_text(&c.span)?)?;
-                self.use_class(id)
-            }
-            Ast::ClassBracketed(b) => {
-                let id = self.bracket(b, text)?;
-                self.use_class(id)
-            }
+            Ast::Dot(_) => self.item(".").and_then(|id| self.use_class(id)),
+            Ast::ClassUnicode(c) => self
+                .item(span_text(&c.span)?)
+                .and_then(|id| self.use_class(id)),
+            Ast::ClassPerl(c) => self
+                .item(span_text(&c.span)?)
+                .and_then(|id| self.use_class(id)),
+            Ast::ClassBracketed(b) => self.bracket(b, text).and_then(|id| self.use_class(id)),
             Ast::Assertion(a) => {
                 // Without the multi-line flag (a translated ECMA-262
                 // pattern has none), `^` and `$` are the text's ends.
