@@ -548,4 +548,19 @@ mod tests {
         // A $ref to itself never ends: the walk's budget does.
         assert_eq!(verdict(json!({"$ref": "#"}), json!(1)), Unsure);
     }
+
+    #[test]
+    fn a_deep_value_ends_the_walk_unsure_not_the_stack() {
+        let schema = json!({"$defs": {"d": {"items": {"$ref": "#/$defs/d"}}}, "$ref": "#/$defs/d"});
+        let mut deep = json!(1);
+        for _ in 0..2000 {
+            deep = serde_json::Value::Array(vec![deep]);
+        }
+        assert_eq!(verdict(schema.clone(), deep), Verdict::Unsure);
+        let mut shallow = json!(1);
+        for _ in 0..100 {
+            shallow = serde_json::Value::Array(vec![shallow]);
+        }
+        assert_eq!(verdict(schema, shallow), Verdict::Valid);
+    }
 }
