@@ -6,7 +6,8 @@
 //! takes 1.2–1.4× as long (its arenas also contend between the worker
 //! threads). But it keeps each size of block in pages of its own, so a
 //! short command touches more fresh memory: `show` took 392 page faults
-//! with it against 271 with glibc's, and 15% longer. A command starts on
+//! with it against 271 with glibc's, and 5–15% longer (medians, several
+//! sessions). A command starts on
 //! the C library's allocator; [`bulk`] switches new allocations to mimalloc
 //! for good. A block is always freed (or grown) by the allocator that gave
 //! it. Before the switch every block is the C library's. After it, the
