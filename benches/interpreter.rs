@@ -38,7 +38,9 @@ use serde_json::{Map, Value, json};
 
 use bernstein_skills::fragment::escape_pointer;
 use bernstein_skills::layer::Form;
-use bernstein_skills::merge::{Change, ChangeKind, Entry, FieldMerge, Identity, Merged};
+use bernstein_skills::merge::{
+    Change, ChangeKind, Entry, FieldMerge, Identity, Merged, item_pointer,
+};
 use bernstein_skills::provenance::{Origin, Shadowed, Sourced};
 use bernstein_skills::{Effective, Fragment, Layer, MergeSpec, merge};
 
@@ -81,25 +83,6 @@ mod hand {
         } else {
             pointer.push_str(key);
         }
-    }
-
-    /// `base/i`, without the formatting machinery.
-    fn item_pointer(base: &str, i: usize) -> String {
-        let mut digits = [0u8; 20];
-        let (mut n, mut at) = (i, digits.len());
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let mut pointer = String::with_capacity(base.len() + 1 + digits.len() - at);
-        pointer.push_str(base);
-        pointer.push('/');
-        pointer.extend(digits[at..].iter().map(|&d| char::from(d)));
-        pointer
     }
 
     /// One layer's value at the place being merged, with its pointer.

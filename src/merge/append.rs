@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::provenance::{Shadowed, Sourced};
 use crate::spec::Field;
 
-use super::{ChangeKind, Contribution, Walk, is_list_replace, item_pointer, origin, patch_of};
+use super::{ChangeKind, Contribution, Walk, item_pointer, origin, patch_of};
 
 /// Above this many comparisons, equality is checked through a set of the
 /// items' JSON text instead of a scan, so a huge list cannot make the merge
@@ -25,12 +25,7 @@ pub(super) fn merge<'a>(
     layers: &[Contribution<'a>],
     top: bool,
 ) -> Vec<Sourced<'a>> {
-    let replaced = walk.directives
-        && layers.first().is_some_and(|c| {
-            c.value
-                .as_array()
-                .is_some_and(|a| a.iter().any(is_list_replace))
-        });
+    let replaced = walk.list_replaced(layers);
     let mut out: Vec<Sourced<'a>> = Vec::new();
     let mut seen: Option<BTreeSet<String>> = None;
     if (top || field.has_default)

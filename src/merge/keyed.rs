@@ -76,12 +76,7 @@ pub(super) fn merge<'a>(
     layers: &[Contribution<'a>],
     top: bool,
 ) -> Vec<Entry<'a>> {
-    let replaced = walk.directives
-        && layers.first().is_some_and(|c| {
-            c.value
-                .as_array()
-                .is_some_and(|a| a.iter().any(is_list_replace))
-        });
+    let replaced = walk.list_replaced(layers);
     let merging = mode == EntriesMode::Merge;
     let mut out: Vec<Option<Slot<'a>>> = Vec::new();
     if (top || field.has_default)

@@ -192,7 +192,8 @@ pub(crate) fn field_pointer(field: &str) -> String {
 
 /// `base/i`: the pointer of item `i` of a list. Written without the
 /// formatting machinery, which was a seventh of a merge (one per list item).
-pub(crate) fn item_pointer(base: &str, i: usize) -> String {
+/// Public for the benchmarks' hand-written merge.
+pub fn item_pointer(base: &str, i: usize) -> String {
     let mut digits = [0u8; 20];
     let (mut n, mut at) = (i, digits.len());
     loop {
@@ -444,6 +445,17 @@ pub(crate) fn is_list_replace(item: &Value) -> bool {
 }
 
 impl<'a> Walk<'a> {
+    /// Does the first of `layers` (the lowest after the cut) start a list
+    /// afresh with `{$patch: replace}`?
+    fn list_replaced(&self, layers: &[Contribution<'_>]) -> bool {
+        self.directives
+            && layers.first().is_some_and(|c| {
+                c.value
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(is_list_replace))
+            })
+    }
+
     /// Does `value` delete the whole value of a mapping rule
     /// (`{$patch: delete}`)?
     fn deletes_mapping(&self, strategy: &Strategy, value: &Value) -> bool {
