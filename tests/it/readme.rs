@@ -15,6 +15,7 @@ fn demo(args: &[&str]) -> String {
     let out = Command::cargo_bin("bernstein")
         .unwrap()
         .env_clear()
+        .env("CARGO_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["skills", "--layers-root", "examples/layers"])
         .args(args)

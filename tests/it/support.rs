@@ -156,6 +156,10 @@ impl Sandbox {
         std::fs::create_dir_all(&home).unwrap();
         let mut cmd = Command::cargo_bin("bernstein").expect("the bernstein binary is built");
         cmd.env_clear().env("HOME", &home).current_dir(self.path());
+        // What `cargo test` gives every process it runs, and what a
+        // development build looks for to find its source tree's spec
+        // wherever CARGO_TARGET_DIR put the binary.
+        cmd.env("CARGO_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"));
         cmd
     }
 

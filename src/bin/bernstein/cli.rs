@@ -162,16 +162,26 @@ impl Command {
     }
 }
 
-/// The spec of the source tree this binary was built from, when the binary
-/// runs from inside that tree (`cargo run`, `target/release/bernstein`): a
-/// development build. An installed or copied binary never reads the build
-/// machine's files; it uses the installed spec (`skills spec --install`).
+/// The spec of the source tree this binary was built from, for a
+/// development build: one that runs from inside that tree
+/// (`target/release/bernstein`), or one cargo started there (`cargo run`,
+/// `cargo test` set `CARGO_MANIFEST_DIR` for what they run, wherever
+/// `CARGO_TARGET_DIR` put the binary). An installed or copied binary never
+/// reads the build machine's files; it uses the installed spec (`skills
+/// spec --install`).
 fn dev_source_tree() -> Option<PathBuf> {
-    let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = std::env::current_exe().ok()?.canonicalize().ok()?;
-    let tree = tree.canonicalize().ok()?;
-    exe.starts_with(&tree)
-        .then(|| tree.join("spec").join(specmod::INSTALLED_NAME))
+    let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .ok()?;
+    let run_by_cargo = std::env::var_os("CARGO_MANIFEST_DIR")
+        .and_then(|dir| std::path::Path::new(&dir).canonicalize().ok())
+        .is_some_and(|dir| dir == tree);
+    let inside = || {
+        std::env::current_exe()
+            .and_then(|exe| exe.canonicalize())
+            .is_ok_and(|exe| exe.starts_with(&tree))
+    };
+    (run_by_cargo || inside()).then(|| tree.join("spec").join(specmod::INSTALLED_NAME))
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
