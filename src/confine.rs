@@ -1,34 +1,52 @@
-//! Reading files that an attacker may have laid out: confined to a root,
-//! regular files only, bounded.
+//! Reading files that an attacker may have laid out: beneath a root,
+//! never hidden, regular files only, bounded.
 //!
 //! A team layer is a git directory that takes pull requests from strangers,
 //! and CI reads it. A symlink committed there can point anywhere
-//! (`env/SKILL.md -> /proc/self/environ`, `writer.yaml -> ~/.ssh/id_ed25519`),
-//! a file can be a FIFO that blocks a reader forever, and `/proc` files
-//! report as regular files of size 0 while producing any amount of data. So
-//! every file read from a layer, and every committed manifest, goes through
-//! [`read_in_root`]:
+//! (`env/SKILL.md -> /proc/self/environ`, `leak/SKILL.md -> ../.git/config`),
+//! the layer directory itself can be a committed symlink (`team -> ../..`),
+//! and a fan of symlinks between a few directories can make a naive walk
+//! visit millions of paths. So every read from a layer goes through a
+//! [`Root`]:
 //!
-//! 1. the path is resolved (`realpath`), and refused unless it stays inside
-//!    the root's own real path; a symlink that stays inside may be followed;
-//! 2. anything resolving into `/proc`, `/sys` or `/dev` is refused by where it
-//!    resolves, whatever type it reports;
-//! 3. the resolved path is opened without following a final symlink and
-//!    without blocking (`O_NOFOLLOW | O_NONBLOCK`), and the *opened* file is
-//!    checked: a regular file, and (on Linux) really inside the root, read
-//!    back from `/proc/self/fd`. A swap of any path component between the
-//!    check and the open gains nothing;
-//! 4. at most the cap is read, whatever size the file claims.
+//! 1. **The root is opened once**, as a directory file descriptor. Below
+//!    the [`Boundary`] (the git work tree the command runs in, else the
+//!    working directory) no component of its path may be a symlink, and the
+//!    root itself may never be one: those are files a pull request can
+//!    commit. Components above the boundary are taken as the person gave
+//!    them (a home directory managed by symlinks is normal).
+//! 2. **Every path is resolved beneath the root by the kernel**:
+//!    `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`
+//!    from the root's descriptor, one system call, for the common path
+//!    without symlinks. A path that holds a symlink (or a kernel without
+//!    `openat2`) is walked component by component with `openat(O_NOFOLLOW)`
+//!    from the root's descriptor, following a symlink only while it stays
+//!    beneath the root, at most 40 of them. Either way no step trusts a
+//!    path string, so swapping a component between a check and an open
+//!    gains nothing, and nothing depends on `/proc`.
+//! 3. **No hidden component**: the path as resolved, relative to the root,
+//!    may hold no component that starts with a dot (`.git`, `.env`),
+//!    whether it was named or reached through a symlink.
+//! 4. **Only regular files are read**, opened without blocking, and at most
+//!    the cap, whatever size the file claims.
 //!
 //! A refusal carries the reason and the resolved target, never any content.
 
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
 
 /// Why a file was not read.
 #[derive(Debug)]
 pub enum Refusal {
-    /// Its real path leaves the root (through a symlink).
+    /// Its path leaves the root (through a symlink or `..`).
     Escapes {
         /// Where it resolves.
         target: PathBuf,
@@ -38,6 +56,13 @@ pub enum Refusal {
         /// Where it resolves.
         target: PathBuf,
     },
+    /// Its resolved path, relative to the root, has a hidden component.
+    Hidden {
+        /// The resolved path relative to the root.
+        resolved: PathBuf,
+    },
+    /// Resolving it followed more symlinks than [`MAX_SYMLINKS`].
+    Loop,
     /// It is not a regular file.
     NotRegular {
         /// What it is, in words ("a FIFO").
@@ -56,7 +81,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The reason in words, for a message about `path` in `root_label`
-    /// (`team layer`, `manifests directory`). Paths are escaped.
+    /// (`team layer`). Paths are escaped.
     pub fn describe(&self, path: &Path, root_label: &str) -> String {
         match self {
             Refusal::Escapes { target } => format!(
@@ -68,6 +93,15 @@ impl Refusal {
                 "refusing to read a special file: {} -> {}",
                 crate::text::path(path),
                 crate::text::path(target)
+            ),
+            Refusal::Hidden { resolved } => format!(
+                "refusing to read a hidden entry of the {root_label}: {} -> {}",
+                crate::text::path(path),
+                crate::text::path(resolved)
+            ),
+            Refusal::Loop => format!(
+                "refusing to follow more than {MAX_SYMLINKS} symlinks: {}",
+                crate::text::path(path)
             ),
             Refusal::NotRegular { what } => {
                 format!("refusing to read {what}; only regular files are read")
@@ -85,12 +119,14 @@ impl Refusal {
     }
 }
 
-/// The real path of a root directory, once: [`read_in_root`] compares
-/// against it. `None` when the root does not exist or cannot be resolved.
-pub fn real_root(root: &Path) -> Option<PathBuf> {
-    let real = std::fs::canonicalize(root).ok()?;
-    real.is_dir().then_some(real)
+impl From<Errno> for Refusal {
+    fn from(e: Errno) -> Refusal {
+        Refusal::Io(e.into())
+    }
 }
+
+/// The most symlinks one resolution follows (Linux's own limit).
+pub const MAX_SYMLINKS: usize = 40;
 
 /// Directories whose files are never read, wherever a root is.
 const SPECIAL: [&str; 3] = ["/proc", "/sys", "/dev"];
@@ -99,76 +135,505 @@ fn is_special(real: &Path) -> bool {
     SPECIAL.iter().any(|s| real.starts_with(s))
 }
 
-/// Reads `path`, which must resolve to a regular file inside `real_root`
-/// (a path from [`real_root`]), of at most `max` bytes.
-pub fn read_in_root(real_root: &Path, path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
-    let real = std::fs::canonicalize(path).map_err(Refusal::Io)?;
-    if !real.starts_with(real_root) {
-        return Err(Refusal::Escapes { target: real });
-    }
-    read_resolved(&real, Some(real_root), max)
+/// Where the paths a pull request can commit begin: the root of the git
+/// work tree the command runs in (the nearest directory, from the working
+/// directory up, that holds a `.git` entry), else the working directory.
+/// Below it, no component of a root or output path may be a symlink.
+#[derive(Debug, Clone, Default)]
+pub struct Boundary {
+    dir: Option<PathBuf>,
 }
 
-/// [`read_in_root`] for a `path` whose last `below` components lie below
-/// the root (`writer.yaml`: 1, `writer/SKILL.md`: 2), the common case made
-/// cheap: when none of them is a symlink the file is inside the root by
-/// construction, so one `lstat` per component replaces resolving the whole
-/// path (which reads every component of it, the root's ancestors included).
-/// A symlink among them takes the full road. A final component that is not
-/// a regular file is refused without being opened.
-pub fn read_below_root(
-    real_root: &Path,
-    path: &Path,
-    below: usize,
-    max: u64,
-) -> Result<Vec<u8>, Refusal> {
-    let parts: Vec<_> = path.components().collect();
-    let Some(first) = parts.len().checked_sub(below) else {
-        return read_in_root(real_root, path, max);
+impl Boundary {
+    /// The boundary of this process's working directory.
+    pub fn of_process() -> Boundary {
+        std::env::current_dir()
+            .map(|cwd| Boundary::of_dir(&cwd))
+            .unwrap_or_default()
+    }
+
+    /// The boundary for a command run in `cwd` (an absolute, real path).
+    pub fn of_dir(cwd: &Path) -> Boundary {
+        let repo = cwd
+            .ancestors()
+            .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok());
+        Boundary {
+            dir: Some(repo.unwrap_or(cwd).to_path_buf()),
+        }
+    }
+
+    /// No boundary: only the final component is checked.
+    pub fn none() -> Boundary {
+        Boundary { dir: None }
+    }
+
+    /// The boundary directory, if any.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+}
+
+/// `path` made absolute against the working directory, with `.` and `..`
+/// resolved lexically (the working directory is a real path, and below the
+/// boundary no component is allowed to be a symlink, so lexical is real).
+pub fn absolute(path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
     };
-    let mut real = real_root.to_path_buf();
-    for (i, part) in parts[first..].iter().enumerate() {
-        real.push(part);
-        let meta = std::fs::symlink_metadata(&real).map_err(Refusal::Io)?;
-        let ty = meta.file_type();
-        if ty.is_symlink() {
-            return read_in_root(real_root, path, max);
-        }
-        if i + 1 == below && !ty.is_file() {
-            return Err(Refusal::NotRegular { what: kind_of(&ty) });
-        }
-    }
-    read_resolved(&real, Some(real_root), max)
+    normalize(&joined)
 }
 
-/// Reads a file the user named (no root), refusing special and non-regular
-/// files, at most `max` bytes: for the merge spec.
-pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
-    let real = std::fs::canonicalize(path).map_err(Refusal::Io)?;
-    read_resolved(&real, None, max)
+/// `.` and `..` resolved lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
-fn read_resolved(real: &Path, root: Option<&Path>, max: u64) -> Result<Vec<u8>, Refusal> {
-    if is_special(real) && !root.is_some_and(is_special) {
-        return Err(Refusal::Special {
-            target: real.to_path_buf(),
-        });
+/// Why a root (a layer directory) was not opened.
+#[derive(Debug)]
+pub enum RootRefusal {
+    /// The root, or a component of its path below the boundary, is a symlink.
+    Symlink {
+        /// The component that is a symlink.
+        at: PathBuf,
+        /// Where it points, as written.
+        target: PathBuf,
+    },
+    /// It exists and is not a directory.
+    NotADirectory,
+    /// It resolves into `/proc`, `/sys` or `/dev`.
+    Special {
+        /// Where it resolves.
+        target: PathBuf,
+    },
+    /// The operating system refused.
+    Io(std::io::Error),
+}
+
+impl RootRefusal {
+    /// The reason in words, for a message about root `path`.
+    pub fn describe(&self, path: &Path) -> String {
+        match self {
+            RootRefusal::Symlink { at, target } if at == &absolute(path) => format!(
+                "{} is a symbolic link (to {}); a layer directory is never followed through a \
+                 symlink: give the real directory",
+                crate::text::path(path),
+                crate::text::path(target)
+            ),
+            RootRefusal::Symlink { at, target } => format!(
+                "{} leads through {}, a symbolic link (to {}) inside the working tree; a layer \
+                 directory is never reached through a symlink there: give the real directory",
+                crate::text::path(path),
+                crate::text::path(at),
+                crate::text::path(target)
+            ),
+            RootRefusal::NotADirectory => format!("{} is not a directory", crate::text::path(path)),
+            RootRefusal::Special { target } => format!(
+                "{} resolves to {}, where no layer is read",
+                crate::text::path(path),
+                crate::text::path(target)
+            ),
+            RootRefusal::Io(e) => format!("cannot open {}: {e}", crate::text::path(path)),
+        }
     }
-    let file = open_no_follow(real).map_err(|e| refusal_of_open(e, real))?;
-    let meta = file.metadata().map_err(Refusal::Io)?;
-    if !meta.file_type().is_file() {
-        return Err(Refusal::NotRegular {
-            what: kind_of(&meta.file_type()),
-        });
+}
+
+/// Opens the directory at `path` (absolute, normalised), never through a
+/// symlink below `boundary` nor at its last component. `Ok(None)` when it
+/// does not exist.
+pub fn open_dir_beneath(path: &Path, boundary: &Boundary) -> Result<Option<OwnedFd>, RootRefusal> {
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let (start, below): (PathBuf, Vec<&OsStr>) = match boundary.dir() {
+        Some(b) if path.starts_with(b) && path != b => {
+            let rest = path.strip_prefix(b).unwrap_or(path);
+            (b.to_path_buf(), rest.iter().collect())
+        }
+        _ => match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => (parent.to_path_buf(), vec![name]),
+            // `/` itself.
+            _ => (path.to_path_buf(), Vec::new()),
+        },
+    };
+    let mut fd = match rustix::fs::open(&start, dir_flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) | Err(Errno::NOTDIR) => return Ok(None),
+        Err(e) => return Err(RootRefusal::Io(e.into())),
+    };
+    let mut at = start;
+    let last = below.len();
+    for (i, name) in below.into_iter().enumerate() {
+        at.push(name);
+        match rustix::fs::openat(&fd, name, dir_flags | OFlags::NOFOLLOW, Mode::empty()) {
+            Ok(next) => fd = next,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e @ (Errno::LOOP | Errno::NOTDIR)) => {
+                let stat = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|e| RootRefusal::Io(e.into()))?;
+                return match FileType::from_raw_mode(stat.st_mode) {
+                    FileType::Symlink => {
+                        let target = rustix::fs::readlinkat(&fd, name, Vec::new())
+                            .map(|t| PathBuf::from(OsString::from_vec(t.into_bytes())))
+                            .unwrap_or_default();
+                        Err(RootRefusal::Symlink { at, target })
+                    }
+                    _ if i + 1 == last => Err(RootRefusal::NotADirectory),
+                    _ if e == Errno::NOTDIR => Ok(None),
+                    _ => Err(RootRefusal::Io(e.into())),
+                };
+            }
+            Err(e) => return Err(RootRefusal::Io(e.into())),
+        }
     }
-    check_opened(&file, real, root)?;
-    if meta.len() > max {
-        return Err(Refusal::TooLarge {
-            size: meta.len(),
-            limit: max,
-        });
+    Ok(Some(fd))
+}
+
+/// A directory every read stays beneath: see the module docs.
+#[derive(Debug)]
+pub struct Root {
+    fd: OwnedFd,
+    /// The path as given, for messages.
+    path: PathBuf,
+    /// Its real path: an absolute symlink that stays below it is followed.
+    real: PathBuf,
+}
+
+/// What [`Root::metadata`] reports about a file beneath a root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    /// Its type.
+    pub kind: Kind,
+    /// Its size in bytes.
+    pub size: u64,
+    /// It has an execute bit.
+    pub executable: bool,
+    /// Its device and inode: the same directory reached twice is walked once.
+    pub id: (u64, u64),
+}
+
+/// The type of a file beneath a root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// Anything else, in words ("a FIFO").
+    Other(&'static str),
+}
+
+/// One entry of a directory beneath a root, as the directory lists it
+/// (a symlink is not followed).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Its name.
+    pub name: OsString,
+    /// Is it a symlink?
+    pub is_symlink: bool,
+    /// Is it a directory (not following a symlink)?
+    pub is_dir: bool,
+}
+
+/// Has `openat2` been found missing (an old kernel, a sandbox that filters
+/// it)? Then every path is walked component by component.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+impl Root {
+    /// Opens `path` as a root, checked against `boundary` (see the module
+    /// docs). `Ok(None)` when it does not exist.
+    pub fn open(path: &Path, boundary: &Boundary) -> Result<Option<Root>, RootRefusal> {
+        let abs = absolute(path);
+        let Some(fd) = open_dir_beneath(&abs, boundary)? else {
+            return Ok(None);
+        };
+        let real = std::fs::canonicalize(&abs).unwrap_or(abs);
+        if is_special(&real) {
+            return Err(RootRefusal::Special { target: real });
+        }
+        Ok(Some(Root {
+            fd,
+            path: path.to_path_buf(),
+            real,
+        }))
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+
+    /// The path as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its real path.
+    pub fn real(&self) -> &Path {
+        &self.real
+    }
+
+    /// `path` (below [`Root::path`]) relative to the root.
+    pub fn rel<'p>(&self, path: &'p Path) -> Option<&'p Path> {
+        path.strip_prefix(&self.path).ok()
+    }
+
+    /// Reads the regular file at `rel` beneath the root, at most `max` bytes.
+    pub fn read(&self, rel: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
+        let fd = self.resolve(
+            rel,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        )?;
+        let stat = rustix::fs::fstat(&fd)?;
+        match kind_of(FileType::from_raw_mode(stat.st_mode)) {
+            Kind::File => {}
+            Kind::Dir => {
+                return Err(Refusal::NotRegular {
+                    what: "a directory",
+                });
+            }
+            Kind::Other(what) => return Err(Refusal::NotRegular { what }),
+        }
+        let size = stat.st_size.max(0) as u64;
+        if size > max {
+            return Err(Refusal::TooLarge { size, limit: max });
+        }
+        read_capped(std::fs::File::from(fd), size, max)
+    }
+
+    /// What is at `rel` beneath the root (following symlinks that stay
+    /// beneath it).
+    pub fn metadata(&self, rel: &Path) -> Result<Meta, Refusal> {
+        let fd = self.resolve(rel, OFlags::PATH | OFlags::CLOEXEC)?;
+        meta_of(&fd)
+    }
+
+    /// The entries of the directory at `rel` beneath the root, sorted by
+    /// name, and that directory's own [`Meta`].
+    pub fn entries(&self, rel: &Path) -> Result<(Meta, Vec<Entry>), Refusal> {
+        let fd = self.resolve(rel, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
+        let meta = meta_of(&fd)?;
+        let dir = rustix::fs::Dir::new(fd)?;
+        let mut out = Vec::new();
+        for entry in dir {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let name = OsString::from_vec(name.to_vec());
+            let ty = match entry.file_type() {
+                FileType::Unknown => self
+                    .lstat_in(rel, &name)
+                    .map(|s| FileType::from_raw_mode(s.st_mode))
+                    .unwrap_or(FileType::Unknown),
+                t => t,
+            };
+            out.push(Entry {
+                name,
+                is_symlink: ty == FileType::Symlink,
+                is_dir: ty == FileType::Directory,
+            });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok((meta, out))
+    }
+
+    /// `lstat` of `name` in the directory `rel` (for file systems whose
+    /// directory listings do not give types).
+    fn lstat_in(&self, rel: &Path, name: &OsStr) -> Result<rustix::fs::Stat, Refusal> {
+        let dir = self.resolve(rel, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
+        Ok(rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)?)
+    }
+
+    /// Opens `rel` beneath the root with `flags` (never following a
+    /// symlink at the last step: symlinks are followed by the walk, which
+    /// checks where each leads).
+    fn resolve(&self, rel: &Path, flags: OFlags) -> Result<OwnedFd, Refusal> {
+        let plain = rel.components().all(|c| matches!(c, Component::Normal(_)));
+        if plain {
+            if rel.iter().any(is_hidden) {
+                return Err(Refusal::Hidden {
+                    resolved: rel.to_path_buf(),
+                });
+            }
+            #[cfg(target_os = "linux")]
+            if !NO_OPENAT2.load(Ordering::Relaxed) {
+                use rustix::fs::ResolveFlags;
+                let how =
+                    ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+                let target: &Path = if rel.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    rel
+                };
+                match rustix::fs::openat2(&self.fd, target, flags, Mode::empty(), how) {
+                    Ok(fd) => return Ok(fd),
+                    // A symlink on the way: the walk below follows it if it
+                    // stays beneath the root.
+                    Err(Errno::LOOP) | Err(Errno::XDEV) | Err(Errno::AGAIN) => {}
+                    Err(Errno::NOSYS) | Err(Errno::INVAL) | Err(Errno::PERM) => {
+                        NO_OPENAT2.store(true, Ordering::Relaxed);
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        self.walk(rel, flags)
+    }
+
+    /// [`Root::resolve`] one component at a time with `openat(O_NOFOLLOW)`,
+    /// reading each symlink and following it only while it stays beneath
+    /// the root.
+    fn walk(&self, rel: &Path, flags: OFlags) -> Result<OwnedFd, Refusal> {
+        // The directories entered below the root, with their names: the
+        // resolved path so far.
+        let mut stack: Vec<(OwnedFd, OsString)> = Vec::new();
+        let mut queue: VecDeque<OsString> = components(rel);
+        let mut followed = 0;
+        let resolved = |stack: &[(OwnedFd, OsString)], last: Option<&OsStr>| -> PathBuf {
+            let mut p: PathBuf = stack.iter().map(|(_, n)| n.as_os_str()).collect();
+            if let Some(l) = last {
+                p.push(l);
+            }
+            p
+        };
+        // A hidden component, with the rest of the path it would lead to.
+        let hidden = |stack: &[(OwnedFd, OsString)], name: &OsStr, rest: &VecDeque<OsString>| {
+            let mut p = resolved(stack, Some(name));
+            p.extend(rest.iter());
+            Refusal::Hidden {
+                resolved: normalize(&p),
+            }
+        };
+        while let Some(name) = queue.pop_front() {
+            if name == "." {
+                continue;
+            }
+            if name == ".." {
+                if stack.pop().is_none() {
+                    let mut target = self.real.join("..");
+                    target.extend(queue.iter());
+                    return Err(Refusal::Escapes {
+                        target: normalize(&target),
+                    });
+                }
+                continue;
+            }
+            if is_hidden(&name) {
+                return Err(hidden(&stack, &name, &queue));
+            }
+            let dir: BorrowedFd<'_> = stack.last().map_or(self.fd.as_fd(), |(fd, _)| fd.as_fd());
+            let stat = rustix::fs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW)?;
+            let ty = FileType::from_raw_mode(stat.st_mode);
+            if ty == FileType::Symlink {
+                followed += 1;
+                if followed > MAX_SYMLINKS {
+                    return Err(Refusal::Loop);
+                }
+                let link = rustix::fs::readlinkat(dir, &name, Vec::new())?;
+                let link = PathBuf::from(OsString::from_vec(link.into_bytes()));
+                let mut rest: VecDeque<OsString> = if link.is_absolute() {
+                    match link.strip_prefix(&self.real) {
+                        Ok(inside) => {
+                            stack.clear();
+                            components(inside)
+                        }
+                        Err(_) => {
+                            let mut target = link.clone();
+                            target.extend(queue.iter());
+                            return Err(Refusal::Escapes {
+                                target: normalize(&target),
+                            });
+                        }
+                    }
+                } else {
+                    // A relative link that climbs out is caught by `..`
+                    // above, with the whole target in the message.
+                    let here = self.real.join(resolved(&stack, None));
+                    let mut target = here.join(&link);
+                    target.extend(queue.iter());
+                    let target = normalize(&target);
+                    if !target.starts_with(&self.real) {
+                        return Err(Refusal::Escapes { target });
+                    }
+                    components(&link)
+                };
+                rest.extend(queue.drain(..));
+                queue = rest;
+                continue;
+            }
+            if queue.is_empty() {
+                return rustix::fs::openat(dir, &name, flags | OFlags::NOFOLLOW, Mode::empty())
+                    .map_err(|e| match e {
+                        // It became a symlink since it was looked at: a
+                        // swap in progress.
+                        Errno::LOOP => Refusal::Escapes {
+                            target: self.real.join(resolved(&stack, Some(&name))),
+                        },
+                        e => e.into(),
+                    });
+            }
+            if ty != FileType::Directory {
+                return Err(Errno::NOTDIR.into());
+            }
+            let next = rustix::fs::openat(
+                dir,
+                &name,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            stack.push((next, name));
+        }
+        // The path named the root, or led back to it.
+        let dir: BorrowedFd<'_> = stack.last().map_or(self.fd.as_fd(), |(fd, _)| fd.as_fd());
+        Ok(rustix::fs::openat(dir, ".", flags, Mode::empty())?)
+    }
+}
+
+fn components(p: &Path) -> VecDeque<OsString> {
+    p.components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Does this name start with a dot (`.git`, `.env`)?
+fn is_hidden(name: &OsStr) -> bool {
+    name.as_bytes().first() == Some(&b'.')
+}
+
+fn meta_of(fd: &OwnedFd) -> Result<Meta, Refusal> {
+    let stat = rustix::fs::fstat(fd)?;
+    Ok(Meta {
+        kind: kind_of(FileType::from_raw_mode(stat.st_mode)),
+        size: stat.st_size.max(0) as u64,
+        executable: stat.st_mode & 0o111 != 0,
+        id: (stat.st_dev as u64, stat.st_ino as u64),
+    })
+}
+
+fn kind_of(t: FileType) -> Kind {
+    match t {
+        FileType::RegularFile => Kind::File,
+        FileType::Directory => Kind::Dir,
+        FileType::Fifo => Kind::Other("a FIFO"),
+        FileType::Socket => Kind::Other("a socket"),
+        FileType::CharacterDevice | FileType::BlockDevice => Kind::Other("a device"),
+        FileType::Symlink => Kind::Other("a symlink"),
+        _ => Kind::Other("a file that is not a regular file"),
+    }
+}
+
+fn read_capped(file: std::fs::File, size: u64, max: u64) -> Result<Vec<u8>, Refusal> {
+    let mut bytes = Vec::with_capacity(size.min(max) as usize);
     file.take(max + 1)
         .read_to_end(&mut bytes)
         .map_err(Refusal::Io)?;
@@ -181,130 +646,211 @@ fn read_resolved(real: &Path, root: Option<&Path>, max: u64) -> Result<Vec<u8>, 
     Ok(bytes)
 }
 
-#[cfg(unix)]
-fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(path)
-}
-
-/// An open that failed because the final component became a symlink after
-/// it was resolved is a swap in progress: refuse it as an escape.
-fn refusal_of_open(e: std::io::Error, real: &Path) -> Refusal {
-    #[cfg(unix)]
-    if e.raw_os_error() == Some(libc::ELOOP) {
-        return Refusal::Escapes {
-            target: real.to_path_buf(),
-        };
-    }
-    let _ = real;
-    Refusal::Io(e)
-}
-
-/// Checks where the opened file really is: on Linux, by the kernel's own
-/// name for the descriptor. Elsewhere the type check above has to do.
-fn check_opened(file: &std::fs::File, real: &Path, root: Option<&Path>) -> Result<(), Refusal> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let link = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
-        if let Ok(opened) = std::fs::read_link(&link) {
-            if let Some(root) = root
-                && !opened.starts_with(root)
-            {
-                return Err(Refusal::Escapes { target: opened });
-            }
-            if is_special(&opened) && !root.is_some_and(is_special) {
-                return Err(Refusal::Special { target: opened });
-            }
-        }
-    }
-    let _ = (file, real, root);
-    Ok(())
-}
-
-fn kind_of(t: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-        if t.is_block_device() || t.is_char_device() {
-            return "a device";
-        }
-    }
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_symlink() {
-        "a symlink"
-    } else {
-        "a file that is not a regular file"
+/// Reads `path`, a path below `root`'s [`Root::path`]: [`Root::read`] of
+/// its part below the root.
+pub fn read_in_root(root: &Root, path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
+    match root.rel(path) {
+        Some(rel) => root.read(rel, max),
+        None => Err(Refusal::Escapes {
+            target: path.to_path_buf(),
+        }),
     }
 }
 
-#[cfg(all(test, unix))]
+/// Reads a file the user named (no root), refusing special and non-regular
+/// files, at most `max` bytes: for the merge spec.
+pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
+    let real = std::fs::canonicalize(path).map_err(Refusal::Io)?;
+    if is_special(&real) {
+        return Err(Refusal::Special { target: real });
+    }
+    let fd = rustix::fs::open(
+        &real,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| match e {
+        Errno::LOOP => Refusal::Escapes {
+            target: real.clone(),
+        },
+        e => e.into(),
+    })?;
+    let stat = rustix::fs::fstat(&fd)?;
+    match kind_of(FileType::from_raw_mode(stat.st_mode)) {
+        Kind::File => {}
+        Kind::Dir => {
+            return Err(Refusal::NotRegular {
+                what: "a directory",
+            });
+        }
+        Kind::Other(what) => return Err(Refusal::NotRegular { what }),
+    }
+    let size = stat.st_size.max(0) as u64;
+    if size > max {
+        return Err(Refusal::TooLarge { size, limit: max });
+    }
+    read_capped(std::fs::File::from(fd), size, max)
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
+    fn root(p: &Path) -> Root {
+        Root::open(p, &Boundary::none()).unwrap().unwrap()
+    }
+
+    /// Both ways of resolving, the kernel's and the walk, give the same answers.
+    fn both<T>(f: impl Fn() -> T) -> [T; 2] {
+        NO_OPENAT2.store(false, Ordering::Relaxed);
+        let kernel = f();
+        NO_OPENAT2.store(true, Ordering::Relaxed);
+        let walked = f();
+        NO_OPENAT2.store(false, Ordering::Relaxed);
+        [kernel, walked]
+    }
+
     #[test]
     fn inside_is_read_outside_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("root");
-        std::fs::create_dir_all(root.join("d")).unwrap();
-        std::fs::write(root.join("d/a.yaml"), "a: 1\n").unwrap();
+        let r = tmp.path().join("root");
+        std::fs::create_dir_all(r.join("d")).unwrap();
+        std::fs::write(r.join("d/a.yaml"), "a: 1\n").unwrap();
         std::fs::write(tmp.path().join("secret"), "TOKEN=x\n").unwrap();
-        symlink("d/a.yaml", root.join("inside.yaml")).unwrap();
-        symlink(tmp.path().join("secret"), root.join("out.yaml")).unwrap();
-        symlink(tmp.path(), root.join("outdir")).unwrap();
-        let real = real_root(&root).unwrap();
-        assert_eq!(
-            read_in_root(&real, &root.join("inside.yaml"), 100).unwrap(),
-            b"a: 1\n"
-        );
-        for p in ["out.yaml", "outdir/secret", "../secret", "d/../../secret"] {
-            let e = read_in_root(&real, &root.join(p), 100).unwrap_err();
-            assert!(matches!(e, Refusal::Escapes { .. }), "{p}: {e:?}");
-            let msg = e.describe(&root.join(p), "team layer");
-            assert!(!msg.contains("TOKEN"), "{msg}");
+        symlink("d/a.yaml", r.join("inside.yaml")).unwrap();
+        symlink(r.join("d/a.yaml"), r.join("absolute-inside.yaml")).unwrap();
+        symlink(tmp.path().join("secret"), r.join("out.yaml")).unwrap();
+        symlink(tmp.path(), r.join("outdir")).unwrap();
+        symlink("../../secret", r.join("d/up.yaml")).unwrap();
+        let root = root(&r);
+        for _ in both(|| {
+            for p in ["inside.yaml", "absolute-inside.yaml", "d/a.yaml"] {
+                assert_eq!(root.read(Path::new(p), 100).unwrap(), b"a: 1\n", "{p}");
+            }
+            for p in [
+                "out.yaml",
+                "outdir/secret",
+                "../secret",
+                "d/../../secret",
+                "d/up.yaml",
+            ] {
+                let e = root.read(Path::new(p), 100).unwrap_err();
+                assert!(matches!(e, Refusal::Escapes { .. }), "{p}: {e:?}");
+                let msg = e.describe(&r.join(p), "team layer");
+                assert!(!msg.contains("TOKEN"), "{msg}");
+                assert!(
+                    msg.contains(&tmp.path().join("secret").display().to_string()),
+                    "{msg}"
+                );
+            }
+        }) {}
+    }
+
+    #[test]
+    fn hidden_components_are_refused_named_or_reached_through_a_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        std::fs::create_dir_all(r.join(".git")).unwrap();
+        std::fs::create_dir_all(r.join("leak")).unwrap();
+        std::fs::write(r.join(".git/config"), "[http] extraheader = TOKEN\n").unwrap();
+        symlink("../.git/config", r.join("leak/SKILL.md")).unwrap();
+        symlink(".git", r.join("g")).unwrap();
+        let root = root(r);
+        for _ in both(|| {
+            for p in [".git/config", "leak/SKILL.md", "g/config"] {
+                let e = root.read(Path::new(p), 100).unwrap_err();
+                assert!(
+                    matches!(&e, Refusal::Hidden { resolved } if resolved.starts_with(".git")),
+                    "{p}: {e:?}"
+                );
+                assert!(
+                    matches!(root.metadata(Path::new(p)), Err(Refusal::Hidden { .. })),
+                    "{p}"
+                );
+            }
+        }) {}
+    }
+
+    #[test]
+    fn symlink_loops_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        symlink("b", tmp.path().join("a")).unwrap();
+        symlink("a", tmp.path().join("b")).unwrap();
+        let root = root(tmp.path());
+        for e in both(|| root.read(Path::new("a"), 100).unwrap_err()) {
+            assert!(matches!(e, Refusal::Loop), "{e:?}");
         }
     }
 
     #[test]
-    fn proc_sys_dev_fifos_and_directories_are_refused() {
+    fn a_root_that_is_a_symlink_or_below_a_symlink_in_the_boundary_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
-        let real = real_root(tmp.path()).unwrap();
+        let b = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(b.join("real/team")).unwrap();
+        symlink("real/team", b.join("team")).unwrap();
+        symlink("real", b.join("cfg")).unwrap();
+        let boundary = Boundary {
+            dir: Some(b.clone()),
+        };
+        assert!(matches!(
+            Root::open(&b.join("team"), &boundary),
+            Err(RootRefusal::Symlink { .. })
+        ));
+        // Without a boundary the root itself still may not be a link.
+        assert!(matches!(
+            Root::open(&b.join("team"), &Boundary::none()),
+            Err(RootRefusal::Symlink { .. })
+        ));
+        // A link above the root: refused below the boundary, taken as
+        // given above it.
+        match Root::open(&b.join("cfg/team"), &boundary) {
+            Err(RootRefusal::Symlink { at, .. }) => assert_eq!(at, b.join("cfg")),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            Root::open(&b.join("cfg/team"), &Boundary::none())
+                .unwrap()
+                .is_some()
+        );
+        assert!(Root::open(&b.join("absent"), &boundary).unwrap().is_none());
+        std::fs::write(b.join("file"), "").unwrap();
+        assert!(matches!(
+            Root::open(&b.join("file"), &boundary),
+            Err(RootRefusal::NotADirectory)
+        ));
+    }
+
+    #[test]
+    fn fifos_and_directories_are_refused_and_special_files_never_read() {
+        let tmp = tempfile::tempdir().unwrap();
         symlink("/proc/self/environ", tmp.path().join("env")).unwrap();
         symlink("/dev/zero", tmp.path().join("zero")).unwrap();
+        let root = root(tmp.path());
+        for p in ["env", "zero"] {
+            assert!(matches!(
+                root.read(Path::new(p), 100),
+                Err(Refusal::Escapes { .. })
+            ));
+        }
         assert!(matches!(
             read_bounded(&tmp.path().join("env"), 100),
             Err(Refusal::Special { .. })
         ));
-        assert!(matches!(
-            read_bounded(&tmp.path().join("zero"), 100),
-            Err(Refusal::Special { .. })
-        ));
         let fifo = tmp.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        for e in both(|| root.read(Path::new("fifo"), 100)) {
+            assert!(matches!(e, Err(Refusal::NotRegular { what: "a FIFO" })));
+        }
         assert!(matches!(
-            read_in_root(&real, &fifo, 100),
-            Err(Refusal::NotRegular { what: "a FIFO" })
-        ));
-        assert!(matches!(
-            read_in_root(&real, tmp.path(), 100),
+            root.read(Path::new(""), 100),
             Err(Refusal::NotRegular {
                 what: "a directory"
             })
@@ -315,9 +861,9 @@ mod tests {
     fn the_cap_holds_whatever_the_size() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("big"), vec![b'x'; 101]).unwrap();
-        let real = real_root(tmp.path()).unwrap();
+        let root = root(tmp.path());
         assert!(matches!(
-            read_in_root(&real, &tmp.path().join("big"), 100),
+            root.read(Path::new("big"), 100),
             Err(Refusal::TooLarge {
                 size: 101,
                 limit: 100

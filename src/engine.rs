@@ -125,6 +125,7 @@ impl Skills {
 
     /// [`Skills::resolve`] for files already located (e.g. by [`Layers::catalog`]).
     pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved<'_>> {
+        self.layers_usable()?;
         if located.is_empty() {
             return Err(self.not_found(name));
         }
@@ -198,20 +199,21 @@ impl Skills {
             .unwrap_or_else(|| fragment.path.display().to_string())
     }
 
-    /// Warnings about the layer directories themselves.
+    /// Warnings and errors about the layer directories themselves: see
+    /// [`Layers::diagnostics`].
     pub fn layer_warnings(&self) -> Vec<Diagnostic> {
-        self.layers
-            .dirs()
-            .iter()
-            .filter(|d| d.not_a_directory)
-            .map(|d| {
-                Diagnostic::warning(
-                    Some(&d.path),
-                    DiagnosticKind::LayerNotDirectory { layer: d.layer },
-                )
-                .in_layer(d.layer)
-            })
-            .collect()
+        self.layers.diagnostics()
+    }
+
+    /// An error when a layer directory was refused ([`Layers::refusals`]):
+    /// no skill is resolved without all of its layers.
+    fn layers_usable(&self) -> Result<()> {
+        let refused = self.layers.refusals();
+        if refused.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Invalid(refused))
+        }
     }
 }
 

@@ -198,8 +198,8 @@ pub struct OutDir {
     staging: Option<PathBuf>,
     existing: BTreeSet<String>,
     format: Format,
-    /// The real path of an existing `dir`, which reads stay inside.
-    root: Option<PathBuf>,
+    /// An existing `dir`, which reads stay beneath.
+    root: Option<crate::confine::Root>,
     stale_removed: Vec<PathBuf>,
 }
 
@@ -304,7 +304,9 @@ impl OutDir {
                 staging: None,
                 existing: entries_in(dir, format),
                 format,
-                root: crate::confine::real_root(dir),
+                root: crate::confine::Root::open(dir, &crate::confine::Boundary::none())
+                    .ok()
+                    .flatten(),
                 stale_removed,
             });
         }
@@ -387,7 +389,7 @@ impl OutDir {
             let same = self.existing.contains(name)
                 && is_regular_file(&path)
                 && is_executable(&path) == *executable
-                && self.root.as_deref().is_some_and(|root| {
+                && self.root.as_ref().is_some_and(|root| {
                     crate::confine::read_in_root(root, &path, bytes.len() as u64)
                         .is_ok_and(|old| &old == bytes)
                 });
@@ -700,7 +702,9 @@ impl Skills {
             "export --check reads manifests only from a real directory",
         )?;
         let catalog = self.layers().catalog();
-        let root = crate::confine::real_root(dir);
+        let root = crate::confine::Root::open(dir, &crate::confine::Boundary::none())
+            .ok()
+            .flatten();
         let cap = self.max_manifest_bytes();
         let results = crate::par::map(&catalog, jobs, |(name, located)| -> Result<Option<Drift>> {
             let files = self.rendered(name, located, format)?;
@@ -762,7 +766,13 @@ impl Skills {
 /// file it lacks, `- path` for one it has beyond them, `~ path (N → M
 /// bytes)` for other content, and the SKILL.md as a short diff. `None`
 /// when they are the same.
-fn skill_drift(dir: &Path, root: &Path, name: &str, files: &[OutFile], cap: u64) -> Option<Drift> {
+fn skill_drift(
+    dir: &Path,
+    root: &crate::confine::Root,
+    name: &str,
+    files: &[OutFile],
+    cap: u64,
+) -> Option<Drift> {
     let skill_dir = dir.join(name);
     if std::fs::symlink_metadata(&skill_dir).is_err() {
         return Some(Drift::Added);

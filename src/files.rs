@@ -12,9 +12,11 @@
 //! are capped ([`FileLimits`]). Contents are read only by whoever copies the
 //! files (`export --format skill`), as bytes, never parsed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use crate::confine::{Kind, Refusal, Root};
 use crate::error::{Diagnostic, DiagnosticKind};
 use crate::layer::{Form, Layer, Located, check_name};
 
@@ -27,6 +29,9 @@ pub struct FileLimits {
     pub max_total_bytes: u64,
     /// The deepest directory below the skill directory.
     pub max_depth: usize,
+    /// The most directory entries one layer's walk of a skill visits
+    /// (files, directories, symlinks, hidden entries alike).
+    pub max_entries: usize,
 }
 
 impl Default for FileLimits {
@@ -35,6 +40,7 @@ impl Default for FileLimits {
             max_files: 1000,
             max_total_bytes: 64 * 1024 * 1024,
             max_depth: 8,
+            max_entries: 10_000,
         }
     }
 }
@@ -53,7 +59,7 @@ pub struct Source {
 }
 
 /// One file of the effective skill.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SkillFile {
     /// Its path relative to the skill directory, `/`-separated.
     pub rel: String,
@@ -61,36 +67,50 @@ pub struct SkillFile {
     pub source: Source,
     /// The lower layers' files at the same path it replaced, nearest first.
     pub replaced: Vec<Source>,
-    /// The real path of its layer, which reading it must stay inside.
-    pub root: std::sync::Arc<Path>,
+    /// Its layer's directory, which reading it stays beneath.
+    pub root: Arc<Root>,
+}
+
+impl PartialEq for SkillFile {
+    fn eq(&self, other: &Self) -> bool {
+        self.rel == other.rel && self.source == other.source && self.replaced == other.replaced
+    }
+}
+
+impl SkillFile {
+    /// Reads the file, as bytes, beneath its layer ([`crate::confine`]).
+    pub fn read(&self) -> Result<Vec<u8>, Diagnostic> {
+        crate::confine::read_in_root(&self.root, &self.source.path, self.source.size).map_err(|r| {
+            Diagnostic::error(
+                Some(&self.source.path),
+                DiagnosticKind::Refused {
+                    reason: r.describe(&self.source.path, &self.source.layer.to_string()),
+                },
+            )
+            .in_layer(self.source.layer)
+        })
+    }
 }
 
 /// The files of a skill located in `located` (base first), sorted by path.
-/// Any entry that cannot be part of a skill (a symlink out of its layer, not
-/// a regular file, an unprintable name) or a cap exceeded is an error naming
-/// the file.
+/// Any entry that cannot be part of a skill (a symlink out of its layer or
+/// to a hidden entry, not a regular file, an unprintable name) or a cap
+/// exceeded is an error naming the file.
 pub fn collect(located: &[Located], limits: &FileLimits) -> Result<Vec<SkillFile>, Diagnostic> {
     let mut merged: BTreeMap<String, SkillFile> = BTreeMap::new();
     for l in located.iter().filter(|l| l.form == Form::SkillMd) {
-        let Some(dir) = l.path.parent() else { continue };
-        // The skill directory itself may be a symlink: it must stay inside
-        // (a real directory in the layer directory is, by construction).
-        let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
-        match if is_link {
-            std::fs::canonicalize(dir)
-        } else {
-            Ok(l.root.join(dir.file_name().unwrap_or_default()))
-        } {
-            Ok(real) if real.starts_with(&l.root) => {}
-            Ok(real) => {
-                let r = crate::confine::Refusal::Escapes { target: real };
-                return Err(refuse(l, dir, r.describe(dir, &l.layer.to_string())));
-            }
-            Err(e) => return Err(refuse(l, dir, format!("cannot resolve: {e}"))),
-        }
-        let mut found = Vec::new();
-        walk(l, dir, "", 0, limits, &mut found)?;
-        for (rel, source) in found {
+        let Some(dir) = l.rel().parent() else {
+            continue;
+        };
+        let mut walk = Walk {
+            l,
+            limits,
+            visited: HashSet::new(),
+            entries: 0,
+            out: Vec::new(),
+        };
+        walk.dir(dir, "", 0)?;
+        for (rel, source) in walk.out {
             match merged.get_mut(&rel) {
                 Some(f) => {
                     let lower = std::mem::replace(&mut f.source, source);
@@ -145,110 +165,119 @@ fn refuse(l: &Located, path: &Path, reason: String) -> Diagnostic {
     Diagnostic::error(Some(path), DiagnosticKind::Refused { reason }).in_layer(l.layer)
 }
 
-/// Every file below `dir` (relative path `prefix`), depth first.
-fn walk(
-    l: &Located,
-    dir: &Path,
-    prefix: &str,
-    depth: usize,
-    limits: &FileLimits,
-    out: &mut Vec<(String, Source)>,
-) -> Result<(), Diagnostic> {
-    if depth > limits.max_depth {
-        return Err(refuse(
-            l,
-            dir,
-            format!(
-                "the skill's directories nest deeper than {} levels",
-                limits.max_depth
-            ),
-        ));
-    }
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| refuse(l, dir, format!("cannot list the skill's directory: {e}")))?;
-    let mut names: Vec<_> = entries.filter_map(Result::ok).collect();
-    names.sort_by_key(|e| e.file_name());
-    for entry in names {
-        let os_name = entry.file_name();
-        let path = entry.path();
-        let lossy = os_name.to_string_lossy();
-        // Hidden entries (`.git`, `.DS_Store`) are not part of a skill.
-        if lossy.starts_with('.') {
-            continue;
-        }
-        if depth == 0 && lossy == "SKILL.md" {
-            continue;
-        }
-        let name = match os_name.to_str() {
-            None => Err("the file name is not valid UTF-8"),
-            Some(n) => check_name(n),
-        };
-        if let Err(reason) = name {
-            return Err(refuse(l, &path, format!("not part of the skill: {reason}")));
-        }
-        let rel = if prefix.is_empty() {
-            lossy.into_owned()
-        } else {
-            format!("{prefix}/{lossy}")
-        };
-        // Where it really is: inside its layer, or refused. An entry that is
-        // not a symlink, in a directory reached without symlinks from a
-        // directory inside the layer, is inside by construction; only
-        // symlinks need resolving.
-        let ty = entry
-            .file_type()
-            .map_err(|e| refuse(l, &path, format!("cannot read file: {e}")))?;
-        let meta = if ty.is_symlink() {
-            let real = std::fs::canonicalize(&path)
-                .map_err(|e| refuse(l, &path, format!("cannot resolve: {e}")))?;
-            if !real.starts_with(&l.root) {
-                let r = crate::confine::Refusal::Escapes { target: real };
-                return Err(refuse(l, &path, r.describe(&path, &l.layer.to_string())));
-            }
-            std::fs::metadata(&real)
-        } else {
-            entry.metadata()
-        }
-        .map_err(|e| refuse(l, &path, format!("cannot read file: {e}")))?;
-        if meta.is_dir() {
-            walk(l, &path, &rel, depth + 1, limits, out)?;
-        } else if meta.is_file() {
-            out.push((
-                rel,
-                Source {
-                    layer: l.layer,
-                    path,
-                    size: meta.len(),
-                    executable: is_executable(&meta),
-                },
-            ));
-            if out.len() > limits.max_files {
-                return Err(too_many(
-                    l,
-                    &format!("more than {} files", limits.max_files),
-                ));
-            }
-        } else {
-            return Err(refuse(
-                l,
-                &path,
-                "refusing to read a file that is not a regular file".into(),
-            ));
-        }
-    }
-    Ok(())
+/// One layer's walk of a skill directory: bounded by the entries it visits,
+/// and entering each directory once, however many symlinks lead to it.
+struct Walk<'l> {
+    l: &'l Located,
+    limits: &'l FileLimits,
+    visited: HashSet<(u64, u64)>,
+    entries: usize,
+    out: Vec<(String, Source)>,
 }
 
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        false
+impl Walk<'_> {
+    /// Every file below `dir` (relative to the layer; relative path `prefix`
+    /// in the skill), depth first.
+    fn dir(&mut self, dir: &Path, prefix: &str, depth: usize) -> Result<(), Diagnostic> {
+        let l = self.l;
+        let shown = |rel: &Path| l.root.path().join(rel);
+        if depth > self.limits.max_depth {
+            return Err(refuse(
+                l,
+                &shown(dir),
+                format!(
+                    "the skill's directories nest deeper than {} levels",
+                    self.limits.max_depth
+                ),
+            ));
+        }
+        let (meta, entries) = l.root.entries(dir).map_err(|r| {
+            refuse(
+                l,
+                &shown(dir),
+                match r {
+                    Refusal::Io(e) => format!("cannot list the skill's directory: {e}"),
+                    r => r.describe(&shown(dir), &l.layer.to_string()),
+                },
+            )
+        })?;
+        if !self.visited.insert(meta.id) {
+            return Ok(());
+        }
+        for entry in entries {
+            self.entries += 1;
+            if self.entries > self.limits.max_entries {
+                return Err(too_many(
+                    l,
+                    &format!(
+                        "more than {} entries in its directories",
+                        self.limits.max_entries
+                    ),
+                ));
+            }
+            let lossy = entry.name.to_string_lossy();
+            // Hidden entries (`.git`, `.DS_Store`) are not part of a skill.
+            if lossy.starts_with('.') {
+                continue;
+            }
+            if depth == 0 && lossy == "SKILL.md" {
+                continue;
+            }
+            let at = dir.join(&entry.name);
+            let name = match entry.name.to_str() {
+                None => Err("the file name is not valid UTF-8"),
+                Some(n) => check_name(n),
+            };
+            if let Err(reason) = name {
+                return Err(refuse(
+                    l,
+                    &shown(&at),
+                    format!("not part of the skill: {reason}"),
+                ));
+            }
+            let rel = if prefix.is_empty() {
+                lossy.into_owned()
+            } else {
+                format!("{prefix}/{lossy}")
+            };
+            // Where it really is: beneath its layer and not hidden, or
+            // refused (crate::confine).
+            let meta = l.root.metadata(&at).map_err(|r| {
+                let reason = match r {
+                    Refusal::Io(e) => format!("cannot read file: {e}"),
+                    r => r.describe(&shown(&at), &l.layer.to_string()),
+                };
+                refuse(l, &shown(&at), reason)
+            })?;
+            match meta.kind {
+                Kind::Dir => self.dir(&at, &rel, depth + 1)?,
+                Kind::File => {
+                    self.out.push((
+                        rel,
+                        Source {
+                            layer: l.layer,
+                            path: shown(&at),
+                            size: meta.size,
+                            executable: meta.executable,
+                        },
+                    ));
+                    if self.out.len() > self.limits.max_files {
+                        return Err(too_many(
+                            l,
+                            &format!("more than {} files", self.limits.max_files),
+                        ));
+                    }
+                }
+                Kind::Other(_) => {
+                    return Err(refuse(
+                        l,
+                        &shown(&at),
+                        "refusing to read a file that is not a regular file".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 

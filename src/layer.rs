@@ -8,6 +8,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::confine::{Boundary, Kind, Refusal, Root, RootRefusal};
+use crate::error::{Diagnostic, DiagnosticKind};
+
 /// One of the three layers, ordered by precedence: `Base < Team < User`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Layer {
@@ -171,14 +174,6 @@ pub fn check_name(name: &str) -> Result<(), &'static str> {
     }
 }
 
-impl LayerDir {
-    fn root(&self) -> Arc<Path> {
-        self.real
-            .clone()
-            .unwrap_or_else(|| Arc::from(self.path.as_path()))
-    }
-}
-
 /// One layer directory and whether it can be used.
 #[derive(Debug, Clone)]
 pub struct LayerDir {
@@ -186,13 +181,17 @@ pub struct LayerDir {
     pub layer: Layer,
     /// Its directory.
     pub path: PathBuf,
-    /// The directory exists (or is a symlink to one).
+    /// The directory exists and was opened.
     pub is_dir: bool,
     /// The path exists but is not a directory: the layer counts as absent.
     pub not_a_directory: bool,
-    /// Its real path (symlinks resolved), which every file read from the
-    /// layer must stay inside. Set when `is_dir`.
-    pub real: Option<Arc<Path>>,
+    /// Why the directory was refused (a symlink, or reached through one
+    /// inside the working tree; see [`crate::confine`]): the layer counts as
+    /// absent, and every command that reads layers reports it as an error.
+    pub refused: Option<String>,
+    /// The opened directory, which every file read from the layer stays
+    /// beneath. Set when `is_dir`.
+    pub root: Option<Arc<Root>>,
 }
 
 /// A skill's file in one layer, with the forms it shadows there.
@@ -206,9 +205,17 @@ pub struct Located {
     pub path: PathBuf,
     /// Other forms of the same skill in the same layer, ignored.
     pub shadowed: Vec<PathBuf>,
-    /// The real path of the layer directory: the file is only read if it
-    /// resolves inside it (see [`crate::confine`]).
-    pub root: Arc<Path>,
+    /// The layer directory, which the file is read beneath (see
+    /// [`crate::confine`]).
+    pub root: Arc<Root>,
+}
+
+impl Located {
+    /// The file's path relative to its layer directory (`writer.yaml`,
+    /// `writer/SKILL.md`).
+    pub fn rel(&self) -> &Path {
+        self.root.rel(&self.path).unwrap_or(&self.path)
+    }
 }
 
 /// The three layer directories.
@@ -236,25 +243,37 @@ impl Layers {
         Layers::from_paths(Layer::ALL.map(|l| root.join(l.label())))
     }
 
-    /// Three explicit directories, base, team, user.
+    /// Three explicit directories, base, team, user, checked against the
+    /// [`Boundary`] of this process's working directory.
     pub fn from_paths(paths: [PathBuf; 3]) -> Layers {
+        Layers::from_paths_in(paths, &Boundary::of_process())
+    }
+
+    /// Three explicit directories, base, team, user, checked against
+    /// `boundary` (see [`crate::confine`]).
+    pub fn from_paths_in(paths: [PathBuf; 3], boundary: &Boundary) -> Layers {
         let dirs = Layer::ALL
             .into_iter()
             .zip(paths)
             .map(|(layer, path)| {
-                let meta = std::fs::metadata(&path);
-                let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
-                let real = is_dir
-                    .then(|| crate::confine::real_root(&path))
-                    .flatten()
-                    .map(Arc::from);
-                LayerDir {
+                let mut dir = LayerDir {
                     layer,
-                    not_a_directory: meta.is_ok() && !is_dir,
-                    is_dir: real.is_some(),
-                    real,
+                    is_dir: false,
+                    not_a_directory: false,
+                    refused: None,
+                    root: None,
                     path,
+                };
+                match Root::open(&dir.path, boundary) {
+                    Ok(Some(root)) => {
+                        dir.is_dir = true;
+                        dir.root = Some(Arc::new(root));
+                    }
+                    Ok(None) => {}
+                    Err(RootRefusal::NotADirectory) => dir.not_a_directory = true,
+                    Err(r) => dir.refused = Some(r.describe(&dir.path)),
                 }
+                dir
             })
             .collect();
         Layers { dirs }
@@ -265,13 +284,57 @@ impl Layers {
         &self.dirs
     }
 
+    /// Layer directories that were refused (a symlink, or reached through
+    /// one inside the working tree), as errors at their paths.
+    pub fn refusals(&self) -> Vec<Diagnostic> {
+        self.dirs
+            .iter()
+            .filter_map(|d| {
+                let reason = d.refused.as_ref()?;
+                Some(
+                    Diagnostic::error(
+                        Some(&d.path),
+                        DiagnosticKind::Refused {
+                            reason: format!("refusing the {}: {reason}", d.layer),
+                        },
+                    )
+                    .in_layer(d.layer),
+                )
+            })
+            .collect()
+    }
+
+    /// What is wrong with the layer directories themselves: a path that is
+    /// not a directory (a warning: the layer is treated as absent) and a
+    /// refused directory (an error).
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = self
+            .dirs
+            .iter()
+            .filter(|d| d.not_a_directory)
+            .map(|d| {
+                Diagnostic::warning(
+                    Some(&d.path),
+                    DiagnosticKind::LayerNotDirectory { layer: d.layer },
+                )
+                .in_layer(d.layer)
+            })
+            .collect();
+        out.extend(self.refusals());
+        out
+    }
+
+    /// Does none of the three directories exist?
+    pub fn none_exist(&self) -> bool {
+        self.dirs.iter().all(|d| !d.is_dir && d.refused.is_none())
+    }
+
     /// The file of skill `name` in each layer that has it, base first. A FIFO,
     /// socket or device of a skill's name counts: reading it is refused with
     /// an error ([`crate::confine`]) rather than skipped in silence.
     pub fn locate(&self, name: &str) -> Vec<Located> {
         self.dirs
             .iter()
-            .filter(|d| d.is_dir)
             .filter_map(|d| locate_in(d, name))
             .collect()
     }
@@ -298,8 +361,9 @@ impl Layers {
     pub fn catalog_with_skipped(&self) -> (Vec<(String, Vec<Located>)>, Vec<Skipped>) {
         let mut all: BTreeMap<String, Vec<Located>> = BTreeMap::new();
         let mut skipped = Vec::new();
-        for dir in self.dirs.iter().filter(|d| d.is_dir) {
-            let (mut found, bad) = scan(&dir.path);
+        for dir in &self.dirs {
+            let Some(root) = &dir.root else { continue };
+            let (mut found, bad) = scan(root);
             skipped.extend(bad.into_iter().map(|(path, reason)| Skipped {
                 layer: dir.layer,
                 path,
@@ -317,7 +381,7 @@ impl Layers {
                     form,
                     path,
                     shadowed,
-                    root: dir.root(),
+                    root: root.clone(),
                 });
             }
         }
@@ -326,18 +390,40 @@ impl Layers {
     }
 }
 
+/// Is there a file (not a directory) at `rel` beneath `root`? A file that
+/// is there but may not be read (a symlink out of the layer, a hidden
+/// target) counts: reading it reports why, instead of skipping it in
+/// silence.
+fn has_file(root: &Root, rel: &Path) -> bool {
+    match root.metadata(rel) {
+        Ok(meta) => meta.kind != Kind::Dir,
+        Err(Refusal::Io(_)) => false,
+        // Only its type is looked at, where it leads, never its contents.
+        Err(_) => peek(root, rel).is_some_and(|m| !m.is_dir()),
+    }
+}
+
+/// The type of what `rel` (a path that may not be followed beneath
+/// `root`) leads to, to decide whether it names a skill at all: a
+/// `NAME/SKILL.md` that a symlink leads out of the layer is reported when
+/// read, but a symlink to a directory that holds no `SKILL.md` is no skill.
+fn peek(root: &Root, rel: &Path) -> Option<std::fs::Metadata> {
+    std::fs::metadata(root.path().join(rel)).ok()
+}
+
 fn locate_in(dir: &LayerDir, name: &str) -> Option<Located> {
+    let root = dir.root.as_ref()?;
     let mut found = Form::ALL
         .into_iter()
-        .map(|form| (form, form.path_in(&dir.path, name)))
-        .filter(|(_, p)| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()));
-    let (form, path) = found.next()?;
+        .map(|form| (form, form.path_in(Path::new(""), name)))
+        .filter(|(_, rel)| has_file(root, rel));
+    let (form, rel) = found.next()?;
     Some(Located {
         layer: dir.layer,
         form,
-        path,
-        shadowed: found.map(|(_, p)| p).collect(),
-        root: dir.root(),
+        path: dir.path.join(rel),
+        shadowed: found.map(|(_, rel)| dir.path.join(rel)).collect(),
+        root: root.clone(),
     })
 }
 
@@ -359,51 +445,55 @@ type Found = (String, Form, PathBuf);
 
 /// What one read of a layer directory found: skill files (name, form, path;
 /// unsorted) and entries skipped for their names.
-fn scan(dir: &Path) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+fn scan(root: &Root) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
+    let Ok((_, entries)) = root.entries(Path::new("")) else {
         return Default::default();
     };
     let mut found = Vec::new();
     let mut skipped = Vec::new();
-    for entry in entries.filter_map(Result::ok) {
-        let os_name = entry.file_name();
+    for entry in entries {
+        let os_name = entry.name;
         let lossy = os_name.to_string_lossy();
         // Hidden entries (`.git`, `.github`) are not skills, silently.
         if lossy.starts_with('.') {
             continue;
         }
-        let Ok(mut ty) = entry.file_type() else {
-            continue;
-        };
-        if ty.is_symlink() {
-            // Only its type is looked at here; reading it checks where it
-            // leads (crate::confine).
-            match std::fs::metadata(entry.path()) {
-                Ok(m) => ty = m.file_type(),
-                Err(_) => continue,
+        let mut is_dir = entry.is_dir;
+        if entry.is_symlink {
+            // Where it leads decides its form; one that may not be followed
+            // (out of the layer, to a hidden entry) is classified by its
+            // name, so that reading it reports the refusal.
+            match root.metadata(Path::new(&os_name)) {
+                Ok(meta) => is_dir = meta.kind == Kind::Dir,
+                Err(r) if r.is_not_found() => continue,
+                Err(_) => match peek(root, Path::new(&os_name)) {
+                    Some(m) => is_dir = m.is_dir(),
+                    None => continue,
+                },
             }
         }
-        let Some((name, form)) = Form::classify(&lossy, ty.is_dir()) else {
+        let Some((name, form)) = Form::classify(&lossy, is_dir) else {
             continue;
         };
         let reason = match os_name.to_str() {
             None => Err("the file name is not valid UTF-8"),
             Some(_) => check_name(name),
         };
-        let path = if form == Form::SkillMd {
-            let p = entry.path().join("SKILL.md");
-            if !std::fs::metadata(&p).is_ok_and(|m| !m.is_dir()) {
+        let rel = if form == Form::SkillMd {
+            let rel = Path::new(&os_name).join("SKILL.md");
+            if !has_file(root, &rel) {
                 continue;
             }
-            p
-        } else if !ty.is_dir() {
-            entry.path()
+            rel
+        } else if !is_dir {
+            PathBuf::from(&os_name)
         } else {
             continue;
         };
+        let path = root.path().join(&rel);
         match reason {
             Ok(()) => found.push((name.to_owned(), form, path)),
-            Err(reason) => skipped.push((entry.path(), reason)),
+            Err(reason) => skipped.push((root.path().join(&os_name), reason)),
         }
     }
     (found, skipped)
@@ -411,7 +501,10 @@ fn scan(dir: &Path) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
 
 /// The skill names in one layer directory, sorted and unique.
 pub fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = scan(dir).0.into_iter().map(|(n, _, _)| n).collect();
+    let Ok(Some(root)) = Root::open(dir, &Boundary::of_process()) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = scan(&root).0.into_iter().map(|(n, _, _)| n).collect();
     names.sort_unstable();
     names.dedup();
     names

@@ -15,6 +15,7 @@ mod it {
     mod forms;
     mod hardening;
     mod hostile_cost;
+    mod hostile_layer;
     mod hostile_output;
     mod hostile_read;
     mod hostile_write;

@@ -284,23 +284,18 @@ fn error(path: &Path, layer: Layer, pos: Option<Pos>, kind: DiagnosticKind) -> D
 /// regular file inside its layer ([`crate::confine`]).
 fn read_capped(located: &Located, max: u64) -> Result<String, (Option<Pos>, DiagnosticKind)> {
     use crate::confine::Refusal;
-    let below = match located.form {
-        Form::SkillMd => 2,
-        Form::Yaml | Form::Yml | Form::Toml => 1,
-    };
-    let bytes =
-        crate::confine::read_below_root(&located.root, &located.path, below, max).map_err(|r| {
-            let kind = match r {
-                Refusal::TooLarge { size, limit } => DiagnosticKind::TooLarge { size, limit },
-                Refusal::Io(e) => DiagnosticKind::Io {
-                    message: e.to_string(),
-                },
-                r => DiagnosticKind::Refused {
-                    reason: r.describe(&located.path, &located.layer.to_string()),
-                },
-            };
-            (None, kind)
-        })?;
+    let bytes = located.root.read(located.rel(), max).map_err(|r| {
+        let kind = match r {
+            Refusal::TooLarge { size, limit } => DiagnosticKind::TooLarge { size, limit },
+            Refusal::Io(e) => DiagnosticKind::Io {
+                message: e.to_string(),
+            },
+            r => DiagnosticKind::Refused {
+                reason: r.describe(&located.path, &located.layer.to_string()),
+            },
+        };
+        (None, kind)
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let text = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();

@@ -213,6 +213,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// Stdout and stderr together, for what may be on either.
+    pub fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+
     /// Exit 0, nothing on stderr; returns stdout.
     pub fn ok(&self) -> &str {
         assert_eq!(self.code, Some(0), "expected success: {self:#?}");

@@ -98,11 +98,14 @@ impl Global {
         MergeSpec::load(&self.spec_search().resolve()?)
     }
 
-    /// The layer directories.
     /// The layer directories; a layer path that is not a directory is a
-    /// warning on stderr.
-    pub fn layers(&self) -> Layers {
+    /// warning on stderr, a refused layer directory (a symlink) an error.
+    pub fn layers(&self) -> Result<Layers> {
         let layers = self.layers_quiet();
+        let refused = layers.refusals();
+        if !refused.is_empty() {
+            return Err(bernstein_skills::Error::Invalid(refused));
+        }
         crate::output::warn(layers.dirs().iter().filter(|d| d.not_a_directory).map(|d| {
             use crate::output::{Stream, Style, paint};
             format!(
@@ -116,7 +119,7 @@ impl Global {
                 d.layer.label()
             )
         }));
-        layers
+        Ok(layers)
     }
 
     /// The layer directories, without warnings (for `validate`, which reports them).
@@ -137,7 +140,7 @@ impl Global {
         let spec = self.load_spec()?;
         Ok(Box::leak(Box::new(Skills::new(
             spec,
-            self.layers(),
+            self.layers()?,
             self.max_fragment_bytes,
         ))))
     }

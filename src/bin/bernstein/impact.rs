@@ -63,7 +63,7 @@ pub fn run(args: ImpactArgs, global: &Global) -> Result<ExitCode> {
         max_fragment_bytes: global.max_fragment_bytes,
         ..ImpactOptions::default()
     };
-    let impact = compare(&old, &new, &global.layers(), &options);
+    let impact = compare(&old, &new, &global.layers()?, &options);
     if args.json {
         output::print(&render::to_json(&impact.to_value()));
     } else {

@@ -25,7 +25,7 @@ pub struct ListArgs {
 
 pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     if args.layered {
-        let layers = global.layers();
+        let layers = global.layers()?;
         let names = layers.names();
         if args.json {
             // The digest needs the effective skill, so JSON mode resolves

@@ -102,7 +102,7 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         reason,
     })?;
     let spec = global.load_spec()?;
-    let layers = global.layers();
+    let layers = global.layers()?;
     let layer = match args.layer {
         OverrideLayer::Team => Layer::Team,
         OverrideLayer::User => Layer::User,

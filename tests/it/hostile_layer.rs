@@ -1,0 +1,273 @@
+//! A hostile team layer, round two (issue 20): reads stay beneath the layer
+//! directory as the kernel resolves them, never reach a hidden entry, never
+//! go through a layer directory that is a committed symlink, and every walk
+//! is bounded by the entries it visits.
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use super::support::{Run, Sandbox};
+
+/// What a CI runner's `.git/config` holds after `actions/checkout`.
+const TOKEN: &str = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX1NFQ1JFVA==";
+
+fn git_config(dir: &Path) {
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::write(
+        dir.join(".git/config"),
+        format!("[http \"https://github.com/\"]\n\textraheader = {TOKEN}\n"),
+    )
+    .unwrap();
+}
+
+fn assert_no_token(run: &Run) {
+    assert!(
+        !run.stdout.contains("extraheader") && !run.stderr.contains("extraheader"),
+        "the token leaked: {run:#?}"
+    );
+    assert!(!run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN));
+}
+
+/// The commands CI runs on a pull request, and the ones an operator runs.
+const COMMANDS: [&[&str]; 4] = [
+    &["validate", "--strict"],
+    &["export", "--format", "skill", "--check", "o"],
+    &["show", "leak"],
+    &["explain", "leak"],
+];
+
+#[test]
+fn a_skill_md_symlinked_to_the_git_config_of_the_layer_is_refused() {
+    let sb = Sandbox::new().with_layer_dirs();
+    // The team layer is the repository: its .git sits beside the skills.
+    git_config(&sb.layer("team"));
+    std::fs::create_dir_all(sb.layer("team").join("leak")).unwrap();
+    symlink("../.git/config", sb.layer("team").join("leak/SKILL.md")).unwrap();
+    // Another layer sets the description, so the frontmatter-less "body"
+    // would be a valid skill.
+    sb.write("user", "leak.yaml", "description: Looks harmless.\n");
+    for args in COMMANDS {
+        let run = sb.run(args);
+        assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
+        assert_no_token(&run);
+        assert!(
+            run.all().contains(
+                "[ROOT]/layers/team/leak/SKILL.md: error: refusing to read a hidden entry of the \
+                 team layer: [ROOT]/layers/team/leak/SKILL.md -> .git/config"
+            ),
+            "{args:?}: {run:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_skill_file_symlinked_to_a_hidden_entry_is_refused_not_copied() {
+    let sb = Sandbox::new().with_layer_dirs();
+    git_config(&sb.layer("team"));
+    sb.write(
+        "base",
+        "leak/SKILL.md",
+        "---\ndescription: Reads.\n---\nBody.\n",
+    );
+    std::fs::create_dir_all(sb.layer("team").join("leak/references")).unwrap();
+    sb.write("team", "leak/SKILL.md", "---\n---\n");
+    symlink(
+        "../../.git/config",
+        sb.layer("team").join("leak/references/cfg"),
+    )
+    .unwrap();
+    for args in [
+        &["validate", "--strict"][..],
+        &["export", "--format", "skill", "--out", "out"],
+        &["show", "leak", "--files"],
+    ] {
+        let run = sb.run(args);
+        assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
+        assert_no_token(&run);
+        assert!(
+            run.all().contains(
+                "[ROOT]/layers/team/leak/references/cfg: error: refusing to read a hidden entry \
+                 of the team layer: [ROOT]/layers/team/leak/references/cfg -> .git/config"
+            ),
+            "{args:?}: {run:#?}"
+        );
+    }
+    assert!(!sb.path().join("out").exists());
+}
+
+/// The README's CI layout: the repository holds `config/` and CI points
+/// `XDG_CONFIG_HOME` at it. A pull request turns the team layer into a
+/// symlink to the repository root, where `.git/config` holds the token.
+#[test]
+fn a_team_layer_committed_as_a_symlink_to_the_repository_is_refused() {
+    let sb = Sandbox::new();
+    let repo = sb.path().join("repo");
+    git_config(&repo);
+    std::fs::create_dir_all(repo.join("config/bernstein/skills/user")).unwrap();
+    std::fs::create_dir_all(repo.join("leak")).unwrap();
+    symlink("../../..", repo.join("config/bernstein/skills/team")).unwrap();
+    symlink("../.git/config", repo.join("leak/SKILL.md")).unwrap();
+    std::fs::write(
+        repo.join("config/bernstein/skills/user/leak.yaml"),
+        "description: Looks harmless.\n",
+    )
+    .unwrap();
+    for args in COMMANDS {
+        let mut cmd = sb.bare();
+        cmd.current_dir(&repo)
+            .env("XDG_CONFIG_HOME", repo.join("config"))
+            .env("XDG_DATA_HOME", repo.join("data"))
+            .arg("skills")
+            .args(args);
+        let run = sb.run_cmd(cmd);
+        assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
+        assert_no_token(&run);
+        assert!(
+            run.all().contains(
+                "[ROOT]/repo/config/bernstein/skills/team: error: refusing the team layer: \
+                 [ROOT]/repo/config/bernstein/skills/team is a symbolic link (to ../../..)"
+            ),
+            "{args:?}: {run:#?}"
+        );
+    }
+}
+
+/// A symlink among the components below the working tree's root leads a
+/// layer elsewhere just as well; above it, the person's own links (a home
+/// directory managed by symlinks) are taken as given.
+#[test]
+fn a_layer_reached_through_a_symlink_inside_the_working_tree_is_refused() {
+    let sb = Sandbox::new();
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let elsewhere = sb.path().join("tool-config");
+    std::fs::create_dir_all(elsewhere.join("bernstein/skills/team")).unwrap();
+    std::fs::write(
+        elsewhere.join("bernstein/skills/team/key.yaml"),
+        "description: api_key=sk-live-123\n",
+    )
+    .unwrap();
+    symlink(&elsewhere, repo.join("config")).unwrap();
+    let run = |dir: &Path| {
+        let mut cmd = sb.bare();
+        cmd.current_dir(dir)
+            .env("XDG_CONFIG_HOME", repo.join("config"))
+            .args(["skills", "list"]);
+        sb.run_cmd(cmd)
+    };
+    let inside = run(&repo);
+    let err = inside.failed();
+    assert!(
+        err.contains("leads through [ROOT]/repo/config, a symbolic link"),
+        "{inside:#?}"
+    );
+    assert!(!err.contains("sk-live"), "{err}");
+    // Run from outside the working tree, the same path is the person's own.
+    let away = sb.path().join("away");
+    std::fs::create_dir_all(&away).unwrap();
+    let outside = run(&away);
+    assert!(outside.success().contains("key"), "{outside:#?}");
+}
+
+/// 8 directories, each with 10 symlinks to the next: about 10^7 paths for
+/// a walk that follows every link, 78 entries for one that enters each
+/// directory once.
+#[test]
+fn symlinks_that_fan_out_are_walked_once() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "team",
+        "fan/SKILL.md",
+        "---\ndescription: Fans out.\n---\nBody.\n",
+    );
+    let fan = sb.layer("team").join("fan");
+    for i in 0..8 {
+        std::fs::create_dir_all(fan.join(format!("d{i}"))).unwrap();
+    }
+    std::fs::write(fan.join("d7/leaf.md"), "leaf\n").unwrap();
+    for i in 0..7 {
+        for l in 0..10 {
+            symlink(format!("../d{}", i + 1), fan.join(format!("d{i}/l{l}"))).unwrap();
+        }
+    }
+    for args in [
+        &["validate", "--strict"][..],
+        &["explain", "fan"],
+        &["show", "fan", "--files"],
+        &["export", "--format", "skill", "--check", "o"],
+    ] {
+        let run = sb.run(args);
+        assert!(run.elapsed < super::support::QUICK, "{args:?}: {run:#?}");
+        assert!(!run.stderr.contains("panicked"), "{run:#?}");
+        assert!(
+            run.stdout.len() + run.stderr.len() < 64 * 1024,
+            "{args:?}: {} bytes of output",
+            run.stdout.len() + run.stderr.len()
+        );
+    }
+    // Each file is listed once, under the first path that reaches it.
+    let files = sb.run(&["show", "fan", "--files"]);
+    let out = files.ok();
+    assert_eq!(
+        out.lines().filter(|l| l.contains("leaf.md")).count(),
+        1,
+        "{out}"
+    );
+    assert!(out.contains("d0/l0/l0/l0/l0/l0/l0/l0/leaf.md"), "{out}");
+}
+
+#[test]
+fn a_walk_is_bounded_by_the_entries_it_visits() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "team",
+        "wide/SKILL.md",
+        "---\ndescription: Wide.\n---\nBody.\n",
+    );
+    let dir = sb.layer("team").join("wide/.cache");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Hidden entries are skipped, but they count as visited.
+    let wide = sb.layer("team").join("wide");
+    for i in 0..10_050 {
+        std::fs::write(wide.join(format!(".h{i}")), "").unwrap();
+    }
+    let run = sb.run(&["validate"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("[ROOT]/layers/team/wide: error: the skill has more than 10000 entries in its directories"),
+        "{run:#?}"
+    );
+}
+
+/// The kernel resolves beneath the root; without `openat2` (an old kernel,
+/// a seccomp filter) the walk gives the same answers: both are exercised by
+/// the unit tests of `confine`. Here: a symlink that stays inside the layer
+/// still works end to end.
+#[test]
+fn a_symlink_inside_the_layer_still_works() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "team",
+        "shared/writer.md",
+        "---\ndescription: Shared.\n---\nBody.\n",
+    );
+    std::fs::create_dir_all(sb.layer("team").join("writer")).unwrap();
+    symlink(
+        "../shared/writer.md",
+        sb.layer("team").join("writer/SKILL.md"),
+    )
+    .unwrap();
+    sb.write("team", "writer/references/a.md", "a\n");
+    symlink(
+        "../../shared",
+        sb.layer("team").join("writer/references/more"),
+    )
+    .unwrap();
+    let v = sb.run(&["show", "writer"]).json();
+    assert_eq!(v["description"], "Shared.");
+    let files = sb.run(&["show", "writer", "--files"]);
+    let out = files.ok();
+    assert!(out.contains("references/a.md"), "{out}");
+    assert!(out.contains("references/more/writer.md"), "{out}");
+}
