@@ -7,6 +7,7 @@
 //! A bad spec is one [`Error::Spec`] naming the spec file and the entry,
 //! before any skill is read.
 
+mod pattern;
 mod schema;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use crate::fragment::{self, Syntax};
 use crate::layer::Layer;
 use crate::text;
 
+pub(crate) use pattern::compile_draft7;
 pub(crate) use schema::validation_schema;
 pub use schema::{constraint_help, fragment_schema, mergespec_schema, strategy_help};
 
@@ -43,6 +45,16 @@ pub const RULES_V2: u64 = 2;
 /// The deepest nesting of `fields` a spec may declare. Real specs nest two
 /// or three levels; the cap bounds the recursion over a hostile spec.
 pub const MAX_RULE_DEPTH: usize = 16;
+
+/// The most rules a spec may declare, at every depth together: each one is
+/// a check on every fragment and a branch of the generated schema.
+pub const MAX_RULES: usize = 1000;
+
+/// The most values one `enum` may list: every value a fragment sets under
+/// the rule is compared with each of them.
+pub const MAX_ENUM_VALUES: usize = 1000;
+
+pub use pattern::MAX_PATTERN_CHARS;
 
 /// The file as written: the shape `schemas/mergespec.schema.json` describes.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -667,6 +679,7 @@ impl MergeSpec {
         let checker = RuleChecker {
             version: raw.version,
             fail: &fail,
+            rules: std::cell::Cell::new(0),
         };
         let fields = checker.fields(raw.fields, "/fields", "", 0)?;
         let mut spec = MergeSpec {
@@ -709,16 +722,14 @@ impl MergeSpec {
             match crate::validate::Prepared::new(&spec) {
                 Ok(p) => spec.prepared = Some(p),
                 Err(()) => {
-                    let (at, field, p) = patterns
-                        .iter()
-                        .find(|(_, _, p)| !schema::compile_pattern(p))
-                        .cloned()
-                        .unwrap_or_default();
+                    // Each pattern passed on its own (`value_rule`): the
+                    // schema that holds them all is over the engine's limits.
+                    let (at, field, _) = patterns.first().cloned().unwrap_or_default();
                     return Err(fail(
                         &at,
                         format!(
-                            "field '{field}': 'pattern' {} is not a valid regular expression (ECMA-262, as in JSON Schema)",
-                            text::json_excerpt(&Value::String(p), text::EXCERPT_CHARS)
+                            "field '{field}': the spec's patterns together cannot be compiled \
+                             (over the size limit of the pattern engine)"
                         ),
                     ));
                 }
@@ -759,6 +770,8 @@ impl MergeSpec {
 struct RuleChecker<'c> {
     version: u64,
     fail: &'c dyn Fn(&str, String) -> Error,
+    /// Rules checked so far, at every depth ([`MAX_RULES`]).
+    rules: std::cell::Cell<usize>,
 }
 
 impl RuleChecker<'_> {
@@ -774,6 +787,15 @@ impl RuleChecker<'_> {
         let mut fields = Vec::with_capacity(raw.len());
         for (name, rule) in raw {
             let pointer = format!("{at}/{}", fragment::escape_pointer(&name));
+            self.rules.set(self.rules.get() + 1);
+            if self.rules.get() > MAX_RULES {
+                return Err((self.fail)(
+                    &pointer,
+                    format!(
+                        "the spec declares more than {MAX_RULES} rules (fields at every depth)"
+                    ),
+                ));
+            }
             fields.push(self.rule(name, rule, &pointer, prefix, depth)?);
         }
         Ok(fields)
@@ -1160,18 +1182,14 @@ fn value_rule(
             "'pattern_help' explains a 'pattern', and there is none".into(),
         ));
     }
-    // A pattern is compiled once, with the whole fragment schema, when the
-    // spec is checked (`MergeSpec::check`); only the `enum` check below
-    // needs it sooner.
     if let Some(p) = &c.pattern
-        && c.allowed.is_some()
-        && !schema::compile_pattern(p)
+        && let Err(problem) = pattern::check(p)
     {
         return Err((
             here("pattern"),
             format!(
-                "'pattern' {} is not a valid regular expression (ECMA-262, as in JSON Schema)",
-                Value::String(p.clone())
+                "'pattern' {} {problem}",
+                text::json_excerpt(&Value::String(p.clone()), text::EXCERPT_CHARS)
             ),
         ));
     }
@@ -1194,6 +1212,15 @@ fn value_rule(
     if let Some(allowed) = &c.allowed {
         if allowed.is_empty() {
             return Err((here("enum"), "'enum' lists no value".into()));
+        }
+        if allowed.len() > MAX_ENUM_VALUES {
+            return Err((
+                here("enum"),
+                format!(
+                    "'enum' lists {} values, over the limit of {MAX_ENUM_VALUES}",
+                    allowed.len()
+                ),
+            ));
         }
         // Each value must pass the rule's type and other constraints.
         let without_enum = ValueRule {
@@ -1417,7 +1444,7 @@ mod tests {
         for (fields, expected) in [
             (
                 "  a: {strategy: OVERRIDE, type: string, pattern: '[a-'}\n",
-                "3:50: field 'a': 'pattern' \"[a-\" is not a valid regular expression (ECMA-262, as in JSON Schema)",
+                "3:50: field 'a': 'pattern' \"[a-\" is not an ECMA-262 regular expression (Unbalanced bracket), as JSON Schema and editors read it",
             ),
             (
                 "  a: {strategy: OVERRIDE, type: string, min_length: 5, max_length: 2}\n",

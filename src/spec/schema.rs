@@ -411,7 +411,7 @@ fn accepts(schema: Map<String, Value>, value: &Value) -> bool {
     let schema = Value::Object(schema);
     match crate::validate::quick_verdict(&schema, value) {
         Some(valid) => valid,
-        None => jsonschema::draft7::new(&schema).is_ok_and(|v| v.is_valid(value)),
+        None => super::pattern::compile_draft7(&schema).is_ok_and(|v| v.is_valid(value)),
     }
 }
 
@@ -423,13 +423,6 @@ pub(super) fn field_accepts(strategy: &Strategy, value: &Value) -> bool {
 /// Does `value` fit `rule`? Used to check a rule's `enum`.
 pub(super) fn value_accepts(rule: &ValueRule, value: &Value) -> bool {
     accepts(value_schema(rule), value)
-}
-
-/// Does `pattern` compile the way the fragment schema's validator will
-/// compile it? A spec whose pattern would not is refused when it loads.
-pub(super) fn compile_pattern(pattern: &str) -> bool {
-    crate::validate::CharPattern::new(pattern).is_some()
-        || jsonschema::draft7::new(&json!({ "type": "string", "pattern": pattern })).is_ok()
 }
 
 /// The constraints of a field (and `required`) in words, for the schema's

@@ -33,17 +33,16 @@ mod differential;
 mod pattern;
 mod quick;
 
-pub(crate) use pattern::CharPattern;
 use quick::{Quick, Verdict};
 
 /// Compiles a fragment schema under draft 7 (see the module documentation).
 fn compile_draft7(
     mut schema: Value,
-) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+) -> Result<Arc<jsonschema::Validator>, jsonschema::ValidationError<'static>> {
     if let Some(obj) = schema.as_object_mut() {
         obj.insert("$schema".into(), Value::String(DRAFT7.into()));
     }
-    jsonschema::draft7::new(&schema)
+    crate::spec::compile_draft7(&schema)
 }
 
 /// What the quick walk says of `value` under `schema`: `None` when it
@@ -86,9 +85,7 @@ impl Prepared {
         let compiled = if quick.takes_every_pattern() {
             None
         } else {
-            Some(Arc::new(
-                compile_draft7(quick.schema().clone()).map_err(drop)?,
-            ))
+            Some(compile_draft7(quick.schema().clone()).map_err(drop)?)
         };
         Ok(Prepared {
             quick: Arc::new(quick),
@@ -139,11 +136,7 @@ impl Validator {
     /// engine refused all the same.
     fn compiled(&self) -> Result<&jsonschema::Validator, Diagnostic> {
         self.compiled
-            .get_or_init(|| {
-                compile_draft7(self.quick.schema().clone())
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
-            })
+            .get_or_init(|| compile_draft7(self.quick.schema().clone()).map_err(|e| e.to_string()))
             .as_deref()
             .map_err(|e| {
                 Diagnostic::error(

@@ -271,3 +271,63 @@ fn a_symlink_inside_the_layer_still_works() {
     assert!(out.contains("references/a.md"), "{out}");
     assert!(out.contains("references/more/writer.md"), "{out}");
 }
+
+/// A spec may come from a pull request too: its patterns are ECMA-262 as
+/// editors read them, matched in linear time, and its size is bounded; each
+/// problem is one error located in the spec.
+#[test]
+fn spec_patterns_are_ecma_262_linear_and_bounded() {
+    let spec_with = |rule: &str| {
+        format!("version: 2\nfields:\n  name: {{strategy: OVERRIDE, type: string}}\n  a: {rule}\n")
+    };
+    for (rule, says) in [
+        (
+            r"{strategy: OVERRIDE, type: string, pattern: '^(?:(a)|b)+\1$'}",
+            "4:50: error: field 'a': 'pattern' \"^(?:(a)|b)+\\\\1$\" uses a backreference, which cannot be \
+             matched in linear time; write the pattern without it",
+        ),
+        (
+            r"{strategy: OVERRIDE, type: string, pattern: '^(?=a)a$'}",
+            "uses a lookaround, which cannot be matched in linear time",
+        ),
+        (
+            r"{strategy: OVERRIDE, type: string, pattern: '^\p{Greek}+$'}",
+            "'pattern' \"^\\\\p{Greek}+$\" is not an ECMA-262 regular expression (Invalid property \
+             name), as JSON Schema and editors read it",
+        ),
+    ] {
+        let sb = Sandbox::with_spec(&spec_with(rule));
+        sb.write("base", "w.yaml", "a: x\n");
+        let run = sb.run(&["show", "w"]);
+        let err = run.failed();
+        assert_eq!(err.lines().count(), 1, "{run:#?}");
+        assert!(err.starts_with("[ROOT]/spec.yaml:"), "{run:#?}");
+        assert!(err.contains(says), "{rule}: {run:#?}");
+    }
+
+    let values: Vec<String> = (0..60_000).map(|i| format!("v{i}")).collect();
+    let sb = Sandbox::with_spec(&spec_with(&format!(
+        "{{strategy: OVERRIDE, type: string, enum: [{}]}}",
+        values.join(", ")
+    )));
+    sb.write("base", "w.yaml", "a: v1\n");
+    let run = sb.run(&["validate"]);
+    assert!(
+        run.failed()
+            .contains("field 'a': 'enum' lists 60000 values, over the limit of 1000"),
+        "{run:#?}"
+    );
+
+    let mut many = String::from("version: 2\nfields:\n");
+    for i in 0..1001 {
+        many.push_str(&format!("  f{i:04}: {{strategy: OVERRIDE}}\n"));
+    }
+    let sb = Sandbox::with_spec(&many);
+    sb.write("base", "w.yaml", "f0000: x\n");
+    let run = sb.run(&["validate"]);
+    assert!(
+        run.failed()
+            .contains("the spec declares more than 1000 rules (fields at every depth)"),
+        "{run:#?}"
+    );
+}
