@@ -140,6 +140,12 @@ impl Skills {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
+        if crate::ownership::may_hold_owned_files(&self.spec, located) {
+            let errors = crate::ownership::files(&self.spec, &self.files_of(located)?);
+            if !errors.is_empty() {
+                return Err(Error::Invalid(errors));
+            }
+        }
         // Only the fields the check reads: the caller merges again for the
         // whole skill, and this keeps that second merge the only full one.
         let effective = crate::merge::merge_only(&self.spec, name, &fragments, crate::check::needs);
@@ -336,8 +342,11 @@ impl Skills {
             }
         }
         let files = crate::files::collect(located, &self.file_limits);
-        if let Err(d) = &files {
-            out.diagnostics.push(d.clone());
+        match &files {
+            Err(d) => out.diagnostics.push(d.clone()),
+            Ok(files) => out
+                .diagnostics
+                .extend(crate::ownership::files(&self.spec, files)),
         }
         if !failed {
             let effective = merge(&self.spec, name, &fragments);

@@ -184,6 +184,21 @@ pub enum DiagnosticKind {
         /// The layers that may set it, lowest first.
         allowed: Vec<Layer>,
     },
+    /// A file of a skill under a directory whose files the spec lets only
+    /// some layers provide (`files:`, or an owned field that names files).
+    #[error(
+        "'{file}' may be provided only by {}: the spec gives the files under '{dir}/' to {}",
+        crate::ownership::layers_phrase(allowed),
+        if allowed.len() == 1 { "it" } else { "them" }
+    )]
+    FileNotAllowed {
+        /// The file, relative to the skill's directory (escaped).
+        file: String,
+        /// The owned directory.
+        dir: String,
+        /// The layers that may provide files there.
+        allowed: Vec<Layer>,
+    },
     /// A reset (`null`, `$patch: delete` or `$patch: replace`) of a mapping
     /// that holds a key this layer may not set: it would remove that key.
     #[error(

@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::DiagnosticKind;
+use crate::error::{Diagnostic, DiagnosticKind};
 use crate::fragment::Fragment;
 use crate::layer::Layer;
 use crate::merge::push_segment;
@@ -243,6 +243,61 @@ pub(crate) fn offer(spec: &MergeSpec, fragment: &Fragment, kept: &mut Kept) {
             },
         });
     });
+}
+
+/// Each file of a skill (and each lower-layer file it replaced) that a
+/// layer the spec does not let provide files there provides, as an error
+/// at that file.
+pub fn files(spec: &MergeSpec, files: &[crate::files::SkillFile]) -> Vec<Diagnostic> {
+    if spec.file_owners.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let Some(owner) = spec.file_owner(&f.rel) else {
+            continue;
+        };
+        for source in std::iter::once(&f.source).chain(&f.replaced) {
+            if owner.layers.contains(&source.layer) {
+                continue;
+            }
+            out.push(
+                Diagnostic::error(
+                    Some(&source.path),
+                    DiagnosticKind::FileNotAllowed {
+                        file: excerpt(&f.rel, EXCERPT_CHARS),
+                        dir: excerpt(&owner.dir, EXCERPT_CHARS),
+                        allowed: owner.layers.clone(),
+                    },
+                )
+                .in_layer(source.layer),
+            );
+        }
+    }
+    out.sort_by(|a, b| (a.layer, &a.file).cmp(&(b.layer, &b.file)));
+    out
+}
+
+/// Might skill files in `located` break the spec's file ownership: does a
+/// layer not allowed under an owned directory have that directory? One
+/// lookup per owned directory and layer, so that commands that read no
+/// files (`show`) only walk them when they must.
+pub fn may_hold_owned_files(spec: &MergeSpec, located: &[crate::layer::Located]) -> bool {
+    located
+        .iter()
+        .filter(|l| l.form == crate::layer::Form::SkillMd)
+        .any(|l| {
+            let Some(skill_dir) = l.rel().parent() else {
+                return false;
+            };
+            spec.file_owners.iter().any(|o| {
+                !o.layers.contains(&l.layer)
+                    && !l
+                        .root
+                        .metadata(&skill_dir.join(&o.dir))
+                        .is_err_and(|r| r.is_not_found())
+            })
+        })
 }
 
 /// The error for a value at `path` that a layer outside `rule`'s `layers`

@@ -71,6 +71,31 @@ pub struct RawSpec {
     pub name_field: Option<String>,
     /// Every top-level field a skill fragment may set, with the rule that merges it.
     pub fields: BTreeMap<String, RawRule>,
+    /// Which layers may provide the files under a directory of a skill (`scripts`, `assets/brand`); by default every layer may. Needs version 2.
+    #[serde(default)]
+    pub files: BTreeMap<String, RawFilesRule>,
+}
+
+/// Who may provide the files under one directory of a skill.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawFilesRule {
+    /// The layers allowed to provide files there. A file there in any other layer is an error.
+    pub layers: Vec<LayerName>,
+}
+
+/// The layers that may provide the files under one directory of a skill:
+/// from the spec's `files:` table, or from a field that names files there
+/// (`files: scripts`) and may be set only in some layers, since a layer
+/// that may not change the entry must not replace the file it names either.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileOwner {
+    /// The directory, relative to the skill's, without a trailing `/`.
+    pub dir: String,
+    /// The layers that may provide files below it, lowest first.
+    pub layers: Vec<Layer>,
+    /// Where the spec says so: `files` or the field's name.
+    pub by: String,
 }
 
 /// A field's rule as written: a strategy and its attributes.
@@ -605,6 +630,9 @@ pub struct MergeSpec {
     /// The fragment schema, prepared when checking the spec needed it (to
     /// check its patterns), for [`crate::Validator::new`] to reuse.
     pub(crate) prepared: Option<crate::validate::Prepared>,
+    /// Which layers may provide the files under which directories of a
+    /// skill, longest directory first.
+    pub file_owners: Vec<FileOwner>,
 }
 
 /// The default KEYED_REPLACE key fields.
@@ -682,6 +710,7 @@ impl MergeSpec {
             rules: std::cell::Cell::new(0),
         };
         let fields = checker.fields(raw.fields, "/fields", "", 0)?;
+        let file_owners = file_owners(&raw.files, &fields, raw.version, &fail)?;
         let mut spec = MergeSpec {
             path: path.to_path_buf(),
             version: raw.version,
@@ -690,6 +719,7 @@ impl MergeSpec {
             name_field: raw.name_field,
             order: Vec::new(),
             prepared: None,
+            file_owners,
         };
         for (attr, field) in [
             ("body_field", &spec.body_field),
@@ -736,6 +766,16 @@ impl MergeSpec {
             }
         }
         Ok(spec)
+    }
+
+    /// Who may provide the file at `rel` (relative to the skill's
+    /// directory), if the spec says: the owner of the longest directory
+    /// that holds it.
+    pub fn file_owner(&self, rel: &str) -> Option<&FileOwner> {
+        self.file_owners.iter().find(|o| {
+            rel.strip_prefix(o.dir.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
     }
 
     /// The rule of a field, if the spec declares it.
@@ -1061,6 +1101,96 @@ impl RuleChecker<'_> {
 
 /// Every `pattern` of `fields` (and of their nested rules), with the
 /// pointer where the spec writes it.
+/// Is `dir` a plain directory inside a skill (`references`,
+/// `assets/brand`): relative, `/`-separated, no `.`, `..` or hidden part?
+fn is_skill_dir(dir: &str) -> bool {
+    !dir.is_empty()
+        && !dir.contains('\\')
+        && dir.split('/').all(|c| !c.is_empty() && !c.starts_with('.'))
+}
+
+/// The spec's file owners: its `files:` table, then each top-level field
+/// that names files (`files: DIR`) and is owned (`layers`), longest
+/// directory first. Two owners of one directory must agree.
+fn file_owners(
+    raw: &BTreeMap<String, RawFilesRule>,
+    fields: &[Field],
+    version: u64,
+    fail: &dyn Fn(&str, String) -> Error,
+) -> Result<Vec<FileOwner>> {
+    let mut out: Vec<FileOwner> = Vec::new();
+    for (dir, rule) in raw {
+        let at = format!("/files/{}", fragment::escape_pointer(dir));
+        if version < RULES_V2 {
+            return Err(fail(&at, "'files' needs 'version: 2'".into()));
+        }
+        let trimmed = dir.strip_suffix('/').unwrap_or(dir);
+        if !is_skill_dir(trimmed) {
+            return Err(fail(
+                &at,
+                format!(
+                    "'{}' must be a directory inside the skill, such as 'scripts' (no '..', no \
+                     leading '/', no hidden part)",
+                    text::excerpt(dir, text::EXCERPT_CHARS)
+                ),
+            ));
+        }
+        if rule.layers.is_empty() {
+            return Err(fail(
+                &format!("{at}/layers"),
+                "'layers' lists no layer".into(),
+            ));
+        }
+        let mut layers: Vec<Layer> = rule.layers.iter().map(|l| l.layer()).collect();
+        layers.sort();
+        layers.dedup();
+        if out.iter().any(|o| o.dir == trimmed) {
+            return Err(fail(
+                &at,
+                format!(
+                    "'{}' is listed twice",
+                    text::excerpt(trimmed, text::EXCERPT_CHARS)
+                ),
+            ));
+        }
+        out.push(FileOwner {
+            dir: trimmed.to_owned(),
+            layers,
+            by: "files".into(),
+        });
+    }
+    for f in fields {
+        let (Some(dir), Some(layers)) = (&f.files, crate::ownership::owners(f)) else {
+            continue;
+        };
+        let mut layers = layers.to_vec();
+        layers.sort();
+        match out.iter().find(|o| &o.dir == dir) {
+            Some(o) if o.layers != layers => {
+                return Err(fail(
+                    &format!("/files/{}", fragment::escape_pointer(dir)),
+                    format!(
+                        "'files' gives '{}' to {}, but field '{}' that names files there may be \
+                         set only in {}",
+                        text::excerpt(dir, text::EXCERPT_CHARS),
+                        crate::ownership::layers_phrase(&o.layers),
+                        text::excerpt(&f.name, text::EXCERPT_CHARS),
+                        crate::ownership::layers_phrase(&layers)
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => out.push(FileOwner {
+                dir: dir.clone(),
+                layers,
+                by: f.name.clone(),
+            }),
+        }
+    }
+    out.sort_by(|a, b| b.dir.len().cmp(&a.dir.len()).then(a.dir.cmp(&b.dir)));
+    Ok(out)
+}
+
 fn collect_patterns(
     fields: &[Field],
     at: &str,

@@ -107,6 +107,32 @@ pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
         push_rows(f, &f.name, &mut rows);
     }
     out.push_str(&output::table(&rows));
+    if !spec.file_owners.is_empty() {
+        let mut rows = vec![
+            ["FILES UNDER", "ONLY FROM", "SET BY"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        let mut owners: Vec<_> = spec.file_owners.iter().collect();
+        owners.sort_by(|a, b| a.dir.cmp(&b.dir));
+        for o in owners {
+            rows.push(vec![
+                format!("{}/", bernstein_skills::text::escape(&o.dir)),
+                o.layers
+                    .iter()
+                    .map(|l| l.label())
+                    .collect::<Vec<_>>()
+                    .join("+"),
+                if o.by == "files" {
+                    "files".into()
+                } else {
+                    format!("field {}", bernstein_skills::text::escape(&o.by))
+                },
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&output::table(&rows));
+    }
     output::print(&out);
     Ok(ExitCode::SUCCESS)
 }
