@@ -1,12 +1,15 @@
 //! File names and symlink layouts: the input is a list of entries to lay
 //! out in a fresh team layer (and a manifests directory), each with an
 //! arbitrary name, a kind (file, directory with a SKILL.md, symlink to a
-//! place inside or outside the layer, FIFO) and contents. Then the whole
-//! pipeline runs on it — catalog, validate, resolve, explain, export --check
-//! — and the security promises are checked:
+//! place inside or outside the layer, to a hidden entry of the layer, a
+//! skill directory whose symlinks fan out, FIFO, a user layer that is a
+//! symlink) and contents. Then the whole pipeline runs on it — catalog,
+//! validate, resolve, explain, export --check — and the security promises
+//! are checked:
 //!
 //! - nothing outside the layer (a secret file beside it, `/proc/self/environ`)
-//!   is ever read: its marker never appears in a value or a message;
+//!   nor hidden inside it (`.git/config`) is ever read: its marker never
+//!   appears in a value or a message;
 //! - every human-readable message is free of control, bidi and invisible
 //!   characters and of bounded length;
 //! - nothing hangs (a FIFO is refused, not opened for a blocking read).
@@ -63,6 +66,9 @@ fuzz_target!(|data: &[u8]| {
     std::fs::create_dir_all(root.join("base")).unwrap();
     std::fs::create_dir_all(&manifests).unwrap();
     std::fs::write(work.join("secret.yaml"), format!("description: {MARKER}\n")).unwrap();
+    // A hidden entry inside the layer: never part of a skill.
+    std::fs::create_dir_all(team.join(".git")).unwrap();
+    std::fs::write(team.join(".git/config"), format!("description: {MARKER}\n")).unwrap();
     std::fs::write(root.join("base/writer.yaml"), "description: base\n").unwrap();
 
     // Entries: [kind, name length, name bytes..., content length, content...].
@@ -108,6 +114,10 @@ fuzz_target!(|data: &[u8]| {
         if std::fs::symlink_metadata(&path).is_ok() {
             continue;
         }
+        if kind & 0x18 == 0x18 {
+            let _ = special(kind & 0x7, &work, &team, &path, &name, content);
+            continue;
+        }
         let _ = match kind & 0x7 {
             0 | 1 => std::fs::write(&path, content),
             2 => std::fs::create_dir_all(&path)
@@ -126,6 +136,10 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let skills = Skills::new(spec(), Layers::from_root(&root), DEFAULT_MAX_BYTES);
+    // A layer directory that is a symlink is refused, never read through.
+    if std::fs::symlink_metadata(root.join("user")).is_ok_and(|m| m.file_type().is_symlink()) {
+        assert!(!skills.layers().refusals().is_empty());
+    }
     let report = skills.check(None, 1);
     for d in &report.diagnostics {
         let line = d.to_string();
@@ -159,3 +173,57 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = std::fs::remove_dir_all(&work);
 });
+
+/// The layouts of the hostile-layer issue's second round, one per `which`.
+fn special(
+    which: u8,
+    work: &Path,
+    team: &Path,
+    path: &Path,
+    name: &[u8],
+    content: &[u8],
+) -> std::io::Result<()> {
+    match which {
+        // A symlink to the hidden entry, from the top and from a skill.
+        0 => symlink(".git/config", path),
+        1 => {
+            std::fs::create_dir_all(path)?;
+            symlink("../.git/config", path.join("SKILL.md"))
+        }
+        // A skill's files reached by a fan of symlinks.
+        2 => {
+            std::fs::create_dir_all(path)?;
+            std::fs::write(path.join("SKILL.md"), content)?;
+            for i in 0..4 {
+                std::fs::create_dir_all(path.join(format!("d{i}")))?;
+            }
+            std::fs::write(path.join("d3/leaf.md"), "leaf")?;
+            for i in 0..3 {
+                for l in 0..4 {
+                    symlink(format!("../d{}", i + 1), path.join(format!("d{i}/l{l}")))?;
+                }
+            }
+            symlink("../.git", path.join("d0/hidden"))
+        }
+        // The user layer is a symlink to the team layer or above it.
+        3 => {
+            let user = team.with_file_name("user");
+            let target: &Path = if name.len().is_multiple_of(2) {
+                team
+            } else {
+                work
+            };
+            if std::fs::symlink_metadata(&user).is_err() {
+                symlink(target, &user)?;
+            }
+            Ok(())
+        }
+        // A hidden skill directory.
+        4 => {
+            let hidden = team.join(".hidden");
+            std::fs::create_dir_all(&hidden)?;
+            std::fs::write(hidden.join("SKILL.md"), content)
+        }
+        _ => Ok(()),
+    }
+}
