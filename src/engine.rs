@@ -20,6 +20,8 @@ pub struct Skills {
     layers: Layers,
     options: LoadOptions,
     file_limits: FileLimits,
+    /// The targets `check` judges effective skills for ([`Skills::with_targets`]).
+    targets: Vec<crate::target::Target>,
 }
 
 /// A resolved skill: its validated fragments, ready to be merged.
@@ -66,7 +68,30 @@ impl Skills {
             layers,
             options,
             file_limits: FileLimits::default(),
+            targets: Vec::new(),
         }
+    }
+
+    /// Judges every effective skill [`Skills::check`] checks for `targets`
+    /// too: their rules are errors, the fields they leave out notes.
+    pub fn with_targets(mut self, targets: Vec<crate::target::Target>) -> Skills {
+        self.targets = targets;
+        self
+    }
+
+    /// The problems of a resolved skill for `targets` (warnings for `show`
+    /// and `explain`, which never refuse a skill for a consumer's rule).
+    pub fn target_findings(
+        &self,
+        resolved: &Resolved<'_>,
+        targets: &[crate::target::Target],
+        severity: crate::error::Severity,
+    ) -> Vec<Diagnostic> {
+        let effective = resolved.effective();
+        targets
+            .iter()
+            .flat_map(|t| t.check(&self.spec, &effective, &resolved.fragments, severity))
+            .collect()
     }
 
     /// The spec.
@@ -242,7 +267,18 @@ impl Report {
 
     /// The number of warnings.
     pub fn warnings(&self) -> usize {
-        self.diagnostics.len() - self.errors()
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::error::Severity::Warning)
+            .count()
+    }
+
+    /// The number of notes.
+    pub fn notes(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::error::Severity::Note)
+            .count()
     }
 }
 
@@ -356,6 +392,14 @@ impl Skills {
                 .extend(no_effect(&self.spec, &effective, &fragments));
             out.diagnostics
                 .extend(stale_deletes(&effective, &fragments));
+            for t in &self.targets {
+                out.diagnostics.extend(t.check(
+                    &self.spec,
+                    &effective,
+                    &fragments,
+                    crate::error::Severity::Error,
+                ));
+            }
             if let Ok(files) = &files {
                 out.diagnostics
                     .extend(self.missing_files(&effective, &fragments, files));

@@ -14,6 +14,9 @@ use crate::layer::Layer;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Information: what a command did that the person may want to know
+    /// (a field a target leaves out). Never fails a command.
+    Note,
     /// Something worth fixing that does not stop the merge.
     Warning,
     /// The input cannot be used.
@@ -23,6 +26,7 @@ pub enum Severity {
 impl fmt::Display for Severity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         })
@@ -183,6 +187,17 @@ pub enum DiagnosticKind {
         field: String,
         /// The layers that may set it, lowest first.
         allowed: Vec<Layer>,
+    },
+    /// A rule of a target (a consumer of effective skills) that the
+    /// effective skill breaks, or a field the target leaves out.
+    #[error("{target}: '{field}' {problem}")]
+    TargetRule {
+        /// The target's name.
+        target: String,
+        /// The field (escaped).
+        field: String,
+        /// What is wrong, in words.
+        problem: String,
     },
     /// A file of a skill under a directory whose files the spec lets only
     /// some layers provide (`files:`, or an owned field that names files).

@@ -78,6 +78,7 @@ pub mod provenance;
 pub mod render;
 pub mod skillmd;
 pub mod spec;
+pub mod target;
 pub mod text;
 pub mod validate;
 

@@ -24,7 +24,7 @@ use crate::layer::Layer;
 use crate::text;
 
 pub(crate) use pattern::compile_draft7;
-pub(crate) use schema::validation_schema;
+pub(crate) use schema::{validation_schema, value_schema};
 pub use schema::{constraint_help, fragment_schema, mergespec_schema, strategy_help};
 
 /// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the
@@ -69,6 +69,12 @@ pub struct RawSpec {
     /// The OVERRIDE field that defaults to the skill's name when no layer sets it.
     #[serde(default)]
     pub name_field: Option<String>,
+    /// The OVERRIDE boolean field that switches a skill off (`false`) and on across layers: a skill switched off is exported to no target. Needs version 2.
+    #[serde(default)]
+    pub enabled_field: Option<String>,
+    /// The DEEP_MERGE field that switches a skill off for one target (`{codex: false}`). Needs version 2.
+    #[serde(default)]
+    pub targets_field: Option<String>,
     /// Every top-level field a skill fragment may set, with the rule that merges it.
     pub fields: BTreeMap<String, RawRule>,
     /// Which layers may provide the files under a directory of a skill (`scripts`, `assets/brand`); by default every layer may. Needs version 2.
@@ -624,6 +630,10 @@ pub struct MergeSpec {
     pub body_field: Option<String>,
     /// The field that defaults to the skill's name.
     pub name_field: Option<String>,
+    /// The field that switches a skill off and on (`enabled`).
+    pub enabled_field: Option<String>,
+    /// The field that switches a skill off per target (`targets`).
+    pub targets_field: Option<String>,
     /// The field names in the order the spec file lists them (for output
     /// meant for people and agents, such as a SKILL.md frontmatter).
     order: Vec<String>,
@@ -717,6 +727,8 @@ impl MergeSpec {
             fields,
             body_field: raw.body_field,
             name_field: raw.name_field,
+            enabled_field: raw.enabled_field,
+            targets_field: raw.targets_field,
             order: Vec::new(),
             prepared: None,
             file_owners,
@@ -734,6 +746,36 @@ impl MergeSpec {
                         &format!("/{attr}"),
                         format!(
                             "{attr} '{}' must name an OVERRIDE field of type string",
+                            text::excerpt(f, text::EXCERPT_CHARS)
+                        ),
+                    ));
+                }
+            }
+        }
+        for (attr, field, strategy_ok, wants) in [
+            (
+                "enabled_field",
+                &spec.enabled_field,
+                (|f: &Field| matches!(&f.strategy, Strategy::Override { value } if value.is_only(ValueType::Boolean)))
+                    as fn(&Field) -> bool,
+                "an OVERRIDE field of type boolean",
+            ),
+            (
+                "targets_field",
+                &spec.targets_field,
+                |f: &Field| matches!(&f.strategy, Strategy::DeepMerge { .. }),
+                "a DEEP_MERGE field",
+            ),
+        ] {
+            if let Some(f) = field {
+                if spec.version < RULES_V2 {
+                    return Err(fail(&format!("/{attr}"), format!("'{attr}' needs 'version: 2'")));
+                }
+                if !spec.field(f).is_some_and(strategy_ok) {
+                    return Err(fail(
+                        &format!("/{attr}"),
+                        format!(
+                            "{attr} '{}' must name {wants}",
                             text::excerpt(f, text::EXCERPT_CHARS)
                         ),
                     ));
@@ -1244,7 +1286,7 @@ fn items_rule(items: RawItems) -> std::result::Result<ValueRule, (String, String
 /// attribute at fault (a pointer relative to the rule: `at` is the prefix of
 /// the constraints, e.g. `items/`, `type_at` where the type is written) and
 /// what is wrong.
-fn value_rule(
+pub(crate) fn value_rule(
     raw: RawItemRule,
     at: &str,
     type_at: &str,

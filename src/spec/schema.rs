@@ -87,7 +87,7 @@ fn typed(json_type: Option<&str>) -> Map<String, Value> {
 /// A value of several types is an `anyOf` with one branch per type, each
 /// holding the constraints that apply to that type (Ajv's strict mode, as
 /// editors run it, refuses a `type` list other than `[T, "null"]`).
-pub(super) fn value_schema(rule: &ValueRule) -> Map<String, Value> {
+pub(crate) fn value_schema(rule: &ValueRule) -> Map<String, Value> {
     let mut m = match rule.types.as_slice() {
         [] => typed_branch(rule, None),
         [one] => typed_branch(rule, Some(*one)),

@@ -836,7 +836,7 @@ fn own_branch<'e>(spec: &MergeSpec, e: &'e ValidationError<'e>) -> Option<&'e Va
 const QUOTED_CHARS: usize = 60;
 
 /// A broken constraint of `rule` in words; `None` for any other error.
-fn constraint(
+pub(crate) fn constraint(
     field: String,
     rule: &ValueRule,
     kind: &K,

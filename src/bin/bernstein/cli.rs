@@ -93,6 +93,35 @@ impl Global {
         }
     }
 
+    /// Where targets are looked for by name: the person's own
+    /// `$XDG_CONFIG_HOME/bernstein/skills/targets`, the `targets/`
+    /// directory beside the spec in use, the installed one beside the base
+    /// layer, and a development build's source tree.
+    pub fn target_search(&self, spec: &MergeSpec) -> bernstein_skills::target::TargetSearch {
+        let env = self.env();
+        let mut dirs = vec![env.config_dir().join("targets")];
+        if let Some(dir) = spec.path.parent() {
+            dirs.push(dir.join("targets"));
+        }
+        dirs.push(env.data_dir().join("targets"));
+        if let Some(src) = dev_source_tree().as_deref().and_then(std::path::Path::parent) {
+            dirs.push(src.join("targets"));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        dirs.retain(|d| seen.insert(d.clone()));
+        bernstein_skills::target::TargetSearch { dirs }
+    }
+
+    /// The targets named (or given as files) on the command line.
+    pub fn targets(
+        &self,
+        spec: &MergeSpec,
+        names: &[String],
+    ) -> Result<Vec<bernstein_skills::target::Target>> {
+        let search = self.target_search(spec);
+        names.iter().map(|n| search.find(n)).collect()
+    }
+
     /// The merge spec chosen by --spec, the environment or the defaults.
     pub fn load_spec(&self) -> Result<MergeSpec> {
         MergeSpec::load(&self.spec_search().resolve()?)

@@ -24,6 +24,10 @@ pub struct ExplainArgs {
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
+    /// Warn (on stderr) about what a consumer's rules say of the skill; the
+    /// skill is explained all the same. Repeatable.
+    #[arg(long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
 }
 
 /// A value as compact JSON, cut to 60 characters and escaped for printing.
@@ -33,7 +37,13 @@ fn short(v: &Value) -> String {
 
 pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
+    let targets = global.targets(skills.spec(), &args.targets)?;
     let resolved = skills.resolve(&args.name)?;
+    crate::output::warn_diagnostics(&skills.target_findings(
+        &resolved,
+        &targets,
+        bernstein_skills::Severity::Warning,
+    ));
     let mut rows = explain(skills.spec(), &resolved);
     rows.extend(file_rows(&skills.files(&args.name)?));
     if let Some(path) = &args.field_path {

@@ -79,12 +79,18 @@ pub fn diagnostic(d: &Diagnostic, stream: Stream) -> String {
     let sev = match d.severity {
         Severity::Error => paint("error", Style::Red, stream),
         Severity::Warning => paint("warning", Style::Yellow, stream),
+        Severity::Note => paint("note", Style::Dim, stream),
     };
     format!(
         "{}: {sev}: {}",
         paint(&d.location(), Style::Bold, stream),
         d.message()
     )
+}
+
+/// Prints diagnostics to stderr, one line each.
+pub fn warn_diagnostics(diagnostics: &[Diagnostic]) {
+    warn(diagnostics.iter().map(|d| diagnostic(d, Stream::Err)));
 }
 
 /// Writes `text` to stdout in one go. A closed pipe (`| head`) is fine.

@@ -33,6 +33,10 @@ pub struct ShowArgs {
     /// the layer it comes from, its source file; with --json, one document.
     #[arg(long, conflicts_with_all = ["per_layer", "origins"])]
     pub files: bool,
+    /// Warn (on stderr) about what a consumer's rules say of the skill; the
+    /// skill is shown all the same. Repeatable.
+    #[arg(long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
 }
 
 /// `show a b c`: `{"a": {...}, "b": {...}, "c": {...}}`, keys sorted, each
@@ -120,7 +124,13 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
         }
         return several(args.names, skills);
     }
+    let targets = global.targets(skills.spec(), &args.targets)?;
     let resolved = skills.resolve(&args.names[0])?;
+    crate::output::warn_diagnostics(&skills.target_findings(
+        &resolved,
+        &targets,
+        bernstein_skills::Severity::Warning,
+    ));
     if args.files {
         return files(resolved.name(), &skills.files(resolved.name())?, args.json);
     }

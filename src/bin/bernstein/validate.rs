@@ -29,14 +29,19 @@ pub struct ValidateArgs {
     /// Only check the merge spec.
     #[arg(long, conflicts_with = "names")]
     pub spec_only: bool,
+    /// Also check each effective skill against a consumer's rules (a target
+    /// name, see `bernstein skills targets`, or a target file); repeatable.
+    /// Without it, only the merge is judged: types, keys, ownership,
+    /// directives and unknown fields.
+    #[arg(long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
 }
 
 pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
-    let skills = bernstein_skills::Skills::new(
-        global.load_spec()?,
-        global.layers_quiet(),
-        global.max_fragment_bytes,
-    );
+    let spec = global.load_spec()?;
+    let targets = global.targets(&spec, &args.targets)?;
+    let skills = bernstein_skills::Skills::new(spec, global.layers_quiet(), global.max_fragment_bytes)
+        .with_targets(targets);
     if args.spec_only {
         output::print(&format!(
             "{}: ok\n",
@@ -50,13 +55,14 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
         args.jobs
             .unwrap_or_else(bernstein_skills::par::default_jobs),
     );
-    let (errors, warnings) = (report.errors(), report.warnings());
+    let (errors, warnings, notes) = (report.errors(), report.warnings(), report.notes());
     if args.json {
         let v: Vec<Value> = report.diagnostics.iter().map(|d| d.to_json()).collect();
         output::print(&render::to_json(&json!({
             "diagnostics": v,
             "errors": errors,
             "warnings": warnings,
+            "notes": notes,
             "files": report.files,
             "skills": report.skills,
         })));
@@ -67,7 +73,12 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
             out.push('\n');
         }
         out.push_str(&format!(
-            "{errors} error(s), {warnings} warning(s) in {} file(s)\n",
+            "{errors} error(s), {warnings} warning(s){} in {} file(s)\n",
+            if notes > 0 {
+                format!(", {notes} note(s)")
+            } else {
+                String::new()
+            },
             report.files
         ));
         output::print(&out);

@@ -1,0 +1,883 @@
+//! Targets: the consumers of effective skills, as data.
+//!
+//! The merge spec says how layers merge and what types fields hold, for
+//! every skill; it says nothing about who reads the result. A *target* is
+//! one such reader — the Agent Skills standard's reference validator,
+//! Claude Code, Codex, Gemini CLI, Bernstein's own manifests — written down
+//! as a file ([`Target::load`], checked like the spec, with its own
+//! generated schema, [`target_schema`]):
+//!
+//! - which fields it takes, and what happens to the others (`other_fields`:
+//!   dropped with a note, refused, or kept);
+//! - its required fields and constraints, checked on the **effective**
+//!   skill ([`Target::check`]), so a team override that shortens a
+//!   description fixes a base skill whose own was too long;
+//! - how a value is rendered for it ([`Render`]: `metadata` flattened to
+//!   strings for the standard);
+//! - how a field is translated (Codex reads "not invoked implicitly" from
+//!   `agents/openai.yaml`, not from the frontmatter);
+//! - where it loads skills from, at user and project scope.
+//!
+//! So `show` never refuses a skill for one consumer's rule, and `validate
+//! --target T` and `export --target T` apply T's rules where T's output is
+//! made. Only the kinds of rendering are compiled in, as the four
+//! strategies are; every target is a file a person can edit without
+//! recompiling.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::error::{Diagnostic, DiagnosticKind, Error, Result, Severity};
+use crate::fragment::{self, Fragment, Syntax};
+use crate::merge::{Effective, Merged};
+use crate::spec::{MergeSpec, RawItemRule, RawTypes, ValueRule};
+use crate::text::{self, EXCERPT_CHARS};
+
+/// The versions of the target file format this build reads.
+pub const SUPPORTED_VERSIONS: [u64; 1] = [1];
+
+/// The largest target file read.
+pub const MAX_TARGET_BYTES: u64 = 256 * 1024;
+
+/// The file as written: the shape `schemas/target.schema.json` describes.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "bernstein export target")]
+pub struct RawTarget {
+    /// The format version of this file: 1.
+    pub version: u64,
+    /// The target's name, equal to the file's name without `.yaml`.
+    pub name: String,
+    /// One sentence: the consumer and what it accepts.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The documentation its rules are taken from.
+    #[serde(default)]
+    pub source: Vec<String>,
+    /// What export writes for each skill: `skill` (an Agent Skills directory, `DIR/<name>/SKILL.md` and its files) or `json` (`DIR/<name>.json`, the effective skill as `show` prints it).
+    #[serde(default)]
+    pub format: TargetFormat,
+    /// Where the consumer loads skills from.
+    #[serde(default)]
+    pub places: RawPlaces,
+    /// What happens to an effective field the target does not list.
+    #[serde(default)]
+    pub other_fields: OtherFields,
+    /// The frontmatter fields the consumer takes, in the order they are written, with its rules for each.
+    #[serde(default)]
+    pub fields: std::collections::BTreeMap<String, RawTargetField>,
+    /// Fields the consumer reads from another file of the skill's directory.
+    #[serde(default)]
+    pub translate: Vec<RawTranslate>,
+}
+
+/// What export writes for each skill.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetFormat {
+    /// `DIR/<name>/SKILL.md` and the skill's files.
+    #[default]
+    Skill,
+    /// `DIR/<name>.json`: the effective skill as `show` prints it.
+    Json,
+}
+
+/// Where a consumer loads skills from, per scope.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlaces {
+    /// The directory of the person's own skills; `~` is the home directory.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// The directory of a project's skills, relative to the project's root (its git work tree).
+    #[serde(default)]
+    pub project: Option<String>,
+}
+
+/// What happens to an effective field a target does not list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OtherFields {
+    /// Left out of the export, with a note.
+    #[default]
+    Drop,
+    /// An error: the consumer refuses a file that has it.
+    Refuse,
+    /// Written as it is, after the listed fields.
+    Keep,
+}
+
+/// One field a target takes, with its rules.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTargetField {
+    /// The effective skill must have a non-empty value.
+    #[serde(default)]
+    pub required: Option<bool>,
+    /// The value's type as the consumer reads it (after `render`), or a list of types.
+    #[serde(rename = "type", default)]
+    pub value_type: Option<RawTypes>,
+    /// A string value must match this ECMA-262 regular expression (no backreferences or lookaround).
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// What `pattern` asks for, in words.
+    #[serde(default)]
+    pub pattern_help: Option<String>,
+    /// A string value has at least this many characters (Unicode code points), after `normalize`.
+    #[serde(default)]
+    pub min_length: Option<u64>,
+    /// A string value has at most this many characters (Unicode code points), after `normalize`.
+    #[serde(default)]
+    pub max_length: Option<u64>,
+    /// The only values allowed.
+    #[serde(rename = "enum", default)]
+    pub allowed: Option<Vec<Value>>,
+    /// A number value is at least this.
+    #[serde(default)]
+    pub minimum: Option<serde_json::Number>,
+    /// A number value is at most this.
+    #[serde(default)]
+    pub maximum: Option<serde_json::Number>,
+    /// How the consumer normalises a string before checking it: one step, or a list of steps applied in order.
+    #[serde(default)]
+    pub normalize: Option<Normalizations>,
+    /// The value must equal the skill's directory name.
+    #[serde(default)]
+    pub matches_directory: Option<bool>,
+    /// How the value is written for the consumer.
+    #[serde(default)]
+    pub render: Option<Render>,
+}
+
+/// A normalisation step, or several in order.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Normalizations {
+    /// One step.
+    One(Normalize),
+    /// Steps applied in order.
+    Many(Vec<Normalize>),
+}
+
+/// How a consumer normalises a string before it checks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Normalize {
+    /// Unicode NFKC.
+    Nfkc,
+    /// Surrounding whitespace removed.
+    Trim,
+}
+
+/// How a value is written for a consumer. The kinds are compiled in; which
+/// field gets which is data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Render {
+    /// As the effective skill has it.
+    #[default]
+    AsIs,
+    /// A mapping of strings to strings: nested keys joined with `.`, other values written as JSON text.
+    StringMap,
+    /// A list of strings written as one string, separated by spaces.
+    SpaceSeparated,
+    /// A list of strings written as one string, separated by `, `.
+    CommaSeparated,
+}
+
+/// A field the consumer reads from another file.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTranslate {
+    /// The effective skill's field.
+    pub field: String,
+    /// The YAML file inside the exported skill directory it is written to.
+    pub file: String,
+    /// The dotted key in that file (`policy.allow_implicit_invocation`).
+    pub key: String,
+    /// Effective values and what is written for each; a value not listed is written as it is.
+    #[serde(default)]
+    pub values: Vec<RawValueMap>,
+}
+
+/// One effective value and what a translation writes for it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawValueMap {
+    /// The effective value.
+    pub from: Value,
+    /// What is written.
+    pub to: Value,
+}
+
+/// A checked target.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Its name.
+    pub name: String,
+    /// What it is.
+    pub description: Option<String>,
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// Its documentation.
+    pub source: Vec<String>,
+    /// What export writes.
+    pub format: TargetFormat,
+    /// The user-scope directory, as written (`~/.claude/skills`).
+    pub user_place: Option<String>,
+    /// The project-scope directory, relative to the project root.
+    pub project_place: Option<String>,
+    /// What happens to other fields.
+    pub other_fields: OtherFields,
+    /// The fields it takes, in the order they are written.
+    pub fields: Vec<TargetField>,
+    /// Fields written to other files.
+    pub translate: Vec<Translate>,
+    /// The schema of its frontmatter, compiled on first use.
+    compiled: Arc<OnceLock<std::result::Result<Arc<jsonschema::Validator>, String>>>,
+}
+
+/// One field of a target.
+#[derive(Debug, Clone)]
+pub struct TargetField {
+    /// The field's name.
+    pub name: String,
+    /// Some layer must give it a non-empty value.
+    pub required: bool,
+    /// Its type and constraints, as the consumer reads it.
+    pub rule: ValueRule,
+    /// How the consumer normalises it before checking, in order.
+    pub normalize: Vec<Normalize>,
+    /// It must equal the skill's directory name.
+    pub matches_directory: bool,
+    /// How it is written.
+    pub render: Render,
+}
+
+/// A field written to another file.
+#[derive(Debug, Clone)]
+pub struct Translate {
+    /// The effective skill's field.
+    pub field: String,
+    /// The file, relative to the skill directory.
+    pub file: String,
+    /// The key's path in that file.
+    pub key: Vec<String>,
+    /// Value mappings.
+    pub values: Vec<(Value, Value)>,
+}
+
+/// A target's output for one skill: the frontmatter, and what it left out.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    /// The fields written, in order, rendered.
+    pub front: Vec<(String, Value)>,
+    /// Set fields the target does not take (left out, or refused).
+    pub others: Vec<String>,
+    /// Other files: path relative to the skill directory, YAML value.
+    pub files: Vec<(String, Value)>,
+}
+
+impl Target {
+    /// Reads and checks a target file.
+    pub fn load(path: &Path) -> Result<Target> {
+        use crate::confine::{Refusal, read_bounded};
+        let bytes = read_bounded(path, MAX_TARGET_BYTES).map_err(|r| {
+            let kind = match r {
+                Refusal::Io(e) => DiagnosticKind::Io {
+                    message: e.to_string(),
+                },
+                r => DiagnosticKind::Refused {
+                    reason: r.describe(path, "target"),
+                },
+            };
+            Error::Invalid(vec![Diagnostic::error(Some(path), kind)])
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::Invalid(vec![Diagnostic::error(
+                Some(path),
+                DiagnosticKind::InvalidUtf8,
+            )])
+        })?;
+        Target::from_str(&text, path)
+    }
+
+    /// Checks a target given as text; `path` names it in messages.
+    pub fn from_str(text: &str, path: &Path) -> Result<Target> {
+        let fail = |pointer: &str, message: String| {
+            let pos = fragment::locate(text, Syntax::Yaml, pointer, false, 0);
+            Error::Invalid(vec![
+                Diagnostic::error(Some(path), DiagnosticKind::Spec { message }).at(pos),
+            ])
+        };
+        let (value, order) = fragment::parse_yaml_keeping_order(text, "fields").map_err(
+            |(pos, kind)| Error::Invalid(vec![Diagnostic::error(Some(path), kind).at(pos)]),
+        )?;
+        let value = value.unwrap_or(Value::Object(Map::new()));
+        let raw: RawTarget = RawTarget::deserialize(&value).map_err(|e| {
+            // Name the key the parse stopped at, as the schema would.
+            fail("", format!("not a target file: {}", text::excerpt(&e.to_string(), 300)))
+        })?;
+        if !SUPPORTED_VERSIONS.contains(&raw.version) {
+            return Err(fail(
+                "/version",
+                format!(
+                    "unsupported target version {} (this build reads version 1)",
+                    raw.version
+                ),
+            ));
+        }
+        if let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+            && stem != raw.name
+            && path.extension().is_some()
+        {
+            return Err(fail(
+                "/name",
+                format!(
+                    "the target is named '{}' but its file is {}; name the file after it",
+                    text::excerpt(&raw.name, EXCERPT_CHARS),
+                    text::path(path)
+                ),
+            ));
+        }
+        if crate::layer::check_name(&raw.name).is_err() || raw.name.contains(char::is_whitespace) {
+            return Err(fail("/name", "a target's name is one word, such as 'claude-code'".into()));
+        }
+        let mut fields = Vec::with_capacity(raw.fields.len());
+        let mut raw_fields = raw.fields;
+        for name in order
+            .iter()
+            .chain(raw_fields.keys().cloned().collect::<Vec<_>>().iter())
+        {
+            let Some(f) = raw_fields.remove(name) else {
+                continue;
+            };
+            let at = format!("/fields/{}", fragment::escape_pointer(name));
+            let item = RawItemRule {
+                value_type: f.value_type,
+                pattern: f.pattern,
+                pattern_help: f.pattern_help,
+                min_length: f.min_length,
+                max_length: f.max_length,
+                allowed: f.allowed,
+                minimum: f.minimum,
+                maximum: f.maximum,
+            };
+            let rule = crate::spec::value_rule(item, &format!("{at}/"), &format!("{at}/type"))
+                .map_err(|(pointer, message)| {
+                    fail(
+                        &pointer,
+                        format!("field '{}': {message}", text::excerpt(name, EXCERPT_CHARS)),
+                    )
+                })?;
+            fields.push(TargetField {
+                name: name.clone(),
+                required: f.required.unwrap_or(false),
+                rule,
+                normalize: match f.normalize {
+                    None => Vec::new(),
+                    Some(Normalizations::One(n)) => vec![n],
+                    Some(Normalizations::Many(ns)) => ns,
+                },
+                matches_directory: f.matches_directory.unwrap_or(false),
+                render: f.render.unwrap_or_default(),
+            });
+        }
+        let mut translate = Vec::new();
+        for (i, t) in raw.translate.into_iter().enumerate() {
+            let at = format!("/translate/{i}");
+            let file_ok = !t.file.is_empty()
+                && t.file.ends_with(".yaml")
+                && !t.file.contains('\\')
+                && t
+                    .file
+                    .split('/')
+                    .all(|c| !c.is_empty() && !c.starts_with('.'));
+            if !file_ok || t.file == "SKILL.md" {
+                return Err(fail(
+                    &format!("{at}/file"),
+                    "'file' must be a .yaml file inside the skill directory (no '..', no hidden \
+                     part)"
+                        .into(),
+                ));
+            }
+            let key: Vec<String> = t.key.split('.').map(str::to_owned).collect();
+            if key.iter().any(String::is_empty) {
+                return Err(fail(
+                    &format!("{at}/key"),
+                    "'key' is a dotted path of names, such as 'policy.allow_implicit_invocation'"
+                        .into(),
+                ));
+            }
+            translate.push(Translate {
+                field: t.field,
+                file: t.file,
+                key,
+                values: t.values.into_iter().map(|m| (m.from, m.to)).collect(),
+            });
+        }
+        for (scope, place) in [("user", &raw.places.user), ("project", &raw.places.project)] {
+            if let Some(p) = place
+                && (p.is_empty() || (scope == "project" && (p.starts_with('/') || p.starts_with('~'))))
+            {
+                return Err(fail(
+                    &format!("/places/{scope}"),
+                    format!(
+                        "the {scope} place must be {}",
+                        if scope == "project" {
+                            "a directory relative to the project's root"
+                        } else {
+                            "a directory, absolute or below ~"
+                        }
+                    ),
+                ));
+            }
+        }
+        Ok(Target {
+            name: raw.name,
+            description: raw.description,
+            path: path.to_path_buf(),
+            source: raw.source,
+            format: raw.format,
+            user_place: raw.places.user,
+            project_place: raw.places.project,
+            other_fields: raw.other_fields,
+            fields,
+            translate,
+            compiled: Arc::new(OnceLock::new()),
+        })
+    }
+
+    /// The field `name`, if the target takes it.
+    pub fn field(&self, name: &str) -> Option<&TargetField> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The JSON Schema of this target's frontmatter (draft 2020-12), for
+    /// editors and for checking an exported skill.
+    pub fn schema(&self) -> Value {
+        let mut props = Map::new();
+        for f in &self.fields {
+            let mut s = crate::spec::value_schema(&f.rule);
+            if let Some(help) = &f.rule.constraints.pattern_help {
+                s.insert("description".into(), Value::String(help.clone()));
+            }
+            props.insert(f.name.clone(), Value::Object(s));
+        }
+        let required: Vec<Value> = self
+            .fields
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| Value::String(f.name.clone()))
+            .collect();
+        let mut schema = Map::new();
+        schema.insert(
+            "$schema".into(),
+            "https://json-schema.org/draft/2020-12/schema".into(),
+        );
+        schema.insert(
+            "title".into(),
+            Value::String(format!("SKILL.md frontmatter for {}", self.name)),
+        );
+        if let Some(d) = &self.description {
+            schema.insert("description".into(), Value::String(d.clone()));
+        }
+        schema.insert("type".into(), "object".into());
+        schema.insert("properties".into(), Value::Object(props));
+        if !required.is_empty() {
+            schema.insert("required".into(), Value::Array(required));
+        }
+        if self.other_fields == OtherFields::Refuse {
+            schema.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        Value::Object(schema)
+    }
+
+    /// The constraints of the fields, compiled once: every property's
+    /// schema, without `required` (checked with its own message).
+    fn compiled(&self) -> std::result::Result<&jsonschema::Validator, String> {
+        self.compiled
+            .get_or_init(|| {
+                let mut schema = self.schema();
+                if let Some(o) = schema.as_object_mut() {
+                    o.remove("required");
+                    o.remove("additionalProperties");
+                    o.insert(
+                        "$schema".into(),
+                        "http://json-schema.org/draft-07/schema#".into(),
+                    );
+                }
+                crate::spec::compile_draft7(&schema).map_err(|e| e.to_string())
+            })
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    /// The skill's frontmatter for this target: the fields it takes, in
+    /// its order, rendered; the body field and fields at their default left
+    /// out (the name field always written); the fields it does not take,
+    /// and the files of its translations. `values` is the effective skill's
+    /// values ([`Effective::to_value`]).
+    pub fn render(&self, spec: &MergeSpec, values: &Map<String, Value>) -> Rendered {
+        let mut out = Rendered::default();
+        let set = |name: &str| -> Option<&Value> {
+            let v = values.get(name)?;
+            let is_name = spec.name_field.as_deref() == Some(name);
+            let at_default = spec.field(name).is_some_and(|f| v == &f.default);
+            (is_name || !at_default).then_some(v)
+        };
+        let body = spec.body_field.as_deref();
+        for f in &self.fields {
+            if Some(f.name.as_str()) == body {
+                continue;
+            }
+            if let Some(v) = set(&f.name) {
+                out.front.push((f.name.clone(), render(f.render, v)));
+            }
+        }
+        let translated: Vec<&str> = self.translate.iter().map(|t| t.field.as_str()).collect();
+        for name in spec.field_order() {
+            if Some(name) == body
+                || self.field(name).is_some()
+                || translated.contains(&name)
+                || spec.enabled_field.as_deref() == Some(name)
+                || spec.targets_field.as_deref() == Some(name)
+            {
+                continue;
+            }
+            let Some(v) = set(name) else { continue };
+            match self.other_fields {
+                OtherFields::Keep => out.front.push((name.to_owned(), v.clone())),
+                OtherFields::Drop | OtherFields::Refuse => out.others.push(name.to_owned()),
+            }
+        }
+        for t in &self.translate {
+            let Some(v) = set(&t.field) else { continue };
+            let written = t
+                .values
+                .iter()
+                .find(|(from, _)| from == v)
+                .map_or_else(|| v.clone(), |(_, to)| to.clone());
+            let doc = match out.files.iter_mut().find(|(f, _)| f == &t.file) {
+                Some((_, doc)) => doc,
+                None => {
+                    out.files.push((t.file.clone(), Value::Object(Map::new())));
+                    &mut out.files.last_mut().expect("just pushed").1
+                }
+            };
+            insert_at(doc, &t.key, written);
+        }
+        out
+    }
+
+    /// The problems of `effective` (merged from `fragments`, base first)
+    /// for this target, each located at the layer and line that set the
+    /// offending value, or at the highest layer's file when no layer set
+    /// it. Problems are `severity` (errors for `validate --target`,
+    /// warnings for `show`); fields left out are notes.
+    pub fn check(
+        &self,
+        spec: &MergeSpec,
+        effective: &Effective,
+        fragments: &[Fragment],
+        severity: Severity,
+    ) -> Vec<Diagnostic> {
+        let values = match effective.to_value() {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let rendered = self.render(spec, &values);
+        let mut out = Vec::new();
+        let finding = |field: &str, problem: String, severity: Severity| {
+            let mut d = Diagnostic::error(
+                None,
+                DiagnosticKind::TargetRule {
+                    target: self.name.clone(),
+                    field: text::excerpt(field, EXCERPT_CHARS),
+                    problem,
+                },
+            )
+            .on_field(field);
+            d.severity = severity;
+            locate(d, effective, fragments, field)
+        };
+        for name in &rendered.others {
+            out.push(match self.other_fields {
+                OtherFields::Refuse => finding(
+                    name,
+                    "is not accepted (the consumer refuses a skill that sets it)".into(),
+                    severity,
+                ),
+                _ => finding(name, "is not read and is left out of the export".into(), Severity::Note),
+            });
+        }
+        let mut check_object = Map::new();
+        for f in &self.fields {
+            let value = rendered.front.iter().find(|(n, _)| n == &f.name).map(|(_, v)| v);
+            let empty = value.is_none_or(crate::check::is_empty);
+            if f.required && empty {
+                out.push(finding(
+                    &f.name,
+                    match value {
+                        None => "is required, but no layer sets it".into(),
+                        Some(_) => "is required, but its value is empty".into(),
+                    },
+                    severity,
+                ));
+                continue;
+            }
+            let Some(value) = value else { continue };
+            let value = match value {
+                Value::String(s) if !f.normalize.is_empty() => {
+                    Value::String(f.normalize.iter().fold(s.clone(), |s, n| normalize(*n, &s)))
+                }
+                v => v.clone(),
+            };
+            // The consumer compares the directory's name normalised the same
+            // way, but never trimmed (a file name has no surrounding space).
+            let directory = if f.normalize.contains(&Normalize::Nfkc) {
+                normalize(Normalize::Nfkc, &effective.name)
+            } else {
+                effective.name.clone()
+            };
+            if f.matches_directory && value.as_str() != Some(directory.as_str()) {
+                out.push(finding(
+                    &f.name,
+                    format!(
+                        "must equal the skill's directory name '{}'; got {}",
+                        text::excerpt(&effective.name, EXCERPT_CHARS),
+                        text::json_excerpt(&value, 60)
+                    ),
+                    severity,
+                ));
+            }
+            check_object.insert(f.name.clone(), value);
+        }
+        let instance = Value::Object(check_object);
+        match self.compiled() {
+            Ok(validator) => {
+                for e in validator.iter_errors(&instance).take(crate::validate::MAX_PER_FILE) {
+                    let pointer = e.instance_path().as_str().to_owned();
+                    let field = fragment::unescape_pointer(
+                        pointer.trim_start_matches('/').split('/').next().unwrap_or(""),
+                    );
+                    let Some(f) = self.field(&field) else { continue };
+                    let problem = match crate::validate::constraint(
+                        field.clone(),
+                        &f.rule,
+                        e.kind(),
+                        e.instance(),
+                    ) {
+                        Some(DiagnosticKind::Constraint { problem, .. }) => problem,
+                        _ => format!(
+                            "must be {}; got {}",
+                            f.rule.type_description(),
+                            crate::fragment::describe(e.instance())
+                        ),
+                    };
+                    out.push(finding(&field, problem, severity));
+                }
+            }
+            Err(message) => out.push(Diagnostic::error(
+                Some(&self.path),
+                DiagnosticKind::Spec {
+                    message: format!("the target's constraints do not compile: {message}"),
+                },
+            )),
+        }
+        out
+    }
+}
+
+/// `v` as `how` writes it.
+fn render(how: Render, v: &Value) -> Value {
+    match (how, v) {
+        (Render::AsIs, v) => v.clone(),
+        (Render::StringMap, Value::Object(m)) => {
+            let mut out = Map::new();
+            flatten("", m, &mut out);
+            Value::Object(out)
+        }
+        (Render::SpaceSeparated | Render::CommaSeparated, Value::Array(items)) => {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|i| match i {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            Value::String(parts.join(if how == Render::SpaceSeparated { " " } else { ", " }))
+        }
+        (_, v) => v.clone(),
+    }
+}
+
+/// A nested mapping as `a.b: "value"` pairs: strings as they are, other
+/// values as their JSON text.
+fn flatten(prefix: &str, m: &Map<String, Value>, out: &mut Map<String, Value>) {
+    for (k, v) in m {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            Value::Object(inner) if !inner.is_empty() => flatten(&key, inner, out),
+            Value::String(s) => {
+                out.insert(key, Value::String(s.clone()));
+            }
+            other => {
+                out.insert(key, Value::String(other.to_string()));
+            }
+        }
+    }
+}
+
+fn normalize(how: Normalize, s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    match how {
+        Normalize::Nfkc => s.nfkc().collect(),
+        Normalize::Trim => s.trim().to_owned(),
+    }
+}
+
+/// Sets `doc` at `key` (creating mappings on the way) to `value`.
+fn insert_at(doc: &mut Value, key: &[String], value: Value) {
+    let Some((last, path)) = key.split_last() else {
+        return;
+    };
+    let mut at = doc;
+    for k in path {
+        if !at.is_object() {
+            *at = Value::Object(Map::new());
+        }
+        at = at
+            .as_object_mut()
+            .expect("made a mapping")
+            .entry(k.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    if !at.is_object() {
+        *at = Value::Object(Map::new());
+    }
+    at.as_object_mut()
+        .expect("made a mapping")
+        .insert(last.clone(), value);
+}
+
+/// `d` located at the value of `field` as the layer that set it wrote it,
+/// or at the highest layer's file.
+fn locate(d: Diagnostic, effective: &Effective, fragments: &[Fragment], field: &str) -> Diagnostic {
+    let origin = effective.field(field).and_then(|f| match &f.merged {
+        Merged::Override(s) => s.origin.clone(),
+        _ => None,
+    });
+    let fragment = match &origin {
+        Some(o) => fragments.iter().find(|f| f.layer == o.layer),
+        None => fragments
+            .iter()
+            .rev()
+            .find(|f| f.fields().contains_key(field))
+            .or(fragments.last()),
+    };
+    let Some(fragment) = fragment else { return d };
+    let pointer = origin
+        .map(|o| o.pointer)
+        .unwrap_or_else(|| crate::merge::field_pointer(field));
+    let pos = if fragment.fields().contains_key(field) {
+        fragment.position(&pointer, false)
+    } else {
+        None
+    };
+    let mut d = d.at(pos).in_layer(fragment.layer);
+    d.file = Some(fragment.path.to_path_buf());
+    d
+}
+
+/// The JSON Schema of a target file (`schemas/target.schema.json`).
+pub fn target_schema() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(RawTarget)).unwrap_or_default();
+    if let Some(o) = schema.as_object_mut() {
+        o.insert(
+            "$id".into(),
+            "urn:bernstein-skills:schema:target:1".into(),
+        );
+    }
+    schema
+}
+
+/// Where targets are looked for, by name: the directories in order (the
+/// person's own `$XDG_CONFIG_HOME/bernstein/skills/targets`, then the
+/// `targets/` directory beside the spec in use). A name with a `/` or
+/// ending in `.yaml` is a file.
+#[derive(Debug, Clone, Default)]
+pub struct TargetSearch {
+    /// The directories, first match wins.
+    pub dirs: Vec<PathBuf>,
+}
+
+impl TargetSearch {
+    /// The target named `name` (or the file `name`).
+    pub fn find(&self, name: &str) -> Result<Target> {
+        if name.contains('/') || name.ends_with(".yaml") {
+            return Target::load(Path::new(name));
+        }
+        if crate::layer::check_name(name).is_ok() {
+            for dir in &self.dirs {
+                let path = dir.join(format!("{name}.yaml"));
+                if path.is_file() {
+                    return Target::load(&path);
+                }
+            }
+        }
+        let known = self.names();
+        let suggestion = crate::error::did_you_mean(name, known.iter().map(String::as_str));
+        Err(Error::Invalid(vec![Diagnostic::error(
+            None,
+            DiagnosticKind::Spec {
+                message: format!(
+                    "no target '{}'{}; targets: {} (looked in {})",
+                    text::excerpt(name, EXCERPT_CHARS),
+                    suggestion
+                        .map(|s| format!(" (did you mean '{s}'?)"))
+                        .unwrap_or_default(),
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        text::list(known.iter().map(String::as_str), false)
+                    },
+                    self.dirs
+                        .iter()
+                        .map(|d| text::path(d))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+        )]))
+    }
+
+    /// Every target name found, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .dirs
+            .iter()
+            .filter_map(|d| std::fs::read_dir(d).ok())
+            .flatten()
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                name.strip_suffix(".yaml").map(str::to_owned)
+            })
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
