@@ -24,8 +24,8 @@ use crate::layer::Layer;
 use crate::text;
 
 pub(crate) use pattern::compile_draft7;
-pub(crate) use schema::{validation_schema, value_schema};
 pub use schema::{constraint_help, fragment_schema, mergespec_schema, strategy_help};
+pub(crate) use schema::{validation_schema, value_schema};
 
 /// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the
 /// cap keeps a spec pointed at `/dev/zero` or a generated monster from
@@ -769,7 +769,10 @@ impl MergeSpec {
         ] {
             if let Some(f) = field {
                 if spec.version < RULES_V2 {
-                    return Err(fail(&format!("/{attr}"), format!("'{attr}' needs 'version: 2'")));
+                    return Err(fail(
+                        &format!("/{attr}"),
+                        format!("'{attr}' needs 'version: 2'"),
+                    ));
                 }
                 if !spec.field(f).is_some_and(strategy_ok) {
                     return Err(fail(

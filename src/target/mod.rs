@@ -314,13 +314,17 @@ impl Target {
                 Diagnostic::error(Some(path), DiagnosticKind::Spec { message }).at(pos),
             ])
         };
-        let (value, order) = fragment::parse_yaml_keeping_order(text, "fields").map_err(
-            |(pos, kind)| Error::Invalid(vec![Diagnostic::error(Some(path), kind).at(pos)]),
-        )?;
+        let (value, order) =
+            fragment::parse_yaml_keeping_order(text, "fields").map_err(|(pos, kind)| {
+                Error::Invalid(vec![Diagnostic::error(Some(path), kind).at(pos)])
+            })?;
         let value = value.unwrap_or(Value::Object(Map::new()));
         let raw: RawTarget = RawTarget::deserialize(&value).map_err(|e| {
             // Name the key the parse stopped at, as the schema would.
-            fail("", format!("not a target file: {}", text::excerpt(&e.to_string(), 300)))
+            fail(
+                "",
+                format!("not a target file: {}", text::excerpt(&e.to_string(), 300)),
+            )
         })?;
         if !SUPPORTED_VERSIONS.contains(&raw.version) {
             return Err(fail(
@@ -345,7 +349,10 @@ impl Target {
             ));
         }
         if crate::layer::check_name(&raw.name).is_err() || raw.name.contains(char::is_whitespace) {
-            return Err(fail("/name", "a target's name is one word, such as 'claude-code'".into()));
+            return Err(fail(
+                "/name",
+                "a target's name is one word, such as 'claude-code'".into(),
+            ));
         }
         let mut fields = Vec::with_capacity(raw.fields.len());
         let mut raw_fields = raw.fields;
@@ -393,8 +400,7 @@ impl Target {
             let file_ok = !t.file.is_empty()
                 && t.file.ends_with(".yaml")
                 && !t.file.contains('\\')
-                && t
-                    .file
+                && t.file
                     .split('/')
                     .all(|c| !c.is_empty() && !c.starts_with('.'));
             if !file_ok || t.file == "SKILL.md" {
@@ -422,7 +428,8 @@ impl Target {
         }
         for (scope, place) in [("user", &raw.places.user), ("project", &raw.places.project)] {
             if let Some(p) = place
-                && (p.is_empty() || (scope == "project" && (p.starts_with('/') || p.starts_with('~'))))
+                && (p.is_empty()
+                    || (scope == "project" && (p.starts_with('/') || p.starts_with('~'))))
             {
                 return Err(fail(
                     &format!("/places/{scope}"),
@@ -612,12 +619,20 @@ impl Target {
                     "is not accepted (the consumer refuses a skill that sets it)".into(),
                     severity,
                 ),
-                _ => finding(name, "is not read and is left out of the export".into(), Severity::Note),
+                _ => finding(
+                    name,
+                    "is not read and is left out of the export".into(),
+                    Severity::Note,
+                ),
             });
         }
         let mut check_object = Map::new();
         for f in &self.fields {
-            let value = rendered.front.iter().find(|(n, _)| n == &f.name).map(|(_, v)| v);
+            let value = rendered
+                .front
+                .iter()
+                .find(|(n, _)| n == &f.name)
+                .map(|(_, v)| v);
             let empty = value.is_none_or(crate::check::is_empty);
             if f.required && empty {
                 out.push(finding(
@@ -660,12 +675,21 @@ impl Target {
         let instance = Value::Object(check_object);
         match self.compiled() {
             Ok(validator) => {
-                for e in validator.iter_errors(&instance).take(crate::validate::MAX_PER_FILE) {
+                for e in validator
+                    .iter_errors(&instance)
+                    .take(crate::validate::MAX_PER_FILE)
+                {
                     let pointer = e.instance_path().as_str().to_owned();
                     let field = fragment::unescape_pointer(
-                        pointer.trim_start_matches('/').split('/').next().unwrap_or(""),
+                        pointer
+                            .trim_start_matches('/')
+                            .split('/')
+                            .next()
+                            .unwrap_or(""),
                     );
-                    let Some(f) = self.field(&field) else { continue };
+                    let Some(f) = self.field(&field) else {
+                        continue;
+                    };
                     let problem = match crate::validate::constraint(
                         field.clone(),
                         &f.rule,
@@ -710,7 +734,11 @@ fn render(how: Render, v: &Value) -> Value {
                     other => other.to_string(),
                 })
                 .collect();
-            Value::String(parts.join(if how == Render::SpaceSeparated { " " } else { ", " }))
+            Value::String(parts.join(if how == Render::SpaceSeparated {
+                " "
+            } else {
+                ", "
+            }))
         }
         (_, v) => v.clone(),
     }
@@ -802,10 +830,7 @@ fn locate(d: Diagnostic, effective: &Effective, fragments: &[Fragment], field: &
 pub fn target_schema() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(RawTarget)).unwrap_or_default();
     if let Some(o) = schema.as_object_mut() {
-        o.insert(
-            "$id".into(),
-            "urn:bernstein-skills:schema:target:1".into(),
-        );
+        o.insert("$id".into(), "urn:bernstein-skills:schema:target:1".into());
     }
     schema
 }

@@ -74,8 +74,14 @@ fn a_target_file_reads_in_order() {
 #[test]
 fn bad_target_files_are_one_located_error() {
     for (text, says) in [
-        ("version: 2\nname: standard\n", "1:10: error: unsupported target version 2"),
-        ("version: 1\nname: other\n", "2:7: error: the target is named 'other'"),
+        (
+            "version: 2\nname: standard\n",
+            "1:10: error: unsupported target version 2",
+        ),
+        (
+            "version: 1\nname: other\n",
+            "2:7: error: the target is named 'other'",
+        ),
         (
             "version: 1\nname: standard\nfields:\n  name: {pattern: '(?=a)'}\n",
             "uses a lookaround",
@@ -88,7 +94,10 @@ fn bad_target_files_are_one_located_error() {
             "version: 1\nname: standard\nplaces: {project: /abs}\n",
             "the project place must be a directory relative to the project's root",
         ),
-        ("version: 1\nname: standard\nfields: {a: {colour: red}}\n", "not a target file"),
+        (
+            "version: 1\nname: standard\nfields: {a: {colour: red}}\n",
+            "not a target file",
+        ),
     ] {
         let e = Target::from_str(text, Path::new("standard.yaml")).unwrap_err();
         let line = e.to_string();
@@ -120,10 +129,7 @@ fn the_effective_skill_is_judged_not_the_fragment() {
 fn required_fields_names_and_other_fields() {
     let spec = spec();
     let t = target();
-    let f = fragment(
-        Layer::User,
-        "name: Renamed\ntrigger_keywords: [a]\n",
-    );
+    let f = fragment(Layer::User, "name: Renamed\ntrigger_keywords: [a]\n");
     let eff = crate::merge(&spec, "w", std::slice::from_ref(&f));
     let found: Vec<String> = t
         .check(&spec, &eff, std::slice::from_ref(&f), Severity::Warning)

@@ -75,6 +75,8 @@ pub enum SkillsCommand {
     Spec(crate::spec::SpecArgs),
     /// Print the JSON Schema of a skill fragment (or write all schemas to a directory).
     Schema(crate::schema::SchemaArgs),
+    /// List the targets (consumers of effective skills), or describe one.
+    Targets(crate::targets::TargetsArgs),
 }
 
 impl Global {
@@ -104,7 +106,10 @@ impl Global {
             dirs.push(dir.join("targets"));
         }
         dirs.push(env.data_dir().join("targets"));
-        if let Some(src) = dev_source_tree().as_deref().and_then(std::path::Path::parent) {
+        if let Some(src) = dev_source_tree()
+            .as_deref()
+            .and_then(std::path::Path::parent)
+        {
             dirs.push(src.join("targets"));
         }
         let mut seen = std::collections::BTreeSet::new();
@@ -187,7 +192,8 @@ impl Command {
                 SkillsCommand::Show(_)
                 | SkillsCommand::Explain(_)
                 | SkillsCommand::New(_)
-                | SkillsCommand::Schema(_) => false,
+                | SkillsCommand::Schema(_)
+                | SkillsCommand::Targets(_) => false,
             },
             Command::Completions { .. } | Command::Man => false,
         }
@@ -247,6 +253,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             SkillsCommand::New(a) => crate::new::run(a, &cli.global),
             SkillsCommand::Spec(a) => crate::spec::run(a, &cli.global),
             SkillsCommand::Schema(a) => crate::schema::run(a, &cli.global),
+            SkillsCommand::Targets(a) => crate::targets::run(a, &cli.global),
         },
     }
 }

@@ -17,6 +17,7 @@ mod output;
 mod schema;
 mod show;
 mod spec;
+mod targets;
 mod validate;
 
 use std::process::ExitCode;

@@ -40,8 +40,9 @@ pub struct ValidateArgs {
 pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     let spec = global.load_spec()?;
     let targets = global.targets(&spec, &args.targets)?;
-    let skills = bernstein_skills::Skills::new(spec, global.layers_quiet(), global.max_fragment_bytes)
-        .with_targets(targets);
+    let skills =
+        bernstein_skills::Skills::new(spec, global.layers_quiet(), global.max_fragment_bytes)
+            .with_targets(targets);
     if args.spec_only {
         output::print(&format!(
             "{}: ok\n",
