@@ -392,8 +392,9 @@ impl Skills {
                 .extend(no_effect(&self.spec, &effective, &fragments));
             out.diagnostics
                 .extend(stale_deletes(&effective, &fragments));
-            out.diagnostics
-                .extend(crate::target::switch_problems(&self.spec, &effective, &fragments));
+            out.diagnostics.extend(crate::target::switch_problems(
+                &self.spec, &effective, &fragments,
+            ));
             for t in &self.targets {
                 out.diagnostics.extend(t.check(
                     &self.spec,

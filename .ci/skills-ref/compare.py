@@ -4,9 +4,8 @@ reference validator (`agentskills validate`, from skills-ref).
 
 Every directory under fixtures/ is a skill in the standard's shape. Each is
 validated by both tools: the reference validator on the directory, and
-Bernstein with the fixtures as its base layer and the shipped spec
-(`validate --strict`, so the name/directory mismatch warning counts, as the
-reference validator's error does). The verdicts (valid or invalid) must
+Bernstein with the fixtures as its base layer, the shipped spec and the
+standard's target (`validate --strict --target agent-skills`). The verdicts (valid or invalid) must
 agree, except on the fixtures listed in expected-disagreements.txt with the
 reason. Prints a table; exits 1 on any unexpected disagreement, on a listed
 disagreement that no longer happens, or if a tool fails to run.
@@ -85,7 +84,8 @@ def main():
             )
             ours = subprocess.run(
                 [args.bernstein, "skills", "--spec", SPEC, "--layers-root", layers,
-                 "--color", "never", "validate", "--strict", "--", name],
+                 "--color", "never", "validate", "--strict", "--target", "agent-skills",
+                 "--", name],
                 capture_output=True, text=True, env=env,
             )
             a, b = verdict(ref), verdict(ours)
@@ -112,7 +112,8 @@ def main():
     for name, ref, ours in details:
         print(f"\n{name}:")
         print("  agentskills validate:", *first_lines(ref), sep="\n    ")
-        print("  bernstein skills validate --strict:", *first_lines(ours), sep="\n    ")
+        print("  bernstein skills validate --strict --target agent-skills:", *first_lines(ours),
+              sep="\n    ")
     agree = sum(1 for r in rows if r[3] == "agree")
     print(
         f"\nskills-ref: {len(rows)} fixtures, {agree} agree, {len(deliberate)} deliberate "

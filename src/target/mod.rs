@@ -635,11 +635,17 @@ impl Target {
                 .map(|(_, v)| v);
             let empty = value.is_none_or(crate::check::is_empty);
             if f.required && empty {
+                // Set empty by a layer, or set by none.
+                let set = effective.field(&f.name).is_some_and(|m| match &m.merged {
+                    Merged::Override(s) => s.origin.is_some(),
+                    _ => false,
+                });
                 out.push(finding(
                     &f.name,
-                    match value {
-                        None => "is required, but no layer sets it".into(),
-                        Some(_) => "is required, but its value is empty".into(),
+                    if set {
+                        "is required, but its value is empty".into()
+                    } else {
+                        "is required, but no layer sets it".into()
                     },
                     severity,
                 ));
@@ -744,13 +750,19 @@ pub fn switch(spec: &MergeSpec, effective: &Effective) -> Switch {
         set_by: None,
         off_for: Vec::new(),
     };
-    if let Some(f) = spec.enabled_field.as_deref().and_then(|f| effective.field(f))
+    if let Some(f) = spec
+        .enabled_field
+        .as_deref()
+        .and_then(|f| effective.field(f))
         && let Merged::Override(s) = &f.merged
     {
         out.enabled = s.value.as_bool() != Some(false);
         out.set_by = s.origin.as_ref().map(|o| o.layer);
     }
-    if let Some(f) = spec.targets_field.as_deref().and_then(|f| effective.field(f))
+    if let Some(f) = spec
+        .targets_field
+        .as_deref()
+        .and_then(|f| effective.field(f))
         && let Merged::Deep(tree) = &f.merged
     {
         for (target, v) in tree {
@@ -767,7 +779,11 @@ pub fn switch(spec: &MergeSpec, effective: &Effective) -> Switch {
 
 /// Values of the spec's `targets_field` that are not booleans: an error at
 /// each, since the switch could not be read.
-pub fn switch_problems(spec: &MergeSpec, effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
+pub fn switch_problems(
+    spec: &MergeSpec,
+    effective: &Effective,
+    fragments: &[Fragment],
+) -> Vec<Diagnostic> {
     let Some(name) = spec.targets_field.as_deref() else {
         return Vec::new();
     };

@@ -460,8 +460,11 @@ fn spec_command_names_the_file_and_lists_fields() {
         "trigger_keywords          APPEND         list of string",
         "metadata                  DEEP_MERGE     mapping",
         "allowed-tools             OVERRIDE       string or list of string",
-        "description               OVERRIDE       string                      \"\"       required, 1-1024 chars\n",
-        "name                      OVERRIDE       string                      \"\"       required, pattern, 1-64 chars\n",
+        // A consumer's rules are its target's, not the merge's.
+        "description               OVERRIDE       string                      \"\"\n",
+        "name                      OVERRIDE       string                      \"\"\n",
+        "enabled                   OVERRIDE       boolean                     true\n",
+        "\nname field: name\nenabled field: enabled\ntargets field: targets\n",
     ] {
         assert!(out.contains(row), "{out}");
     }

@@ -58,15 +58,24 @@ fn validate_escapes_keys_and_messages() {
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert_clean(&out);
     assert!(out.stdout.contains("unknown field 'x\\x1b[2J"), "{out:#?}");
-    // The name breaks the spec's pattern, and the message quoting it is escaped too.
+    let json = sb.run(&["validate", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
+    assert_eq!(v["errors"], 1);
+    // The name breaks the standard's pattern, and the message quoting it is
+    // escaped too.
+    sb.write(
+        "base",
+        "writer.yaml",
+        format!("description: ok\nname: {}\n", evil_yaml(EVIL)),
+    );
+    let out = sb.run(&["validate", "--target", "agent-skills"]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert_clean(&out);
     assert!(
         out.stdout.contains("'name' must be lowercase letters")
             && out.stdout.contains("got 'x\\x1b[2J"),
         "{out:#?}"
     );
-    let json = sb.run(&["validate", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
-    assert_eq!(v["errors"], 2);
 }
 
 #[test]

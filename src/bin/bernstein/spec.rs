@@ -91,11 +91,14 @@ pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
             bernstein_skills::text::escape(b)
         ));
     }
-    if let Some(n) = &spec.name_field {
-        out.push_str(&format!(
-            "name field: {}\n",
-            bernstein_skills::text::escape(n)
-        ));
+    for (label, field) in [
+        ("name field", &spec.name_field),
+        ("enabled field", &spec.enabled_field),
+        ("targets field", &spec.targets_field),
+    ] {
+        if let Some(n) = field {
+            out.push_str(&format!("{label}: {}\n", bernstein_skills::text::escape(n)));
+        }
     }
     out.push('\n');
     let mut rows = vec![
