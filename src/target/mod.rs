@@ -932,6 +932,70 @@ fn locate(d: Diagnostic, effective: &Effective, fragments: &[Fragment], field: &
     d
 }
 
+/// The fragment schema an editor sees, with each field's description
+/// saying what the `targets` in use require of it: a consumer's rules hold
+/// for the effective skill, not for one layer's fragment, so they are hover
+/// text, not checks (a team override need not repeat a required
+/// description).
+pub fn annotate_fragment_schema(schema: &mut Value, targets: &[Target]) {
+    let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (name, prop) in props.iter_mut() {
+        let mut said = Vec::new();
+        let mut left_out = Vec::new();
+        for t in targets {
+            match t.field(name) {
+                Some(f) => {
+                    let mut rules = Vec::new();
+                    if f.required {
+                        rules.push("required".to_owned());
+                    }
+                    let c = &f.rule.constraints;
+                    match (c.min_length, c.max_length) {
+                        (Some(a), Some(b)) => rules.push(format!("{a}-{b} characters")),
+                        (None, Some(b)) => rules.push(format!("at most {b} characters")),
+                        (Some(a), None) => rules.push(format!("at least {a} characters")),
+                        (None, None) => {}
+                    }
+                    if let Some(help) = &c.pattern_help {
+                        rules.push(help.clone());
+                    } else if c.pattern.is_some() {
+                        rules.push("a pattern".into());
+                    }
+                    if f.matches_directory {
+                        rules.push("the skill's directory name".into());
+                    }
+                    if !rules.is_empty() {
+                        said.push(format!("{}: {}", t.name, rules.join(", ")));
+                    }
+                }
+                None if t.other_fields != OtherFields::Keep
+                    && !t.translate.iter().any(|tr| &tr.field == name) =>
+                {
+                    left_out.push(t.name.as_str());
+                }
+                None => {}
+            }
+        }
+        if said.is_empty() && left_out.is_empty() {
+            continue;
+        }
+        let mut text = String::from("For the effective skill (after the merge):");
+        for s in &said {
+            text.push_str(&format!("\n- {s}"));
+        }
+        if !left_out.is_empty() {
+            text.push_str(&format!("\n- not read by {}", left_out.join(", ")));
+        }
+        if let Some(d) = prop.get_mut("description")
+            && let Some(existing) = d.as_str()
+        {
+            *d = Value::String(format!("{existing}\n\n{text}"));
+        }
+    }
+}
+
 /// The JSON Schema of a target file (`schemas/target.schema.json`).
 pub fn target_schema() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(RawTarget)).unwrap_or_default();

@@ -17,9 +17,22 @@ fn committed(file: &str) -> String {
 
 const REGENERATE: &str = "regenerate with `cargo run -- skills schema --out schemas` and commit";
 
+/// The shipped targets, as an editor's schema lists their rules.
+fn shipped_targets() -> Vec<bernstein_skills::target::Target> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/targets");
+    let search = bernstein_skills::target::TargetSearch { dirs: vec![dir] };
+    search
+        .names()
+        .iter()
+        .map(|n| search.find(n).unwrap())
+        .collect()
+}
+
 #[test]
 fn committed_fragment_schema_is_current() {
-    let fresh = render::to_json(&fragment_schema(&shipped_spec()));
+    let mut schema = fragment_schema(&shipped_spec());
+    bernstein_skills::target::annotate_fragment_schema(&mut schema, &shipped_targets());
+    let fresh = render::to_json(&schema);
     assert!(
         committed("skill-fragment.schema.json") == fresh,
         "schemas/skill-fragment.schema.json is stale: {REGENERATE}"
@@ -36,6 +49,38 @@ fn committed_mergespec_schema_is_current() {
 }
 
 #[test]
+fn committed_target_schema_is_current() {
+    let fresh = render::to_json(&bernstein_skills::target::target_schema());
+    assert!(
+        committed("target.schema.json") == fresh,
+        "schemas/target.schema.json is stale: {REGENERATE}"
+    );
+}
+
+#[test]
+fn every_shipped_target_loads_and_says_where_its_rules_come_from() {
+    let names: Vec<String> = shipped_targets()
+        .into_iter()
+        .map(|t| {
+            assert!(!t.source.is_empty(), "{}: no source", t.name);
+            assert!(t.description.is_some(), "{}: no description", t.name);
+            t.name
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "agent-skills",
+            "agents",
+            "bernstein",
+            "claude-code",
+            "codex",
+            "gemini-cli"
+        ]
+    );
+}
+
+#[test]
 fn schema_command_prints_and_writes_the_same_files() {
     let sb = Sandbox::new();
     let printed = sb.run(&["schema"]).ok().to_owned();
@@ -43,7 +88,11 @@ fn schema_command_prints_and_writes_the_same_files() {
     let out = sb.path().join("out");
     sb.run(&["schema", "--out", out.to_str().unwrap()])
         .success();
-    for f in ["skill-fragment.schema.json", "mergespec.schema.json"] {
+    for f in [
+        "skill-fragment.schema.json",
+        "mergespec.schema.json",
+        "target.schema.json",
+    ] {
         assert_eq!(
             std::fs::read_to_string(out.join(f)).unwrap(),
             committed(f),

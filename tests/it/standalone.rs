@@ -49,8 +49,25 @@ fn a_copied_binary_without_a_spec_lists_where_it_looked_then_installs_one() {
     let out = run(&sb, &bin, &["skills", "spec", "--install"]);
     assert_eq!(
         out.ok(),
-        "installed the shipped merge spec to [ROOT]/home/.local/share/bernstein/skills/mergespec.yaml\n"
+        "installed the shipped merge spec to [ROOT]/home/.local/share/bernstein/skills/mergespec.yaml, \
+         and its targets to [ROOT]/home/.local/share/bernstein/skills/targets\n"
     );
+    // The targets came with it.
+    let targets = run(&sb, &bin, &["skills", "targets"]);
+    assert!(targets.ok().contains("agent-skills"), "{targets:#?}");
+    let checked = run(
+        &sb,
+        &bin,
+        &[
+            "skills",
+            "--layers-root",
+            "layers",
+            "validate",
+            "--target",
+            "agent-skills",
+        ],
+    );
+    assert!(checked.ok().starts_with("0 error(s)"), "{checked:#?}");
     let installed = sb
         .path()
         .join("home/.local/share/bernstein/skills/mergespec.yaml");
@@ -76,10 +93,7 @@ fn a_copied_binary_without_a_spec_lists_where_it_looked_then_installs_one() {
     let err = run(&sb, &bin, &["skills", "spec", "--install"])
         .failed()
         .to_owned();
-    assert!(
-        err.contains("a different merge spec is installed here"),
-        "{err}"
-    );
+    assert!(err.contains("a different file is installed here"), "{err}");
     assert_eq!(
         std::fs::read_to_string(&installed).unwrap(),
         "version: 1\nfields: {}\n"

@@ -97,8 +97,9 @@ impl Global {
 
     /// Where targets are looked for by name: the person's own
     /// `$XDG_CONFIG_HOME/bernstein/skills/targets`, the `targets/`
-    /// directory beside the spec in use, the installed one beside the base
-    /// layer, and a development build's source tree.
+    /// directory beside the spec in use (the source tree's `spec/targets`
+    /// for a development build), and the installed one beside the base
+    /// layer (`spec --install`).
     pub fn target_search(&self, spec: &MergeSpec) -> bernstein_skills::target::TargetSearch {
         let env = self.env();
         let mut dirs = vec![env.config_dir().join("targets")];
@@ -106,12 +107,6 @@ impl Global {
             dirs.push(dir.join("targets"));
         }
         dirs.push(env.data_dir().join("targets"));
-        if let Some(src) = dev_source_tree()
-            .as_deref()
-            .and_then(std::path::Path::parent)
-        {
-            dirs.push(src.join("targets"));
-        }
         let mut seen = std::collections::BTreeSet::new();
         dirs.retain(|d| seen.insert(d.clone()));
         bernstein_skills::target::TargetSearch { dirs }
@@ -198,6 +193,20 @@ impl Command {
             Command::Completions { .. } | Command::Man => false,
         }
     }
+}
+
+/// The fragment schema an editor sees: the spec's, with the rules of every
+/// target found ([`Global::target_search`]) in each field's hover text.
+pub fn editor_schema(global: &Global, spec: &MergeSpec) -> Result<serde_json::Value> {
+    let search = global.target_search(spec);
+    let targets = search
+        .names()
+        .iter()
+        .map(|n| search.find(n))
+        .collect::<Result<Vec<_>>>()?;
+    let mut schema = specmod::fragment_schema(spec);
+    bernstein_skills::target::annotate_fragment_schema(&mut schema, &targets);
+    Ok(schema)
 }
 
 /// The spec of the source tree this binary was built from, for a

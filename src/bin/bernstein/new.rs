@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use bernstein_skills::layer::{Form, check_name};
-use bernstein_skills::spec::{fragment_schema, strategy_help};
+use bernstein_skills::spec::strategy_help;
 use bernstein_skills::{Error, Layer, Result, engine::write_atomic, render, text};
 
 use crate::cli::Global;
@@ -152,7 +152,7 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         .join("skill-fragment.schema.json");
     write_atomic(
         &schema_path,
-        render::to_json(&fragment_schema(&spec)).as_bytes(),
+        render::to_json(&crate::cli::editor_schema(global, &spec)?).as_bytes(),
     )?;
     let schema_rel = relative(&parent, &schema_path);
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use bernstein_skills::spec::{fragment_schema, mergespec_schema};
+use bernstein_skills::spec::mergespec_schema;
 use bernstein_skills::{Error, Result, render};
 
 use crate::cli::Global;
@@ -19,7 +19,7 @@ pub struct SchemaArgs {
     /// Print the schema of the merge spec file instead.
     #[arg(long, conflicts_with = "out")]
     pub mergespec: bool,
-    /// Write skill-fragment.schema.json and mergespec.schema.json into DIR.
+    /// Write skill-fragment.schema.json, mergespec.schema.json and target.schema.json into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
@@ -30,7 +30,7 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let spec = global.load_spec()?;
-    let fragment = render::to_json(&fragment_schema(&spec));
+    let fragment = render::to_json(&crate::cli::editor_schema(global, &spec)?);
     match args.out {
         None => output::print(&fragment),
         Some(dir) => {
@@ -43,6 +43,10 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
                 (
                     "mergespec.schema.json",
                     render::to_json(&mergespec_schema()),
+                ),
+                (
+                    "target.schema.json",
+                    render::to_json(&bernstein_skills::target::target_schema()),
                 ),
             ] {
                 bernstein_skills::engine::write_atomic(&dir.join(name), text.as_bytes())?;

@@ -41,34 +41,80 @@ pub enum SpecCommand {
 /// `--install`, never used for merging (the spec is data, read from a file).
 const SHIPPED_SPEC: &[u8] = include_bytes!("../../../spec/mergespec.yaml");
 
+/// The targets shipped with this build (`spec/targets/`), as bytes, for
+/// `--install` only. A test checks the list against the directory.
+pub const SHIPPED_TARGETS: [(&str, &[u8]); 6] = [
+    (
+        "agent-skills",
+        include_bytes!("../../../spec/targets/agent-skills.yaml"),
+    ),
+    (
+        "agents",
+        include_bytes!("../../../spec/targets/agents.yaml"),
+    ),
+    (
+        "bernstein",
+        include_bytes!("../../../spec/targets/bernstein.yaml"),
+    ),
+    (
+        "claude-code",
+        include_bytes!("../../../spec/targets/claude-code.yaml"),
+    ),
+    ("codex", include_bytes!("../../../spec/targets/codex.yaml")),
+    (
+        "gemini-cli",
+        include_bytes!("../../../spec/targets/gemini-cli.yaml"),
+    ),
+];
+
+/// Writes the shipped spec, and the shipped targets in `targets/` beside
+/// it, where they are found. Whole or nothing: a file that differs from
+/// the shipped one is kept, and nothing is written, unless `force`.
 fn install(force: bool, global: &Global) -> Result<ExitCode> {
     let path = global.spec_search().installed();
+    let targets_dir = path.with_file_name("targets");
+    let mut files: Vec<(std::path::PathBuf, &[u8])> = vec![(path.clone(), SHIPPED_SPEC)];
+    files.extend(
+        SHIPPED_TARGETS
+            .iter()
+            .map(|(name, bytes)| (targets_dir.join(format!("{name}.yaml")), *bytes)),
+    );
+    let mut to_write = Vec::new();
+    for (file, bytes) in &files {
+        match read_bounded(file, MAX_SPEC_BYTES) {
+            Ok(old) if old == *bytes => {}
+            Err(r) if r.is_not_found() => to_write.push((file, *bytes)),
+            _ if !force => {
+                return Err(Error::Refused {
+                    path: Some(file.clone()),
+                    message: "a different file is installed here; keep it, or replace it with \
+                              --force (nothing was written)"
+                        .into(),
+                });
+            }
+            _ => to_write.push((file, *bytes)),
+        }
+    }
     let shown = bernstein_skills::text::path(&path);
-    let installed = read_bounded(&path, MAX_SPEC_BYTES);
-    match installed {
-        Ok(old) if old == SHIPPED_SPEC => {
-            output::print(&format!(
-                "{shown}: the shipped merge spec is already installed\n"
-            ));
-            return Ok(ExitCode::SUCCESS);
-        }
-        Err(r) if r.is_not_found() => {}
-        _ if !force => {
-            return Err(Error::Refused {
-                path: Some(path),
-                message: "a different merge spec is installed here; keep it, or replace it with --force (nothing was written)".into(),
-            });
-        }
-        _ => {}
+    if to_write.is_empty() {
+        output::print(&format!(
+            "{shown}: the shipped merge spec and targets are already installed\n"
+        ));
+        return Ok(ExitCode::SUCCESS);
     }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+    for (file, bytes) in to_write {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        bernstein_skills::engine::write_atomic(file, bytes)?;
     }
-    bernstein_skills::engine::write_atomic(&path, SHIPPED_SPEC)?;
-    output::print(&format!("installed the shipped merge spec to {shown}\n"));
+    output::print(&format!(
+        "installed the shipped merge spec to {shown}, and its targets to {}\n",
+        bernstein_skills::text::path(&targets_dir)
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -215,4 +261,22 @@ fn short(c: &Constraints) -> impl Iterator<Item = String> {
     ]
     .into_iter()
     .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_target_in_spec_targets_is_shipped() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/targets");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                name.strip_suffix(".yaml").map(str::to_owned)
+            })
+            .collect();
+        on_disk.sort();
+        let shipped: Vec<&str> = super::SHIPPED_TARGETS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(on_disk, shipped);
+    }
 }
