@@ -24,7 +24,7 @@ use crate::layer::Layer;
 use crate::text;
 
 pub(crate) use pattern::compile_draft7;
-pub use schema::{constraint_help, fragment_schema, mergespec_schema, strategy_help};
+pub use schema::{constraint_help, file_schema, fragment_schema, mergespec_schema, strategy_help};
 pub(crate) use schema::{validation_schema, value_schema};
 
 /// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the

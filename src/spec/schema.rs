@@ -17,18 +17,20 @@ const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// The schema of `spec/mergespec.yaml`, from the types that read it.
 pub fn mergespec_schema() -> Value {
+    file_schema::<RawSpec>("urn:bernstein-skills:schema:mergespec:1")
+}
+
+/// The draft 2020-12 schema of a file read into `T`, with `$id` `id`.
+pub fn file_schema<T: schemars::JsonSchema>(id: &str) -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-    let mut root = generator.into_root_schema_for::<RawSpec>();
+    let mut root = generator.into_root_schema_for::<T>();
     // schemars marks a `u64` with `"format": "uint64"`, which draft 2020-12
     // does not define and Ajv's strict mode rejects; `minimum: 0` already
     // says it. Keep only the standard formats.
     RestrictFormats::default().transform(&mut root);
     let mut schema = root.to_value();
     if let Some(obj) = schema.as_object_mut() {
-        obj.insert(
-            "$id".into(),
-            json!("urn:bernstein-skills:schema:mergespec:1"),
-        );
+        obj.insert("$id".into(), json!(id));
     }
     schema
 }

@@ -487,6 +487,10 @@ impl Target {
             "https://json-schema.org/draft/2020-12/schema".into(),
         );
         schema.insert(
+            "$id".into(),
+            Value::String(format!("urn:bernstein-skills:schema:target:{}", self.name)),
+        );
+        schema.insert(
             "title".into(),
             Value::String(format!("SKILL.md frontmatter for {}", self.name)),
         );
@@ -998,11 +1002,7 @@ pub fn annotate_fragment_schema(schema: &mut Value, targets: &[Target]) {
 
 /// The JSON Schema of a target file (`schemas/target.schema.json`).
 pub fn target_schema() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(RawTarget)).unwrap_or_default();
-    if let Some(o) = schema.as_object_mut() {
-        o.insert("$id".into(), "urn:bernstein-skills:schema:target:1".into());
-    }
-    schema
+    crate::spec::file_schema::<RawTarget>("urn:bernstein-skills:schema:target:1")
 }
 
 /// Where targets are looked for, by name: the directories in order (the

@@ -58,6 +58,17 @@ fn committed_target_schema_is_current() {
 }
 
 #[test]
+fn committed_target_frontmatter_schemas_are_current() {
+    for t in shipped_targets() {
+        let file = format!("targets/{}.schema.json", t.name);
+        assert!(
+            committed(&file) == render::to_json(&t.schema()),
+            "schemas/{file} is stale: {REGENERATE}"
+        );
+    }
+}
+
+#[test]
 fn every_shipped_target_loads_and_says_where_its_rules_come_from() {
     let names: Vec<String> = shipped_targets()
         .into_iter()

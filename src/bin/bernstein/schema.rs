@@ -13,13 +13,18 @@ use crate::output;
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  bernstein skills schema > skill-fragment.schema.json\n  bernstein skills schema --mergespec\n  bernstein skills schema --out schemas/"
+    after_help = "Examples:\n  bernstein skills schema > skill-fragment.schema.json\n  bernstein skills schema --mergespec\n  bernstein skills schema --out schemas/\n  bernstein skills schema --target agent-skills"
 )]
 pub struct SchemaArgs {
     /// Print the schema of the merge spec file instead.
     #[arg(long, conflicts_with = "out")]
     pub mergespec: bool,
-    /// Write skill-fragment.schema.json, mergespec.schema.json and target.schema.json into DIR.
+    /// Print the schema of a target's SKILL.md frontmatter instead (what
+    /// `export --target` writes for it).
+    #[arg(long, value_name = "TARGET", conflicts_with_all = ["out", "mergespec"])]
+    pub target: Option<String>,
+    /// Write skill-fragment.schema.json, mergespec.schema.json, target.schema.json
+    /// and targets/NAME.schema.json (each target's frontmatter) into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
@@ -30,6 +35,11 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let spec = global.load_spec()?;
+    if let Some(name) = &args.target {
+        let target = global.target_search(&spec).find(name)?;
+        output::print(&render::to_json(&target.schema()));
+        return Ok(ExitCode::SUCCESS);
+    }
     let fragment = render::to_json(&crate::cli::editor_schema(global, &spec)?);
     match args.out {
         None => output::print(&fragment),
@@ -50,6 +60,21 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
                 ),
             ] {
                 bernstein_skills::engine::write_atomic(&dir.join(name), text.as_bytes())?;
+            }
+            // Each target's frontmatter, for an editor or a checker of what
+            // export writes for it.
+            let search = global.target_search(&spec);
+            let targets_dir = dir.join("targets");
+            for name in search.names() {
+                let target = search.find(&name)?;
+                std::fs::create_dir_all(&targets_dir).map_err(|source| Error::Write {
+                    path: targets_dir.clone(),
+                    source,
+                })?;
+                bernstein_skills::engine::write_atomic(
+                    &targets_dir.join(format!("{name}.schema.json")),
+                    render::to_json(&target.schema()).as_bytes(),
+                )?;
             }
         }
     }
