@@ -10,6 +10,7 @@ mod it {
 
     mod agent_skills;
     mod cli;
+    mod design;
     mod directives;
     mod export_skill;
     mod forms;
