@@ -80,6 +80,7 @@ pub mod skillmd;
 pub mod spec;
 pub mod text;
 pub mod validate;
+pub mod yaml_out;
 
 pub use engine::{Resolved, Skills};
 pub use error::{Diagnostic, DiagnosticKind, Error, Result, Severity};

@@ -13,6 +13,7 @@ mod it {
     mod directives;
     mod export_skill;
     mod forms;
+    mod frontmatter;
     mod hardening;
     mod hostile_cost;
     mod hostile_output;
