@@ -74,12 +74,12 @@ fn write_str(out: &mut String, s: &str) {
 /// Does the character starting at `bytes[i]` need an escape? ASCII is
 /// decided by the byte; of the non-ASCII characters only those
 /// [`crate::text::is_unsafe`] names do, and they all start with one of a few
-/// lead bytes ([`crate::text::may_start_unsafe`]), so other text costs one
-/// table look-up per byte.
+/// pairs of first bytes ([`crate::text::may_be_unsafe`]), so other text
+/// costs one table look-up per byte.
 fn special_at(bytes: &[u8], i: usize) -> bool {
     match bytes[i] {
         b if b < 0x20 || b == b'"' || b == b'\\' || b == 0x7f => true,
-        b if b >= 0x80 && crate::text::may_start_unsafe(b) => {
+        b if b >= 0x80 && crate::text::may_be_unsafe(b, bytes.get(i + 1).copied().unwrap_or(0)) => {
             let end = (i + 4).min(bytes.len());
             let lead = match std::str::from_utf8(&bytes[i..end]) {
                 Ok(s) => s,

@@ -68,6 +68,14 @@ pub fn is_invisible(c: char) -> bool {
     if c.is_ascii() {
         return false;
     }
+    let mut buf = [0; 4];
+    let b = c.encode_utf8(&mut buf).as_bytes();
+    may_be_unsafe(b[0], b[1]) && is_invisible_by_definition(c)
+}
+
+/// [`is_invisible`] without the look-up that rules out most characters at
+/// once: the definition the look-up table is checked against.
+fn is_invisible_by_definition(c: char) -> bool {
     matches!(
         c,
         '\u{034f}'
@@ -89,38 +97,67 @@ pub fn is_invisible(c: char) -> bool {
     )
 }
 
-/// Can a character whose UTF-8 encoding starts with byte `b` be unsafe
-/// ([`is_unsafe`])? Lets a scanner such as the JSON writer's skip every
-/// other non-ASCII character with one table look-up per byte; a test checks
-/// the table against every character.
-pub fn may_start_unsafe(b: u8) -> bool {
-    UNSAFE_LEADS[usize::from(b)]
+/// Can the character whose UTF-8 encoding starts with the bytes `lead`,
+/// `next` be unsafe ([`is_unsafe`])? One table look-up that rules out all
+/// ASCII but the controls and nearly every other script (Devanagari, CJK,
+/// emoji...), so that scanners (the JSON writer's, [`escape`]'s) decode and
+/// classify only the few characters that may be unsafe. `next` is ignored
+/// after an ASCII `lead`. A test checks the table against every character.
+pub fn may_be_unsafe(lead: u8, next: u8) -> bool {
+    if lead < 0x80 {
+        return lead < 0x20 || lead == 0x7f;
+    }
+    let bit = next.wrapping_sub(0x80);
+    bit < 64 && UNSAFE_PREFIXES[usize::from(lead)] >> bit & 1 == 1
 }
 
-/// The bytes that start the UTF-8 encoding of an unsafe character:
-/// all ASCII controls and DEL, and the lead bytes of the non-ASCII ones
-/// (C1 controls and the soft hyphen at 0xC2, Arabic format characters at
-/// 0xD8, 0xDB, 0xDC and 0xE0, most others at 0xE1–0xE3 and 0xEF, the
-/// supplementary format characters at 0xF0 and the tag and variation
-/// selector blocks at 0xF3).
-const UNSAFE_LEADS: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        t[b] = true;
-        b += 1;
-    }
-    t[0x7f] = true;
-    let leads = [
-        0xc2, 0xcd, 0xd8, 0xdb, 0xdc, 0xe0, 0xe1, 0xe2, 0xe3, 0xef, 0xf0, 0xf3,
+/// For each lead byte of a multi-byte UTF-8 sequence, the second bytes
+/// (bit `byte - 0x80`) that start the encoding of some unsafe character:
+/// C1 controls and the soft hyphen (0xC2), U+034F (0xCD), the Arabic and
+/// Syriac format characters (0xD8, 0xDB, 0xDC, 0xE0), the Hangul fillers,
+/// Khmer vowels and Mongolian selectors (0xE1), the general punctuation
+/// block's format characters and separators (0xE2), U+3164 (0xE3), the
+/// variation selectors, BOM, U+FFA0 and the interlinear annotations
+/// (0xEF), the supplementary format characters (0xF0), and the tag and
+/// supplementary variation-selector blocks (0xF3).
+const UNSAFE_PREFIXES: [u64; 256] = {
+    let pairs: [(usize, u64); 12] = [
+        (0xc2, 0x0000_2000_ffff_ffff),
+        (0xcd, 0x0000_0000_0000_8000),
+        (0xd8, 0x0000_0000_1000_003f),
+        (0xdb, 0x0000_0000_2000_0000),
+        (0xdc, 0x0000_0000_0000_8000),
+        (0xe0, 0x0000_000c_0000_0000),
+        (0xe1, 0x0000_0001_4000_0020),
+        (0xe2, 0x0000_0000_0000_0003),
+        (0xe3, 0x0000_0000_0000_0020),
+        (0xef, 0xc900_0000_0000_0000),
+        (0xf0, 0x0000_0000_280a_0000),
+        (0xf3, 0x0000_0001_0000_0000),
     ];
+    let mut t = [0u64; 256];
     let mut i = 0;
-    while i < leads.len() {
-        t[leads[i]] = true;
+    while i < pairs.len() {
+        t[pairs[i].0] = pairs[i].1;
         i += 1;
     }
     t
 };
+
+/// The byte offset of the first character of `s` to escape.
+fn first_escape(s: &str, backslash: bool) -> Option<usize> {
+    let b = s.as_bytes();
+    (0..b.len()).find(|&i| match b[i] {
+        b'\\' => backslash,
+        lead if !may_be_unsafe(lead, b.get(i + 1).copied().unwrap_or(0)) => false,
+        lead if lead < 0x80 => true,
+        // A lead byte: the table admitted it, so decode and classify.
+        _ => s[i..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_control() || is_invisible_by_definition(c)),
+    })
+}
 
 /// `s` with every unsafe character ([`is_unsafe`]) escaped and every
 /// backslash doubled: `\n`, `\r`, `\t` by name, other ASCII controls as
@@ -139,7 +176,7 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
 }
 
 fn escape_with(s: &str, backslash: bool) -> Cow<'_, str> {
-    let Some(first) = s.find(|c| needs_escape(c, backslash)) else {
+    let Some(first) = first_escape(s, backslash) else {
         return Cow::Borrowed(s);
     };
     let mut out = String::with_capacity(s.len() + 8);
@@ -148,10 +185,6 @@ fn escape_with(s: &str, backslash: bool) -> Cow<'_, str> {
         push_escaped(&mut out, c, backslash);
     }
     Cow::Owned(out)
-}
-
-fn needs_escape(c: char, backslash: bool) -> bool {
-    (backslash && c == '\\') || is_unsafe(c)
 }
 
 fn push_escaped(out: &mut String, c: char, backslash: bool) {
@@ -314,15 +347,23 @@ mod tests {
     }
 
     #[test]
-    fn the_lead_byte_table_covers_every_unsafe_character() {
+    fn the_prefix_table_admits_every_unsafe_character() {
         let mut buf = [0u8; 4];
         for c in (0..=0x10ffff).filter_map(char::from_u32) {
-            if is_unsafe(c) {
-                let lead = c.encode_utf8(&mut buf).as_bytes()[0];
-                assert!(may_start_unsafe(lead), "{c:?} starts with {lead:#x}");
-            }
+            let b = c.encode_utf8(&mut buf).as_bytes();
+            let next = b.get(1).copied().unwrap_or(0);
+            let by_definition = c.is_control() || (!c.is_ascii() && is_invisible_by_definition(c));
+            assert_eq!(by_definition, is_unsafe(c), "{c:?} ({:#x} {next:#x})", b[0]);
+            assert_eq!(
+                escape(c.encode_utf8(&mut [0; 4])) != c.to_string(),
+                by_definition || c == '\\'
+            );
         }
-        assert!(!may_start_unsafe(b'a') && !may_start_unsafe(0xe6));
+        // Devanagari, CJK and emoji are ruled out by their first two bytes.
+        for c in ['क', '日', '🙂', 'é'] {
+            let b = c.encode_utf8(&mut buf).as_bytes();
+            assert!(!may_be_unsafe(b[0], b[1]), "{c}");
+        }
     }
 
     #[test]
