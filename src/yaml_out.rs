@@ -425,6 +425,45 @@ mod tests {
         assert_eq!(mapping([]), "");
     }
 
+    /// Any JSON value: strings of any characters, integers, finite floats,
+    /// nested lists and mappings.
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            any::<String>().prop_map(Value::String),
+            "[ -~]{0,8}".prop_map(Value::String),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("JSON has no NaN or infinity", |f| f.is_finite())
+                .prop_map(Value::from),
+            any::<bool>().prop_map(Value::from),
+            Just(Value::Null),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(any::<String>(), inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// This crate's reader reads back what was written (the corpus in
+        /// tests/it/frontmatter.rs, read by other readers in CI, holds the
+        /// values they are known to disagree on).
+        #[test]
+        fn any_value_reads_back(key in proptest::prelude::any::<String>(), v in any_value()) {
+            let yaml = mapping([(key.as_str(), &v)]);
+            let back = crate::fragment::parse_yaml(&yaml)
+                .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e:?}: {yaml}")))?;
+            let mut want = serde_json::Map::new();
+            want.insert(key, v);
+            proptest::prop_assert_eq!(back, Some(Value::Object(want)), "{}", yaml);
+        }
+    }
+
     #[test]
     fn a_long_key_is_explicit() {
         let k = "k".repeat(IMPLICIT_KEY_CHARS + 1);

@@ -148,6 +148,13 @@ fn skill_md_with_an_empty_body_keeps_the_lower_layers_body() {
     let v = sb.resolve_value("s");
     assert_eq!(v["body"], "Base body");
     assert_eq!(v["description"], "u");
+    // Nor does a body of blank lines and spaces set anything.
+    sb.write(
+        "user",
+        "s/SKILL.md",
+        "---\ndescription: u\n---\n\n  \n\t\n\n",
+    );
+    assert_eq!(sb.resolve_value("s")["body"], "Base body");
 }
 
 #[test]
