@@ -472,9 +472,11 @@ impl Diagnostic {
     }
 
     /// The message, safe to print: control, bidi and invisible characters
-    /// escaped, at most [`crate::text::MESSAGE_CHARS`] characters.
+    /// escaped, at most [`crate::text::MESSAGE_CHARS`] characters. The values
+    /// it quotes were escaped where they were put in, so backslashes are
+    /// left as they are ([`crate::text::sanitized_excerpt`]).
     pub fn message(&self) -> String {
-        crate::text::excerpt(&self.kind.to_string(), crate::text::MESSAGE_CHARS)
+        crate::text::sanitized_excerpt(&self.kind.to_string(), crate::text::MESSAGE_CHARS)
     }
 }
 

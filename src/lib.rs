@@ -81,6 +81,7 @@ pub mod spec;
 pub mod target;
 pub mod text;
 pub mod validate;
+pub mod yaml_out;
 
 pub use engine::{Resolved, Skills};
 pub use error::{Diagnostic, DiagnosticKind, Error, Result, Severity};

@@ -1,8 +1,10 @@
 //! Deterministic JSON: keys sorted at every depth, two-space indentation,
 //! a trailing newline, UTF-8 as is (no `\u` escapes for non-ASCII), except
 //! the characters no terminal or log should receive raw ([`crate::text::is_unsafe`]:
-//! DEL, C1 controls, bidi controls, invisible characters), which are written
-//! as `\uXXXX`. The JSON means the same; only the bytes on screen are safe.
+//! DEL, C1 controls, format characters such as the bidi controls and the tag
+//! characters, line and paragraph separators, variation selectors), which
+//! are written as `\uXXXX` (a character past U+FFFF as its UTF-16
+//! surrogate pair, as JSON requires). The JSON means the same; only the bytes on screen are safe.
 //!
 //! The writer sorts keys itself rather than trusting a map's iteration
 //! order, so the bytes do not depend on how `serde_json` was built.
@@ -53,10 +55,13 @@ fn write_str(out: &mut String, s: &str) {
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
             c => {
-                let n = c as u32;
-                out.push_str("\\u");
-                for shift in [12, 8, 4, 0] {
-                    out.push(char::from(HEX[((n >> shift) & 0xf) as usize]));
+                // A character past U+FFFF (a tag character) as its
+                // surrogate pair, as JSON writes it.
+                for unit in c.encode_utf16(&mut [0; 2]) {
+                    out.push_str("\\u");
+                    for shift in [12, 8, 4, 0] {
+                        out.push(char::from(HEX[usize::from((*unit >> shift) & 0xf)]));
+                    }
                 }
             }
         }
@@ -69,11 +74,12 @@ fn write_str(out: &mut String, s: &str) {
 /// Does the character starting at `bytes[i]` need an escape? ASCII is
 /// decided by the byte; of the non-ASCII characters only those
 /// [`crate::text::is_unsafe`] names do, and they all start with one of a few
-/// lead bytes, so other text costs one comparison per byte.
+/// pairs of first bytes ([`crate::text::may_be_unsafe`]), so other text
+/// costs one table look-up per byte.
 fn special_at(bytes: &[u8], i: usize) -> bool {
     match bytes[i] {
         b if b < 0x20 || b == b'"' || b == b'\\' || b == 0x7f => true,
-        0xc2 | 0xcd | 0xd8 | 0xe1 | 0xe2 | 0xe3 | 0xef => {
+        b if b >= 0x80 && crate::text::may_be_unsafe(b, bytes.get(i + 1).copied().unwrap_or(0)) => {
             let end = (i + 4).min(bytes.len());
             let lead = match std::str::from_utf8(&bytes[i..end]) {
                 Ok(s) => s,
@@ -268,7 +274,10 @@ mod tests {
             .chars()
             .map(|c| {
                 if crate::text::is_unsafe(c) {
-                    format!("\\u{:04x}", c as u32)
+                    c.encode_utf16(&mut [0; 2])
+                        .iter()
+                        .map(|u| format!("\\u{u:04x}"))
+                        .collect()
                 } else {
                     c.to_string()
                 }
@@ -298,6 +307,8 @@ mod tests {
                 "\u{7f}\u{80}\u{9f}",
                 "ab\u{202e}cd\u{2066}\u{200b}\u{feff}\u{ad}\u{9b}31m",
                 "\u{c2}\u{e2}\u{2022}\u{ef}\u{fffd}",
+                "Writes docs.\u{e0001}\u{e0068}\u{e0069}\u{e007f}",
+                "\u{fe0f}\u{e0100}\u{1d173}\u{600}\u{6dd}\u{8e2}",
             ]
             .map(String::from),
         );
@@ -307,6 +318,8 @@ mod tests {
         }
         assert_eq!(ours("\u{9b}"), "\"\\u009b\"");
         assert_eq!(ours("a\u{202e}b"), "\"a\\u202eb\"");
+        assert_eq!(ours("\u{e0041}"), "\"\\udb40\\udc41\"");
+        assert_eq!(ours("\u{2028}"), "\"\\u2028\"");
     }
 
     proptest::proptest! {

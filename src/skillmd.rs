@@ -5,62 +5,84 @@
 //! The frontmatter holds the effective fields in the spec's order, except
 //! the body field and fields equal to their default, so an untouched public
 //! skill comes out as it went in. The name field is always written (the
-//! format requires it). Read back as a lone base layer, the directory gives
-//! the same effective skill: a body that trimming would change (surrounding
-//! blank space, carriage returns) or that is not a string stays in the
-//! frontmatter instead of below it.
+//! format requires it). It is written by [`crate::yaml_out`], so YAML 1.1
+//! and 1.2 readers (PyYAML, js-yaml, this crate's) all read the same values
+//! from it.
+//!
+//! The body is always below the frontmatter, never in it: an agent reads
+//! its instructions there. It is written as `\n` + body + `\n` after the
+//! closing fence, which the reader takes off again
+//! ([`crate::fragment`]'s SKILL.md rule), so every body reads back byte for
+//! byte, with blank lines around it, an indented first line, lines that read
+//! `---`, carriage returns or no final newline. Read back as a lone base
+//! layer, the directory gives the same effective skill, with one exception:
+//! a body that is empty or only blank space sets nothing when read (so an
+//! override that only changes the frontmatter keeps the lower body), and
+//! the skill read back has the body field's default instead.
 
 use serde_json::Value;
 
+use crate::error::Error;
 use crate::merge::Effective;
 use crate::spec::MergeSpec;
 
-/// The `SKILL.md` text of an effective skill.
-pub fn render(spec: &MergeSpec, effective: &Effective) -> String {
+/// The `SKILL.md` text of an effective skill; refused when its body field
+/// holds something other than text (which a checked spec, whose body field
+/// is an OVERRIDE field of type string, and validated fragments never give).
+pub fn try_render(spec: &MergeSpec, effective: &Effective) -> Result<String, Error> {
     let values = effective.to_value();
     let body_field = spec.body_field.as_deref();
-    let body = body_field.and_then(|f| values.get(f));
-    let body_below = match body {
-        Some(Value::String(s)) if !s.is_empty() && s.trim() == s && !s.contains('\r') => {
-            Some(s.as_str())
+    let body = match body_field.and_then(|f| values.get(f).map(|v| (f, v))) {
+        None => "",
+        Some((_, Value::String(s))) => s.as_str(),
+        Some((field, other)) => {
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "skill '{}': the body field '{}' holds {}, not text; a SKILL.md carries its body as Markdown, so this skill cannot be exported as one",
+                    crate::text::excerpt(&effective.name, crate::text::EXCERPT_CHARS),
+                    crate::text::excerpt(field, crate::text::EXCERPT_CHARS),
+                    crate::fragment::describe(other)
+                ),
+            });
         }
-        _ => None,
     };
-    let mut front = serde_yaml::Mapping::new();
-    for name in spec.field_order() {
-        let Some(field) = spec.field(name) else {
-            continue;
-        };
-        let Some(v) = values.get(name) else { continue };
+    let order = spec.field_order();
+    let front = order.iter().filter_map(|&name| {
+        let field = spec.field(name)?;
+        let v = values.get(name)?;
         let is_name = spec.name_field.as_deref() == Some(name);
-        let is_body = body_field == Some(name);
-        if is_body && (body_below.is_some() || v == &field.default) {
-            continue;
-        }
-        if !is_name && !is_body && v == &field.default {
-            continue;
-        }
-        front.insert(
-            serde_yaml::Value::String(name.to_owned()),
-            serde_yaml::to_value(v).expect("JSON values are YAML values"),
-        );
-    }
+        let written = body_field != Some(name) && (is_name || v != &field.default);
+        written.then_some((name, v))
+    });
     let mut out = String::from("---\n");
-    if !front.is_empty() {
-        out.push_str(&serde_yaml::to_string(&front).expect("a mapping of JSON values serialises"));
-    }
+    out.push_str(&crate::yaml_out::mapping(front));
     out.push_str("---\n");
-    if let Some(body) = body_below {
+    if !body.is_empty() {
         out.push('\n');
         out.push_str(body);
         out.push('\n');
     }
-    out
+    Ok(out)
+}
+
+/// [`try_render`] for an effective skill merged from validated fragments
+/// under a checked spec, whose body is always text.
+///
+/// # Panics
+///
+/// If the body field holds something other than text (only possible when
+/// unvalidated fragments were merged).
+pub fn render(spec: &MergeSpec, effective: &Effective) -> String {
+    try_render(spec, effective)
+        .unwrap_or_else(|e| panic!("an effective skill of validated fragments: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    use serde_json::{Map, Value, json};
 
     use crate::fragment::{Fragment, LoadOptions};
     use crate::layer::{Form, Layer};
@@ -80,6 +102,14 @@ mod tests {
         .unwrap()
     }
 
+    fn with_body(body: Value) -> (crate::MergeSpec, Fragment) {
+        let spec = crate::merge::tests::spec();
+        let mut fields = Map::new();
+        fields.insert("body".into(), body);
+        let f = Fragment::from_fields(Layer::Base, Path::new("w.yaml"), fields);
+        (spec, f)
+    }
+
     #[test]
     fn an_untouched_skill_comes_out_as_it_went_in() {
         let spec = crate::merge::tests::spec();
@@ -90,13 +120,44 @@ mod tests {
     }
 
     #[test]
-    fn a_body_that_trimming_would_change_stays_in_the_frontmatter() {
-        let spec = crate::merge::tests::spec();
-        let f = load("---\nbody: \"  padded\\r\\n\"\n---\n", &spec);
+    fn every_body_is_below_the_frontmatter_and_reads_back_byte_for_byte() {
+        for body in [
+            "\n\n# Title\n\n",
+            "    indented first line\nthen text",
+            "  padded\r\n",
+            "a\n---\nb\n---\n",
+            "\r\nx\r",
+            "no final newline",
+            "line\u{2028}separator",
+        ] {
+            let (spec, f) = with_body(json!(body));
+            let eff = crate::merge(&spec, "w", std::slice::from_ref(&f));
+            let out = super::render(&spec, &eff);
+            assert!(
+                out.starts_with("---\nname: w\n---\n\n"),
+                "{body:?}: {out:?}"
+            );
+            assert!(!out.contains("body:"), "{out:?}");
+            let back = load(&out, &spec);
+            assert_eq!(back.fields()["body"], body, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_body_writes_nothing_after_the_frontmatter() {
+        let (spec, f) = with_body(json!(""));
         let eff = crate::merge(&spec, "w", std::slice::from_ref(&f));
-        let out = super::render(&spec, &eff);
-        assert!(out.ends_with("---\n"), "{out}");
-        let back = load(&out, &spec);
-        assert_eq!(back.fields()["body"], "  padded\r\n");
+        assert_eq!(super::render(&spec, &eff), "---\nname: w\n---\n");
+    }
+
+    #[test]
+    fn a_body_that_is_not_text_is_refused_not_put_in_the_frontmatter() {
+        let (spec, f) = with_body(json!({"not": "text"}));
+        let eff = crate::merge(&spec, "w", std::slice::from_ref(&f));
+        let e = super::try_render(&spec, &eff).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "skill 'w': the body field 'body' holds a mapping, not text; a SKILL.md carries its body as Markdown, so this skill cannot be exported as one"
+        );
     }
 }

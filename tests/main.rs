@@ -14,6 +14,7 @@ mod it {
     mod directives;
     mod export_skill;
     mod forms;
+    mod frontmatter;
     mod hardening;
     mod hostile_cost;
     mod hostile_layer;

@@ -115,8 +115,11 @@ impl Fragment {
                     None => None,
                 };
                 // A checkout with `core.autocrlf` must not change the skill.
-                let body = (!split.body.is_empty()).then(|| {
-                    let body = if split.body.contains('\r') {
+                // A body of blank space sets nothing, so an override that
+                // only changes the frontmatter keeps the lower body (and
+                // such a body cannot be written out and read back).
+                let body = (!split.body.trim().is_empty()).then(|| {
+                    let body = if split.crlf && split.body.contains('\r') {
                         split.body.replace("\r\n", "\n")
                     } else {
                         split.body.to_owned()

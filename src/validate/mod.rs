@@ -26,7 +26,7 @@ use crate::merge::identity;
 use std::sync::{Arc, OnceLock};
 
 use crate::spec::{Field, MergeSpec, Strategy, ValueRule, validation_schema};
-use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list};
+use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list, sanitized_excerpt};
 
 #[cfg(test)]
 mod differential;
@@ -845,7 +845,7 @@ pub(crate) fn constraint(
     let c = &rule.constraints;
     let quoted = || match instance {
         Value::String(s) => format!("'{}'", excerpt(s, QUOTED_CHARS)),
-        other => excerpt(&other.to_string(), QUOTED_CHARS),
+        other => sanitized_excerpt(&other.to_string(), QUOTED_CHARS),
     };
     let chars = || instance.as_str().map_or(0, |s| s.chars().count());
     let (attr, problem) = match kind {
@@ -879,7 +879,7 @@ pub(crate) fn constraint(
                 .map(|o| {
                     o.iter()
                         .filter(|v| !v.is_null())
-                        .map(|v| excerpt(&v.to_string(), QUOTED_CHARS))
+                        .map(|v| sanitized_excerpt(&v.to_string(), QUOTED_CHARS))
                         .collect()
                 })
                 .unwrap_or_default();
@@ -888,7 +888,7 @@ pub(crate) fn constraint(
                 format!(
                     "must be one of {}; got {}",
                     list(choices.iter().map(String::as_str), false),
-                    excerpt(&instance.to_string(), QUOTED_CHARS)
+                    sanitized_excerpt(&instance.to_string(), QUOTED_CHARS)
                 ),
             )
         }
@@ -896,14 +896,14 @@ pub(crate) fn constraint(
             "minimum",
             format!(
                 "must be at least {limit}; got {}",
-                excerpt(&instance.to_string(), QUOTED_CHARS)
+                sanitized_excerpt(&instance.to_string(), QUOTED_CHARS)
             ),
         ),
         K::Maximum { limit } => (
             "maximum",
             format!(
                 "must be at most {limit}; got {}",
-                excerpt(&instance.to_string(), QUOTED_CHARS)
+                sanitized_excerpt(&instance.to_string(), QUOTED_CHARS)
             ),
         ),
         _ => return None,
@@ -920,7 +920,7 @@ pub(crate) fn constraint(
 /// far as the excerpt goes, not whole.
 pub(crate) fn schema_message(e: &ValidationError) -> String {
     let value = json_excerpt(e.instance(), EXCERPT_CHARS);
-    excerpt(&e.masked_with(value).to_string(), MESSAGE_CHARS)
+    sanitized_excerpt(&e.masked_with(value).to_string(), MESSAGE_CHARS)
 }
 
 /// Two entries with one identity in one KEYED_REPLACE list of one layer:

@@ -209,18 +209,54 @@ fn writing_never_follows_a_symlink_planted_in_the_output() {
     );
 }
 
-/// Writes a generated fragment as `NAME/SKILL.md` (with a body and a file)
-/// or `NAME.yaml`.
+/// A body of any shape a SKILL.md must carry byte for byte: blank lines
+/// before or after it, an indented first line, lines that read `---`, LF,
+/// CRLF and lone CR line endings, no final newline, or empty.
+///
+/// A body of blank space alone is never generated: read from a SKILL.md it
+/// sets nothing (so an override that only changes the frontmatter keeps
+/// the lower body), so such an effective body cannot survive the round
+/// trip, by design.
+fn body() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        Just(String::new()),
+        Just("---".to_owned()),
+        Just("  indented".to_owned()),
+        Just("\tcode".to_owned()),
+        Just("# Title".to_owned()),
+        Just("...".to_owned()),
+        Just("é 🙂 \u{2028}".to_owned()),
+        "[a-z ]{0,8}",
+    ];
+    let eol = prop_oneof![4 => Just("\n"), 1 => Just("\r\n"), 1 => Just("\r")];
+    (prop::collection::vec((line, eol), 0..6), any::<bool>())
+        .prop_map(|(lines, last_eol)| {
+            let mut s = String::new();
+            let n = lines.len();
+            for (i, (line, eol)) in lines.into_iter().enumerate() {
+                s.push_str(&line);
+                if i + 1 < n || last_eol {
+                    s.push_str(eol);
+                }
+            }
+            s
+        })
+        .prop_filter("a body of blank space alone sets nothing when read", |b| {
+            b.is_empty() || !b.trim().is_empty()
+        })
+}
+
+/// Writes a generated fragment as `NAME/SKILL.md` (its body, if it has
+/// one, below the frontmatter; and a file) or `NAME.yaml`.
 fn write_layer(sb: &Sandbox, layer: &str, fields: &Map<String, Value>, md: bool, file: u8) {
     if md {
         let mut fm = fields.clone();
-        fm.remove("body");
+        let body = match fm.remove("body") {
+            Some(Value::String(b)) => b,
+            _ => format!("# {layer} body"),
+        };
         let yaml = serde_json::to_string(&fm).unwrap();
-        sb.write(
-            layer,
-            "s/SKILL.md",
-            format!("---\n{yaml}\n---\n\n# {layer} body\n"),
-        );
+        sb.write(layer, "s/SKILL.md", format!("---\n{yaml}\n---\n\n{body}\n"));
         sb.write(
             layer,
             &format!("s/references/f{}.md", file % 3),
@@ -231,17 +267,34 @@ fn write_layer(sb: &Sandbox, layer: &str, fields: &Map<String, Value>, md: bool,
     }
 }
 
+/// A generated fragment with a body of any shape, or none, or `null`.
+fn layer() -> impl Strategy<Value = (Map<String, Value>, bool, u8)> {
+    let body = prop_oneof![
+        2 => Just(None),
+        1 => Just(Some(Value::Null)),
+        4 => body().prop_map(|b| Some(Value::String(b))),
+    ];
+    (super::props::fragment(), body, any::<bool>(), any::<u8>()).prop_map(
+        |(mut fields, body, md, file)| {
+            if let Some(b) = body {
+                fields.insert("body".into(), b);
+            }
+            (fields, md, file)
+        },
+    )
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     /// Exported as a skill directory and read back as a lone base layer,
     /// every skill gives the same effective JSON, files included.
     #[test]
     fn exported_skills_read_back_identically(
         layers in [
-            (super::props::fragment(), any::<bool>(), any::<u8>()).prop_map(Some).boxed(),
-            prop::option::weighted(0.6, (super::props::fragment(), any::<bool>(), any::<u8>())).boxed(),
-            prop::option::weighted(0.6, (super::props::fragment(), any::<bool>(), any::<u8>())).boxed(),
+            layer().prop_map(Some).boxed(),
+            prop::option::weighted(0.6, layer()).boxed(),
+            prop::option::weighted(0.6, layer()).boxed(),
         ]
     ) {
         // The round trip is the same under any spec; the classic one takes
@@ -262,6 +315,9 @@ proptest! {
         let out = sb.path().join("out");
         let done = skills.export_as(&out, Format::Skill, false, 1).unwrap();
         prop_assert!(done.failed.is_empty());
+        let skill_md = std::fs::read_to_string(out.join("s/SKILL.md")).unwrap();
+        let front = skill_md.split("\n---\n").next().unwrap();
+        prop_assert!(!front.contains("\nbody:"), "{skill_md:?}");
         let back = bernstein_skills::Skills::new(
             classic_spec(),
             Layers::from_paths([out.clone(), sb.path().join("none1"), sb.path().join("none2")]),
@@ -282,4 +338,41 @@ proptest! {
             .collect();
         prop_assert_eq!(back_files, want);
     }
+}
+
+/// Issue 19: a body that starts with a blank or indented line (set by a
+/// YAML override) went into the frontmatter as `body: |2`, and the agent
+/// read an empty body below it. It is the body below the frontmatter now,
+/// byte for byte, and `validate --strict` checks the same skill.
+#[test]
+fn a_body_starting_with_a_blank_or_indented_line_is_exported_as_the_body() {
+    let sb = Sandbox::new();
+    sb.write(
+        "base",
+        "writer/SKILL.md",
+        "---\nname: writer\ndescription: Writes docs.\n---\n\n# Writer\n",
+    );
+    sb.write(
+        "team",
+        "writer.yaml",
+        "body: \"\\n    Indented steps.\\n---\\nMore.\\n\"\n",
+    );
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    let out = sb.path().join("out");
+    assert_eq!(
+        std::fs::read_to_string(out.join("writer/SKILL.md")).unwrap(),
+        "---\nname: writer\ndescription: Writes docs.\n---\n\n\n    Indented steps.\n---\nMore.\n\n"
+    );
+    let back = Sandbox::new();
+    back.write(
+        "base",
+        "writer/SKILL.md",
+        std::fs::read(out.join("writer/SKILL.md")).unwrap(),
+    );
+    assert_eq!(
+        back.resolve_value("writer")["body"],
+        "\n    Indented steps.\n---\nMore.\n"
+    );
+    back.run(&["validate", "--strict"]).ok();
 }

@@ -90,21 +90,40 @@ fn forms_may_differ_between_layers() {
 }
 
 #[test]
-fn skill_md_body_is_the_trimmed_markdown_after_the_frontmatter() {
+fn skill_md_body_is_the_markdown_after_the_frontmatter_less_the_line_endings_around_it() {
     let sb = Sandbox::new();
+    // The customary blank line after the fence and the final newline are
+    // not part of the body; everything else is.
     sb.write(
         "base",
         "s/SKILL.md",
-        "---\nname: s\ndescription: d\n---\n\n# Title\n\nText.\n\n",
+        "---\nname: s\ndescription: d\n---\n\n# Title\n\nText.\n",
     );
     assert_eq!(sb.resolve_value("s")["body"], "# Title\n\nText.");
+    sb.write(
+        "base",
+        "s/SKILL.md",
+        "---\nname: s\ndescription: d\n---\n\n\n    indented\n---\nText.\n\n",
+    );
+    assert_eq!(
+        sb.resolve_value("s")["body"],
+        "\n    indented\n---\nText.\n"
+    );
+    // The body is placed at its first line that is not blank.
+    let origins = sb.run(&["show", "s", "--origins"]).ok().to_owned();
+    assert!(
+        origins
+            .lines()
+            .any(|l| l.contains("\"body\"") && l.ends_with("base/s/SKILL.md:7")),
+        "{origins}"
+    );
 }
 
 #[test]
 fn skill_md_without_frontmatter_is_all_body() {
     let sb = Sandbox::new();
     sb.write("base", "s.yaml", "description: d\nauthor: a\n");
-    sb.write("user", "s/SKILL.md", "\n# Only a body\n");
+    sb.write("user", "s/SKILL.md", "# Only a body\n");
     let v = sb.resolve_value("s");
     assert_eq!(v["body"], "# Only a body");
     // It sets no other field.
@@ -112,6 +131,9 @@ fn skill_md_without_frontmatter_is_all_body() {
         (&v["description"], &v["author"]),
         (&"d".into(), &"a".into())
     );
+    // Only the final line ending is taken off.
+    sb.write("user", "s/SKILL.md", "\n# Only a body\n\n");
+    assert_eq!(sb.resolve_value("s")["body"], "\n# Only a body\n");
 }
 
 #[test]
@@ -126,6 +148,13 @@ fn skill_md_with_an_empty_body_keeps_the_lower_layers_body() {
     let v = sb.resolve_value("s");
     assert_eq!(v["body"], "Base body");
     assert_eq!(v["description"], "u");
+    // Nor does a body of blank lines and spaces set anything.
+    sb.write(
+        "user",
+        "s/SKILL.md",
+        "---\ndescription: u\n---\n\n  \n\t\n\n",
+    );
+    assert_eq!(sb.resolve_value("s")["body"], "Base body");
 }
 
 #[test]

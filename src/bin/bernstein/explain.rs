@@ -30,9 +30,10 @@ pub struct ExplainArgs {
     pub targets: Vec<String>,
 }
 
-/// A value as compact JSON, cut to 60 characters and escaped for printing.
+/// A value as compact JSON, cut to 60 characters and made safe to print
+/// (JSON escapes its own backslashes).
 fn short(v: &Value) -> String {
-    bernstein_skills::text::excerpt(&v.to_string(), 59)
+    bernstein_skills::text::sanitized_excerpt(&v.to_string(), 59)
 }
 
 pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {

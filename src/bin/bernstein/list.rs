@@ -59,7 +59,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
                 .to_vec(),
         ];
         for (name, ls) in &names {
-            let mut row = vec![name.clone()];
+            let mut row = vec![bernstein_skills::text::escape(name).into_owned()];
             for l in Layer::ALL {
                 row.push(if ls.contains(&l) { "yes" } else { "-" }.into());
             }
@@ -109,7 +109,10 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             None => d.lines().next().unwrap_or("").to_string(),
             Some(_) => "(invalid: run `bernstein skills validate`)".into(),
         };
-        rows.push(vec![n.clone(), d]);
+        rows.push(vec![
+            bernstein_skills::text::escape(n).into_owned(),
+            bernstein_skills::text::escape(&d).into_owned(),
+        ]);
     }
     print_table(&rows);
     Ok(ExitCode::SUCCESS)

@@ -113,7 +113,11 @@ pub fn print_error(e: &Error) {
     let diags = e.diagnostics();
     if diags.is_empty() {
         let message =
-            bernstein_skills::text::excerpt(&e.to_string(), bernstein_skills::text::MESSAGE_CHARS);
+            // Its parts were escaped where they were put in the message.
+            bernstein_skills::text::sanitized_excerpt(
+                &e.to_string(),
+                bernstein_skills::text::MESSAGE_CHARS,
+            );
         let _ = writeln!(
             err,
             "{}: {message}",
@@ -147,13 +151,15 @@ pub fn terminal_width() -> Option<usize> {
 }
 
 /// Pads columns to their widest cell; the first row is a header. On a
-/// terminal, the last column is cut to fit its width.
+/// terminal, the last column is cut to fit its width. Cells that quote a
+/// value come escaped ([`bernstein_skills::text::escape`]); the table only
+/// makes sure nothing unsafe is left ([`bernstein_skills::text::sanitize`]).
 pub fn table(rows: &[Vec<String>]) -> String {
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             r.iter()
-                .map(|c| bernstein_skills::text::escape(c).into_owned())
+                .map(|c| bernstein_skills::text::sanitize(c).into_owned())
                 .collect()
         })
         .collect();

@@ -97,9 +97,9 @@ fn files(name: &str, files: &[SkillFile], json: bool) -> Result<ExitCode> {
     ];
     for f in files {
         rows.push(vec![
-            f.rel.clone(),
+            text::escape(&f.rel).into_owned(),
             f.source.layer.label().into(),
-            f.source.path.display().to_string(),
+            text::path(&f.source.path),
             f.replaced
                 .iter()
                 .map(|r| r.layer.label())

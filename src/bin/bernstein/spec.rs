@@ -190,7 +190,7 @@ pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
 /// below a DEEP_MERGE rule, the rows of the keys it has rules for.
 fn push_rows(f: &Field, path: &str, rows: &mut Vec<Vec<String>>) {
     rows.push(vec![
-        path.to_owned(),
+        bernstein_skills::text::escape(path).into_owned(),
         f.strategy.name().into(),
         f.strategy.type_description(),
         match (path.contains('.'), f.has_default) {
