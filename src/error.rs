@@ -117,6 +117,17 @@ pub enum DiagnosticKind {
     /// A plain `<<` mapping key, which YAML 1.1 readers apply as a merge key.
     #[error("YAML merge keys (<<) are not supported; to use '<<' as a literal key, quote it: '<<'")]
     MergeKey,
+    /// More mappings than one file may hold under the size cap: each costs
+    /// hundreds of bytes of memory whatever its text.
+    #[error(
+        "file holds more than {limit} mappings, one per 32 bytes of the {cap}-byte size limit; a mapping costs far more memory than its text (raise the limit with --max-fragment-bytes)"
+    )]
+    TooManyMappings {
+        /// The most mappings the file may hold.
+        limit: u64,
+        /// The size cap.
+        cap: u64,
+    },
     /// The document nests deeper than the parser's limit.
     #[error("nesting is too deep")]
     TooDeep,

@@ -169,8 +169,8 @@ struct Frame {
 
 enum Node {
     Seq(Vec<Value>),
-    /// A mapping, and the key whose value comes next.
-    Map(Map<String, Value>, Option<String>),
+    /// A mapping, and the key whose value comes next, with its place.
+    Map(Map<String, Value>, Option<(String, Pos)>),
 }
 
 /// An event of an anchored node, as an alias replays it.
@@ -370,6 +370,16 @@ impl<'t> Builder<'t> {
             return Err((Some(at), DiagnosticKind::NonStringKey { key }));
         }
         self.charge(0, true, at)?;
+        if kind == Kind::Map
+            && let Err(e) = self.budget.charge_mapping()
+        {
+            let at = if self.replaying {
+                at
+            } else {
+                self.mapping_at(at)
+            };
+            return Err((Some(at), e));
+        }
         let anchor = (anchor != 0).then(|| {
             self.anchored += 1;
             (anchor, self.log.len())
@@ -399,8 +409,7 @@ impl<'t> Builder<'t> {
         self.place(match frame.node {
             Node::Seq(items) => Value::Array(items),
             Node::Map(map, _) => Value::Object(map),
-        });
-        Ok(())
+        })
     }
 
     fn anchor_done(&mut self, id: usize, start: usize) {
@@ -410,8 +419,10 @@ impl<'t> Builder<'t> {
         self.anchors[id] = Some(start..self.log.len());
     }
 
-    /// Puts a finished value where the next value goes.
-    fn place(&mut self, value: Value) {
+    /// Puts a finished value where the next value goes. A key the mapping
+    /// has already is an error at the key (found here, with the one look-up
+    /// that inserts).
+    fn place(&mut self, value: Value) -> Result<(), ParseError> {
         match self.stack.last_mut() {
             None => self.root = Some(value),
             Some(Frame {
@@ -419,14 +430,23 @@ impl<'t> Builder<'t> {
                 ..
             }) => items.push(value),
             Some(Frame {
-                node: Node::Map(map, key),
+                node: Node::Map(map, slot),
                 ..
             }) => {
-                if let Some(key) = key.take() {
-                    map.insert(key, value);
+                if let Some((key, at)) = slot.take() {
+                    match map.entry(key) {
+                        serde_json::map::Entry::Vacant(e) => {
+                            e.insert(value);
+                        }
+                        serde_json::map::Entry::Occupied(e) => {
+                            let key = excerpt(e.key(), EXCERPT_CHARS);
+                            return Err((Some(at), DiagnosticKind::DuplicateKey { key }));
+                        }
+                    }
                 }
             }
         }
+        Ok(())
     }
 
     /// A scalar from the text, as a key or a value.
@@ -462,7 +482,7 @@ impl<'t> Builder<'t> {
             };
             self.charge(text_len(&value), true, at)?;
             let logged = self.logged(&value, merge, anchor);
-            self.place(value);
+            self.place(value)?;
             logged
         };
         if let Some(start) = value {
@@ -505,20 +525,16 @@ impl<'t> Builder<'t> {
         let depth = self.stack.len();
         let (ordered, rest) = self.stack.split_at_mut(depth.saturating_sub(1));
         let Some(Frame {
-            node: Node::Map(map, slot),
+            node: Node::Map(_, slot),
             ..
         }) = rest.last_mut()
         else {
             return Ok(());
         };
-        if map.contains_key(&key) {
-            let key = excerpt(&key, EXCERPT_CHARS);
-            return Err((Some(at), DiagnosticKind::DuplicateKey { key }));
-        }
         if let Some((root_key, keys)) = &mut self.order
             && let [
                 Frame {
-                    node: Node::Map(_, Some(k)),
+                    node: Node::Map(_, Some((k, _))),
                     ..
                 },
             ] = ordered
@@ -526,7 +542,7 @@ impl<'t> Builder<'t> {
         {
             keys.push(key.clone());
         }
-        *slot = Some(key);
+        *slot = Some((key, at));
         Ok(())
     }
 
@@ -577,7 +593,7 @@ impl<'t> Builder<'t> {
                     if key {
                         self.key(value, merge, at)?;
                     } else {
-                        self.place(value);
+                        self.place(value)?;
                     }
                 }
             }
@@ -622,7 +638,20 @@ struct Budget {
     counted: Counted,
     bytes: u64,
     values: u64,
+    /// The size cap, and how many more mappings the text may hold under it
+    /// ([`CAP_BYTES_PER_MAPPING`]).
+    cap: u64,
+    mappings: u64,
 }
+
+/// Bytes of the size cap per mapping a text may hold. A mapping is a
+/// B-tree node of about 600 bytes however few entries it has, so a text of
+/// tiny mappings (`{a: 1}, ` is 8 bytes) would cost 80 times its size, 370
+/// MiB at the 4 MiB cap before anything else was done with it. One mapping
+/// per 32 bytes of the cap (131,072 under the default cap, a value of about
+/// 90 MiB) is far more than any skill has, and what is merged and explained
+/// from it stays within the memory target (`benches/README.md`).
+const CAP_BYTES_PER_MAPPING: u64 = 32;
 
 #[derive(Debug, Clone, Copy)]
 enum Counted {
@@ -638,6 +667,8 @@ impl Budget {
         counted: Counted::AsIs,
         bytes: u64::MAX,
         values: u64::MAX,
+        cap: u64::MAX,
+        mappings: u64::MAX,
     };
 
     /// The budget of `text` under a size cap of `cap` bytes.
@@ -655,7 +686,21 @@ impl Budget {
             counted,
             bytes: size.saturating_mul(4),
             values: size.saturating_add(1),
+            cap,
+            mappings: cap / CAP_BYTES_PER_MAPPING,
         }
+    }
+
+    /// Charges one mapping.
+    fn charge_mapping(&mut self) -> Result<(), DiagnosticKind> {
+        if self.mappings == 0 {
+            return Err(DiagnosticKind::TooManyMappings {
+                limit: self.cap / CAP_BYTES_PER_MAPPING,
+                cap: self.cap,
+            });
+        }
+        self.mappings -= 1;
+        Ok(())
     }
 
     /// "a 1088603-byte file", as the budget counts it.
@@ -920,8 +965,10 @@ mod tests {
         for text in &texts {
             for cap in [text.len() as u64, super::super::DEFAULT_MAX_BYTES] {
                 let parsed = parse(text, cap).map_err(|(_, kind)| kind);
+                // (A text of tiny mappings may pass the bound on mappings,
+                // which is the cap's, not the alias budget.)
                 assert!(
-                    parsed.is_ok(),
+                    parsed.is_ok() || matches!(parsed, Err(DiagnosticKind::TooManyMappings { .. })),
                     "cap {cap}: {}: {parsed:?}",
                     &text[..text.len().min(40)]
                 );
@@ -955,6 +1002,26 @@ mod tests {
         // A smaller cap makes a smaller budget.
         let (_, kind) = parse(&strings, 70_000).unwrap_err();
         assert!(kind.to_string().contains("280000 bytes"), "{kind}");
+    }
+
+    #[test]
+    fn mappings_are_bounded_by_the_cap_through_aliases_too() {
+        let maps = |n: usize| format!("l: [{}]\n", vec!["{a: 1}"; n].join(", "));
+        // The root mapping counts: 100 in all under a 3,200-byte cap.
+        assert!(parse(&maps(99), 3200).is_ok());
+        let (pos, kind) = parse(&maps(100), 3200).unwrap_err();
+        assert_eq!(pos, Some((1, 5 + 8 * 99)));
+        assert_eq!(
+            kind,
+            DiagnosticKind::TooManyMappings {
+                limit: 100,
+                cap: 3200
+            }
+        );
+        let aliased = format!("a: &a {{b: 1}}\nl: [{}]\n", vec!["*a"; 99].join(", "));
+        let (pos, _) = parse(&aliased, 3200).unwrap_err();
+        assert_eq!(pos, Some((2, 5 + 4 * 98)));
+        assert!(parse(&maps(100_000), u64::MAX).is_ok());
     }
 
     #[test]
