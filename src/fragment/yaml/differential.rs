@@ -76,6 +76,36 @@ enum Change {
     /// NEL, LS and PS are line breaks in YAML 1.1 (libyaml) and ordinary
     /// characters in YAML 1.2.
     Yaml11LineBreaks,
+    /// A byte order mark after the start: refused now (YAML 1.2 allows it
+    /// only before a document); libyaml skipped it or began a document.
+    ByteOrderMark,
+    /// An anchor name with a character other than a letter, digit, `_` or
+    /// `-`: YAML 1.2 [102] allows any but white space and flow indicators
+    /// (`&a:b`), YAML 1.1 (libyaml) ended the name there. Or an anchor right
+    /// before `{` or `[` (`&b{x: 1}`): yaml-rust2 reads the anchor and the
+    /// collection, libyaml refused it (the spec wants a space between; no
+    /// reader sees another value).
+    AnchorName,
+    /// `:` or `?` starting a plain scalar in a flow collection (`{:a}`,
+    /// `[?b]`), or a flow key whose `:` is on the next line: YAML 1.2 [126]
+    /// and [151] read a scalar or a key where libyaml refused or read an
+    /// indicator.
+    FlowIndicators,
+    /// A block scalar header at its key's column (`a:` then `>` on the next
+    /// line): a value must be indented more than its key (YAML 1.2 [199]);
+    /// libyaml read it.
+    BlockHeaderIndent,
+}
+
+/// Does `text` have an anchor or alias whose name YAML 1.1 would end
+/// before YAML 1.2 does?
+fn has_yaml12_anchor_name(text: &str) -> bool {
+    text.match_indices(['&', '*']).any(|(i, _)| {
+        text[i + 1..]
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !",]}".contains(*c))
+            .any(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+    })
 }
 
 type Outcome = Result<Option<Value>, ParseError>;
@@ -142,6 +172,21 @@ fn explain(text: &str, old: &Outcome, new: &Outcome) -> Option<Change> {
         (Ok(_), Err(_)) if new_message.starts_with("plain scalar cannot start with '-'") => {
             Some(Change::DashBeforeFlowIndicator)
         }
+        _ if text.contains('\u{feff}') => Some(Change::ByteOrderMark),
+        _ if has_yaml12_anchor_name(text) => Some(Change::AnchorName),
+        (Ok(_), Err(_)) if new_message == "simple key expect ':'" && text.contains(">") => {
+            Some(Change::BlockHeaderIndent)
+        }
+        (Err(_), Ok(_)) | (Ok(_), Ok(_))
+            if text.contains(['{', '['])
+                && (old_message.contains("found unexpected ':'")
+                    || old_message.contains("while parsing a flow")
+                    || old_message.contains("NonStringKey")
+                    || matches!(old, Err((_, K::NonStringKey { .. })))
+                    || old.is_ok()) =>
+        {
+            Some(Change::FlowIndicators)
+        }
         (Err(_), Ok(_)) if text.trim_start().starts_with("...") => Some(Change::SuffixFirst),
         (Err(_), Ok(_))
             if text.contains('\t')
@@ -150,6 +195,7 @@ fn explain(text: &str, old: &Outcome, new: &Outcome) -> Option<Change> {
         {
             Some(Change::Tabs)
         }
+        (Ok(_), Err(_)) if new_message.starts_with("tabs disallowed") => Some(Change::Tabs),
         _ => None,
     }
 }

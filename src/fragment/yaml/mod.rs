@@ -69,10 +69,14 @@ fn read(
         return Err((Some(pos), DiagnosticKind::TooDeep));
     }
     if let Some((pos, c)) = control_character(text) {
-        let message = format!(
-            "control character U+{:04X} is not allowed in YAML; write it as an escape in a double-quoted string",
-            c as u32
-        );
+        let message = if c == '\u{feff}' {
+            "a byte order mark (U+FEFF) may only start the file; write it as \\uFEFF in a double-quoted string".into()
+        } else {
+            format!(
+                "control character U+{:04X} is not allowed in YAML; write it as an escape in a double-quoted string",
+                c as u32
+            )
+        };
         return Err((Some(pos), DiagnosticKind::Syntax { message }));
     }
     // The parser is given a text that ends with a line break (see
@@ -104,12 +108,14 @@ fn read(
 
 /// The first character YAML does not allow in a text (outside `c-printable`:
 /// C0 and C1 controls but tab, line feed, carriage return and next line;
-/// DEL; U+FFFE and U+FFFF), and where it is. libyaml refused them, and the
-/// parser used now does not.
+/// DEL; U+FFFE and U+FFFF), or a byte order mark after its start (not a
+/// content character, `nb-char`), and where it is. libyaml refused the
+/// first and read the second as white space or a new document; yaml-rust2
+/// reads both as text, so two readers would see two values.
 fn control_character(text: &str) -> Option<(Pos, char)> {
     let printable = |c: char| {
         matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}')
-            || ('\u{a0}'..='\u{fffd}').contains(&c)
+            || (('\u{a0}'..='\u{fffd}').contains(&c) && c != '\u{feff}')
             || c >= '\u{10000}'
     };
     // Every character the test refuses starts with a byte below 0x20, 0x7f,
