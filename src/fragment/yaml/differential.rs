@@ -613,7 +613,15 @@ fn block_endings(out: &mut Vec<(String, String)>) {
             "\r\n  text",
             "\r\n  text\r\n\r\n",
         ] {
-            for before in ["k: ", "- ", "a:\n  k: ", "a: 1\nk: ", "--- "] {
+            for before in [
+                "k: ",
+                "- ",
+                "a:\n  k: ",
+                "a: 1\nk: ",
+                "--- ",
+                "é: ",
+                "ключ: ",
+            ] {
                 out.push(("block".into(), format!("{before}{header}{body}")));
             }
         }
