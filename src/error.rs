@@ -90,6 +90,48 @@ pub enum DiagnosticKind {
         /// The key as written.
         key: String,
     },
+    /// A YAML tag other than the core schema's (`!!binary`, `!!set`,
+    /// `!!python/…`, `!custom`, ...): one reader would drop it, another
+    /// apply it, so no reader may see it.
+    #[error(
+        "YAML tag {tag} is not supported; only !!str, !!int, !!float, !!bool, !!null, !!map and !!seq are (remove the tag, or quote the value to keep it as text)"
+    )]
+    UnsupportedTag {
+        /// The tag as written (an excerpt).
+        tag: String,
+    },
+    /// A core-schema tag on a node it does not describe (`!!int abc`,
+    /// `!!map [1]`).
+    #[error("YAML tag {tag} does not fit {found}")]
+    TagMismatch {
+        /// The tag.
+        tag: String,
+        /// The scalar (quoted excerpt) or the kind of collection.
+        found: String,
+    },
+    /// A plain scalar that is a number by the YAML core schema but that
+    /// JSON cannot hold: an integer outside 64 bits, a float that overflows.
+    #[error(
+        "number {value} is out of range (an integer must fit in 64 bits, a float be finite); quote it to keep it as text"
+    )]
+    NumberOutOfRange {
+        /// The number as written (an excerpt).
+        value: String,
+    },
+    /// A plain `<<` mapping key, which YAML 1.1 readers apply as a merge key.
+    #[error("YAML merge keys (<<) are not supported; to use '<<' as a literal key, quote it: '<<'")]
+    MergeKey,
+    /// More mappings than one file may hold under the size cap: each costs
+    /// hundreds of bytes of memory whatever its text.
+    #[error(
+        "file holds more than {limit} mappings, one per 32 bytes of the {cap}-byte size limit; a mapping costs far more memory than its text (raise the limit with --max-fragment-bytes)"
+    )]
+    TooManyMappings {
+        /// The most mappings the file may hold.
+        limit: u64,
+        /// The size cap.
+        cap: u64,
+    },
     /// The document nests deeper than the parser's limit.
     #[error("nesting is too deep")]
     TooDeep,

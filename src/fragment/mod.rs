@@ -309,9 +309,11 @@ fn read_capped(located: &Located, max: u64) -> Result<String, (Option<Pos>, Diag
     })
 }
 
-/// Parses YAML text strictly (no duplicate keys, no non-string keys). As in
-/// a fragment, its aliases may expand to no more than one value per byte of
-/// the text and four times its size in strings (counting at least 64 KiB).
+/// Parses YAML text strictly, as a fragment is read (no duplicate or
+/// non-string keys, no merge keys, only the core schema's tags; see
+/// `yaml.rs`). As in a fragment, its aliases may expand to no more than one
+/// value per byte of the text and four times its size in strings (counting
+/// at least 64 KiB).
 pub fn parse_yaml(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticKind)> {
     yaml::parse(text, u64::MAX)
 }

@@ -653,3 +653,127 @@ fn every_problem_of_every_layer_is_reported_together() {
     assert!(lines[2].starts_with("[ROOT]/layers/team/s.toml:1:"));
     assert!(lines[3].starts_with("[ROOT]/layers/user/s.yaml:1:19: error: 'trigger_keywords'"));
 }
+
+/// Like [`show_error`], and the run prints that one error and nothing else.
+fn only_error(rel: &str, text: &str) -> (usize, usize, String) {
+    let sb = Sandbox::new();
+    sb.write("base", rel, text);
+    let run = sb.run(&["show", "s"]);
+    let located = run.located_error(&format!("base/{rel}"));
+    assert_eq!(run.stderr.matches("error:").count(), 1, "{run:#?}");
+    located
+}
+
+/// `!!binary`, `!!set` and `!!python/…` were dropped in silence (the value
+/// read as if untagged, while a YAML 1.1 reader would apply the tag), and
+/// `!custom` was refused with a message about enums: every tag but the core
+/// schema's is refused alike, at its node.
+#[test]
+fn yaml_tags_other_than_the_core_schemas_are_refused_alike_at_their_node() {
+    for (value, col, tag) in [
+        ("!!binary aGVsbG8=", 15, "!!binary"),
+        (
+            "!!python/object:os.system {cmd: ls}",
+            32,
+            "!!python/object:os.system",
+        ),
+        ("!custom v", 14, "!custom"),
+        ("!!set {a, b}", 12, "!!set"),
+        ("!!timestamp 2001-12-14", 18, "!!timestamp"),
+    ] {
+        let text = format!("description: d\nmetadata:\n  x: {value}\n");
+        let (line, c, msg) = only_error("s.yaml", &text);
+        assert_eq!((line, c), (3, col), "{value}: {msg}");
+        assert!(
+            msg.starts_with(&format!("YAML tag {tag} is not supported;")),
+            "{value}: {msg}"
+        );
+    }
+    // In a SKILL.md, at its line in the whole file.
+    let (line, col, msg) = only_error(
+        "s/SKILL.md",
+        "---\ndescription: d\nmetadata: {x: !!binary aGk=}\n---\nBody\n",
+    );
+    assert_eq!((line, col), (3, 24), "{msg}");
+    assert!(msg.starts_with("YAML tag !!binary"), "{msg}");
+}
+
+#[test]
+fn yaml_core_schema_tags_still_apply() {
+    let sb = Sandbox::new();
+    sb.write(
+        "base",
+        "s.yaml",
+        "description: !!str d\nmetadata: !!map {s: !!str 5, i: !!int \"7\", f: !!float 1, l: !!seq [a]}\n",
+    );
+    assert_eq!(
+        sb.resolve_value("s")["metadata"],
+        serde_json::json!({"s": "5", "i": 7, "f": 1.0, "l": ["a"]})
+    );
+    let (line, col, msg) = only_error("s.yaml", "description: d\nmetadata: {n: !!int ten}\n");
+    assert_eq!((line, col), (2, 21));
+    assert_eq!(msg, "YAML tag !!int does not fit 'ten'");
+}
+
+/// `1e400` was read as the string "1e400", and an integer past u64 was
+/// refused with a message about u128 (past u128 it became a float): a
+/// number by the YAML core schema that JSON cannot hold is refused at it.
+#[test]
+fn yaml_numbers_out_of_range_are_refused_at_the_value() {
+    for (value, shown) in [
+        ("1e400", "1e400"),
+        ("-1e400", "-1e400"),
+        ("18446744073709551616", "18446744073709551616"),
+        ("-9223372036854775809", "-9223372036854775809"),
+        ("0x1FFFFFFFFFFFFFFFF", "0x1FFFFFFFFFFFFFFFF"),
+        (
+            "123456789012345678901234567890123456789012",
+            "123456789012345678901234567890123456789012",
+        ),
+    ] {
+        let text = format!("description: d\nmetadata:\n  limits: [1, {value}]\n");
+        let (line, col, msg) = only_error("s.yaml", &text);
+        assert_eq!((line, col), (3, 15), "{value}: {msg}");
+        assert!(
+            msg.starts_with(&format!("number {shown} is out of range")),
+            "{value}: {msg}"
+        );
+    }
+    // Quoted, it is the string it says; the largest integers still fit.
+    let sb = Sandbox::new();
+    sb.write(
+        "base",
+        "s.yaml",
+        "description: d\nmetadata: {a: '1e400', b: 18446744073709551615, c: -9223372036854775808}\n",
+    );
+    assert_eq!(
+        sb.resolve_value("s")["metadata"],
+        serde_json::json!({"a": "1e400", "b": u64::MAX, "c": i64::MIN})
+    );
+}
+
+/// A literal `<<` key was accepted, and a YAML 1.1 reader of the same file
+/// applies it as a merge key: a plain `<<` key is refused; quoted, it is an
+/// ordinary key.
+#[test]
+fn yaml_merge_keys_are_refused_and_a_quoted_one_is_a_key() {
+    let text = "description: d\nmetadata:\n  base: &b {owner: team}\n  copy:\n    <<: *b\n";
+    let (line, col, msg) = only_error("s.yaml", text);
+    assert_eq!((line, col), (5, 5));
+    assert_eq!(
+        msg,
+        "YAML merge keys (<<) are not supported; to use '<<' as a literal key, quote it: '<<'"
+    );
+    let (line, col, _) = only_error("s.yaml", "description: d\nmetadata: {<<: {a: 1}}\n");
+    assert_eq!((line, col), (2, 12));
+    let sb = Sandbox::new();
+    sb.write(
+        "base",
+        "s.yaml",
+        "description: d\nmetadata:\n  '<<': single\n  nested: {\"<<\": double}\n",
+    );
+    sb.write("team", "s.toml", "[metadata]\n\"<<\" = \"toml\"\n");
+    let v = sb.resolve_value("s");
+    assert_eq!(v["metadata"]["<<"], "toml");
+    assert_eq!(v["metadata"]["nested"]["<<"], "double");
+}

@@ -463,3 +463,30 @@ fn a_long_key_above_many_values_is_refused_when_read() {
         assert!(all.len() < 1000, "{args:?}: {} bytes", all.len());
     }
 }
+
+/// 524,285 one-entry mappings (a 4 MiB file) took 570–767 MiB to read: a
+/// mapping is a B-tree node of about 600 bytes whatever its text. A file may
+/// hold one mapping per 32 bytes of the size cap; past that it is refused at
+/// the mapping that passes it.
+#[test]
+fn a_file_of_tiny_mappings_is_refused_past_one_per_32_bytes_of_the_cap() {
+    let sb = Sandbox::new();
+    let maps = |n: usize| {
+        format!(
+            "description: d\nmetadata:\n  maps: [{}]\n",
+            vec!["{a: 1}"; n].join(", ")
+        )
+    };
+    // The root and `metadata` count: 100 mappings under a 3,200-byte cap.
+    sb.write("base", "s.yaml", maps(98));
+    sb.run(&["--max-fragment-bytes", "3200", "show", "s"]).ok();
+    sb.write("base", "s.yaml", maps(99));
+    let run = sb.run(&["--max-fragment-bytes", "3200", "show", "s"]);
+    let (line, col, msg) = run.located_error("base/s.yaml");
+    assert_eq!((line, col), (3, 10 + 8 * 98));
+    assert_eq!(
+        msg,
+        "file holds more than 100 mappings, one per 32 bytes of the 3200-byte size limit; a \
+         mapping costs far more memory than its text (raise the limit with --max-fragment-bytes)"
+    );
+}
