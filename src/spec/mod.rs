@@ -637,9 +637,6 @@ pub struct MergeSpec {
     /// The field names in the order the spec file lists them (for output
     /// meant for people and agents, such as a SKILL.md frontmatter).
     order: Vec<String>,
-    /// The fragment schema, prepared when checking the spec needed it (to
-    /// check its patterns), for [`crate::Validator::new`] to reuse.
-    pub(crate) prepared: Option<crate::validate::Prepared>,
     /// Which layers may provide the files under which directories of a
     /// skill, longest directory first.
     pub file_owners: Vec<FileOwner>,
@@ -721,7 +718,7 @@ impl MergeSpec {
         };
         let fields = checker.fields(raw.fields, "/fields", "", 0)?;
         let file_owners = file_owners(&raw.files, &fields, raw.version, &fail)?;
-        let mut spec = MergeSpec {
+        let spec = MergeSpec {
             path: path.to_path_buf(),
             version: raw.version,
             fields,
@@ -730,7 +727,6 @@ impl MergeSpec {
             enabled_field: raw.enabled_field,
             targets_field: raw.targets_field,
             order: Vec::new(),
-            prepared: None,
             file_owners,
         };
         for (attr, field) in [
@@ -780,31 +776,6 @@ impl MergeSpec {
                         format!(
                             "{attr} '{}' must name {wants}",
                             text::excerpt(f, text::EXCERPT_CHARS)
-                        ),
-                    ));
-                }
-            }
-        }
-        // Patterns are checked once, with the fragment schema that holds
-        // them all, which the validator reuses: parsed for the quick walk
-        // when it takes them all (compiling a Unicode class into an
-        // automaton costs more than the rest of a `show`), else compiled.
-        // Only when that fails is each compiled alone, to name the one at
-        // fault.
-        let mut patterns = Vec::new();
-        collect_patterns(&spec.fields, "/fields", "", &mut patterns);
-        if !patterns.is_empty() {
-            match crate::validate::Prepared::new(&spec) {
-                Ok(p) => spec.prepared = Some(p),
-                Err(()) => {
-                    // Each pattern passed on its own (`value_rule`): the
-                    // schema that holds them all is over the engine's limits.
-                    let (at, field, _) = patterns.first().cloned().unwrap_or_default();
-                    return Err(fail(
-                        &at,
-                        format!(
-                            "field '{field}': the spec's patterns together cannot be compiled \
-                             (over the size limit of the pattern engine)"
                         ),
                     ));
                 }
@@ -1234,36 +1205,6 @@ fn file_owners(
     }
     out.sort_by(|a, b| b.dir.len().cmp(&a.dir.len()).then(a.dir.cmp(&b.dir)));
     Ok(out)
-}
-
-fn collect_patterns(
-    fields: &[Field],
-    at: &str,
-    prefix: &str,
-    out: &mut Vec<(String, String, String)>,
-) {
-    for f in fields {
-        let here = format!("{at}/{}", fragment::escape_pointer(&f.name));
-        let path = format!("{prefix}{}", text::excerpt(&f.name, text::EXCERPT_CHARS));
-        let mut push = |rule: &ValueRule, attr: &str| {
-            if let Some(p) = &rule.constraints.pattern {
-                out.push((format!("{here}/{attr}"), path.clone(), p.clone()));
-            }
-        };
-        match &f.strategy {
-            Strategy::Override { value } => {
-                push(value, "pattern");
-                if let Some(items) = &value.items {
-                    push(items, "items/pattern");
-                }
-            }
-            Strategy::Append { items, .. } => push(items, "items/pattern"),
-            Strategy::KeyedReplace { .. } => {}
-            Strategy::DeepMerge { fields } => {
-                collect_patterns(fields, &format!("{here}/fields"), &format!("{path}."), out)
-            }
-        }
-    }
 }
 
 fn spec_error(path: &Path, pos: Option<(usize, usize)>, kind: DiagnosticKind) -> Error {
@@ -1700,7 +1641,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_pattern_below_a_nested_rule_is_located_and_a_good_one_compiles_once() {
+    fn a_bad_pattern_below_a_nested_rule_is_located() {
         let text = "version: 2\nfields:\n  metadata:\n    strategy: DEEP_MERGE\n    fields:\n      \
                     tags: {strategy: APPEND, items: {type: string, pattern: '(a'}}\n";
         match MergeSpec::from_str(text, Path::new("s.yaml")) {
@@ -1715,26 +1656,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let good = MergeSpec::from_str(&text.replace("'(a'", "'^a'"), Path::new("s.yaml")).unwrap();
-        let prepared = good
-            .prepared
-            .as_ref()
-            .expect("the checked schema is kept for the validator");
-        assert!(
-            !prepared.is_compiled(),
-            "a pattern the quick walk takes is parsed, not compiled"
-        );
-        let bounded =
-            MergeSpec::from_str(&text.replace("'(a'", r"'\ba'"), Path::new("s.yaml")).unwrap();
-        assert!(
-            bounded.prepared.as_ref().is_some_and(|p| p.is_compiled()),
-            "a word boundary is compiled, once, when the spec is checked"
-        );
-        let plain = load("  a: {strategy: OVERRIDE, type: string}\n").unwrap();
-        assert!(
-            plain.prepared.is_none(),
-            "no pattern: nothing prepared before it is needed"
-        );
+        assert!(MergeSpec::from_str(&text.replace("'(a'", "'^a'"), Path::new("s.yaml")).is_ok());
     }
 
     #[test]

@@ -408,13 +408,8 @@ fn nullable(mut schema: Map<String, Value>) -> Map<String, Value> {
 
 /// Does `value` pass `schema`? Draft 7: the same keywords as the published
 /// 2020-12 schema, a cheaper meta-schema (see `validate`).
-/// Asked of the quick walk first, which compiles nothing.
 fn accepts(schema: Map<String, Value>, value: &Value) -> bool {
-    let schema = Value::Object(schema);
-    match crate::validate::quick_verdict(&schema, value) {
-        Some(valid) => valid,
-        None => super::pattern::compile_draft7(&schema).is_ok_and(|v| v.is_valid(value)),
-    }
+    super::pattern::compile_draft7(&Value::Object(schema)).is_ok_and(|v| v.is_valid(value))
 }
 
 /// Does `value` fit the field's rule? Used to check a rule's `default`.

@@ -1,20 +1,17 @@
 //! Checking a fragment against the schema generated from the spec.
 //!
-//! The schema is generated once per spec ([`Validator::new`]) and walked
-//! quickly for each fragment (`quick.rs`): a valid fragment costs that walk
-//! and nothing is compiled. Only a fragment the walk does not find valid
-//! has the schema compiled (once per process) by `jsonschema`, which finds
-//! its errors; they are then turned into located [`Diagnostic`]s, their
+//! The schema is generated once per spec ([`Validator::new`]) and compiled
+//! by `jsonschema`, once per process, on the first fragment checked: that
+//! compiled schema is the one judge of a fragment's validity. The errors of
+//! an invalid fragment are then turned into located [`Diagnostic`]s, their
 //! line and column found in the source.
 //!
 //! The published schema declares draft 2020-12. Compiling it under that
 //! dialect makes the `jsonschema` crate first build its validator for the
 //! 2020-12 meta-schema and its vocabularies, three times the cost of draft
 //! 7's. The generator only uses keywords whose meaning is the same in draft
-//! 7 and 2020-12 ([`SHARED_KEYWORDS`], pinned by a test), so both the quick
-//! walk and the compiled validator read the very same document under draft
-//! 7's rules. Every fragment is still checked against every rule of the
-//! generated schema.
+//! 7 and 2020-12 ([`SHARED_KEYWORDS`], pinned by a test), so the validator
+//! reads the very same document under draft 7's rules.
 
 use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind as K;
@@ -28,13 +25,6 @@ use std::sync::{Arc, OnceLock};
 use crate::spec::{Field, MergeSpec, Strategy, ValueRule, validation_schema};
 use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list, sanitized_excerpt};
 
-#[cfg(test)]
-mod differential;
-mod pattern;
-mod quick;
-
-use quick::{Quick, Verdict};
-
 /// Compiles a fragment schema under draft 7 (see the module documentation).
 fn compile_draft7(
     mut schema: Value,
@@ -45,59 +35,10 @@ fn compile_draft7(
     crate::spec::compile_draft7(&schema)
 }
 
-/// What the quick walk says of `value` under `schema`: `None` when it
-/// cannot tell.
-pub(crate) fn quick_verdict(schema: &Value, value: &Value) -> Option<bool> {
-    match Quick::new(schema.clone()).check(value) {
-        Verdict::Valid => Some(true),
-        Verdict::Invalid => Some(false),
-        Verdict::Unsure => None,
-    }
-}
-
-/// The fragment schema of a spec, ready for the quick walk, and compiled
-/// when checking the spec needed it; shared by the clones of the spec.
-#[derive(Clone)]
-pub(crate) struct Prepared {
-    quick: Arc<Quick>,
-    compiled: Option<Arc<jsonschema::Validator>>,
-}
-
-impl std::fmt::Debug for Prepared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Prepared")
-    }
-}
-
-impl Prepared {
-    /// Was the schema compiled when the spec was checked?
-    #[cfg(test)]
-    pub(crate) fn is_compiled(&self) -> bool {
-        self.compiled.is_some()
-    }
-
-    /// Prepares the fragment schema of `spec`, checking its patterns: the
-    /// ones the quick walk takes parse here; if another is there, the
-    /// schema is compiled now, and `Err` names no pattern (the caller finds
-    /// the one at fault).
-    pub(crate) fn new(spec: &MergeSpec) -> Result<Prepared, ()> {
-        let quick = Quick::new(validation_schema(spec));
-        let compiled = if quick.takes_every_pattern() {
-            None
-        } else {
-            Some(compile_draft7(quick.schema().clone()).map_err(drop)?)
-        };
-        Ok(Prepared {
-            quick: Arc::new(quick),
-            compiled,
-        })
-    }
-}
-
-/// The fragment schema of one spec: walked quickly for the answer, compiled
-/// (once, when first needed) to find and word the errors.
+/// The fragment schema of one spec, compiled (once, when first needed) by
+/// `jsonschema`, which judges every fragment.
 pub struct Validator {
-    quick: Arc<Quick>,
+    schema: Value,
     compiled: OnceLock<Result<Arc<jsonschema::Validator>, String>>,
     /// Where the spec is, to name it if its schema does not compile.
     spec_path: std::path::PathBuf,
@@ -114,29 +55,20 @@ impl std::fmt::Debug for Validator {
 impl Validator {
     /// Generates the fragment schema of `spec` (compiling nothing yet).
     pub fn new(spec: &MergeSpec) -> Validator {
-        let (quick, compiled) = match spec.prepared.clone() {
-            Some(p) => (p.quick, p.compiled),
-            None => (Arc::new(Quick::new(validation_schema(spec))), None),
-        };
-        let once = OnceLock::new();
-        if let Some(c) = compiled {
-            let _ = once.set(Ok(c));
-        }
         Validator {
-            quick,
-            compiled: once,
+            schema: validation_schema(spec),
+            compiled: OnceLock::new(),
             spec_path: spec.path.clone(),
             owned: crate::ownership::any_owned(spec),
         }
     }
 
     /// The compiled schema, compiled now if it was not yet. It compiles
-    /// for every spec that loads (the spec's patterns were checked); the
-    /// error is for a pattern the quick walk took and the validator's
-    /// engine refused all the same.
+    /// for every spec that loads (each pattern was checked alone); the
+    /// error is for a schema over the pattern engine's limits as a whole.
     fn compiled(&self) -> Result<&jsonschema::Validator, Diagnostic> {
         self.compiled
-            .get_or_init(|| compile_draft7(self.quick.schema().clone()).map_err(|e| e.to_string()))
+            .get_or_init(|| compile_draft7(self.schema.clone()).map_err(|e| e.to_string()))
             .as_deref()
             .map_err(|e| {
                 Diagnostic::error(
@@ -151,13 +83,9 @@ impl Validator {
             })
     }
 
-    /// Is `instance` valid under the schema, the quick walk answering when
-    /// it can?
+    /// Is `instance` valid under the schema?
     fn schema_valid(&self, instance: &Value) -> Result<bool, Diagnostic> {
-        match self.quick.check(instance) {
-            Verdict::Valid => Ok(true),
-            Verdict::Invalid | Verdict::Unsure => Ok(self.compiled()?.is_valid(instance)),
-        }
+        Ok(self.compiled()?.is_valid(instance))
     }
 
     /// Every error in `fragment`, located, in source order: at most
@@ -1037,7 +965,7 @@ mod tests {
             serde_json::json!({"references": ["a", {"id": "b"}, {"code": "c", "name": 3}]}),
             serde_json::json!({"metadata": 5, "name": null}),
             serde_json::json!({"version": 1}),
-            // The shipped spec's constraints and type lists.
+            // What a target's constraints judge, and type lists.
             serde_json::json!({"name": "My_Skill", "description": ""}),
             serde_json::json!({"name": "日本語-データ", "description": "x".repeat(1025)}),
             serde_json::json!({"name": "a--b", "compatibility": "é".repeat(501)}),
@@ -1051,11 +979,6 @@ mod tests {
                 v2020.iter_errors(&c).count(),
                 compiled.iter_errors(&c).count(),
                 "{c}"
-            );
-            assert_eq!(
-                v2020.is_valid(&c),
-                ours.quick.check(&c) == super::Verdict::Valid,
-                "quick: {c}"
             );
         }
     }
