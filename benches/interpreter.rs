@@ -42,6 +42,7 @@ use bernstein_skills::merge::{
     Change, ChangeKind, Entry, FieldMerge, Identity, Merged, item_pointer,
 };
 use bernstein_skills::provenance::{Origin, Shadowed, Sourced};
+use bernstein_skills::spec::StrategyKind;
 use bernstein_skills::{Effective, Fragment, Layer, MergeSpec, merge};
 
 /// The same allocator as the `bernstein` binary, so the figures are those
@@ -134,7 +135,7 @@ mod hand {
             &mut self,
             suffix: &str,
             kind: ChangeKind,
-            strategy: &'static str,
+            strategy: StrategyKind,
             by: Origin,
             dropped: Vec<Shadowed<'a>>,
         ) {
@@ -210,7 +211,7 @@ mod hand {
     fn cut<'a, 'c>(
         log: &mut Log<'a>,
         cs: &'c [At<'a>],
-        strategy: &'static str,
+        strategy: StrategyKind,
         top: bool,
         deletes: fn(&Value) -> bool,
         replaces: fn(&Value) -> bool,
@@ -298,7 +299,13 @@ mod hand {
                         }
                         let at = origin(c.f, item_pointer(&c.ptr, i));
                         if unique && seen_before(&out, &mut seen, v) {
-                            log.change("", ChangeKind::Duplicate, "APPEND", at, Vec::new());
+                            log.change(
+                                "",
+                                ChangeKind::Duplicate,
+                                StrategyKind::Append,
+                                at,
+                                Vec::new(),
+                            );
                             continue;
                         }
                         if let Some(set) = &mut seen {
@@ -360,7 +367,13 @@ mod hand {
                 ChangeKind::Stale
             };
             let by = origin(c.f, item_pointer(&c.ptr, *i));
-            log.change("", kind, "APPEND", by, std::mem::take(&mut removed[d]));
+            log.change(
+                "",
+                kind,
+                StrategyKind::Append,
+                by,
+                std::mem::take(&mut removed[d]),
+            );
         }
     }
 
@@ -453,11 +466,21 @@ mod hand {
                                     });
                                 }
                                 dropped.extend(gone.item.overrode);
-                                log.change(&seg, ChangeKind::Deleted, "KEYED_REPLACE", by, dropped);
+                                log.change(
+                                    &seg,
+                                    ChangeKind::Deleted,
+                                    StrategyKind::KeyedReplace,
+                                    by,
+                                    dropped,
+                                );
                             }
-                            None => {
-                                log.change(&seg, ChangeKind::Stale, "KEYED_REPLACE", by, Vec::new())
-                            }
+                            None => log.change(
+                                &seg,
+                                ChangeKind::Stale,
+                                StrategyKind::KeyedReplace,
+                                by,
+                                Vec::new(),
+                            ),
                         }
                         continue;
                     }
@@ -572,7 +595,7 @@ mod hand {
         let rest = cut(
             log,
             cs,
-            "DEEP_MERGE",
+            StrategyKind::DeepMerge,
             false,
             deletes_mapping,
             replaces_mapping,
@@ -585,7 +608,7 @@ mod hand {
     fn field<'a>(
         log: &mut Log<'a>,
         name: &'static str,
-        strategy: &'static str,
+        strategy: StrategyKind,
         merged: Merged<'a>,
         reset_by: Option<Origin>,
     ) -> FieldMerge<'a> {
@@ -630,7 +653,13 @@ mod hand {
         {
             out.value = Cow::Owned(Value::String(d.to_owned()));
         }
-        field(log, name, "OVERRIDE", Merged::Override(out), reset_by)
+        field(
+            log,
+            name,
+            StrategyKind::Override,
+            Merged::Override(out),
+            reset_by,
+        )
     }
 
     fn append_field<'a>(
@@ -641,9 +670,16 @@ mod hand {
     ) -> FieldMerge<'a> {
         start(log, name);
         let (values, reset_by) = after_reset(fs, name, false);
-        let rest = cut(log, &values, "APPEND", true, Value::is_null, replaces_list);
+        let rest = cut(
+            log,
+            &values,
+            StrategyKind::Append,
+            true,
+            Value::is_null,
+            replaces_list,
+        );
         let merged = Merged::Append(append(log, rest, unique));
-        field(log, name, "APPEND", merged, reset_by)
+        field(log, name, StrategyKind::Append, merged, reset_by)
     }
 
     fn keyed_field<'a>(
@@ -658,13 +694,13 @@ mod hand {
         let rest = cut(
             log,
             &values,
-            "KEYED_REPLACE",
+            StrategyKind::KeyedReplace,
             true,
             Value::is_null,
             replaces_list,
         );
         let merged = Merged::Keyed(keyed(log, rest, keys, merge_entries));
-        field(log, name, "KEYED_REPLACE", merged, reset_by)
+        field(log, name, StrategyKind::KeyedReplace, merged, reset_by)
     }
 
     fn deep_field<'a>(
@@ -678,13 +714,13 @@ mod hand {
         let rest = cut(
             log,
             &values,
-            "DEEP_MERGE",
+            StrategyKind::DeepMerge,
             true,
             deletes_mapping,
             replaces_mapping,
         );
         let merged = mapping(log, rest, rule);
-        field(log, name, "DEEP_MERGE", merged, reset_by)
+        field(log, name, StrategyKind::DeepMerge, merged, reset_by)
     }
 
     fn effective<'a>(name: &str, fs: &[Fragment], fields: Vec<FieldMerge<'a>>) -> Effective<'a> {
@@ -730,14 +766,21 @@ mod hand {
     fn metadata_key<'a>(log: &mut Log<'a>, key: &str, cs: &[At<'a>]) -> Option<Merged<'a>> {
         match key {
             "tags" => {
-                let rest = cut(log, cs, "APPEND", false, Value::is_null, replaces_list);
+                let rest = cut(
+                    log,
+                    cs,
+                    StrategyKind::Append,
+                    false,
+                    Value::is_null,
+                    replaces_list,
+                );
                 (!rest.is_empty()).then(|| Merged::Append(append(log, rest, true)))
             }
             "tools" => {
                 let rest = cut(
                     log,
                     cs,
-                    "KEYED_REPLACE",
+                    StrategyKind::KeyedReplace,
                     false,
                     Value::is_null,
                     replaces_list,

@@ -101,6 +101,25 @@ impl Replaced {
     }
 }
 
+/// What an `explain` row is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowKind {
+    /// A value, merged by this strategy.
+    Merged(crate::spec::StrategyKind),
+    /// A file of the skill, layered by path.
+    File,
+}
+
+impl RowKind {
+    /// Its name in tables and JSON: the strategy's, or `FILE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowKind::Merged(s) => s.name(),
+            RowKind::File => "FILE",
+        }
+    }
+}
+
 /// One value of the effective skill and its story; or a value that is not
 /// there, and the directive that removed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,8 +127,9 @@ pub struct Row {
     /// The value's path: `description`, `trigger_keywords[0]`,
     /// `references[style]`, `metadata.limits.max_tokens`.
     pub path: String,
-    /// The strategy of the rule that merged it.
-    pub strategy: &'static str,
+    /// What made it: the strategy of the rule that merged it, or the
+    /// layering of files.
+    pub kind: RowKind,
     /// The value (`null` for a row of a removed value).
     pub value: Value,
     /// Who supplied it (`None`: the spec's default).
@@ -130,7 +150,7 @@ impl Row {
     pub fn to_json(&self) -> Value {
         json!({
             "path": self.path,
-            "strategy": self.strategy,
+            "strategy": self.kind.name(),
             "value": self.value,
             "removed": self.removed,
             "origin": self.place.as_ref().map(Place::to_json),
@@ -175,7 +195,7 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
             };
             rows.push(Row {
                 path: path.to_owned(),
-                strategy,
+                kind: RowKind::Merged(strategy),
                 value,
                 place: s
                     .and_then(|s| s.origin.as_ref())
@@ -205,7 +225,7 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
             }
             rows.push(Row {
                 path: change.path.clone(),
-                strategy: change.strategy,
+                kind: RowKind::Merged(change.strategy),
                 value: Value::Null,
                 place: Some(note.by.clone()),
                 replaced: Vec::new(),
@@ -232,7 +252,7 @@ pub fn file_rows(files: &[crate::files::SkillFile]) -> Vec<Row> {
         .iter()
         .map(|f| Row {
             path: f.rel.clone(),
-            strategy: "FILE",
+            kind: RowKind::File,
             value: json!(format!("{} bytes", f.source.size)),
             place: Some(place(&f.source)),
             replaced: f

@@ -170,7 +170,10 @@ pub enum Refusal<'s> {
 fn resets(spec: &MergeSpec, value: &Value) -> bool {
     value.is_null()
         || (spec.directives()
-            && matches!(crate::merge::patch_of(value), Some("delete" | "replace")))
+            && matches!(
+                crate::merge::patch_of(value),
+                Some(crate::merge::Patch::Delete | crate::merge::Patch::Replace)
+            ))
 }
 
 /// The first key below a DEEP_MERGE rule (at any depth) that `layer` may

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::provenance::{Shadowed, Sourced};
-use crate::spec::Field;
+use crate::spec::{Field, StrategyKind};
 
 use super::{ChangeKind, Contribution, Walk, item_pointer, origin, patch_of};
 
@@ -48,7 +48,7 @@ pub(super) fn merge<'a>(
                     let deletes: Vec<(&'a Value, usize)> = items
                         .iter()
                         .enumerate()
-                        .filter(|(_, v)| patch_of(v) == Some("delete"))
+                        .filter(|(_, v)| patch_of(v) == Some(super::Patch::Delete))
                         .filter_map(|(i, v)| Some((v.get("value")?, i)))
                         .collect();
                     if !deletes.is_empty() {
@@ -66,7 +66,12 @@ pub(super) fn merge<'a>(
                     }
                     let at = origin(f, item_pointer(&c.pointer, i));
                     if unique && contains(&out, &mut seen, v) {
-                        walk.change("", (ChangeKind::Duplicate, "APPEND"), at, Vec::new());
+                        walk.change(
+                            "",
+                            (ChangeKind::Duplicate, StrategyKind::Append),
+                            at,
+                            Vec::new(),
+                        );
                         continue;
                     }
                     push(&mut out, &mut seen, Sourced::new(v, at));
@@ -129,7 +134,12 @@ fn delete<'a>(
         } else {
             ChangeKind::Stale
         };
-        walk.change("", (kind, "APPEND"), by, std::mem::take(&mut removed[d]));
+        walk.change(
+            "",
+            (kind, StrategyKind::Append),
+            by,
+            std::mem::take(&mut removed[d]),
+        );
     }
 }
 

@@ -24,7 +24,7 @@ pub(crate) fn merge<'a>(
     let replaced = walk.directives
         && layers
             .first()
-            .is_some_and(|c| patch_of(c.value) == Some("replace"));
+            .is_some_and(|c| patch_of(c.value) == Some(super::Patch::Replace));
     // The default, as the lowest contribution (it has no origin).
     let mut with_default;
     let layers = if (top || rule.has_default)

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::provenance::{Shadowed, Sourced};
-use crate::spec::{EntriesMode, Field};
+use crate::spec::{EntriesMode, Field, StrategyKind};
 
 use super::{
     ChangeKind, Contribution, IMPLICIT, Merged, PATCH, Walk, deep, is_list_replace, item_pointer,
@@ -136,7 +136,7 @@ pub(super) fn merge<'a>(
                 && let Some(p) = patch_of(v)
             {
                 match p {
-                    "delete" => {
+                    super::Patch::Delete => {
                         let seg = keyed_segment(id.as_ref(), keys, i);
                         let by = origin(f, pointer);
                         match find(&out, id) {
@@ -154,14 +154,14 @@ pub(super) fn merge<'a>(
                                 dropped.extend(gone.item.overrode);
                                 walk.change(
                                     &seg,
-                                    (ChangeKind::Deleted, "KEYED_REPLACE"),
+                                    (ChangeKind::Deleted, StrategyKind::KeyedReplace),
                                     by,
                                     dropped,
                                 );
                             }
                             None => walk.change(
                                 &seg,
-                                (ChangeKind::Stale, "KEYED_REPLACE"),
+                                (ChangeKind::Stale, StrategyKind::KeyedReplace),
                                 by,
                                 Vec::new(),
                             ),
@@ -170,7 +170,7 @@ pub(super) fn merge<'a>(
                     }
                     // The entry replaces the lower one whole, even when
                     // entries merge; the directive itself is not kept.
-                    "replace" if !is_list_replace(v) => {
+                    super::Patch::Replace if !is_list_replace(v) => {
                         whole = true;
                         if let Value::Object(m) = v {
                             let mut m = m.clone();

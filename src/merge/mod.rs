@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use crate::fragment::{Fragment, escape_pointer};
 use crate::layer::Layer;
 use crate::provenance::{Origin, Shadowed, Sourced};
-use crate::spec::{Field, LAYERS_PRESENT, MergeSpec, Strategy};
+use crate::spec::{Field, LAYERS_PRESENT, MergeSpec, Strategy, StrategyKind};
 
 pub use keyed::{Entry, Identity, identity};
 
@@ -112,7 +112,7 @@ pub struct Change<'a> {
     /// What happened.
     pub kind: ChangeKind,
     /// The strategy of the rule at that path.
-    pub strategy: &'static str,
+    pub strategy: StrategyKind,
     /// The directive (or the dropped duplicate) that did it.
     pub by: Origin,
     /// The lower layers' values it removed (for a replacement, the values
@@ -126,7 +126,7 @@ pub struct FieldMerge<'a> {
     /// The field's name.
     pub name: &'a str,
     /// Its strategy's name (`OVERRIDE`, ...).
-    pub strategy: &'static str,
+    pub strategy: StrategyKind,
     /// The merged value with provenance.
     pub merged: Merged<'a>,
     /// The last layer that reset the field with `null`, if any.
@@ -311,7 +311,7 @@ pub fn merge_only<'a>(
         }
         fields.push(FieldMerge {
             name: &field.name,
-            strategy: field.strategy.name(),
+            strategy: field.strategy.kind(),
             merged,
             reset_by,
             changes: std::mem::take(&mut walk.changes),
@@ -431,17 +431,39 @@ pub(crate) fn key_rule<'a>(rule: &'a Field, key: &str) -> &'a Field {
     rule.key_rule(key).unwrap_or(&IMPLICIT)
 }
 
-/// `$patch`'s value when `value` is a mapping holding one.
-pub(crate) fn patch_of(value: &Value) -> Option<&str> {
+/// A `$patch` directive, as a fragment writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Patch<'a> {
+    /// `$patch: delete`: remove what the lower layers have there.
+    Delete,
+    /// `$patch: replace`: replace it whole instead of merging into it.
+    Replace,
+    /// Any other value: an error `validate` words (never merged).
+    Unknown(&'a Value),
+}
+
+impl Patch<'_> {
+    /// Reads a directive's value.
+    pub fn of(verb: &Value) -> Patch<'_> {
+        match verb.as_str() {
+            Some("delete") => Patch::Delete,
+            Some("replace") => Patch::Replace,
+            _ => Patch::Unknown(verb),
+        }
+    }
+}
+
+/// The directive of `value` when it is a mapping holding `$patch`.
+pub(crate) fn patch_of(value: &Value) -> Option<Patch<'_>> {
     match value {
-        Value::Object(m) => m.get(PATCH).map(|p| p.as_str().unwrap_or("")),
+        Value::Object(m) => m.get(PATCH).map(Patch::of),
         _ => None,
     }
 }
 
 /// Is `item` the list directive `{$patch: replace}`?
 pub(crate) fn is_list_replace(item: &Value) -> bool {
-    matches!(item, Value::Object(m) if m.len() == 1 && patch_of(item) == Some("replace"))
+    matches!(item, Value::Object(m) if m.len() == 1 && patch_of(item) == Some(Patch::Replace))
 }
 
 impl<'a> Walk<'a> {
@@ -461,7 +483,7 @@ impl<'a> Walk<'a> {
     fn deletes_mapping(&self, strategy: &Strategy, value: &Value) -> bool {
         self.directives
             && matches!(strategy, Strategy::DeepMerge { .. })
-            && patch_of(value) == Some("delete")
+            && patch_of(value) == Some(Patch::Delete)
     }
 
     /// Does `value` delete the lower layers' value (below the top level),
@@ -472,8 +494,8 @@ impl<'a> Walk<'a> {
             _ if !self.directives => (false, false),
             Value::Object(_) if matches!(strategy, Strategy::DeepMerge { .. }) => {
                 match patch_of(value) {
-                    Some("delete") => (true, false),
-                    Some("replace") => (false, true),
+                    Some(Patch::Delete) => (true, false),
+                    Some(Patch::Replace) => (false, true),
                     _ => (false, false),
                 }
             }
@@ -493,7 +515,7 @@ impl<'a> Walk<'a> {
     pub(crate) fn change(
         &mut self,
         suffix: &str,
-        (kind, strategy): (ChangeKind, &'static str),
+        (kind, strategy): (ChangeKind, StrategyKind),
         by: Origin,
         dropped: Vec<Shadowed<'a>>,
     ) {
@@ -548,7 +570,7 @@ impl<'a> Walk<'a> {
                 (true, true, false) => Some(ChangeKind::Stale),
             };
             if let (Some(kind), Some(by)) = (kind, c.origin()) {
-                self.change("", (kind, rule.strategy.name()), by, dropped);
+                self.change("", (kind, rule.strategy.kind()), by, dropped);
             }
             start = if deleted { i + 1 } else { i };
         }
@@ -614,9 +636,9 @@ pub fn visit<'m, 'a>(
     rule: &Field,
     merged: &'m Merged<'a>,
     path: &mut String,
-    f: &mut dyn FnMut(&str, &'static str, Visited<'m, 'a>),
+    f: &mut dyn FnMut(&str, StrategyKind, Visited<'m, 'a>),
 ) {
-    let strategy = rule.strategy.name();
+    let strategy = rule.strategy.kind();
     match merged {
         Merged::Override(s) => f(path, strategy, Visited::Value(s)),
         Merged::Append(items) if items.is_empty() => f(path, strategy, Visited::Empty(merged)),
@@ -686,10 +708,10 @@ pub fn visit<'m, 'a>(
 
 /// [`visit`] below a key without a rule, reported under `strategy`.
 fn visit_implicit<'m, 'a>(
-    strategy: &'static str,
+    strategy: StrategyKind,
     merged: &'m Merged<'a>,
     path: &mut String,
-    f: &mut dyn FnMut(&str, &'static str, Visited<'m, 'a>),
+    f: &mut dyn FnMut(&str, StrategyKind, Visited<'m, 'a>),
 ) {
     match merged {
         Merged::Deep(tree) if !tree.is_empty() => {

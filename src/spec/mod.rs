@@ -528,11 +528,16 @@ pub enum Strategy {
 impl Strategy {
     /// The name used in the spec: `OVERRIDE`, `APPEND`, ...
     pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// Which of the four strategies this is, without its attributes.
+    pub fn kind(&self) -> StrategyKind {
         match self {
-            Strategy::Override { .. } => "OVERRIDE",
-            Strategy::Append { .. } => "APPEND",
-            Strategy::KeyedReplace { .. } => "KEYED_REPLACE",
-            Strategy::DeepMerge { .. } => "DEEP_MERGE",
+            Strategy::Override { .. } => StrategyKind::Override,
+            Strategy::Append { .. } => StrategyKind::Append,
+            Strategy::KeyedReplace { .. } => StrategyKind::KeyedReplace,
+            Strategy::DeepMerge { .. } => StrategyKind::DeepMerge,
         }
     }
 
@@ -559,6 +564,38 @@ impl Strategy {
             Strategy::KeyedReplace { keys, .. } => format!("list keyed by {}", keys.join("/")),
             Strategy::DeepMerge { .. } => "mapping".into(),
         }
+    }
+}
+
+/// One of the four strategies, without its attributes: what a merged
+/// value, a change and an `explain` row report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StrategyKind {
+    /// OVERRIDE.
+    Override,
+    /// APPEND.
+    Append,
+    /// KEYED_REPLACE.
+    KeyedReplace,
+    /// DEEP_MERGE.
+    DeepMerge,
+}
+
+impl StrategyKind {
+    /// Its name as a spec writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StrategyKind::Override => "OVERRIDE",
+            StrategyKind::Append => "APPEND",
+            StrategyKind::KeyedReplace => "KEYED_REPLACE",
+            StrategyKind::DeepMerge => "DEEP_MERGE",
+        }
+    }
+}
+
+impl fmt::Display for StrategyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

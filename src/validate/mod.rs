@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
 use crate::fragment::{Fragment, Pos, describe, escape_pointer, unescape_pointer};
-use crate::merge::identity;
+use crate::merge::{Patch, identity};
 use std::sync::{Arc, OnceLock};
 
 use crate::spec::{Field, MergeSpec, Strategy, ValueRule, validation_schema};
@@ -115,7 +115,9 @@ impl Validator {
                             .or_else(|| patch_branch(&e))
                             .unwrap_or(&e);
                         let pointer = e.instance_path().as_str();
-                        kept.offer(pointer.to_owned(), false, || diagnose(spec, pointer, e));
+                        kept.offer(pointer.to_owned(), false, || {
+                            diagnose(spec, instance, pointer, e)
+                        });
                     }
                 }
             }
@@ -139,6 +141,7 @@ impl Validator {
                     {
                         directive_problem(
                             spec,
+                            instance,
                             &format!("/{}", escape_pointer(&field)),
                             &Value::Null,
                         )
@@ -184,7 +187,7 @@ impl Validator {
             .take(MAX_PER_FILE)
             .map(|e| {
                 let e = own_branch(spec, &e).unwrap_or(&e);
-                diagnose(spec, e.instance_path().as_str(), e)
+                diagnose(spec, &instance, e.instance_path().as_str(), e)
             })
             .collect()
     }
@@ -354,7 +357,7 @@ fn located(
     pos: Option<Pos>,
     kind: DiagnosticKind,
 ) -> Diagnostic {
-    let field = pointer_to_path(pointer);
+    let field = pointer_to_path(fragment.as_value(), pointer);
     let mut d = Diagnostic::error(Some(&fragment.path), kind)
         .in_layer(fragment.layer)
         .at(pos);
@@ -365,17 +368,54 @@ fn located(
 }
 
 /// `/metadata/limits/0` → `metadata.limits[0]`.
-pub fn pointer_to_path(pointer: &str) -> String {
+pub fn pointer_to_path(root: &Value, pointer: &str) -> String {
     let mut out = String::new();
-    for seg in pointer.split('/').skip(1) {
-        let seg = unescape_pointer(seg);
-        if !out.is_empty() && seg.parse::<usize>().is_ok() {
-            out.push_str(&format!("[{seg}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
+    for seg in segments(root, pointer) {
+        match seg {
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&k);
             }
-            out.push_str(&seg);
+        }
+    }
+    out
+}
+
+/// One step of a JSON pointer into a value: a key of a mapping, or an
+/// index of a list. A key that reads as a number (`"2024"`) stays a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    /// A mapping's key.
+    Key(String),
+    /// A list's index.
+    Index(usize),
+}
+
+/// The segments of `pointer`, typed by what they step into in `root`: an
+/// index only where the value there is a list. Past the end of `root` (a
+/// pointer the value does not hold), keys.
+pub fn segments(root: &Value, pointer: &str) -> Vec<Seg> {
+    let mut at = Some(root);
+    let mut out = Vec::new();
+    for raw in pointer.split('/').skip(1) {
+        let seg = unescape_pointer(raw);
+        match at {
+            Some(Value::Array(items)) if seg.parse::<usize>().is_ok() => {
+                let i: usize = seg.parse().unwrap_or_default();
+                at = items.get(i);
+                out.push(Seg::Index(i));
+            }
+            Some(Value::Object(m)) => {
+                at = m.get(&seg);
+                out.push(Seg::Key(seg));
+            }
+            _ => {
+                at = None;
+                out.push(Seg::Key(seg));
+            }
         }
     }
     out
@@ -417,15 +457,16 @@ fn unknown_fields(fragment: &Fragment, unexpected: &[String], kept: &mut Kept) {
     }
 }
 
-/// The problem a schema error at `pointer` is, in the spec's words.
-fn diagnose(spec: &MergeSpec, pointer: &str, e: &ValidationError) -> DiagnosticKind {
+/// The problem a schema error at `pointer` (into the fragment `root`) is,
+/// in the spec's words.
+fn diagnose(spec: &MergeSpec, root: &Value, pointer: &str, e: &ValidationError) -> DiagnosticKind {
     let (kind, instance) = (e.kind(), &**e.instance());
     if spec.directives()
-        && let Some(message) = directive_problem(spec, pointer, instance)
+        && let Some(message) = directive_problem(spec, root, pointer, instance)
     {
         return message;
     }
-    let Some(at) = rule_at(spec, pointer) else {
+    let Some(at) = rule_at(spec, root, pointer) else {
         return DiagnosticKind::Schema {
             message: schema_message(e),
         };
@@ -509,30 +550,35 @@ struct RuleAt<'s> {
     /// That rule's path, as explain writes it: `metadata.tools`.
     path: String,
     /// The pointer's segments below that rule's value.
-    rest: Vec<String>,
+    rest: Vec<Seg>,
     /// The first of them as a list index.
     index: Option<usize>,
 }
 
 /// The rule that governs the value at `pointer` (following `fields:` of
 /// DEEP_MERGE rules as deep as they go); `None` outside any field.
-fn rule_at<'s>(spec: &'s MergeSpec, pointer: &str) -> Option<RuleAt<'s>> {
-    let mut segs = pointer.split('/').skip(1).map(unescape_pointer);
-    let first = segs.next()?;
+fn rule_at<'s>(spec: &'s MergeSpec, root: &Value, pointer: &str) -> Option<RuleAt<'s>> {
+    let mut segs = segments(root, pointer).into_iter();
+    let Some(Seg::Key(first)) = segs.next() else {
+        return None;
+    };
     let mut rule = spec.field(&first)?;
     let mut path = first;
-    let mut rest: Vec<String> = Vec::new();
+    let mut rest: Vec<Seg> = Vec::new();
     for seg in segs {
-        match rule.key_rule(&seg).filter(|_| rest.is_empty()) {
-            Some(child) => {
+        match &seg {
+            Seg::Key(k) if rest.is_empty() && rule.key_rule(k).is_some() => {
                 path.push('.');
-                path.push_str(&seg);
-                rule = child;
+                path.push_str(k);
+                rule = rule.key_rule(k).expect("just found");
             }
-            None => rest.push(seg),
+            _ => rest.push(seg),
         }
     }
-    let index = rest.first().and_then(|s| s.parse().ok());
+    let index = match rest.first() {
+        Some(Seg::Index(i)) => Some(*i),
+        _ => None,
+    };
     Some(RuleAt {
         rule,
         path,
@@ -561,7 +607,12 @@ fn or_list(items: &[String]) -> String {
 /// A misused directive, in words: the error at `pointer` is about a
 /// mapping holding `$patch` (`instance`), or about `$patch`'s own value.
 /// `None` when the error has nothing to do with a directive.
-fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Option<DiagnosticKind> {
+fn directive_problem(
+    spec: &MergeSpec,
+    root: &Value,
+    pointer: &str,
+    instance: &Value,
+) -> Option<DiagnosticKind> {
     use crate::merge::PATCH;
     let (map_pointer, map) = match pointer.rsplit_once('/') {
         Some((parent, last)) if last == PATCH => (parent, None),
@@ -587,8 +638,8 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
             "a directive at the top level means nothing: it goes inside a field's value (a list element or a mapping)".into(),
         );
     }
-    let at = rule_at(spec, map_pointer)?;
-    let path = pointer_to_path(map_pointer);
+    let at = rule_at(spec, root, map_pointer)?;
+    let path = pointer_to_path(root, map_pointer);
     let others = |m: &serde_json::Map<String, Value>, allowed: &[&str]| -> Vec<String> {
         m.keys()
             .filter(|k| k.as_str() != PATCH && !allowed.contains(&k.as_str()))
@@ -598,10 +649,10 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
     match (&at.rule.strategy, at.rest.len(), at.index) {
         // The field's own value, or a mapping below a DEEP_MERGE key.
         (Strategy::DeepMerge { .. }, _, _)
-            if !at.rest.iter().any(|s| s.parse::<usize>().is_ok()) =>
+            if !at.rest.iter().any(|s| matches!(s, Seg::Index(_))) =>
         {
-            match (verb.as_str(), map) {
-                (Some("delete"), Some(m)) => problem(
+            match (Patch::of(verb), map) {
+                (Patch::Delete, Some(m)) => problem(
                     path,
                     format!(
                         "$patch: delete removes the whole mapping, so nothing may be set beside it (remove {})",
@@ -627,19 +678,19 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
         ),
         (Strategy::Append { .. }, 1, Some(_)) => {
             let m = map?;
-            match verb.as_str() {
-                Some("replace") => problem(
+            match Patch::of(verb) {
+                Patch::Replace => problem(
                     path,
                     format!(
                         "{{$patch: replace}} stands alone in the list (remove {})",
                         list(others(m, &[]).iter().map(String::as_str), false)
                     ),
                 ),
-                Some("delete") if !m.contains_key("value") => problem(
+                Patch::Delete if !m.contains_key("value") => problem(
                     path,
                     "a delete names the item to remove: {$patch: delete, value: <item>}".into(),
                 ),
-                Some("delete") if !others(m, &["value"]).is_empty() => problem(
+                Patch::Delete if !others(m, &["value"]).is_empty() => problem(
                     path,
                     format!(
                         "a delete holds only $patch and value (remove {})",
@@ -647,7 +698,7 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
                     ),
                 ),
                 // A delete whose value is not an item: the item's rule says why.
-                Some("delete") => None,
+                Patch::Delete => None,
                 _ => problem(
                     path,
                     format!(
@@ -664,8 +715,8 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
             let first = keys.first().map(String::as_str).unwrap_or("name");
             // What the entry holds besides `$patch` and its keys.
             let beside_key = others(m, &keys.iter().map(String::as_str).collect::<Vec<_>>());
-            match verb.as_str() {
-                Some("replace") if !named || !merge => problem(
+            match Patch::of(verb) {
+                Patch::Replace if !named || !merge => problem(
                     path,
                     if merge {
                         format!("{{$patch: replace}} stands alone in the list, or replaces one entry named by its {}", or_list(keys))
@@ -676,21 +727,21 @@ fn directive_problem(spec: &MergeSpec, pointer: &str, instance: &Value) -> Optio
                         )
                     },
                 ),
-                Some("delete") if !named => problem(
+                Patch::Delete if !named => problem(
                     path,
                     format!(
                         "a delete names the entry by its {}: {{{first}: <entry>, $patch: delete}}",
                         or_list(keys)
                     ),
                 ),
-                Some("delete") if !beside_key.is_empty() => problem(
+                Patch::Delete if !beside_key.is_empty() => problem(
                     path,
                     format!(
                         "a delete holds only $patch and the entry's key (remove {})",
                         list(beside_key.iter().map(String::as_str), false)
                     ),
                 ),
-                Some("delete" | "replace") => None,
+                Patch::Delete | Patch::Replace => None,
                 _ => problem(
                     path,
                     format!(

@@ -366,3 +366,28 @@ metadata:
         assert!(err.contains(needle), "missing {needle}\nin:\n{err}");
     }
 }
+
+/// A mapping key that reads as a number is a key: its path is
+/// `metadata.2024`, not an index, and a directive below it is judged as one
+/// in a mapping (issue 22: the directive checks took it for a list index).
+#[test]
+fn a_numeric_mapping_key_is_a_key_not_an_index() {
+    let sb = Sandbox::new();
+    sb.write(
+        "team",
+        "writer.yaml",
+        "metadata:\n  \"2024\":\n    $patch: delte\n",
+    );
+    let run = sb.run(&["validate"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stdout.contains(
+            "error: 'metadata.2024': unknown directive $patch: \"delte\"; in a mapping, $patch: \
+             replace replaces the lower layers' mapping whole and $patch: delete removes it"
+        ),
+        "{run:#?}"
+    );
+    let json = sb.run(&["validate", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["diagnostics"][0]["field"], "metadata.2024.$patch");
+}

@@ -739,15 +739,15 @@ proptest! {
 }
 
 /// The strategy of the rule at `path` of [`SPEC_V2`].
-fn field_strategy(spec: &MergeSpec, path: &[&str]) -> &'static str {
+fn field_strategy(spec: &MergeSpec, path: &[&str]) -> bernstein_skills::spec::StrategyKind {
     let mut rule = spec.field(path[0]).expect("a spec field");
     for key in &path[1..] {
         match rule.key_rule(key) {
             Some(r) => rule = r,
-            None => return "DEEP_MERGE",
+            None => return bernstein_skills::spec::StrategyKind::DeepMerge,
         }
     }
-    rule.strategy.name()
+    rule.strategy.kind()
 }
 
 /// The generators do produce what the properties are about (so that none

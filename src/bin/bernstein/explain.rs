@@ -81,13 +81,18 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
         };
         table.push(vec![
             origin,
-            r.strategy.into(),
+            r.kind.name().into(),
             bernstein_skills::text::excerpt(&r.path, bernstein_skills::text::EXCERPT_CHARS),
             value,
         ]);
         let mut n = Vec::new();
         for rep in &r.replaced {
-            let verb = if r.strategy == "KEYED_REPLACE" || r.strategy == "FILE" {
+            use bernstein_skills::explain::RowKind;
+            use bernstein_skills::spec::StrategyKind;
+            let verb = if matches!(
+                r.kind,
+                RowKind::File | RowKind::Merged(StrategyKind::KeyedReplace)
+            ) {
                 "replaced"
             } else {
                 "shadowed"
