@@ -9,6 +9,7 @@ mod append;
 mod deep;
 mod keyed;
 mod override_;
+pub mod sections;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -1,0 +1,595 @@
+//! A Markdown body merged by section, when a layer asks for it.
+//!
+//! The body is an OVERRIDE value: by default a layer's body replaces the
+//! lower one whole, as the design says. A team that wants one more section
+//! in an upstream skill's instructions should not have to copy the rest
+//! (and lose every later upstream edit), so a layer may instead write
+//! *changes* to the lower body, section by section. Markdown already has
+//! the structure people edit by: a heading and the text under it.
+//!
+//! How it fits the four strategies: a body is a KEYED_REPLACE list of
+//! sections, keyed by heading. The text before the first heading is the
+//! section with the empty key; each heading starts the next section, which
+//! runs to the next heading of any level (a subsection is a section of its
+//! own). A layer's section with a heading the lower body has replaces that
+//! section in place; one with a new heading is appended; `$patch: delete`
+//! removes one. Insertions before or after a named section, or at the
+//! start or end of the body, are entries placed by an anchor instead of at
+//! the end. The merged list is joined back into one string, so every
+//! consumer of the effective skill still sees a plain body.
+//!
+//! A layer asks by starting its body with the line
+//! `<!-- $patch: sections -->` (or the spec declares `sections: always` for
+//! the field). Directives are HTML comments, which Markdown renderers hide:
+//!
+//! ```markdown
+//! <!-- $patch: sections -->
+//! ## House style            (a heading the lower body lacks: appended)
+//! Follow references/house-style.md.
+//!
+//! ## Output                 (a heading it has: replaces that section)
+//! Write CSV.
+//!
+//! ## Legacy
+//! <!-- $patch: delete -->   (removes that section)
+//!
+//! <!-- $patch: before "Usage" -->
+//! Read the house style first.   (inserted before the section "Usage")
+//! ```
+//!
+//! `<!-- $patch: after "H" -->`, `<!-- $patch: start -->` and
+//! `<!-- $patch: end -->` insert the text that follows them (up to the next
+//! heading or directive) after section H, at the start or at the end;
+//! `<!-- $patch: replace -->` under a heading says it must replace a lower
+//! section (a warning if there is none, so an upstream rename is caught).
+//! Headings inside fenced code blocks are text. When a heading appears
+//! several times, each occurrence is its own key: a layer's second
+//! `## Example` is the lower body's second, and a directive names the
+//! n-th with `"Example" 2`.
+
+use std::borrow::Cow;
+
+/// The directive line that asks for a merge by section.
+pub const MARKER: &str = "<!-- $patch: sections -->";
+
+/// A section's key: its heading's text and which occurrence of that text
+/// it is (1 for the first). The text before the first heading is
+/// `("", 1)`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Key {
+    /// The heading's text, without its `#`s.
+    pub heading: String,
+    /// 1 for its first occurrence in the body, 2 for the second, ...
+    pub nth: usize,
+}
+
+impl Key {
+    /// The text before the first heading.
+    pub fn preamble() -> Key {
+        Key {
+            heading: String::new(),
+            nth: 1,
+        }
+    }
+
+    /// How paths and messages name it: `House style`, `Example (2)`, and
+    /// `(preamble)` for the text before the first heading.
+    pub fn label(&self) -> String {
+        match (self.heading.as_str(), self.nth) {
+            ("", _) => "(preamble)".to_owned(),
+            (h, 1) => h.to_owned(),
+            (h, n) => format!("{h} ({n})"),
+        }
+    }
+}
+
+/// A section of a body: a heading line and the text under it, up to the
+/// next heading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section<'a> {
+    /// Its key.
+    pub key: Key,
+    /// Its text, heading line included, line endings included.
+    pub text: Cow<'a, str>,
+    /// The 0-based line of the body it starts on.
+    pub line: usize,
+}
+
+/// The ATX heading a line is (`## Text ##` → level 2, `Text`), if it is one.
+fn heading(line: &str) -> Option<(usize, &str)> {
+    let trimmed = line.trim_end_matches(['\n', '\r']);
+    let indent = trimmed.len() - trimmed.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &trimmed[indent..];
+    let level = rest.len() - rest.trim_start_matches('#').len();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let after = &rest[level..];
+    if !after.is_empty() && !after.starts_with([' ', '\t']) {
+        return None;
+    }
+    let text = after.trim();
+    // A closing sequence of #s (preceded by a space) is not part of it.
+    let text = match text.trim_end_matches('#') {
+        t if t.len() < text.len() && (t.is_empty() || t.ends_with([' ', '\t'])) => t.trim_end(),
+        _ => text,
+    };
+    Some((level, text))
+}
+
+/// A code fence line: its character and length.
+fn fence(line: &str) -> Option<(char, usize)> {
+    let t = line.trim_start_matches(' ');
+    if line.len() - t.len() > 3 {
+        return None;
+    }
+    let c = t.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = t.len() - t.trim_start_matches(c).len();
+    (n >= 3).then_some((c, n))
+}
+
+/// The lines of `body` (with their endings), each with whether it is a
+/// heading outside a fenced code block.
+fn lines(body: &str) -> Vec<(&str, Option<(usize, &str)>)> {
+    let mut out = Vec::new();
+    let mut open: Option<(char, usize)> = None;
+    for line in body.split_inclusive('\n') {
+        if let Some((c, n)) = open {
+            if fence(line).is_some_and(|(c2, n2)| c2 == c && n2 >= n)
+                && line.trim().chars().all(|x| x == c)
+            {
+                open = None;
+            }
+            out.push((line, None));
+            continue;
+        }
+        if let Some(f) = fence(line) {
+            open = Some(f);
+            out.push((line, None));
+            continue;
+        }
+        out.push((line, heading(line)));
+    }
+    out
+}
+
+/// `body` split into sections: the preamble (possibly empty), then one per
+/// heading outside fenced code blocks.
+pub fn split(body: &str) -> Vec<Section<'_>> {
+    let mut out = Vec::new();
+    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    let mut start = 0;
+    let mut key = Key::preamble();
+    let mut line_start = 0;
+    let mut offset = 0;
+    for (i, (line, h)) in lines(body).into_iter().enumerate() {
+        if let Some((_, text)) = h {
+            out.push(Section {
+                key: std::mem::replace(&mut key, Key::preamble()),
+                text: Cow::Borrowed(&body[start..offset]),
+                line: line_start,
+            });
+            let nth = seen.entry(text).or_insert(0);
+            *nth += 1;
+            key = Key {
+                heading: text.to_owned(),
+                nth: *nth,
+            };
+            start = offset;
+            line_start = i;
+        }
+        offset += line.len();
+    }
+    out.push(Section {
+        key,
+        text: Cow::Borrowed(&body[start..]),
+        line: line_start,
+    });
+    out
+}
+
+/// Where an insertion goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Anchor {
+    /// At the start of the body.
+    Start,
+    /// At the end of the body.
+    End,
+    /// Before this section.
+    Before(Key),
+    /// After this section.
+    After(Key),
+}
+
+/// One change a layer's body makes to the lower body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op<'a> {
+    /// A section that replaces the lower one with its key, or is appended
+    /// when there is none (`must_replace`: a warning then).
+    Put {
+        /// The section.
+        section: Section<'a>,
+        /// Written with `$patch: replace`.
+        must_replace: bool,
+    },
+    /// Remove the lower section with this key.
+    Delete {
+        /// Its key.
+        key: Key,
+        /// The 0-based line of the directive in the layer's body.
+        line: usize,
+    },
+    /// Text placed at an anchor.
+    Insert {
+        /// Where.
+        at: Anchor,
+        /// The text, directive line left out.
+        text: &'a str,
+        /// The 0-based line of the directive.
+        line: usize,
+    },
+}
+
+/// Why a layer's body cannot be read as changes by section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The 0-based line in the body.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A directive line: `<!-- $patch: VERB ARGS -->`.
+fn directive(line: &str) -> Option<&str> {
+    line.trim()
+        .strip_prefix("<!--")?
+        .strip_suffix("-->")?
+        .trim()
+        .strip_prefix("$patch:")
+        .map(str::trim)
+}
+
+/// `"Heading" N` (N optional) as a key.
+fn key_arg(arg: &str) -> Option<Key> {
+    let arg = arg.trim();
+    let rest = arg.strip_prefix('"')?;
+    let end = rest.rfind('"')?;
+    let heading = rest[..end].to_owned();
+    let nth = match rest[end + 1..].trim() {
+        "" => 1,
+        n => n.parse().ok().filter(|n| *n > 0)?,
+    };
+    Some(Key { heading, nth })
+}
+
+/// Does `body` ask to be merged by section (its first non-blank line is
+/// [`MARKER`])?
+pub fn asks(body: &str) -> bool {
+    body.lines().find(|l| !l.trim().is_empty()).map(str::trim) == Some(MARKER)
+}
+
+/// The changes a layer's body makes, read from its text (the marker line,
+/// if there, left out). Every problem is reported, with its line.
+pub fn ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
+    let mut ops = Vec::new();
+    let mut problems = Vec::new();
+    // The body's lines with their byte offsets.
+    let all = lines(body);
+    let mut offsets = Vec::with_capacity(all.len() + 1);
+    let mut at = 0;
+    for (line, _) in &all {
+        offsets.push(at);
+        at += line.len();
+    }
+    offsets.push(at);
+    let mut marker_seen = false;
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    let mut i = 0;
+    // The end (exclusive line index) of the block starting at `from`: the
+    // next heading or directive line.
+    let block_end = |from: usize| {
+        (from..all.len())
+            .find(|&j| all[j].1.is_some() || directive(all[j].0).is_some())
+            .unwrap_or(all.len())
+    };
+    while i < all.len() {
+        let (line, h) = all[i];
+        if let Some((_, text)) = h {
+            let end = block_end(i + 1);
+            let nth = seen.entry(text.to_owned()).or_insert(0);
+            *nth += 1;
+            let key = Key {
+                heading: text.to_owned(),
+                nth: *nth,
+            };
+            // A directive right under the heading applies to the section.
+            let first = (i + 1..all.len()).find(|&j| !all[j].0.trim().is_empty());
+            match first.and_then(|j| directive(all[j].0).map(|d| (j, d))) {
+                Some((j, "delete")) => {
+                    let rest_end = block_end(j + 1);
+                    if all[j + 1..rest_end]
+                        .iter()
+                        .any(|(l, _)| !l.trim().is_empty())
+                    {
+                        problems.push(Problem {
+                            line: j,
+                            message: format!(
+                                "section '{}' is deleted, so nothing may follow the directive \
+                                 under its heading",
+                                key.label()
+                            ),
+                        });
+                    }
+                    ops.push(Op::Delete { key, line: j });
+                    i = rest_end;
+                    continue;
+                }
+                Some((j, "replace")) => {
+                    // The heading, then what follows the directive.
+                    let end = block_end(j + 1);
+                    let mut text = String::from(line);
+                    text.push_str(&body[offsets[i + 1]..offsets[j]]);
+                    text.push_str(&body[offsets[j + 1]..offsets[end]]);
+                    ops.push(Op::Put {
+                        section: Section {
+                            key,
+                            text: Cow::Owned(text),
+                            line: i,
+                        },
+                        must_replace: true,
+                    });
+                    i = end;
+                    continue;
+                }
+                _ => {}
+            }
+            ops.push(Op::Put {
+                section: Section {
+                    key,
+                    text: Cow::Borrowed(&body[offsets[i]..offsets[end]]),
+                    line: i,
+                },
+                must_replace: false,
+            });
+            i = end;
+            continue;
+        }
+        if let Some(d) = directive(line) {
+            let (verb, arg) = d.split_once(' ').unwrap_or((d, ""));
+            let end = block_end(i + 1);
+            let text = &body[offsets[i + 1]..offsets[end]];
+            let anchor = match verb {
+                "sections" if !marker_seen && arg.is_empty() => {
+                    marker_seen = true;
+                    i += 1;
+                    continue;
+                }
+                "start" if arg.is_empty() => Some(Anchor::Start),
+                "end" if arg.is_empty() => Some(Anchor::End),
+                "before" => key_arg(arg).map(Anchor::Before),
+                "after" => key_arg(arg).map(Anchor::After),
+                _ => None,
+            };
+            match anchor {
+                Some(at) => ops.push(Op::Insert { at, text, line: i }),
+                None => problems.push(Problem {
+                    line: i,
+                    message: format!(
+                        "unknown directive {}; in a body merged by section write \
+                         <!-- $patch: before \"Heading\" -->, after \"Heading\", start or end \
+                         before text, or $patch: delete or replace under a heading",
+                        crate::text::excerpt(line.trim(), 60)
+                    ),
+                }),
+            }
+            i = end;
+            continue;
+        }
+        // Text before any heading or directive: the layer's preamble,
+        // which replaces the lower one. Blank lines alone are nothing.
+        let end = block_end(i);
+        let text = &body[offsets[i]..offsets[end]];
+        if !text.trim().is_empty() {
+            ops.push(Op::Put {
+                section: Section {
+                    key: Key::preamble(),
+                    text: Cow::Borrowed(text),
+                    line: i,
+                },
+                must_replace: false,
+            });
+        }
+        i = end;
+    }
+    if problems.is_empty() {
+        Ok(ops)
+    } else {
+        Err(problems)
+    }
+}
+
+/// One piece of a merged body, with the layer (given as `O`) it came from
+/// and what it replaced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Piece<'a, O> {
+    /// The section's key; `None` for inserted text.
+    pub key: Option<Key>,
+    /// Its text.
+    pub text: Cow<'a, str>,
+    /// Where it came from.
+    pub origin: O,
+    /// The lower sections it replaced, nearest first.
+    pub replaced: Vec<(Cow<'a, str>, O)>,
+}
+
+/// What applying a layer's changes did that its author should hear of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// A delete, a `$patch: replace` or an anchor named a section the
+    /// lower body does not have (renamed upstream, or a typo).
+    Stale {
+        /// The key named.
+        key: Key,
+        /// The 0-based line in the layer's body.
+        line: usize,
+        /// What the directive was.
+        what: &'static str,
+    },
+    /// A section was removed.
+    Deleted {
+        /// Its key.
+        key: Key,
+        /// The 0-based line of the directive.
+        line: usize,
+    },
+}
+
+/// The lower body's pieces with `ops` applied (`line_origin` gives the
+/// origin of a line of the layer's body): see the module docs.
+pub fn apply<'a, O: Clone>(
+    mut pieces: Vec<Piece<'a, O>>,
+    ops: Vec<Op<'a>>,
+    line_origin: &dyn Fn(usize) -> O,
+) -> (Vec<Piece<'a, O>>, Vec<Applied>) {
+    let mut applied = Vec::new();
+    let find = |pieces: &[Piece<'a, O>], key: &Key| {
+        pieces.iter().position(|p| p.key.as_ref() == Some(key))
+    };
+    let mut inserts = Vec::new();
+    for op in ops {
+        match op {
+            Op::Delete { key, line } => match find(&pieces, &key) {
+                Some(i) => {
+                    pieces.remove(i);
+                    applied.push(Applied::Deleted { key, line });
+                }
+                None => applied.push(Applied::Stale {
+                    key,
+                    line,
+                    what: "delete",
+                }),
+            },
+            Op::Put {
+                section,
+                must_replace,
+            } => {
+                let new = Piece {
+                    key: Some(section.key.clone()),
+                    text: section.text,
+                    origin: line_origin(section.line),
+                    replaced: Vec::new(),
+                };
+                match find(&pieces, &section.key) {
+                    Some(i) => {
+                        let old = std::mem::replace(&mut pieces[i], new);
+                        let mut replaced = vec![(old.text, old.origin)];
+                        replaced.extend(old.replaced);
+                        pieces[i].replaced = replaced;
+                    }
+                    None => {
+                        if must_replace {
+                            applied.push(Applied::Stale {
+                                key: section.key.clone(),
+                                line: section.line,
+                                what: "replace",
+                            });
+                        }
+                        // A new preamble goes first; a new section last.
+                        if section.key == Key::preamble() {
+                            pieces.insert(0, new);
+                        } else {
+                            pieces.push(new);
+                        }
+                    }
+                }
+            }
+            Op::Insert { at, text, line } => inserts.push((at, text, line)),
+        }
+    }
+    // Insertions after the sections are in place, so an anchor may name a
+    // section this layer added.
+    for (at, text, line) in inserts {
+        let piece = Piece {
+            key: None,
+            text: Cow::Borrowed(text),
+            origin: line_origin(line),
+            replaced: Vec::new(),
+        };
+        let pos = match &at {
+            Anchor::Start => Some(
+                // After the preamble, which is the body's opening text.
+                usize::from(
+                    pieces
+                        .first()
+                        .is_some_and(|p| p.key == Some(Key::preamble())),
+                ),
+            ),
+            Anchor::End => Some(pieces.len()),
+            Anchor::Before(k) => find(&pieces, k),
+            Anchor::After(k) => find(&pieces, k).map(|i| {
+                // After the section and whatever was inserted after it.
+                let mut j = i + 1;
+                while j < pieces.len() && pieces[j].key.is_none() {
+                    j += 1;
+                }
+                j
+            }),
+        };
+        match (pos, at) {
+            (Some(p), _) => pieces.insert(p, piece),
+            (None, Anchor::Before(key)) => applied.push(Applied::Stale {
+                key,
+                line,
+                what: "before",
+            }),
+            (None, Anchor::After(key)) => applied.push(Applied::Stale {
+                key,
+                line,
+                what: "after",
+            }),
+            (None, _) => {}
+        }
+    }
+    (pieces, applied)
+}
+
+/// The pieces joined into one body: each piece that does not end a line
+/// gets one, and a heading follows a blank line.
+pub fn join<O>(pieces: &[Piece<'_, O>]) -> String {
+    let mut out = String::with_capacity(pieces.iter().map(|p| p.text.len() + 1).sum());
+    for p in pieces {
+        if p.text.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            if p.key.as_ref().is_some_and(|k| !k.heading.is_empty()) && !out.ends_with("\n\n") {
+                out.push('\n');
+            }
+        }
+        out.push_str(&p.text);
+    }
+    out
+}
+
+/// The pieces of a body as one layer wrote it.
+pub fn pieces<'a, O: Clone>(body: &'a str, line_origin: &dyn Fn(usize) -> O) -> Vec<Piece<'a, O>> {
+    split(body)
+        .into_iter()
+        .filter(|s| !(s.key == Key::preamble() && s.text.is_empty()))
+        .map(|s| Piece {
+            key: Some(s.key),
+            text: s.text,
+            origin: line_origin(s.line),
+            replaced: Vec::new(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
