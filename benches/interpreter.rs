@@ -148,6 +148,7 @@ mod hand {
                 strategy,
                 by,
                 dropped,
+                section: None,
             });
         }
     }
@@ -618,6 +619,7 @@ mod hand {
             merged,
             reset_by,
             changes: std::mem::take(&mut log.changes),
+            sections: None,
         }
     }
 

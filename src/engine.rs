@@ -534,26 +534,38 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
     let mut out = Vec::new();
     for field in &effective.fields {
         for c in &field.changes {
-            if c.kind != crate::merge::ChangeKind::Stale {
-                continue;
-            }
+            let path = crate::text::excerpt(&c.path, crate::text::EXCERPT_CHARS);
             let f = fragments.iter().find(|f| f.layer == c.by.layer);
+            let (kind, pos) = match c.kind {
+                crate::merge::ChangeKind::Stale => (
+                    DiagnosticKind::StaleDelete { path },
+                    f.and_then(|f| f.position(&c.by.pointer, false)),
+                ),
+                crate::merge::ChangeKind::Unanchored => {
+                    let (line, verb) = c.section.unwrap_or((0, "before"));
+                    (
+                        DiagnosticKind::StaleSection {
+                            path,
+                            directive: verb.to_owned(),
+                        },
+                        f.and_then(|f| f.position_in_value(&c.by.pointer, line)),
+                    )
+                }
+                _ => continue,
+            };
             out.push(
-                Diagnostic::warning(
-                    Some(&c.by.path),
-                    DiagnosticKind::StaleDelete {
-                        path: crate::text::excerpt(&c.path, crate::text::EXCERPT_CHARS),
-                    },
-                )
-                .in_layer(c.by.layer)
-                .at(f.and_then(|f| f.position(&c.by.pointer, false)))
-                .on_field(field.name),
+                Diagnostic::warning(Some(&c.by.path), kind)
+                    .in_layer(c.by.layer)
+                    .at(pos)
+                    .on_field(field.name),
             );
             if out.len() >= crate::validate::MAX_PER_FILE {
                 break;
             }
         }
     }
+    // In the order of the files and lines they are at.
+    out.sort_by_key(|d| (d.layer, d.line));
     out
 }
 

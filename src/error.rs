@@ -389,6 +389,18 @@ pub enum DiagnosticKind {
         /// The path deleted, as explain writes it.
         path: String,
     },
+    /// A directive of a value merged by section that names a heading the
+    /// lower layers do not have.
+    #[error(
+        "'{path}': $patch: {directive} names a section no lower layer has (renamed upstream, or a typo in the heading); {}",
+        if directive == "replace" { "the section was added at the end" } else { "it did nothing" }
+    )]
+    StaleSection {
+        /// The section, as explain writes it (`body[Usage]`).
+        path: String,
+        /// The directive: `delete`, `replace`, `before` or `after`.
+        directive: String,
+    },
     /// A value equal to the one it overrides.
     #[error("'{field}' is set to the same value as in the {below}; the override has no effect")]
     NoEffect {

@@ -40,6 +40,21 @@ impl Place {
         }
     }
 
+    /// The place of line `line` (0-based) of the value at `origin`, as a
+    /// value merged by section counts its lines.
+    pub fn of_section(origin: &Origin, line: usize, fragments: &[Fragment]) -> Place {
+        let line = fragments
+            .iter()
+            .find(|f| f.layer == origin.layer)
+            .and_then(|f| f.position_in_value(&origin.pointer, line))
+            .map(|(l, _)| l);
+        Place {
+            layer: origin.layer,
+            file: origin.path.display().to_string(),
+            line,
+        }
+    }
+
     /// `layer:file:line`, the file name escaped for printing.
     pub fn label(&self) -> String {
         format!("{}:{}", self.layer.label(), self.file_line())
@@ -108,6 +123,8 @@ pub enum RowKind {
     Merged(crate::spec::StrategyKind),
     /// A file of the skill, layered by path.
     File,
+    /// A section of a value merged by section (the body).
+    Section,
 }
 
 impl RowKind {
@@ -116,6 +133,7 @@ impl RowKind {
         match self {
             RowKind::Merged(s) => s.name(),
             RowKind::File => "FILE",
+            RowKind::Section => "SECTION",
         }
     }
 }
@@ -208,10 +226,41 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
                 removed: false,
             });
         });
+        for piece in field.sections.iter().flatten() {
+            let section =
+                |o: &crate::merge::SectionOrigin| Place::of_section(&o.origin, o.line, frags);
+            rows.push(Row {
+                path: format!(
+                    "{}[{}]",
+                    field.name,
+                    piece
+                        .key
+                        .as_ref()
+                        .map_or_else(|| "(inserted)".to_owned(), |k| k.label())
+                ),
+                kind: RowKind::Section,
+                value: Value::String(piece.text.clone().into_owned()),
+                place: Some(section(&piece.origin)),
+                replaced: piece
+                    .replaced
+                    .iter()
+                    .map(|(text, o)| Replaced {
+                        value: Value::String(text.clone().into_owned()),
+                        place: section(o),
+                    })
+                    .collect(),
+                reset_by: reset_by.clone(),
+                notes: Vec::new(),
+                removed: false,
+            });
+        }
         for change in &field.changes {
             let note = Note {
                 kind: change.kind,
-                by: Place::of_origin(&change.by, frags),
+                by: match change.section {
+                    Some((line, _)) => Place::of_section(&change.by, line, frags),
+                    None => Place::of_origin(&change.by, frags),
+                },
                 dropped: change.dropped.iter().map(shadow).collect(),
             };
             let under: Vec<usize> = (first..rows.len())

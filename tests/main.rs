@@ -27,6 +27,7 @@ mod it {
     mod readme;
     mod rules_props;
     mod schemas;
+    mod sections;
     mod skill_files;
     mod spec_edit;
     mod spec_impact;

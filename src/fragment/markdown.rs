@@ -32,6 +32,8 @@ pub(crate) struct Split<'a> {
     /// The 1-based line of the body's first character that is not blank
     /// space (where a reader looks for it).
     pub body_line: usize,
+    /// The 1-based line of the body's first line (blank or not).
+    pub text_line: usize,
 }
 
 fn is_fence(line: &str) -> bool {
@@ -59,6 +61,7 @@ fn framed<'a>(rest: &'a str, eol: &'static str, line: usize) -> Split<'a> {
         body,
         crlf: eol == "\r\n",
         body_line: line + body[..lead].matches('\n').count(),
+        text_line: line,
     }
 }
 
@@ -77,6 +80,7 @@ pub(crate) fn split(text: &str) -> Result<Split<'_>, (Option<Pos>, DiagnosticKin
             body,
             crlf: eol == "\r\n",
             body_line: 1 + body[..lead].matches('\n').count(),
+            text_line: 1,
         });
     }
     let start = first.len();

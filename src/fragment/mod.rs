@@ -53,6 +53,15 @@ impl Default for LoadOptions {
     }
 }
 
+/// Where a SKILL.md's body is: the field it set, the line of its first
+/// non-blank character and of its first line.
+#[derive(Debug, Clone)]
+struct BodyAt {
+    field: String,
+    line: usize,
+    text_line: usize,
+}
+
 /// One layer's fragment: the top-level fields it sets, as written.
 #[derive(Debug, Clone)]
 pub struct Fragment {
@@ -68,7 +77,7 @@ pub struct Fragment {
     /// 0-based line where the parsed YAML/TOML text starts in the file.
     line_offset: usize,
     /// The field a SKILL.md body set, and the line the body starts on.
-    body_at: Option<(String, usize)>,
+    body_at: Option<BodyAt>,
     /// Every node's position, built on first use (`None`: no text to index,
     /// as in a SKILL.md without frontmatter).
     index: OnceLock<Option<index::Index>>,
@@ -124,7 +133,14 @@ impl Fragment {
                     } else {
                         split.body.to_owned()
                     };
-                    (body, split.body_line)
+                    (
+                        body,
+                        BodyAt {
+                            field: String::new(),
+                            line: split.body_line,
+                            text_line: split.text_line,
+                        },
+                    )
                 });
                 (value, body)
             }
@@ -150,7 +166,8 @@ impl Fragment {
                 )));
             }
         };
-        if let Some((body, line)) = body {
+        if let Some((body, at)) = body {
+            let line = at.line;
             let Some(field) = &options.body_field else {
                 return Err(fail((Some((line, 1)), DiagnosticKind::NoBodyField)));
             };
@@ -163,7 +180,10 @@ impl Fragment {
                 )));
             }
             fields.insert(field.clone(), Value::String(body));
-            body_at = Some((field.clone(), line));
+            body_at = Some(BodyAt {
+                field: field.clone(),
+                ..at
+            });
         }
         Ok(Fragment {
             layer,
@@ -214,12 +234,24 @@ impl Fragment {
     /// line. The first call indexes the whole source; every call after it
     /// costs a lookup.
     pub fn position(&self, pointer: &str, key: bool) -> Option<Pos> {
-        if let Some((field, line)) = &self.body_at
-            && pointer.strip_prefix('/') == Some(escape_pointer(field).as_str())
+        if let Some(at) = &self.body_at
+            && pointer.strip_prefix('/') == Some(escape_pointer(&at.field).as_str())
         {
-            return Some((*line, 1));
+            return Some((at.line, 1));
         }
         self.index()?.position(pointer, key)
+    }
+
+    /// The position of line `line` (0-based) of the string value at
+    /// `pointer`: exact for a SKILL.md body, whose lines are the file's;
+    /// the value's own position for a YAML or TOML string.
+    pub fn position_in_value(&self, pointer: &str, line: usize) -> Option<Pos> {
+        if let Some(at) = &self.body_at
+            && pointer.strip_prefix('/') == Some(escape_pointer(&at.field).as_str())
+        {
+            return Some((at.text_line + line, 1));
+        }
+        self.position(pointer, false)
     }
 
     /// The top-level keys in the order they are written, with their

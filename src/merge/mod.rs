@@ -79,6 +79,9 @@ pub enum ChangeKind {
     Stale,
     /// `unique: true` dropped an item equal to an earlier one.
     Duplicate,
+    /// A section directive (`before`, `after`, `replace`, `delete` inside a
+    /// body merged by section) named a heading the lower layers lack.
+    Unanchored,
 }
 
 impl ChangeKind {
@@ -89,6 +92,7 @@ impl ChangeKind {
             ChangeKind::Replaced => "replaced whole by",
             ChangeKind::Stale => "nothing to delete for",
             ChangeKind::Duplicate => "duplicate dropped from",
+            ChangeKind::Unanchored => "no such section for",
         }
     }
 
@@ -99,6 +103,7 @@ impl ChangeKind {
             ChangeKind::Replaced => "replaced",
             ChangeKind::Stale => "stale",
             ChangeKind::Duplicate => "duplicate",
+            ChangeKind::Unanchored => "no-such-section",
         }
     }
 }
@@ -119,6 +124,10 @@ pub struct Change<'a> {
     /// The lower layers' values it removed (for a replacement, the values
     /// replaced; for a dropped duplicate, nothing).
     pub dropped: Vec<Shadowed<'a>>,
+    /// For a directive inside a value merged by section: its 0-based line
+    /// inside the value, and the directive (`delete`, `replace`, `before`,
+    /// `after`).
+    pub section: Option<(usize, &'static str)>,
 }
 
 /// One merged field.
@@ -135,6 +144,23 @@ pub struct FieldMerge<'a> {
     /// Deletions, whole replacements, stale deletes and dropped duplicates
     /// at or below the field, in the order the merge met them.
     pub changes: Vec<Change<'a>>,
+    /// For a field merged by section (the body): each piece of the merged
+    /// value with the layer and line it came from ([`sections`]).
+    pub sections: Option<Vec<SectionPiece<'a>>>,
+}
+
+/// A piece of a value merged by section, and where it came from.
+pub type SectionPiece<'a> = sections::Piece<'a, SectionOrigin>;
+
+/// Where a piece of a value merged by section came from: the layer and
+/// fragment ([`Origin`], pointing at the value) and the 0-based line inside
+/// the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionOrigin {
+    /// The fragment's value.
+    pub origin: Origin,
+    /// The line inside the value where the piece starts.
+    pub line: usize,
 }
 
 /// The effective skill: every spec field, merged, plus the layers present.
@@ -254,6 +280,7 @@ pub fn merge_only<'a>(
         directives: spec.directives(),
         path: String::new(),
         changes: Vec::new(),
+        sections: None,
     };
     let mut values: Vec<Contribution<'a>> = Vec::with_capacity(fragments.len());
     // Each fragment's fields are walked once, in key order, alongside the
@@ -316,6 +343,7 @@ pub fn merge_only<'a>(
             merged,
             reset_by,
             changes: std::mem::take(&mut walk.changes),
+            sections: walk.sections.take(),
         });
     }
     let mut layers_present: Vec<Layer> = fragments.iter().map(|f| f.layer).collect();
@@ -412,6 +440,8 @@ pub(crate) struct Walk<'a> {
     pub(crate) directives: bool,
     pub(crate) path: String,
     pub(crate) changes: Vec<Change<'a>>,
+    /// The pieces of the field just merged by section, if it was.
+    pub(crate) sections: Option<Vec<SectionPiece<'a>>>,
 }
 
 /// The rule for a key of a DEEP_MERGE mapping that declares none.
@@ -425,6 +455,7 @@ pub(crate) static IMPLICIT: Field = Field {
     files: None,
     layers: None,
     has_default: false,
+    sections: None,
 };
 
 /// The rule for the key `key` of the DEEP_MERGE rule `rule`.
@@ -526,6 +557,7 @@ impl<'a> Walk<'a> {
             strategy,
             by,
             dropped,
+            section: None,
         });
     }
 
@@ -587,6 +619,9 @@ impl<'a> Walk<'a> {
         top: bool,
     ) -> Merged<'a> {
         match &rule.strategy {
+            Strategy::Override { .. } if top && rule.sections.is_some() => {
+                Merged::Override(self.merge_sections(rule, rest, reset_by))
+            }
             Strategy::Override { .. } => Merged::Override(override_::merge(rule, rest, reset_by)),
             Strategy::Append { unique, .. } => {
                 Merged::Append(append::merge(self, rule, *unique, rest, top))
@@ -596,6 +631,90 @@ impl<'a> Walk<'a> {
             }
             Strategy::DeepMerge { .. } => deep::merge(self, rule, rest, top),
         }
+    }
+
+    /// Merges an OVERRIDE string field that may merge by section
+    /// ([`sections`]): each layer's value replaces the lower one whole, or,
+    /// when it asks (or the rule says `always`), changes it section by
+    /// section. The value is the pieces joined; their provenance is kept in
+    /// [`Walk::sections`] and what a directive did in the changes.
+    fn merge_sections(
+        &mut self,
+        rule: &'a Field,
+        rest: &mut [Contribution<'a>],
+        reset_by: Option<Origin>,
+    ) -> Sourced<'a> {
+        let always = rule.sections == Some(crate::spec::Sections::Always);
+        let mut pieces: Vec<SectionPiece<'a>> = Vec::new();
+        let mut out = Sourced {
+            origin: reset_by,
+            ..Sourced::default_value(&rule.default)
+        };
+        let mut by_section = false;
+        for c in rest.iter_mut() {
+            let (Some(text), Some(origin)) = (c.value.as_str(), c.origin()) else {
+                // A value that is not text (only a spec without a type
+                // lets one through): replaced whole.
+                pieces.clear();
+                by_section = false;
+                out = replaced_by(out, c);
+                continue;
+            };
+            let at = |line| SectionOrigin {
+                origin: origin.clone(),
+                line,
+            };
+            match (always || sections::asks(text))
+                .then(|| sections::ops(text))
+                .and_then(Result::ok)
+            {
+                Some(ops) => {
+                    by_section = true;
+                    let (merged, applied) = sections::apply(std::mem::take(&mut pieces), ops, &at);
+                    pieces = merged;
+                    for a in applied {
+                        let (key, line, kind, verb, dropped) = match a {
+                            sections::Applied::Stale { key, line, what } => {
+                                (key, line, ChangeKind::Unanchored, what, Vec::new())
+                            }
+                            sections::Applied::Deleted { key, line, removed } => (
+                                key,
+                                line,
+                                ChangeKind::Deleted,
+                                "delete",
+                                vec![Shadowed {
+                                    value: std::borrow::Cow::Owned(Value::String(
+                                        removed.text.into_owned(),
+                                    )),
+                                    origin: removed.origin.origin,
+                                }],
+                            ),
+                        };
+                        self.changes.push(Change {
+                            path: format!("{}[{}]", self.path, key.label()),
+                            kind,
+                            strategy: StrategyKind::Override,
+                            by: origin.clone(),
+                            dropped,
+                            section: Some((line, verb)),
+                        });
+                    }
+                }
+                None => {
+                    by_section = false;
+                    pieces = sections::pieces(text, &at);
+                }
+            }
+            out = replaced_by(out, c);
+        }
+        if by_section {
+            out.value = std::borrow::Cow::Owned(Value::String(sections::join(&pieces, &|a, b| {
+                a.origin.origin == b.origin.origin
+                    && a.origin.line + a.text.split_inclusive('\n').count() == b.origin.line
+            })));
+        }
+        self.sections = by_section.then_some(pieces);
+        out
     }
 
     /// Merges one key below a DEEP_MERGE mapping; `None` when the key ends
@@ -826,6 +945,7 @@ pub(crate) mod tests {
             directives: true,
             path: field.name.clone(),
             changes: Vec::new(),
+            sections: None,
         }
     }
 

@@ -415,6 +415,7 @@ pub fn ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
 /// and what it replaced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Piece<'a, O> {
+    // (Where a piece starts in its layer's value is part of `O`.)
     /// The section's key; `None` for inserted text.
     pub key: Option<Key>,
     /// Its text.
@@ -426,8 +427,8 @@ pub struct Piece<'a, O> {
 }
 
 /// What applying a layer's changes did that its author should hear of.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Applied {
+#[derive(Debug, Clone, PartialEq)]
+pub enum Applied<'a, O> {
     /// A delete, a `$patch: replace` or an anchor named a section the
     /// lower body does not have (renamed upstream, or a typo).
     Stale {
@@ -444,6 +445,8 @@ pub enum Applied {
         key: Key,
         /// The 0-based line of the directive.
         line: usize,
+        /// The piece removed.
+        removed: Piece<'a, O>,
     },
 }
 
@@ -453,7 +456,7 @@ pub fn apply<'a, O: Clone>(
     mut pieces: Vec<Piece<'a, O>>,
     ops: Vec<Op<'a>>,
     line_origin: &dyn Fn(usize) -> O,
-) -> (Vec<Piece<'a, O>>, Vec<Applied>) {
+) -> (Vec<Piece<'a, O>>, Vec<Applied<'a, O>>) {
     let mut applied = Vec::new();
     let find = |pieces: &[Piece<'a, O>], key: &Key| {
         pieces.iter().position(|p| p.key.as_ref() == Some(key))
@@ -463,8 +466,8 @@ pub fn apply<'a, O: Clone>(
         match op {
             Op::Delete { key, line } => match find(&pieces, &key) {
                 Some(i) => {
-                    pieces.remove(i);
-                    applied.push(Applied::Deleted { key, line });
+                    let removed = pieces.remove(i);
+                    applied.push(Applied::Deleted { key, line, removed });
                 }
                 None => applied.push(Applied::Stale {
                     key,
@@ -556,15 +559,22 @@ pub fn apply<'a, O: Clone>(
     (pieces, applied)
 }
 
-/// The pieces joined into one body: each piece that does not end a line
-/// gets one, and a heading follows a blank line.
-pub fn join<O>(pieces: &[Piece<'_, O>]) -> String {
+/// The pieces joined into one body. Pieces that were written one after the
+/// other (`adjacent`) are joined as they were; between others, a piece
+/// that does not end a line gets one, and a heading follows a blank line.
+pub fn join<O>(
+    pieces: &[Piece<'_, O>],
+    adjacent: &dyn Fn(&Piece<'_, O>, &Piece<'_, O>) -> bool,
+) -> String {
     let mut out = String::with_capacity(pieces.iter().map(|p| p.text.len() + 1).sum());
+    let mut prev: Option<&Piece<'_, O>> = None;
     for p in pieces {
         if p.text.is_empty() {
             continue;
         }
-        if !out.is_empty() {
+        let joined = prev.is_some_and(|q| adjacent(q, p));
+        prev = Some(p);
+        if !out.is_empty() && !joined {
             if !out.ends_with('\n') {
                 out.push('\n');
             }

@@ -157,6 +157,9 @@ pub enum RawRule {
         /// The layers allowed to set this value (default: all three). A value in any other layer is an error.
         #[serde(default)]
         layers: Option<Vec<LayerName>>,
+        /// For a Markdown string (the body): `on-request` lets a layer whose value starts with `<!-- $patch: sections -->` change the lower value section by section instead of replacing it; `always` merges every layer's value that way. Needs version 2.
+        #[serde(default)]
+        sections: Option<Sections>,
     },
     /// Unkeyed lists: items concatenated base, team, user.
     #[serde(rename = "APPEND")]
@@ -258,6 +261,16 @@ impl LayerName {
             LayerName::User => Layer::User,
         }
     }
+}
+
+/// How a Markdown string field merges by section ([`crate::merge::sections`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sections {
+    /// A layer's value replaces the lower one whole, unless it starts with `<!-- $patch: sections -->`.
+    OnRequest,
+    /// Every layer's value changes the lower one section by section.
+    Always,
 }
 
 /// What a KEYED_REPLACE entry does to a lower entry with the same identity.
@@ -626,6 +639,9 @@ pub struct Field {
     pub files: Option<String>,
     /// The layers allowed to set it; `None` for all three.
     pub layers: Option<Vec<Layer>>,
+    /// For a top-level OVERRIDE string (the body): whether a layer's value
+    /// may change the lower one section by section.
+    pub sections: Option<Sections>,
     /// Did the spec write a `default`? (A nested key appears in the
     /// effective skill unset only when it did.)
     pub has_default: bool,
@@ -938,6 +954,7 @@ impl RuleChecker<'_> {
             Ok(())
         };
         let mut files_dir = None;
+        let mut sections_rule = None;
         let (strategy, common) = match rule {
             RawRule::Override {
                 value_type,
@@ -954,7 +971,10 @@ impl RuleChecker<'_> {
                 description,
                 examples,
                 layers,
+                sections,
             } => {
+                needs_v2("sections", sections.is_some())?;
+                sections_rule = sections;
                 let item = RawItemRule {
                     value_type,
                     pattern,
@@ -966,6 +986,12 @@ impl RuleChecker<'_> {
                     maximum,
                 };
                 let mut value = value_rule(item, "", "type").map_err(|(at, m)| problem(&at, m))?;
+                if sections.is_some() && (depth > 0 || !value.is_only(ValueType::String)) {
+                    return Err(problem(
+                        "sections",
+                        "'sections' applies to a top-level field whose value is a string of Markdown (the body)".into(),
+                    ));
+                }
                 if let Some(items) = items {
                     if !value.allows(ValueType::Array) {
                         return Err(problem(
@@ -1148,6 +1174,7 @@ impl RuleChecker<'_> {
             files: files_dir,
             layers,
             has_default,
+            sections: sections_rule,
         })
     }
 }

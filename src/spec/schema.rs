@@ -379,6 +379,21 @@ fn described(
     if directives && let Some(help) = directive_help(&field.strategy) {
         description = format!("{description} {help}");
     }
+    match field.sections {
+        Some(super::Sections::OnRequest) => description.push_str(
+            " Start it with <!-- $patch: sections --> to change the lower value section by \
+             section instead: a heading it has replaces that section, a new one is appended, \
+             <!-- $patch: delete --> under a heading removes it, and <!-- $patch: before \
+             \"Heading\" -->, after \"Heading\", start or end place the text that follows.",
+        ),
+        Some(super::Sections::Always) => description.push_str(
+            " It changes the lower value section by section: a heading it has replaces that \
+             section, a new one is appended, <!-- $patch: delete --> under a heading removes \
+             it, and <!-- $patch: before \"Heading\" -->, after \"Heading\", start or end \
+             place the text that follows.",
+        ),
+        None => {}
+    }
     if let Some(rules) = constraint_help(field) {
         description = format!("{rules}\n\n{description}");
     }
@@ -705,6 +720,11 @@ const STRATEGY_ATTRIBUTES: &[StrategyAttribute] = &[
     StrategyAttribute {
         attribute: "files",
         strategy: "KEYED_REPLACE",
+        instead: &[],
+    },
+    StrategyAttribute {
+        attribute: "sections",
+        strategy: "OVERRIDE",
         instead: &[],
     },
     StrategyAttribute {

@@ -125,6 +125,7 @@ impl Validator {
         duplicate_identities(spec, fragment, |pointer, kind| {
             kept.offer(pointer, false, kind);
         });
+        section_directives(spec, fragment, &mut kept);
         if self.owned {
             crate::ownership::offer(spec, fragment, &mut kept);
         }
@@ -900,6 +901,32 @@ pub(crate) fn constraint(
 pub(crate) fn schema_message(e: &ValidationError) -> String {
     let value = json_excerpt(e.instance(), EXCERPT_CHARS);
     sanitized_excerpt(&e.masked_with(value).to_string(), MESSAGE_CHARS)
+}
+
+/// The misused directives of a value that changes the lower one section by
+/// section ([`crate::merge::sections`]), each at its line.
+fn section_directives(spec: &MergeSpec, fragment: &Fragment, kept: &mut Kept) {
+    use crate::merge::sections;
+    for field in spec.fields.iter().filter(|f| f.sections.is_some()) {
+        let Some(text) = fragment.fields().get(&field.name).and_then(Value::as_str) else {
+            continue;
+        };
+        let always = field.sections == Some(crate::spec::Sections::Always);
+        if !(always || sections::asks(text)) {
+            continue;
+        }
+        let Err(problems) = sections::ops(text) else {
+            continue;
+        };
+        let pointer = format!("/{}", escape_pointer(&field.name));
+        for p in problems {
+            let pos = fragment.position_in_value(&pointer, p.line);
+            kept.offer_at(pointer.clone(), pos, || DiagnosticKind::Directive {
+                path: excerpt(&field.name, EXCERPT_CHARS),
+                message: p.message.clone(),
+            });
+        }
+    }
 }
 
 /// Two entries with one identity in one KEYED_REPLACE list of one layer:

@@ -162,6 +162,30 @@ pub fn render(resolved: &Resolved) -> String {
             continue;
         };
         merged(&mut out, 1, key, &field.merged, frags, last);
+        // A value merged by section: where each section came from, below it.
+        for piece in field.sections.iter().flatten() {
+            let place = Place::of_section(&piece.origin.origin, piece.origin.line, frags);
+            let label = piece
+                .key
+                .as_ref()
+                .map_or_else(|| "(inserted)".to_owned(), |k| k.label());
+            out.push((
+                format!(
+                    "  # {}[{}] from {}{}",
+                    key,
+                    bernstein_skills::text::escape(&label),
+                    place.label(),
+                    match piece.replaced.first() {
+                        Some((_, o)) => format!(
+                            ", replacing {}",
+                            Place::of_section(&o.origin, o.line, frags).label()
+                        ),
+                        None => String::new(),
+                    }
+                ),
+                None,
+            ));
+        }
     }
     out.push(("}".into(), None));
     let width = out

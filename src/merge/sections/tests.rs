@@ -2,11 +2,18 @@ use super::*;
 
 const UPSTREAM: &str = "Intro.\n\n## Usage\n\nRun it.\n\n## Output\n\nWrite JSON.\n\n```md\n## Not a heading\n```\n\n## Legacy\n\nOld.\n";
 
-fn merged(lower: &str, layer: &str) -> (String, Vec<Applied>) {
+type Origin = (&'static str, usize);
+
+fn merged(lower: &str, layer: &str) -> (String, Vec<Applied<'static, Origin>>) {
+    let lower: &'static str = Box::leak(lower.to_owned().into_boxed_str());
+    let layer: &'static str = Box::leak(layer.to_owned().into_boxed_str());
     let base = pieces(lower, &|l| ("base", l));
     let ops = ops(layer).unwrap();
     let (out, applied) = apply(base, ops, &|l| ("team", l));
-    (join(&out), applied)
+    let adjacent = |a: &Piece<Origin>, b: &Piece<Origin>| {
+        a.origin.0 == b.origin.0 && a.origin.1 + a.text.lines().count() == b.origin.1
+    };
+    (join(&out, &adjacent), applied)
 }
 
 #[test]
@@ -47,16 +54,12 @@ fn add_replace_delete_and_insert() {
         "Intro.\n\nRead the house style first.\n\n## Usage\n\nRun it.\n\n## Output\n\nWrite CSV.\n\n\
          ## House style\n\nFollow references/house-style.md.\n\nThanks.\n"
     );
-    assert_eq!(
-        applied,
-        [Applied::Deleted {
-            key: Key {
-                heading: "Legacy".into(),
-                nth: 1
-            },
-            line: 10
-        }]
-    );
+    let [Applied::Deleted { key, line, removed }] = applied.as_slice() else {
+        panic!("{applied:?}");
+    };
+    assert_eq!((key.label().as_str(), *line), ("Legacy", 10));
+    assert_eq!(removed.text, "## Legacy\n\nOld.\n");
+    assert_eq!(removed.origin, ("base", 14));
 }
 
 #[test]
@@ -102,12 +105,13 @@ fn duplicate_headings_are_matched_in_order() {
     let layer = "<!-- $patch: sections -->\n## Example\nuno\n## Example\ndos\n";
     assert_eq!(
         merged(lower, layer).0,
-        "## Example\nuno\n\n## Example\ndos\n"
+        // Written one after the other by the layer, they stay as written.
+        "## Example\nuno\n## Example\ndos\n"
     );
     let layer = "<!-- $patch: sections -->\n<!-- $patch: after \"Example\" 2 -->\nthree\n";
     assert_eq!(
         merged(lower, layer).0,
-        "## Example\none\n\n## Example\ntwo\nthree\n"
+        "## Example\none\n## Example\ntwo\nthree\n"
     );
 }
 
