@@ -11,6 +11,7 @@ mod it {
     mod agent_skills;
     mod cli;
     mod directives;
+    mod export_owned;
     mod export_skill;
     mod forms;
     mod hardening;

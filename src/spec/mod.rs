@@ -593,6 +593,9 @@ pub struct MergeSpec {
     /// The fragment schema, prepared when checking the spec needed it (to
     /// check its patterns), for [`crate::Validator::new`] to reuse.
     pub(crate) prepared: Option<crate::validate::Prepared>,
+    /// The SHA-256 of the spec's text, which export records beside what it
+    /// wrote.
+    sha256: [u8; 32],
 }
 
 /// The default KEYED_REPLACE key fields.
@@ -602,6 +605,11 @@ const DEFAULT_KEYS: [&str; 3] = ["name", "id", "code"];
 pub const LAYERS_PRESENT: &str = "layers_present";
 
 impl MergeSpec {
+    /// The SHA-256 of the text the spec was read from.
+    pub fn sha256(&self) -> [u8; 32] {
+        self.sha256
+    }
+
     /// Reads and checks a spec file.
     pub fn load(path: &Path) -> Result<MergeSpec> {
         use crate::confine::{Refusal, read_bounded};
@@ -677,6 +685,7 @@ impl MergeSpec {
             name_field: raw.name_field,
             order: Vec::new(),
             prepared: None,
+            sha256: crate::export::record::sha256(text.as_bytes()),
         };
         for (attr, field) in [
             ("body_field", &spec.body_field),

@@ -33,6 +33,7 @@ fn short(v: &Value) -> String {
 
 pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
+    Global::warn_no_layers(skills.layers());
     let resolved = skills.resolve(&args.name)?;
     let mut rows = explain(skills.spec(), &resolved);
     rows.extend(file_rows(&skills.files(&args.name)?));

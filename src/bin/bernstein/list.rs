@@ -26,6 +26,7 @@ pub struct ListArgs {
 pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     if args.layered {
         let layers = global.layers();
+        Global::warn_no_layers(&layers);
         let names = layers.names();
         if args.json {
             // The digest needs the effective skill, so JSON mode resolves
@@ -72,6 +73,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     // Plain list: names with their effective descriptions.
     let skills = global.skills()?;
     let layers = skills.layers();
+    Global::warn_no_layers(layers);
     let names = layers.names();
     let describe = |name: &str| -> std::result::Result<Value, String> {
         let r = skills.resolve(name).map_err(|e| e.to_string())?;

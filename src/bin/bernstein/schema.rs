@@ -45,7 +45,7 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
                     render::to_json(&mergespec_schema()),
                 ),
             ] {
-                bernstein_skills::engine::write_atomic(&dir.join(name), text.as_bytes())?;
+                bernstein_skills::export::write_atomic(&dir.join(name), text.as_bytes())?;
             }
         }
     }

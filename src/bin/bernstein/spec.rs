@@ -67,7 +67,7 @@ fn install(force: bool, global: &Global) -> Result<ExitCode> {
             source,
         })?;
     }
-    bernstein_skills::engine::write_atomic(&path, SHIPPED_SPEC)?;
+    bernstein_skills::export::write_atomic(&path, SHIPPED_SPEC)?;
     output::print(&format!("installed the shipped merge spec to {shown}\n"));
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,1259 @@
+//! Export: every effective skill written into a directory, as the `show`
+//! JSON (`DIR/<name>.json`) or as an Agent Skills directory
+//! (`DIR/<name>/SKILL.md` and its files), and a check that a directory
+//! still holds what an export would write, for review in CI.
+//!
+//! **What export owns.** An output directory is usually shared: an agent's
+//! skills directory also holds the person's own skills and what other
+//! installers put there. Export records what it wrote in
+//! `DIR/.bernstein-skills.json` ([`record`]) and creates, updates and
+//! removes only what that record lists:
+//!
+//! - a skill directory or manifest that exists and is not listed is
+//!   *unmanaged*: refused by name, until `--adopt NAME` (or `--adopt-all`)
+//!   takes it over; an unmanaged one that no layer provides is never
+//!   touched, `--prune` included;
+//! - a listed file changed by hand since the last export is refused with a
+//!   short diff, until `--force` (or `--adopt NAME`);
+//! - a file added by hand inside a managed skill directory is never
+//!   deleted: it is kept and reported, and a pruned skill's directory stays
+//!   while it holds one.
+//!
+//! **Whole or nothing.** Every skill is planned first (rendered, compared
+//! with the record and the disk, conflicts found) and nothing is written if
+//! any skill fails or is refused, unless `keep_going` asks for the others to
+//! be written. The plan keeps digests, not bytes: what must be written is
+//! rendered again when it is written. The record is written with both the
+//! old and the new digest of every file about to change before any file is,
+//! and with the new ones after, so an interrupted export leaves a record
+//! that accounts for every file it touched. A directory that does not exist
+//! yet is built beside its place and renamed into it whole.
+//!
+//! **Confinement and concurrency** are the output directory's own business:
+//! see [`outdir`].
+
+mod diff;
+pub mod outdir;
+pub mod record;
+mod write;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use diff::short_diff;
+pub use outdir::OutDir;
+use outdir::{Holds, Kind, Probe};
+use record::{Digest, FileRecord, RECORD_NAME, Record, SkillRecord, sha256};
+pub use write::{write_atomic, write_atomic_mode};
+
+use crate::engine::Skills;
+use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
+use crate::layer::Located;
+use crate::render;
+use crate::text::{EXCERPT_CHARS, excerpt};
+
+/// Called before an export waits for another one to finish with the
+/// directory (given as the person named it).
+pub type OnWait = dyn Fn(&Path) + Sync;
+
+/// How to export.
+#[derive(Default)]
+pub struct ExportOptions<'a> {
+    /// What to write per skill.
+    pub format: Format,
+    /// Remove the output of managed skills that no layer provides any more.
+    pub prune: bool,
+    /// Take over these skills' existing output, managed or not: what is
+    /// there is overwritten (files export does not write are kept).
+    pub adopt: Vec<String>,
+    /// Take over every unmanaged skill that a layer provides.
+    pub adopt_all: bool,
+    /// Overwrite (or, pruning, remove) managed files changed by hand.
+    pub force: bool,
+    /// Write the skills that can be written when others fail or are
+    /// refused (the result still lists those).
+    pub keep_going: bool,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Called before waiting for another export.
+    pub on_wait: Option<&'a OnWait>,
+    /// The directory below which no component of the output path may be a
+    /// symlink ([`outdir`]); by default the root of the git work tree
+    /// holding the working directory, else the working directory.
+    pub boundary: Option<&'a Path>,
+}
+
+/// What [`Skills::export_with`] did.
+#[derive(Debug, Default)]
+pub struct Exported {
+    /// Skills whose output was written (new or changed files, or files
+    /// removed that the skill no longer has).
+    pub written: usize,
+    /// Skills whose output was already up to date.
+    pub unchanged: usize,
+    /// Managed skills no layer provides any more, removed (with `prune`).
+    pub removed: Vec<String>,
+    /// Skills that could not be resolved or written, with why.
+    pub failed: Vec<Error>,
+    /// Skills whose output export does not own, or that was changed by
+    /// hand: nothing of theirs was written.
+    pub refused: Vec<Conflict>,
+    /// Skills that would have been written but were not, because something
+    /// else failed or was refused (whole or nothing), or a write failed.
+    pub not_written: usize,
+    /// Files that export did not write, inside the directories of skills it
+    /// wrote or removed, kept (as the person would name them), and how many
+    /// more were not listed.
+    pub kept: Vec<PathBuf>,
+    /// How many kept files [`Exported::kept`] leaves out.
+    pub kept_more: usize,
+    /// The output directory did not exist: it appears only if nothing failed.
+    pub new_dir: bool,
+    /// Staging directories of earlier exports whose process is gone, removed.
+    pub stale_removed: Vec<PathBuf>,
+}
+
+/// A skill export will not write without a flag that says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// The skill.
+    pub name: String,
+    /// Why.
+    pub kind: ConflictKind,
+    /// Its output as the person would name it: `DIR/NAME/` or `DIR/NAME.json`.
+    pub path: PathBuf,
+    /// What differs: a short escaped diff per file.
+    pub lines: Vec<String>,
+}
+
+/// Why a skill's output is not written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConflictKind {
+    /// It exists and the record does not list it: export did not write it.
+    /// What is there, in words (`a directory`, `a symbolic link`).
+    Unmanaged(&'static str),
+    /// Files the record lists were changed by hand since.
+    HandEdited,
+}
+
+/// The longest file name, in bytes, that file systems allow (`NAME_MAX`).
+pub const FILE_NAME_MAX: usize = 255;
+
+/// The most lines one skill's drift lists before counting the rest.
+const MAX_LINES: usize = 20;
+
+/// Why skill `name` cannot be exported, if it cannot: its manifest's file
+/// name, `<name>.json`, would be longer than [`FILE_NAME_MAX`] bytes (a
+/// layer can hold such a name as `<name>.yml` or `<name>/SKILL.md`).
+pub fn unexportable(name: &str) -> Option<DiagnosticKind> {
+    let bytes = name.len() + ".json".len();
+    (bytes > FILE_NAME_MAX).then_some(DiagnosticKind::NameTooLong {
+        bytes,
+        limit: FILE_NAME_MAX,
+    })
+}
+
+/// [`unexportable`] as an error located at the skill's first file.
+pub fn unexportable_at(name: &str, located: &[Located]) -> Option<Diagnostic> {
+    let kind = unexportable(name)?;
+    let first = located.first();
+    let mut d = Diagnostic::error(first.map(|l| l.path.as_path()), kind);
+    d.layer = first.map(|l| l.layer);
+    Some(d)
+}
+
+/// How an output directory differs from what an export would write there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Drift {
+    /// The skill exists but has no output.
+    Added,
+    /// Managed output whose skill no layer provides any more (`--prune`
+    /// removes it).
+    Removed,
+    /// The skill's output is out of date: lines say how (`+ path` missing,
+    /// `- path` no longer part of it, `~ path` other content, with a short
+    /// diff for `SKILL.md` and manifests).
+    Changed(Vec<String>),
+    /// Files export wrote were changed by hand since; lines say which, with
+    /// a short diff (`! path` for something export never writes in the way).
+    HandEdited(Vec<String>),
+    /// Files export did not write inside a managed skill's directory
+    /// (`? path`); export keeps them.
+    HandAdded(Vec<String>),
+    /// Output export did not write (no record lists it) for a skill a
+    /// layer provides; what is there, in words.
+    Unmanaged(&'static str),
+}
+
+/// What `export` writes for each skill.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// `DIR/<name>.json`: the `show` JSON.
+    #[default]
+    Json,
+    /// `DIR/<name>/SKILL.md` and the skill's files: an Agent Skills
+    /// directory any agent loads ([`crate::skillmd`], [`crate::files`]).
+    Skill,
+}
+
+impl Format {
+    /// The `--format` value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Skill => "skill",
+        }
+    }
+
+    /// Skill `name`'s output, relative to the output directory.
+    fn entry(self, name: &str) -> String {
+        match self {
+            Format::Json => format!("{name}.json"),
+            Format::Skill => name.to_owned(),
+        }
+    }
+}
+
+/// One file of a skill's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutFile {
+    /// Its path relative to the output directory, `/`-separated.
+    pub rel: String,
+    /// Its contents.
+    pub bytes: Vec<u8>,
+    /// Written with the execute bits (a script that was executable in its
+    /// layer stays executable).
+    pub executable: bool,
+}
+
+impl OutFile {
+    /// A plain (not executable) file.
+    pub fn new(rel: String, bytes: Vec<u8>) -> OutFile {
+        OutFile {
+            rel,
+            bytes,
+            executable: false,
+        }
+    }
+
+    fn record(&self) -> FileRecord {
+        FileRecord {
+            sha256: sha256(&self.bytes),
+            size: self.bytes.len() as u64,
+            executable: self.executable,
+            was: None,
+        }
+    }
+}
+
+/// One skill's output.
+pub type Rendered = Vec<OutFile>;
+
+/// What is to be done with one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// Nothing: it holds what export would write.
+    Keep,
+    /// Write it.
+    Write,
+    /// Remove it: the skill no longer has it.
+    Remove,
+    /// Nothing on disk; drop it from the record.
+    Forget,
+}
+
+/// One file of a plan.
+#[derive(Debug)]
+struct FilePlan {
+    rel: String,
+    /// What export would write there (none: the skill no longer has it).
+    new: Option<FileRecord>,
+    action: Action,
+    /// The content export wrote before that the file holds now.
+    was: Option<(Digest, u64)>,
+}
+
+/// What exporting one skill takes, found before anything is written.
+#[derive(Debug, Default)]
+struct Plan {
+    files: Vec<FilePlan>,
+    /// Lines for `--check`: output out of date.
+    changed: Vec<String>,
+    /// Hand edits in the way (lines).
+    hand_edited: Vec<String>,
+    /// Files export did not write, below the skill's directory.
+    hand_added: Vec<String>,
+    /// How many more the walk found.
+    hand_added_more: usize,
+    /// The walk stopped at its bound: there may be more.
+    walk_cut: bool,
+    /// Unmanaged output: what is there.
+    unmanaged: Option<&'static str>,
+    /// Write over what is in the way (forced or adopted).
+    replace: bool,
+}
+
+impl Plan {
+    fn writes(&self) -> bool {
+        self.files
+            .iter()
+            .any(|f| matches!(f.action, Action::Write | Action::Remove))
+    }
+
+    /// The record entry once the plan is carried out.
+    fn entry(&self) -> SkillRecord {
+        SkillRecord {
+            files: self
+                .files
+                .iter()
+                .filter_map(|f| Some((f.rel.clone(), f.new.clone()?)))
+                .collect(),
+        }
+    }
+
+    /// The record entry while the plan is carried out: the new digest of
+    /// every file to write with the one it replaces, and the files to
+    /// remove as they were.
+    fn pending(&self, old: Option<&SkillRecord>) -> SkillRecord {
+        let mut files = BTreeMap::new();
+        for f in &self.files {
+            match (&f.new, f.action) {
+                (Some(new), Action::Write) => {
+                    let mut new = new.clone();
+                    new.was = f.was;
+                    files.insert(f.rel.clone(), new);
+                }
+                (Some(new), _) => {
+                    files.insert(f.rel.clone(), new.clone());
+                }
+                (None, Action::Remove) => {
+                    if let Some(old) = old.and_then(|o| o.files.get(&f.rel)) {
+                        files.insert(f.rel.clone(), old.clone());
+                    }
+                }
+                (None, _) => {}
+            }
+        }
+        SkillRecord { files }
+    }
+
+    fn conflict(&self, name: &str, format: Format, out: &OutDir) -> Option<Conflict> {
+        let path = shown_output(out, name, format);
+        if let Some(what) = self.unmanaged {
+            return Some(Conflict {
+                name: name.to_owned(),
+                kind: ConflictKind::Unmanaged(what),
+                path,
+                lines: Vec::new(),
+            });
+        }
+        (!self.hand_edited.is_empty() && !self.replace).then(|| Conflict {
+            name: name.to_owned(),
+            kind: ConflictKind::HandEdited,
+            path,
+            lines: self.hand_edited.clone(),
+        })
+    }
+}
+
+/// `DIR/NAME/` or `DIR/NAME.json`, as the person would name it.
+fn shown_output(out: &OutDir, name: &str, format: Format) -> PathBuf {
+    match format {
+        Format::Json => out.shown(&format!("{name}.json")),
+        Format::Skill => {
+            let mut p = out.shown(name).into_os_string();
+            p.push("/");
+            PathBuf::from(p)
+        }
+    }
+}
+
+/// Pushes `line` unless `lines` already holds it or [`MAX_LINES`] lines.
+fn push_line(lines: &mut Vec<String>, line: String) {
+    if lines.contains(&line) {
+        return;
+    }
+    match lines.len() {
+        n if n < MAX_LINES => lines.push(line),
+        n if n == MAX_LINES => lines.push("... more".to_owned()),
+        _ => {}
+    }
+}
+
+/// What the planner needs besides the skill.
+struct Ctx<'a> {
+    out: &'a OutDir,
+    format: Format,
+    /// Lines for every change, not only for conflicts (`--check`).
+    all_lines: bool,
+    /// The largest old file read for a diff.
+    cap: u64,
+}
+
+impl Ctx<'_> {
+    /// `rel` as a line names it: inside the skill's directory for a skill.
+    fn shown<'r>(&self, name: &str, rel: &'r str) -> &'r str {
+        match self.format {
+            Format::Json => rel,
+            Format::Skill => rel
+                .strip_prefix(name)
+                .and_then(|r| r.strip_prefix('/'))
+                .unwrap_or(rel),
+        }
+    }
+
+    /// How the file at `rel` differs from `new`: a short diff for a
+    /// manifest or `SKILL.md`, sizes for other files. For a manifest the
+    /// diff is all there is; otherwise it follows a `~ path` line.
+    fn diff(&self, name: &str, rel: &str, new: &[u8], note: &str, lines: &mut Vec<String>) {
+        let shown = excerpt(self.shown(name, rel), EXCERPT_CHARS);
+        let old = self.out.read(rel, self.cap);
+        let text = self.format == Format::Json || rel == format!("{name}/SKILL.md");
+        match old {
+            Some(old) if text => {
+                let diff = short_diff(
+                    &String::from_utf8_lossy(&old),
+                    &String::from_utf8_lossy(new),
+                    12,
+                );
+                if self.format == Format::Json {
+                    if !note.is_empty() {
+                        push_line(lines, format!("~ {shown}{note}"));
+                    }
+                    lines.extend(diff);
+                } else {
+                    push_line(lines, format!("~ {shown}{note}"));
+                    lines.extend(diff.into_iter().map(|l| format!("  {l}")));
+                }
+            }
+            Some(old) => push_line(
+                lines,
+                format!("~ {shown}{note} ({} → {} bytes)", old.len(), new.len()),
+            ),
+            None => push_line(lines, format!("~ {shown}{note}")),
+        }
+    }
+
+    /// Plans skill `name`: `files` is what export would write (none for a
+    /// managed skill no layer provides), `old` its record entry, `on_disk`
+    /// what is at its output's place.
+    fn plan(
+        &self,
+        name: &str,
+        files: Option<&[OutFile]>,
+        old: Option<&SkillRecord>,
+        on_disk: Option<Kind>,
+        adopt: bool,
+        force: bool,
+    ) -> Plan {
+        let mut plan = Plan {
+            replace: adopt || force,
+            ..Plan::default()
+        };
+        if files.is_some()
+            && old.is_none()
+            && !adopt
+            && let Some(kind) = on_disk
+        {
+            plan.unmanaged = Some(kind.words());
+            return plan;
+        }
+        // A skill directory that is not one: nothing below it is probed
+        // (a link is never followed), every file is written once allowed.
+        let blocked_dir = match (self.format, on_disk) {
+            (Format::Skill, Some(k)) if k != Kind::Dir => Some(k),
+            _ => None,
+        };
+        if let Some(kind) = blocked_dir
+            && old.is_some()
+        {
+            plan.hand_edited.push(format!(
+                "! {} is {}, not the directory export wrote",
+                excerpt(name, EXCERPT_CHARS),
+                kind.words()
+            ));
+        }
+        let nothing_there = on_disk.is_none() || blocked_dir.is_some();
+        let mut seen = BTreeSet::new();
+        for f in files.unwrap_or_default() {
+            seen.insert(f.rel.as_str());
+            let rec = old.and_then(|o| o.files.get(&f.rel));
+            let known = rec.map(FileRecord::known).unwrap_or_default();
+            let probe = if nothing_there {
+                Probe::Missing
+            } else {
+                self.out.probe(&f.rel, Some(&f.bytes), &known)
+            };
+            let shown = excerpt(self.shown(name, &f.rel), EXCERPT_CHARS);
+            let (action, was) = match probe {
+                Probe::Missing => {
+                    if self.all_lines {
+                        push_line(&mut plan.changed, format!("+ {shown}"));
+                    }
+                    (Action::Write, None)
+                }
+                Probe::File {
+                    holds: Holds::New,
+                    executable,
+                } if executable == f.executable => (Action::Keep, None),
+                Probe::File {
+                    holds: Holds::New, ..
+                } => {
+                    if self.all_lines {
+                        push_line(
+                            &mut plan.changed,
+                            format!(
+                                "~ {shown} (execute bit {})",
+                                if f.executable { "missing" } else { "set" }
+                            ),
+                        );
+                    }
+                    (Action::Write, None)
+                }
+                Probe::File {
+                    holds: Holds::Known(i),
+                    ..
+                } => {
+                    if self.all_lines {
+                        self.diff(name, &f.rel, &f.bytes, "", &mut plan.changed);
+                    }
+                    (Action::Write, Some(known[i]))
+                }
+                Probe::File {
+                    holds: Holds::Other,
+                    ..
+                } => {
+                    let note = if rec.is_some() {
+                        ""
+                    } else {
+                        " (not written by export)"
+                    };
+                    self.diff(name, &f.rel, &f.bytes, note, &mut plan.hand_edited);
+                    (Action::Write, None)
+                }
+                Probe::Blocked(what) => {
+                    push_line(
+                        &mut plan.hand_edited,
+                        format!("! {}", self.blocked(name, &what)),
+                    );
+                    (Action::Write, None)
+                }
+            };
+            plan.files.push(FilePlan {
+                rel: f.rel.clone(),
+                new: Some(f.record()),
+                action,
+                was,
+            });
+        }
+        for (rel, rec) in old.map(|o| &o.files).into_iter().flatten() {
+            if seen.contains(rel.as_str()) {
+                continue;
+            }
+            let probe = if nothing_there {
+                Probe::Missing
+            } else {
+                self.out.probe(rel, None, &rec.known())
+            };
+            let shown = excerpt(self.shown(name, rel), EXCERPT_CHARS);
+            let action = match probe {
+                Probe::Missing => Action::Forget,
+                Probe::File {
+                    holds: Holds::Known(_) | Holds::New,
+                    ..
+                } => {
+                    if self.all_lines {
+                        push_line(&mut plan.changed, format!("- {shown}"));
+                    }
+                    Action::Remove
+                }
+                Probe::File {
+                    holds: Holds::Other,
+                    ..
+                } => {
+                    push_line(
+                        &mut plan.hand_edited,
+                        format!("~ {shown} (export would remove it)"),
+                    );
+                    Action::Remove
+                }
+                Probe::Blocked(what) => {
+                    push_line(
+                        &mut plan.hand_edited,
+                        format!("! {}", self.blocked(name, &what)),
+                    );
+                    Action::Remove
+                }
+            };
+            plan.files.push(FilePlan {
+                rel: rel.clone(),
+                new: None,
+                action,
+                was: None,
+            });
+        }
+        if self.format == Format::Skill && on_disk == Some(Kind::Dir) {
+            // The files export lists and the directories above them: a
+            // leaf among those is in the way of a file (a hand edit), not
+            // an addition.
+            let mut listed: BTreeSet<&str> = BTreeSet::new();
+            for f in &plan.files {
+                let mut rel = f.rel.as_str();
+                listed.insert(rel);
+                while let Some((parent, _)) = rel.rsplit_once('/') {
+                    if !listed.insert(parent) {
+                        break;
+                    }
+                    rel = parent;
+                }
+            }
+            let (leaves, cut) = self.out.leaves(name, outdir::MAX_SKILL_ENTRIES);
+            for (rel, _) in leaves {
+                if listed.contains(rel.as_str()) {
+                    continue;
+                }
+                if plan.hand_added.len() < MAX_LINES {
+                    plan.hand_added.push(rel);
+                } else {
+                    plan.hand_added_more += 1;
+                }
+            }
+            plan.walk_cut = cut;
+        }
+        plan
+    }
+
+    /// A blocked path's description, inside the skill's directory.
+    fn blocked(&self, name: &str, what: &str) -> String {
+        match self.format {
+            Format::Json => what.to_owned(),
+            Format::Skill => what
+                .strip_prefix(name)
+                .and_then(|r| r.strip_prefix('/'))
+                .unwrap_or(what)
+                .to_owned(),
+        }
+    }
+}
+
+/// Reads `out`'s record, if it has one, refusing one for another format.
+fn read_record(out: &OutDir, format: Format) -> Result<Option<(Record, Vec<u8>)>> {
+    let path = out.shown(RECORD_NAME);
+    let bad = |message: String| Error::BadRecord {
+        path: path.clone(),
+        at: None,
+        message,
+    };
+    let bytes = match out.kind(RECORD_NAME) {
+        None => return Ok(None),
+        Some(Kind::File) => out
+            .read(RECORD_NAME, record::MAX_RECORD_BYTES)
+            .ok_or_else(|| {
+                bad(format!(
+                    "cannot be read, or is over the {} MiB limit for a record",
+                    record::MAX_RECORD_BYTES >> 20
+                ))
+            })?,
+        Some(kind) => return Err(bad(format!("is {}, not a file export wrote", kind.words()))),
+    };
+    let record = Record::parse(&bytes, &path)?;
+    if record.format != format {
+        return Err(Error::Refused {
+            path: None,
+            message: format!(
+                "{}: holds skills exported with --format {} (its {RECORD_NAME} says so); \
+                 export with --format {} or into another directory",
+                crate::text::path(out.given()),
+                record.format.label(),
+                record.format.label(),
+            ),
+        });
+    }
+    Ok(Some((record, bytes)))
+}
+
+/// What is at each skill's output place in `out`, by skill name: the
+/// directory's entries named `<name>.json` for manifests, or any entry for
+/// skill directories; hidden entries and names that are not UTF-8 left out.
+fn on_disk(out: &OutDir, format: Format) -> Result<BTreeMap<String, Kind>> {
+    Ok(out
+        .list()?
+        .into_iter()
+        .filter_map(|(name, kind)| {
+            let name = name.into_string().ok()?;
+            let name = match format {
+                Format::Json => name.strip_suffix(".json")?.to_owned(),
+                Format::Skill => name,
+            };
+            Some((name, kind))
+        })
+        .collect())
+}
+
+/// One live skill's planning result.
+enum Planned {
+    Failed(Error),
+    Ready(Plan),
+}
+
+impl Skills {
+    /// The effective skill's manifest: the `show` JSON.
+    pub fn manifest(&self, name: &str) -> Result<String> {
+        Ok(render::effective_to_json(&self.resolve(name)?.effective()))
+    }
+
+    fn manifest_of(&self, name: &str, located: &[Located]) -> Result<String> {
+        Ok(render::effective_to_json(
+            &self.resolve_located(name, located)?.effective(),
+        ))
+    }
+
+    /// What skill `name` exports as in `format` (paths relative to the
+    /// output directory); an error if it cannot be exported.
+    pub fn rendered(&self, name: &str, located: &[Located], format: Format) -> Result<Rendered> {
+        if let Some(d) = unexportable_at(name, located) {
+            return Err(d.into());
+        }
+        match format {
+            Format::Json => Ok(vec![OutFile::new(
+                format!("{name}.json"),
+                self.manifest_of(name, located)?.into_bytes(),
+            )]),
+            Format::Skill => {
+                let resolved = self.resolve_located(name, located)?;
+                let skill_md = crate::skillmd::render(self.spec(), &resolved.effective());
+                let mut out = vec![OutFile::new(
+                    format!("{name}/SKILL.md"),
+                    skill_md.into_bytes(),
+                )];
+                for f in self.files_of(located)? {
+                    let refused = |reason: String| {
+                        Error::from(
+                            Diagnostic::error(
+                                Some(&f.source.path),
+                                DiagnosticKind::Refused { reason },
+                            )
+                            .in_layer(f.source.layer),
+                        )
+                    };
+                    let rel = format!("{name}/{}", f.rel);
+                    // The record must be able to name it.
+                    if let Err(why) = record::check_rel(name, &rel, format) {
+                        return Err(refused(format!(
+                            "cannot be exported: its path inside the skill has {why}"
+                        )));
+                    }
+                    // Copied as bytes, never parsed; confined like every read.
+                    let bytes =
+                        crate::confine::read_in_root(&f.root, &f.source.path, f.source.size)
+                            .map_err(|r| {
+                                refused(r.describe(&f.source.path, &f.source.layer.to_string()))
+                            })?;
+                    out.push(OutFile {
+                        rel,
+                        bytes,
+                        executable: f.source.executable,
+                    });
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Writes every effective skill to `dir/<name>.json`; see
+    /// [`Skills::export_with`].
+    pub fn export(&self, dir: &Path, prune: bool, jobs: usize) -> Result<Exported> {
+        self.export_as(dir, Format::Json, prune, jobs)
+    }
+
+    /// Writes every effective skill to `dir` in `format`; see
+    /// [`Skills::export_with`].
+    pub fn export_as(
+        &self,
+        dir: &Path,
+        format: Format,
+        prune: bool,
+        jobs: usize,
+    ) -> Result<Exported> {
+        self.export_with(
+            dir,
+            &ExportOptions {
+                format,
+                prune,
+                jobs,
+                ..ExportOptions::default()
+            },
+        )
+    }
+
+    /// Writes every effective skill into `dir` as the module documentation
+    /// says. Skills that fail or are refused are in the result, not the
+    /// error; the error is for what stops the whole export (no layer, a
+    /// refused output path, a bad record, another format).
+    pub fn export_with(&self, dir: &Path, options: &ExportOptions) -> Result<Exported> {
+        self.require_layers()?;
+        let catalog = self.layers().catalog();
+        for name in &options.adopt {
+            if catalog
+                .binary_search_by(|(n, _)| n.as_str().cmp(name))
+                .is_err()
+            {
+                return Err(Error::Refused {
+                    path: None,
+                    message: format!(
+                        "--adopt {}: no layer provides a skill of that name",
+                        excerpt(name, EXCERPT_CHARS)
+                    ),
+                });
+            }
+        }
+        let out = OutDir::open_with(dir, options.boundary, options.on_wait)?;
+        if out.is_new() {
+            return self.export_new(out, &catalog, options);
+        }
+        let format = options.format;
+        let (old, old_bytes) = match read_record(&out, format)? {
+            Some((record, bytes)) => (record, Some(bytes)),
+            None => (Record::new(format), None),
+        };
+        let disk = on_disk(&out, format)?;
+        let ctx = Ctx {
+            out: &out,
+            format,
+            all_lines: false,
+            cap: self.max_manifest_bytes(),
+        };
+        let adopted: BTreeSet<&str> = options.adopt.iter().map(String::as_str).collect();
+        let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
+            let files = match self.rendered(name, located, format) {
+                Ok(files) => files,
+                Err(e) => return Planned::Failed(e),
+            };
+            let adopt = adopted.contains(name.as_str())
+                || (options.adopt_all && !old.skills.contains_key(name));
+            Planned::Ready(ctx.plan(
+                name,
+                Some(&files),
+                old.skills.get(name),
+                disk.get(name).copied(),
+                adopt,
+                options.force,
+            ))
+        });
+        let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
+        let stale: Vec<&String> = old
+            .skills
+            .keys()
+            .filter(|n| !live.contains(n.as_str()))
+            .collect();
+        let pruned = if options.prune {
+            crate::par::map(&stale, options.jobs, |name| {
+                ctx.plan(
+                    name,
+                    None,
+                    old.skills.get(*name),
+                    disk.get(*name).copied(),
+                    false,
+                    options.force,
+                )
+            })
+        } else {
+            Vec::new()
+        };
+
+        let mut report = Exported {
+            stale_removed: out.stale_removed().to_vec(),
+            ..Exported::default()
+        };
+        // Which skills go ahead: (index in the catalog, plan).
+        let mut go = Vec::new();
+        for ((name, _), p) in catalog.iter().zip(planned) {
+            match p {
+                Planned::Failed(e) => report.failed.push(e),
+                Planned::Ready(plan) => match plan.conflict(name, format, &out) {
+                    Some(c) => report.refused.push(c),
+                    None => go.push((name.as_str(), plan)),
+                },
+            }
+        }
+        let mut prune_go = Vec::new();
+        for (name, plan) in stale.iter().zip(pruned) {
+            match plan.conflict(name, format, &out) {
+                Some(c) => report.refused.push(c),
+                None => prune_go.push((name.as_str(), plan)),
+            }
+        }
+        let stopped = !report.failed.is_empty() || !report.refused.is_empty();
+        if stopped && !options.keep_going {
+            for (_, plan) in &go {
+                if plan.writes() {
+                    report.not_written += 1;
+                } else {
+                    report.unchanged += 1;
+                }
+            }
+            return Ok(report);
+        }
+
+        // The record while writing: every file about to change listed with
+        // both its old and its new digest.
+        let mut pending = old.clone();
+        for (name, plan) in &go {
+            if plan.writes() {
+                pending
+                    .skills
+                    .insert((*name).to_owned(), plan.pending(old.skills.get(*name)));
+            }
+        }
+        let spec_sha = self.spec().sha256();
+        let write_record = |record: &Record| -> Result<()> {
+            out.write(RECORD_NAME, &record.to_bytes(&spec_sha), false, false)
+                .map_err(|source| Error::Write {
+                    path: out.shown(RECORD_NAME),
+                    source,
+                })
+        };
+        if pending != old {
+            write_record(&pending)?;
+        }
+        let mut finished = pending;
+
+        // Write: each skill rendered again, its bytes checked against the
+        // plan. After a failed write, no more are started.
+        let stop = AtomicBool::new(false);
+        let index: BTreeMap<&str, &[Located]> = catalog
+            .iter()
+            .map(|(n, l)| (n.as_str(), l.as_slice()))
+            .collect();
+        let results = crate::par::map(&go, options.jobs, |(name, plan)| -> Option<Result<()>> {
+            if !plan.writes() {
+                return Some(Ok(()));
+            }
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            let r = self.carry_out(&out, name, index[name], plan, format);
+            if r.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            Some(r)
+        });
+        for ((name, plan), r) in go.iter().zip(results) {
+            match r {
+                None => report.not_written += 1,
+                Some(Err(e)) => report.failed.push(e),
+                Some(Ok(())) => {
+                    finished.skills.insert((*name).to_owned(), plan.entry());
+                    if plan.writes() {
+                        report.written += 1;
+                        self.report_kept(&out, plan, &mut report);
+                    } else {
+                        report.unchanged += 1;
+                    }
+                }
+            }
+        }
+        for (name, plan) in &prune_go {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            match self.carry_out(&out, name, &[], plan, format) {
+                Ok(()) => {
+                    finished.skills.remove(*name);
+                    report.removed.push((*name).to_owned());
+                    self.report_kept(&out, plan, &mut report);
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    report.failed.push(e);
+                }
+            }
+        }
+        let bytes = finished.to_bytes(&spec_sha);
+        if old_bytes.as_deref() != Some(bytes.as_slice()) {
+            write_record(&finished)?;
+        }
+        Ok(report)
+    }
+
+    /// Lists `plan`'s hand-added files in `report`.
+    fn report_kept(&self, out: &OutDir, plan: &Plan, report: &mut Exported) {
+        report
+            .kept
+            .extend(plan.hand_added.iter().map(|rel| out.shown(rel)));
+        report.kept_more += plan.hand_added_more;
+    }
+
+    /// Writes and removes what `plan` says for skill `name` (`located`: its
+    /// files, to render it again; empty for a pruned skill).
+    fn carry_out(
+        &self,
+        out: &OutDir,
+        name: &str,
+        located: &[Located],
+        plan: &Plan,
+        format: Format,
+    ) -> Result<()> {
+        let fail = |rel: &str| {
+            let path = out.shown(rel);
+            move |source| Error::Write { path, source }
+        };
+        if plan.files.iter().any(|f| f.action == Action::Write) {
+            let files = self.rendered(name, located, format)?;
+            for f in &plan.files {
+                if f.action != Action::Write {
+                    continue;
+                }
+                let Some(now) = files.iter().find(|o| o.rel == f.rel) else {
+                    return Err(changed_meanwhile(out, name, format));
+                };
+                if Some(&now.record()) != f.new.as_ref() {
+                    return Err(changed_meanwhile(out, name, format));
+                }
+                out.write(&f.rel, &now.bytes, now.executable, plan.replace)
+                    .map_err(fail(&f.rel))?;
+            }
+        }
+        let mut parents = BTreeSet::new();
+        for f in &plan.files {
+            if f.action == Action::Remove {
+                out.remove(&f.rel, plan.replace).map_err(fail(&f.rel))?;
+            }
+            if matches!(f.action, Action::Remove | Action::Forget) {
+                let mut rel = f.rel.as_str();
+                while let Some((parent, _)) = rel.rsplit_once('/') {
+                    parents.insert(parent.to_owned());
+                    rel = parent;
+                }
+            }
+        }
+        // Directories left empty go, deepest first; one holding anything
+        // (a file added by hand) stays.
+        let mut parents: Vec<String> = parents.into_iter().collect();
+        parents.sort_by_key(|p| std::cmp::Reverse(p.matches('/').count()));
+        for p in parents {
+            out.remove_dir_if_empty(&p);
+        }
+        Ok(())
+    }
+
+    /// Exports into a directory that does not exist yet: everything is
+    /// written into its staging directory in one pass, which is put in
+    /// place only if nothing failed (or, with `keep_going`, only a skill
+    /// failed to resolve).
+    fn export_new(
+        &self,
+        out: OutDir,
+        catalog: &[(String, Vec<Located>)],
+        options: &ExportOptions,
+    ) -> Result<Exported> {
+        let format = options.format;
+        // Once a write fails (a full disk), or a skill fails and all must
+        // succeed, writing more is pointless: the others are still
+        // resolved, to report every broken one.
+        let stop = AtomicBool::new(false);
+        let io_failed = AtomicBool::new(false);
+        // One small result per skill (errors boxed): with 100,000 skills
+        // the results are held three times over while the workers' parts
+        // are put back in order. `Ok(None)`: not written.
+        let results = crate::par::map(catalog, options.jobs, |(name, located)| {
+            let files = self.rendered(name, located, format).map_err(|e| {
+                if !options.keep_going {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Box::new(e)
+            })?;
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let mut entry = SkillRecord::default();
+            for f in &files {
+                if let Err(source) = out.write(&f.rel, &f.bytes, f.executable, false) {
+                    stop.store(true, Ordering::Relaxed);
+                    io_failed.store(true, Ordering::Relaxed);
+                    return Err(Box::new(Error::Write {
+                        path: out.shown(&f.rel),
+                        source,
+                    }));
+                }
+                entry.files.insert(f.rel.clone(), f.record());
+            }
+            Ok(Some(entry))
+        });
+        let mut report = Exported {
+            stale_removed: out.stale_removed().to_vec(),
+            new_dir: true,
+            ..Exported::default()
+        };
+        let mut record = Record::new(format);
+        for ((name, _), r) in catalog.iter().zip(results) {
+            match r {
+                Ok(Some(entry)) => {
+                    report.written += 1;
+                    record.skills.insert(name.clone(), entry);
+                }
+                Ok(None) => report.not_written += 1,
+                Err(e) => report.failed.push(*e),
+            }
+        }
+        let whole =
+            !io_failed.load(Ordering::Relaxed) && (report.failed.is_empty() || options.keep_going);
+        if !whole {
+            // Whole or not at all: dropped, the staging directory goes.
+            drop(out);
+            report.not_written += std::mem::take(&mut report.written);
+            return Ok(report);
+        }
+        out.write(
+            RECORD_NAME,
+            &record.to_bytes(&self.spec().sha256()),
+            false,
+            false,
+        )
+        .map_err(|source| Error::Write {
+            path: out.shown(RECORD_NAME),
+            source,
+        })?;
+        out.finish()?;
+        Ok(report)
+    }
+
+    /// Compares `dir`'s manifests with the effective skills; see
+    /// [`Skills::check_export_with`].
+    pub fn check_export(&self, dir: &Path, jobs: usize) -> Result<Vec<(String, Drift)>> {
+        self.check_export_as(dir, Format::Json, jobs)
+    }
+
+    /// Compares what `dir` holds with what exporting in `format` would
+    /// write; see [`Skills::check_export_with`].
+    pub fn check_export_as(
+        &self,
+        dir: &Path,
+        format: Format,
+        jobs: usize,
+    ) -> Result<Vec<(String, Drift)>> {
+        self.check_export_with(
+            dir,
+            &ExportOptions {
+                format,
+                jobs,
+                ..ExportOptions::default()
+            },
+        )
+    }
+
+    /// Compares what `dir` holds with what an export in `options.format`
+    /// would write there, writing nothing. Returns every drift, by name (a
+    /// skill may have several kinds); a skill that fails to resolve is an
+    /// error, and so is a `dir` that does not exist (nothing was exported
+    /// there yet).
+    pub fn check_export_with(
+        &self,
+        dir: &Path,
+        options: &ExportOptions,
+    ) -> Result<Vec<(String, Drift)>> {
+        self.require_layers()?;
+        let format = options.format;
+        let Some(out) = OutDir::open_read(dir, options.boundary, options.on_wait)? else {
+            return Err(Error::NotExported {
+                dir: dir.components().collect(),
+            });
+        };
+        let old = read_record(&out, format)?
+            .map(|(r, _)| r)
+            .unwrap_or_else(|| Record::new(format));
+        let disk = on_disk(&out, format)?;
+        let catalog = self.layers().catalog();
+        let ctx = Ctx {
+            out: &out,
+            format,
+            all_lines: true,
+            cap: self.max_manifest_bytes(),
+        };
+        let results = crate::par::map(
+            &catalog,
+            options.jobs,
+            |(name, located)| -> Result<Vec<Drift>> {
+                let files = self.rendered(name, located, format)?;
+                let rec = old.skills.get(name);
+                let on = disk.get(name).copied();
+                if rec.is_none() && on.is_none() {
+                    return Ok(vec![Drift::Added]);
+                }
+                let plan = ctx.plan(name, Some(&files), rec, on, false, false);
+                if let Some(what) = plan.unmanaged {
+                    return Ok(vec![Drift::Unmanaged(what)]);
+                }
+                let mut out = Vec::new();
+                let mut changed = plan.changed.clone();
+                if changed.is_empty() && plan.hand_edited.is_empty() && Some(&plan.entry()) != rec {
+                    changed.push(format!("(its entry in {RECORD_NAME} is out of date)"));
+                }
+                if !changed.is_empty() {
+                    out.push(Drift::Changed(changed));
+                }
+                if !plan.hand_edited.is_empty() {
+                    out.push(Drift::HandEdited(plan.hand_edited));
+                }
+                if !plan.hand_added.is_empty() || plan.walk_cut {
+                    let mut lines: Vec<String> = plan
+                        .hand_added
+                        .iter()
+                        .map(|rel| format!("? {}", excerpt(ctx.shown(name, rel), EXCERPT_CHARS)))
+                        .collect();
+                    if plan.hand_added_more > 0 {
+                        lines.push(format!("... {} more", plan.hand_added_more));
+                    }
+                    if plan.walk_cut {
+                        lines.push(format!(
+                            "... not all examined: the walk stops after {} entries or {} levels",
+                            outdir::MAX_SKILL_ENTRIES,
+                            outdir::MAX_DEPTH
+                        ));
+                    }
+                    out.push(Drift::HandAdded(lines));
+                }
+                Ok(out)
+            },
+        );
+        let mut out = Vec::new();
+        let mut errors = Vec::new();
+        for ((name, _), r) in catalog.iter().zip(results) {
+            match r {
+                Ok(drifts) => out.extend(drifts.into_iter().map(|d| (name.clone(), d))),
+                Err(e) => errors.push(e),
+            }
+        }
+        if !errors.is_empty() {
+            let diags = errors
+                .iter()
+                .flat_map(|e| e.diagnostics().to_vec())
+                .collect::<Vec<_>>();
+            return Err(if diags.is_empty() {
+                errors.remove(0)
+            } else {
+                Error::Invalid(diags)
+            });
+        }
+        let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
+        for name in old.skills.keys() {
+            if !live.contains(name.as_str()) {
+                out.push((name.clone(), Drift::Removed));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+}
+
+/// The error for a skill whose layers changed between planning and writing.
+fn changed_meanwhile(out: &OutDir, name: &str, format: Format) -> Error {
+    Error::Refused {
+        path: None,
+        message: format!(
+            "{}: its layers changed while the export was running; nothing more of it was written (export again)",
+            crate::text::path(&out.shown(&format.entry(name)))
+        ),
+    }
+}
