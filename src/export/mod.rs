@@ -303,39 +303,61 @@ impl Plan {
 
     /// The record entry once the plan is carried out.
     fn entry(&self) -> SkillRecord {
-        SkillRecord {
-            files: self
-                .files
+        SkillRecord::new(
+            self.files
                 .iter()
                 .filter_map(|f| Some((f.rel.clone(), f.new.clone()?)))
                 .collect(),
+        )
+    }
+
+    /// Is [`Plan::entry`] `old`?
+    fn entry_is(&self, old: Option<&SkillRecord>) -> bool {
+        let Some(old) = old else {
+            return false;
+        };
+        let mut n = 0;
+        for f in &self.files {
+            if let Some(new) = &f.new {
+                n += 1;
+                if old.get(&f.rel) != Some(new) {
+                    return false;
+                }
+            }
         }
+        n == old.len()
+    }
+
+    /// Nothing to write, nothing to record, nothing to say.
+    fn is_noop(&self, old: Option<&SkillRecord>) -> bool {
+        !self.writes()
+            && self.unmanaged.is_none()
+            && self.hand_edited.is_empty()
+            && self.entry_is(old)
     }
 
     /// The record entry while the plan is carried out: the new digest of
     /// every file to write with the one it replaces, and the files to
     /// remove as they were.
     fn pending(&self, old: Option<&SkillRecord>) -> SkillRecord {
-        let mut files = BTreeMap::new();
+        let mut files = Vec::with_capacity(self.files.len());
         for f in &self.files {
             match (&f.new, f.action) {
                 (Some(new), Action::Write) => {
                     let mut new = new.clone();
-                    new.was = f.was;
-                    files.insert(f.rel.clone(), new);
+                    new.was = f.was.map(Box::new);
+                    files.push((f.rel.clone(), new));
                 }
-                (Some(new), _) => {
-                    files.insert(f.rel.clone(), new.clone());
-                }
+                (Some(new), _) => files.push((f.rel.clone(), new.clone())),
                 (None, Action::Remove) => {
-                    if let Some(old) = old.and_then(|o| o.files.get(&f.rel)) {
-                        files.insert(f.rel.clone(), old.clone());
+                    if let Some(old) = old.and_then(|o| o.get(&f.rel)) {
+                        files.push((f.rel.clone(), old.clone()));
                     }
                 }
                 (None, _) => {}
             }
         }
-        SkillRecord { files }
+        SkillRecord::new(files)
     }
 
     fn conflict(&self, name: &str, format: Format, out: &OutDir) -> Option<Conflict> {
@@ -406,9 +428,17 @@ impl Ctx<'_> {
     /// How the file at `rel` differs from `new`: a short diff for a
     /// manifest or `SKILL.md`, sizes for other files. For a manifest the
     /// diff is all there is; otherwise it follows a `~ path` line.
-    fn diff(&self, name: &str, rel: &str, new: &[u8], note: &str, lines: &mut Vec<String>) {
+    fn diff(
+        &self,
+        name: &str,
+        rel: &str,
+        new: &[u8],
+        note: &str,
+        lines: &mut Vec<String>,
+        cache: &outdir::Cache,
+    ) {
         let shown = excerpt(self.shown(name, rel), EXCERPT_CHARS);
-        let old = self.out.read(rel, self.cap);
+        let old = self.out.read(rel, self.cap, Some(cache));
         let text = self.format == Format::Json || rel == format!("{name}/SKILL.md");
         match old {
             Some(old) if text => {
@@ -475,15 +505,20 @@ impl Ctx<'_> {
             ));
         }
         let nothing_there = on_disk.is_none() || blocked_dir.is_some();
+        // The skill's directories, opened once: by the walk for files
+        // export did not write, then reused by every file's comparison.
+        let cache = outdir::Cache::default();
+        let walked = (self.format == Format::Skill && on_disk == Some(Kind::Dir))
+            .then(|| self.out.leaves(name, outdir::MAX_SKILL_ENTRIES, &cache));
         let mut seen = BTreeSet::new();
         for f in files.unwrap_or_default() {
             seen.insert(f.rel.as_str());
-            let rec = old.and_then(|o| o.files.get(&f.rel));
+            let rec = old.and_then(|o| o.get(&f.rel));
             let known = rec.map(FileRecord::known).unwrap_or_default();
             let probe = if nothing_there {
                 Probe::Missing
             } else {
-                self.out.probe(&f.rel, Some(&f.bytes), &known)
+                self.out.probe(&f.rel, Some(&f.bytes), &known, &cache)
             };
             let shown = excerpt(self.shown(name, &f.rel), EXCERPT_CHARS);
             let (action, was) = match probe {
@@ -516,7 +551,7 @@ impl Ctx<'_> {
                     ..
                 } => {
                     if self.all_lines {
-                        self.diff(name, &f.rel, &f.bytes, "", &mut plan.changed);
+                        self.diff(name, &f.rel, &f.bytes, "", &mut plan.changed, &cache);
                     }
                     (Action::Write, Some(known[i]))
                 }
@@ -529,7 +564,7 @@ impl Ctx<'_> {
                     } else {
                         " (not written by export)"
                     };
-                    self.diff(name, &f.rel, &f.bytes, note, &mut plan.hand_edited);
+                    self.diff(name, &f.rel, &f.bytes, note, &mut plan.hand_edited, &cache);
                     (Action::Write, None)
                 }
                 Probe::Blocked(what) => {
@@ -547,14 +582,14 @@ impl Ctx<'_> {
                 was,
             });
         }
-        for (rel, rec) in old.map(|o| &o.files).into_iter().flatten() {
-            if seen.contains(rel.as_str()) {
+        for (rel, rec) in old.into_iter().flat_map(SkillRecord::files) {
+            if seen.contains(rel) {
                 continue;
             }
             let probe = if nothing_there {
                 Probe::Missing
             } else {
-                self.out.probe(rel, None, &rec.known())
+                self.out.probe(rel, None, &rec.known(), &cache)
             };
             let shown = excerpt(self.shown(name, rel), EXCERPT_CHARS);
             let action = match probe {
@@ -587,13 +622,13 @@ impl Ctx<'_> {
                 }
             };
             plan.files.push(FilePlan {
-                rel: rel.clone(),
+                rel: rel.to_owned(),
                 new: None,
                 action,
                 was: None,
             });
         }
-        if self.format == Format::Skill && on_disk == Some(Kind::Dir) {
+        if let Some((leaves, cut)) = walked {
             // The files export lists and the directories above them: a
             // leaf among those is in the way of a file (a hand edit), not
             // an addition.
@@ -608,7 +643,6 @@ impl Ctx<'_> {
                     rel = parent;
                 }
             }
-            let (leaves, cut) = self.out.leaves(name, outdir::MAX_SKILL_ENTRIES);
             for (rel, _) in leaves {
                 if listed.contains(rel.as_str()) {
                     continue;
@@ -638,26 +672,25 @@ impl Ctx<'_> {
 }
 
 /// Reads `out`'s record, if it has one, refusing one for another format.
-fn read_record(out: &OutDir, format: Format) -> Result<Option<(Record, Vec<u8>)>> {
+fn read_record(out: &OutDir, format: Format) -> Result<Option<(Record, Digest)>> {
     let path = out.shown(RECORD_NAME);
     let bad = |message: String| Error::BadRecord {
         path: path.clone(),
         at: None,
         message,
     };
-    let bytes = match out.kind(RECORD_NAME) {
+    let file = match out.kind(RECORD_NAME) {
         None => return Ok(None),
-        Some(Kind::File) => out
-            .read(RECORD_NAME, record::MAX_RECORD_BYTES)
-            .ok_or_else(|| {
-                bad(format!(
-                    "cannot be read, or is over the {} MiB limit for a record",
-                    record::MAX_RECORD_BYTES >> 20
-                ))
-            })?,
+        Some(Kind::File) => {
+            out.open_file(RECORD_NAME, None)
+                .ok_or_else(|| bad("cannot be read".to_owned()))?
+                .0
+        }
         Some(kind) => return Err(bad(format!("is {}, not a file export wrote", kind.words()))),
     };
-    let record = Record::parse(&bytes, &path)?;
+    let (record, digest) = Record::read(file, &path, || {
+        out.read(RECORD_NAME, record::MAX_RECORD_BYTES, None)
+    })?;
     if record.format != format {
         return Err(Error::Refused {
             path: None,
@@ -670,7 +703,7 @@ fn read_record(out: &OutDir, format: Format) -> Result<Option<(Record, Vec<u8>)>
             ),
         });
     }
-    Ok(Some((record, bytes)))
+    Ok(Some((record, digest)))
 }
 
 /// What is at each skill's output place in `out`, by skill name: the
@@ -692,9 +725,14 @@ fn on_disk(out: &OutDir, format: Format) -> Result<BTreeMap<String, Kind>> {
 }
 
 /// One live skill's planning result.
+///
+/// Small (boxed parts): one is held per skill, three times over while the
+/// workers' results are put back in order.
 enum Planned {
-    Failed(Error),
-    Ready(Plan),
+    Failed(Box<Error>),
+    /// Nothing to do.
+    Unchanged,
+    Ready(Box<Plan>),
 }
 
 impl Skills {
@@ -813,8 +851,10 @@ impl Skills {
             return self.export_new(out, &catalog, options);
         }
         let format = options.format;
-        let (old, old_bytes) = match read_record(&out, format)? {
-            Some((record, bytes)) => (record, Some(bytes)),
+        // One copy of the record, changed in place once the files are
+        // written; the bytes read are kept only as a digest.
+        let (mut record, old_digest) = match read_record(&out, format)? {
+            Some((record, digest)) => (record, Some(digest)),
             None => (Record::new(format), None),
         };
         let disk = on_disk(&out, format)?;
@@ -828,32 +868,40 @@ impl Skills {
         let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
             let files = match self.rendered(name, located, format) {
                 Ok(files) => files,
-                Err(e) => return Planned::Failed(e),
+                Err(e) => return Planned::Failed(Box::new(e)),
             };
-            let adopt = adopted.contains(name.as_str())
-                || (options.adopt_all && !old.skills.contains_key(name));
-            Planned::Ready(ctx.plan(
+            let old = record.skills.get(name);
+            let adopt = adopted.contains(name.as_str()) || (options.adopt_all && old.is_none());
+            let plan = ctx.plan(
                 name,
                 Some(&files),
-                old.skills.get(name),
+                old,
                 disk.get(name).copied(),
                 adopt,
                 options.force,
-            ))
+            );
+            // Only plans that do something are kept: a re-export with
+            // nothing to do holds no more than a flag per skill.
+            if plan.is_noop(old) {
+                Planned::Unchanged
+            } else {
+                Planned::Ready(Box::new(plan))
+            }
         });
         let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
-        let stale: Vec<&String> = old
+        let stale: Vec<String> = record
             .skills
             .keys()
             .filter(|n| !live.contains(n.as_str()))
+            .cloned()
             .collect();
         let pruned = if options.prune {
             crate::par::map(&stale, options.jobs, |name| {
                 ctx.plan(
                     name,
                     None,
-                    old.skills.get(*name),
-                    disk.get(*name).copied(),
+                    record.skills.get(name),
+                    disk.get(name).copied(),
                     false,
                     options.force,
                 )
@@ -861,19 +909,21 @@ impl Skills {
         } else {
             Vec::new()
         };
+        drop(disk);
 
         let mut report = Exported {
             stale_removed: out.stale_removed().to_vec(),
             ..Exported::default()
         };
-        // Which skills go ahead: (index in the catalog, plan).
+        // The skills that go ahead, with their plans.
         let mut go = Vec::new();
         for ((name, _), p) in catalog.iter().zip(planned) {
             match p {
-                Planned::Failed(e) => report.failed.push(e),
+                Planned::Failed(e) => report.failed.push(*e),
+                Planned::Unchanged => report.unchanged += 1,
                 Planned::Ready(plan) => match plan.conflict(name, format, &out) {
                     Some(c) => report.refused.push(c),
-                    None => go.push((name.as_str(), plan)),
+                    None => go.push((name.as_str(), *plan)),
                 },
             }
         }
@@ -898,26 +948,24 @@ impl Skills {
 
         // The record while writing: every file about to change listed with
         // both its old and its new digest.
-        let mut pending = old.clone();
-        for (name, plan) in &go {
-            if plan.writes() {
-                pending
-                    .skills
-                    .insert((*name).to_owned(), plan.pending(old.skills.get(*name)));
-            }
-        }
+        let pending: BTreeMap<String, SkillRecord> = go
+            .iter()
+            .filter(|(_, plan)| plan.writes())
+            .map(|(name, plan)| ((*name).to_owned(), plan.pending(record.skills.get(*name))))
+            .collect();
         let spec_sha = self.spec().sha256();
-        let write_record = |record: &Record| -> Result<()> {
-            out.write(RECORD_NAME, &record.to_bytes(&spec_sha), false, false)
-                .map_err(|source| Error::Write {
-                    path: out.shown(RECORD_NAME),
-                    source,
-                })
+        let write_record = |record: &Record, patch: &BTreeMap<String, SkillRecord>| -> Result<()> {
+            out.write_with(RECORD_NAME, false, false, |w| {
+                record.write_to(w, &spec_sha, patch)
+            })
+            .map_err(|source| Error::Write {
+                path: out.shown(RECORD_NAME),
+                source,
+            })
         };
-        if pending != old {
-            write_record(&pending)?;
+        if !pending.is_empty() {
+            write_record(&record, &pending)?;
         }
-        let mut finished = pending;
 
         // Write: each skill rendered again, its bytes checked against the
         // plan. After a failed write, no more are started.
@@ -939,19 +987,30 @@ impl Skills {
             }
             Some(r)
         });
+        let mut pending = pending;
         for ((name, plan), r) in go.iter().zip(results) {
-            match r {
-                None => report.not_written += 1,
-                Some(Err(e)) => report.failed.push(e),
+            let entry = match r {
                 Some(Ok(())) => {
-                    finished.skills.insert((*name).to_owned(), plan.entry());
                     if plan.writes() {
                         report.written += 1;
                         self.report_kept(&out, plan, &mut report);
                     } else {
                         report.unchanged += 1;
                     }
+                    Some(plan.entry())
                 }
+                // Not (all) written: the entry that accounts for old and new.
+                None => {
+                    report.not_written += 1;
+                    pending.remove(*name)
+                }
+                Some(Err(e)) => {
+                    report.failed.push(e);
+                    pending.remove(*name)
+                }
+            };
+            if let Some(entry) = entry {
+                record.skills.insert((*name).to_owned(), entry);
             }
         }
         for (name, plan) in &prune_go {
@@ -960,7 +1019,7 @@ impl Skills {
             }
             match self.carry_out(&out, name, &[], plan, format) {
                 Ok(()) => {
-                    finished.skills.remove(*name);
+                    record.skills.remove(*name);
                     report.removed.push((*name).to_owned());
                     self.report_kept(&out, plan, &mut report);
                 }
@@ -970,9 +1029,8 @@ impl Skills {
                 }
             }
         }
-        let bytes = finished.to_bytes(&spec_sha);
-        if old_bytes.as_deref() != Some(bytes.as_slice()) {
-            write_record(&finished)?;
+        if old_digest != Some(record.digest(&spec_sha)) {
+            write_record(&record, &BTreeMap::new())?;
         }
         Ok(report)
     }
@@ -1067,7 +1125,7 @@ impl Skills {
             if stop.load(Ordering::Relaxed) {
                 return Ok(None);
             }
-            let mut entry = SkillRecord::default();
+            let mut entry = Vec::with_capacity(files.len());
             for f in &files {
                 if let Err(source) = out.write(&f.rel, &f.bytes, f.executable, false) {
                     stop.store(true, Ordering::Relaxed);
@@ -1077,9 +1135,9 @@ impl Skills {
                         source,
                     }));
                 }
-                entry.files.insert(f.rel.clone(), f.record());
+                entry.push((f.rel.clone(), f.record()));
             }
-            Ok(Some(entry))
+            Ok(Some(SkillRecord::new(entry)))
         });
         let mut report = Exported {
             stale_removed: out.stale_removed().to_vec(),
@@ -1105,12 +1163,10 @@ impl Skills {
             report.not_written += std::mem::take(&mut report.written);
             return Ok(report);
         }
-        out.write(
-            RECORD_NAME,
-            &record.to_bytes(&self.spec().sha256()),
-            false,
-            false,
-        )
+        let spec_sha = self.spec().sha256();
+        out.write_with(RECORD_NAME, false, false, |w| {
+            record.write_to(w, &spec_sha, &BTreeMap::new())
+        })
         .map_err(|source| Error::Write {
             path: out.shown(RECORD_NAME),
             source,
@@ -1187,7 +1243,7 @@ impl Skills {
                 }
                 let mut out = Vec::new();
                 let mut changed = plan.changed.clone();
-                if changed.is_empty() && plan.hand_edited.is_empty() && Some(&plan.entry()) != rec {
+                if changed.is_empty() && plan.hand_edited.is_empty() && !plan.entry_is(rec) {
                     changed.push(format!("(its entry in {RECORD_NAME} is out of date)"));
                 }
                 if !changed.is_empty() {

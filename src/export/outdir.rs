@@ -28,14 +28,16 @@
 //! - **A new directory** is built beside its place under a staging name and
 //!   renamed into it whole, so it appears complete or not at all.
 
+use std::cell::RefCell;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
-use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, RenameFlags};
+use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
 use super::record::Digest;
@@ -134,6 +136,7 @@ enum Reach {
 enum DirFd<'a> {
     Root(BorrowedFd<'a>),
     Owned(OwnedFd),
+    Shared(Rc<OwnedFd>),
 }
 
 impl AsFd for DirFd<'_> {
@@ -141,7 +144,40 @@ impl AsFd for DirFd<'_> {
         match self {
             DirFd::Root(fd) => *fd,
             DirFd::Owned(fd) => fd.as_fd(),
+            DirFd::Shared(fd) => fd.as_fd(),
         }
+    }
+}
+
+/// The most directories a [`Cache`] keeps open.
+const MAX_CACHED: usize = 64;
+
+/// Directories below the output directory opened while looking at one
+/// skill, kept open for its next file (at most [`MAX_CACHED`]): a skill's
+/// files share a few directories, and opening each one once instead of
+/// once per file halves the system calls of a check. Single-threaded: one
+/// per skill, dropped with it.
+#[derive(Default)]
+pub struct Cache {
+    dirs: RefCell<Vec<(String, Rc<OwnedFd>)>>,
+}
+
+impl Cache {
+    fn get(&self, rel: &str) -> Option<Rc<OwnedFd>> {
+        self.dirs
+            .borrow()
+            .iter()
+            .find(|(r, _)| r == rel)
+            .map(|(_, fd)| fd.clone())
+    }
+
+    fn put(&self, rel: &str, fd: OwnedFd) -> Rc<OwnedFd> {
+        let fd = Rc::new(fd);
+        let mut dirs = self.dirs.borrow_mut();
+        if dirs.len() < MAX_CACHED {
+            dirs.push((rel.to_owned(), fd.clone()));
+        }
+        fd
     }
 }
 
@@ -378,7 +414,17 @@ fn alive(pid: u32) -> bool {
 /// error once more than `budget` were visited.
 fn entries(fd: impl AsFd, budget: &mut usize) -> std::io::Result<Vec<(OsString, Kind)>> {
     let fd = fd.as_fd();
-    let dir = rustix::fs::Dir::read_from(fd).map_err(io)?;
+    let mut dir = Dir::read_from(fd).map_err(io)?;
+    entries_of(&mut dir, fd, budget)
+}
+
+/// [`entries`] of an open directory stream (`fd` its directory, for the
+/// entries whose type the stream does not give).
+fn entries_of(
+    dir: &mut Dir,
+    fd: BorrowedFd<'_>,
+    budget: &mut usize,
+) -> std::io::Result<Vec<(OsString, Kind)>> {
     let mut out = Vec::new();
     for entry in dir {
         let entry = entry.map_err(io)?;
@@ -671,6 +717,7 @@ impl OutDir {
         rel: &'r str,
         create: bool,
         replace: bool,
+        cache: Option<&Cache>,
     ) -> std::result::Result<(DirFd<'_>, &'r str), Reach> {
         let (dirs, leaf) = match rel.rsplit_once('/') {
             Some((dirs, leaf)) => (Some(dirs), leaf),
@@ -680,9 +727,16 @@ impl OutDir {
         let Some(dirs) = dirs else {
             return Ok((cur, leaf));
         };
+        if let Some(fd) = cache.and_then(|c| c.get(dirs)) {
+            return Ok((DirFd::Shared(fd), leaf));
+        }
         let mut upto = 0;
         for part in dirs.split('/') {
             upto += part.len() + 1;
+            if let Some(fd) = cache.and_then(|c| c.get(&rel[..upto - 1])) {
+                cur = DirFd::Shared(fd);
+                continue;
+            }
             let next = match open_dir_at(&cur, part, false) {
                 Ok(fd) => fd,
                 Err(Errno::NOENT) if create => {
@@ -710,14 +764,17 @@ impl OutDir {
                 }
                 Err(e) => return Err(Reach::Io(io(e))),
             };
-            cur = DirFd::Owned(next);
+            cur = match cache {
+                Some(c) => DirFd::Shared(c.put(&rel[..upto - 1], next)),
+                None => DirFd::Owned(next),
+            };
         }
         Ok((cur, leaf))
     }
 
     /// What is at `rel`, not following a symlink; `None` when nothing.
     pub fn kind(&self, rel: &str) -> Option<Kind> {
-        let (dir, leaf) = self.parent_of(rel, false, false).ok()?;
+        let (dir, leaf) = self.parent_of(rel, false, false, None).ok()?;
         kind_at(&dir, leaf).ok()
     }
 
@@ -725,9 +782,15 @@ impl OutDir {
     /// and the `known` contents export wrote there before (digest and
     /// size), reading it only when its size matches one of them, at most
     /// that many bytes, and hashing only what is not `expected`.
-    pub fn probe(&self, rel: &str, expected: Option<&[u8]>, known: &[(Digest, u64)]) -> Probe {
+    pub fn probe(
+        &self,
+        rel: &str,
+        expected: Option<&[u8]>,
+        known: &[(Digest, u64)],
+        cache: &Cache,
+    ) -> Probe {
         use sha2::Digest as _;
-        let (dir, leaf) = match self.parent_of(rel, false, false) {
+        let (dir, leaf) = match self.parent_of(rel, false, false, Some(cache)) {
             Ok(x) => x,
             Err(Reach::Missing) => return Probe::Missing,
             Err(Reach::Blocked(what)) => return Probe::Blocked(what),
@@ -794,6 +857,10 @@ impl OutDir {
                 h.update(&buf[..n]);
             }
             at += n;
+            // A short read of a regular file is its end: no read for the 0.
+            if at as u64 == size && n < buf.len() {
+                break;
+            }
         }
         if at as u64 != size {
             return other;
@@ -813,18 +880,26 @@ impl OutDir {
     }
 
     /// The regular file at `rel`, if it is one of at most `cap` bytes.
-    pub fn read(&self, rel: &str, cap: u64) -> Option<Vec<u8>> {
-        let (dir, leaf) = self.parent_of(rel, false, false).ok()?;
+    pub fn read(&self, rel: &str, cap: u64, cache: Option<&Cache>) -> Option<Vec<u8>> {
+        let (file, size) = self.open_file(rel, cache)?;
+        if size > cap {
+            return None;
+        }
+        let mut out = Vec::new();
+        file.take(cap + 1).read_to_end(&mut out).ok()?;
+        (out.len() as u64 <= cap).then_some(out)
+    }
+
+    /// The regular file at `rel`, opened without following a symlink, and
+    /// its size.
+    pub fn open_file(&self, rel: &str, cache: Option<&Cache>) -> Option<(File, u64)> {
+        let (dir, leaf) = self.parent_of(rel, false, false, cache).ok()?;
         let flags =
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
         let fd = rustix::fs::openat(&dir, leaf, flags, Mode::empty()).ok()?;
         let st = rustix::fs::fstat(&fd).ok()?;
-        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || st.st_size as u64 > cap {
-            return None;
-        }
-        let mut out = Vec::new();
-        File::from(fd).take(cap + 1).read_to_end(&mut out).ok()?;
-        (out.len() as u64 <= cap).then_some(out)
+        (FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+            .then(|| (File::from(fd), st.st_size as u64))
     }
 
     /// Writes `bytes` to `rel`: created directly in a new directory, else
@@ -839,11 +914,32 @@ impl OutDir {
         executable: bool,
         replace: bool,
     ) -> std::io::Result<()> {
-        let (dir, leaf) = self.parent_of(rel, true, replace).map_err(|r| match r {
-            Reach::Missing => std::io::Error::from(std::io::ErrorKind::NotFound),
-            Reach::Blocked(what) => std::io::Error::new(std::io::ErrorKind::NotADirectory, what),
-            Reach::Io(e) => e,
-        })?;
+        self.write_with(rel, executable, replace, |f| f.write_all(bytes))
+    }
+
+    /// [`OutDir::write`] of what `fill` writes into the file (buffered), for
+    /// contents too large to build in memory first.
+    pub fn write_with(
+        &self,
+        rel: &str,
+        executable: bool,
+        replace: bool,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let fill = |fd: OwnedFd| -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::with_capacity(64 * 1024, File::from(fd));
+            fill(&mut w)?;
+            w.flush()
+        };
+        let (dir, leaf) = self
+            .parent_of(rel, true, replace, None)
+            .map_err(|r| match r {
+                Reach::Missing => std::io::Error::from(std::io::ErrorKind::NotFound),
+                Reach::Blocked(what) => {
+                    std::io::Error::new(std::io::ErrorKind::NotADirectory, what)
+                }
+                Reach::Io(e) => e,
+            })?;
         let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
         let create = |name: &str| {
             rustix::fs::openat(
@@ -854,8 +950,7 @@ impl OutDir {
             )
         };
         if self.staging.is_some() {
-            let mut f = File::from(create(leaf).map_err(io)?);
-            return f.write_all(bytes);
+            return fill(create(leaf).map_err(io)?);
         }
         if replace && kind_at(&dir, leaf) == Ok(Kind::Dir) {
             let mut budget = MAX_SKILL_ENTRIES;
@@ -870,8 +965,7 @@ impl OutDir {
                 Err(e) => return Err(io(e)),
             }
         };
-        let written = File::from(fd)
-            .write_all(bytes)
+        let written = fill(fd)
             .and_then(|()| rustix::fs::renameat(&dir, tmp.as_str(), &dir, leaf).map_err(io));
         if written.is_err() {
             let _ = rustix::fs::unlinkat(&dir, tmp.as_str(), AtFlags::empty());
@@ -882,7 +976,7 @@ impl OutDir {
     /// Removes the file (or symlink) at `rel`, never following one; with
     /// `replace`, a directory there too. Returns whether something went.
     pub fn remove(&self, rel: &str, replace: bool) -> std::io::Result<bool> {
-        let (dir, leaf) = match self.parent_of(rel, false, false) {
+        let (dir, leaf) = match self.parent_of(rel, false, false, None) {
             Ok(x) => x,
             Err(Reach::Io(e)) => return Err(e),
             // Nothing there, or not through a real directory: nothing of ours.
@@ -901,7 +995,7 @@ impl OutDir {
 
     /// Removes the directory `rel` if it is empty; returns whether it did.
     pub fn remove_dir_if_empty(&self, rel: &str) -> bool {
-        match self.parent_of(rel, false, false) {
+        match self.parent_of(rel, false, false, None) {
             Ok((dir, leaf)) => rustix::fs::unlinkat(&dir, leaf, AtFlags::REMOVEDIR).is_ok(),
             Err(_) => false,
         }
@@ -930,17 +1024,17 @@ impl OutDir {
     /// hidden entries left out; never following a symlink. Visits at most
     /// `budget` entries and [`MAX_DEPTH`] levels; the flag says whether it
     /// stopped early.
-    pub fn leaves(&self, rel: &str, budget: usize) -> (Vec<(String, Kind)>, bool) {
+    pub fn leaves(&self, rel: &str, budget: usize, cache: &Cache) -> (Vec<(String, Kind)>, bool) {
         let mut out = Vec::new();
         let mut budget = budget;
         let mut cut = false;
-        let Ok((dir, leaf)) = self.parent_of(rel, false, false) else {
+        let Ok((dir, leaf)) = self.parent_of(rel, false, false, Some(cache)) else {
             return (out, cut);
         };
         let Ok(fd) = open_dir_at(&dir, leaf, false) else {
             return (out, cut);
         };
-        walk(&fd, rel, 0, &mut budget, &mut out, &mut cut);
+        walk(fd, rel, 0, &mut budget, &mut out, &mut cut, cache);
         out.sort();
         (out, cut)
     }
@@ -993,15 +1087,25 @@ impl OutDir {
     }
 }
 
+/// [`OutDir::leaves`] below the directory `fd` (at `rel`); every directory
+/// it opens goes into `cache`, for the files looked at next.
 fn walk(
-    fd: &OwnedFd,
+    fd: OwnedFd,
     rel: &str,
     depth: usize,
     budget: &mut usize,
     out: &mut Vec<(String, Kind)>,
     cut: &mut bool,
+    cache: &Cache,
 ) {
-    let mut found = match entries(fd, budget) {
+    let fd = cache.put(rel, fd);
+    // The stream reads from a duplicate of the descriptor the cache keeps:
+    // reading moves its offset, which opening below it does not use.
+    let found = rustix::io::fcntl_dupfd_cloexec(&*fd, 0)
+        .map_err(io)
+        .and_then(|dup| Dir::new(dup).map_err(io))
+        .and_then(|mut dir| entries_of(&mut dir, fd.as_fd(), budget));
+    let mut found = match found {
         Ok(found) => found,
         Err(_) => {
             *cut = true;
@@ -1022,8 +1126,8 @@ fn walk(
             *cut = true;
             continue;
         }
-        match open_dir_at(fd, name.as_os_str(), false) {
-            Ok(sub) => walk(&sub, &path, depth + 1, budget, out, cut),
+        match open_dir_at(&*fd, name.as_os_str(), false) {
+            Ok(sub) => walk(sub, &path, depth + 1, budget, out, cut, cache),
             Err(_) => out.push((path, Kind::Other)),
         }
         if *cut && *budget == 0 {

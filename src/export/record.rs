@@ -60,7 +60,8 @@ pub fn sha256(bytes: &[u8]) -> Digest {
 }
 
 /// One file export wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "RawFile")]
 pub struct FileRecord {
     /// Its SHA-256.
     pub sha256: Digest,
@@ -69,8 +70,9 @@ pub struct FileRecord {
     /// Written with the execute bits.
     pub executable: bool,
     /// While an export replaces the file: the digest and size of the bytes
-    /// it replaces, which export also wrote.
-    pub was: Option<(Digest, u64)>,
+    /// it replaces, which export also wrote. Boxed: rarely there, and the
+    /// record of 60,000 files is held in memory.
+    pub was: Option<Box<(Digest, u64)>>,
 }
 
 impl FileRecord {
@@ -78,16 +80,57 @@ impl FileRecord {
     /// then the replaced one.
     pub fn known(&self) -> Vec<(Digest, u64)> {
         let mut out = vec![(self.sha256, self.size)];
-        out.extend(self.was);
+        out.extend(self.was.as_deref().copied());
         out
     }
 }
 
 /// One skill's files, by path relative to the output directory.
+///
+/// A sorted list rather than a map: a skill has a handful of files, and a
+/// map per skill would cost a tree node of room for eleven (over a
+/// kilobyte) for each of 10,000 skills.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkillRecord {
-    /// The files.
-    pub files: BTreeMap<String, FileRecord>,
+    files: Vec<(String, FileRecord)>,
+}
+
+impl SkillRecord {
+    /// A record of `files`, in any order; the last of a repeated path wins.
+    pub fn new(mut files: Vec<(String, FileRecord)>) -> SkillRecord {
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                std::mem::swap(later, earlier);
+            }
+            same
+        });
+        SkillRecord { files }
+    }
+
+    /// The file at `rel`.
+    pub fn get(&self, rel: &str) -> Option<&FileRecord> {
+        self.files
+            .binary_search_by(|(r, _)| r.as_str().cmp(rel))
+            .ok()
+            .map(|i| &self.files[i].1)
+    }
+
+    /// Every file, by path.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &FileRecord)> {
+        self.files.iter().map(|(r, f)| (r.as_str(), f))
+    }
+
+    /// How many files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// No file at all?
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
 }
 
 /// What export wrote into one output directory.
@@ -112,19 +155,73 @@ impl Record {
     /// trailing newline; `spec_sha256` names the spec the skills were
     /// merged under.
     pub fn to_bytes(&self, spec_sha256: &Digest) -> Vec<u8> {
-        let mut out = String::with_capacity(256 + self.skills.len() * 160);
+        self.to_bytes_patched(spec_sha256, &BTreeMap::new())
+    }
+
+    /// [`Record::to_bytes`] of this record with the skills of `patch` in
+    /// place of its own (and added), without copying it.
+    pub fn to_bytes_patched(
+        &self,
+        spec_sha256: &Digest,
+        patch: &BTreeMap<String, SkillRecord>,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out, spec_sha256, patch)
+            .expect("writing to memory does not fail");
+        out
+    }
+
+    /// The SHA-256 of [`Record::to_bytes`], without building them.
+    pub fn digest(&self, spec_sha256: &Digest) -> Digest {
+        struct Hash(sha2::Sha256);
+        impl std::io::Write for Hash {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                sha2::Digest::update(&mut self.0, b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut h = Hash(<sha2::Sha256 as sha2::Digest>::new());
+        self.write_to(&mut h, spec_sha256, &BTreeMap::new())
+            .expect("hashing does not fail");
+        sha2::Digest::finalize(h.0).into()
+    }
+
+    /// Writes [`Record::to_bytes_patched`] to `w`, a skill at a time: the
+    /// record of 10,000 skills is never built whole in memory.
+    pub fn write_to(
+        &self,
+        w: &mut dyn std::io::Write,
+        spec_sha256: &Digest,
+        patch: &BTreeMap<String, SkillRecord>,
+    ) -> std::io::Result<()> {
+        let mut out = String::with_capacity(4096);
         out.push_str("{\n  \"format\": ");
         out.push_str(match self.format {
             Format::Json => "\"json\"",
             Format::Skill => "\"skill\"",
         });
         out.push_str(",\n  \"skills\": ");
-        if self.skills.is_empty() {
-            out.push_str("{}");
-        } else {
-            out.push('{');
-            for (i, (name, skill)) in self.skills.iter().enumerate() {
-                out.push_str(if i == 0 { "\n    " } else { ",\n    " });
+        // The two sorted lists merged, `patch` winning.
+        let mut mine = self.skills.iter().peekable();
+        let mut theirs = patch.iter().peekable();
+        let merged = std::iter::from_fn(|| match (mine.peek(), theirs.peek()) {
+            (Some(a), Some(b)) if a.0 == b.0 => {
+                mine.next();
+                theirs.next()
+            }
+            (Some(a), Some(b)) if a.0 < b.0 => mine.next(),
+            (Some(_), Some(_)) | (None, Some(_)) => theirs.next(),
+            (Some(_), None) => mine.next(),
+            (None, None) => None,
+        });
+        let mut any = false;
+        for (i, (name, skill)) in merged.enumerate() {
+            any = true;
+            out.push_str(if i == 0 { "{\n    " } else { ",\n    " });
+            {
                 string(&mut out, name);
                 out.push_str(": {\n      \"files\": {");
                 for (j, (rel, f)) in skill.files.iter().enumerate() {
@@ -138,7 +235,7 @@ impl Record {
                     hex(&mut out, &f.sha256);
                     out.push_str("\",\n          \"size\": ");
                     out.push_str(&f.size.to_string());
-                    if let Some((sha, size)) = &f.was {
+                    if let Some((sha, size)) = f.was.as_deref() {
                         out.push_str(",\n          \"was\": {\n            \"sha256\": \"");
                         hex(&mut out, sha);
                         out.push_str("\",\n            \"size\": ");
@@ -149,8 +246,12 @@ impl Record {
                 }
                 out.push_str("\n      }\n    }");
             }
-            out.push_str("\n  }");
+            if out.len() >= 4096 {
+                w.write_all(out.as_bytes())?;
+                out.clear();
+            }
         }
+        out.push_str(if any { "\n  }" } else { "{}" });
         out.push_str(",\n  \"spec_sha256\": \"");
         hex(&mut out, spec_sha256);
         out.push_str("\",\n  \"tool\": ");
@@ -158,24 +259,57 @@ impl Record {
         out.push_str(",\n  \"version\": ");
         out.push_str(&RECORD_VERSION.to_string());
         out.push_str("\n}\n");
-        out.into_bytes()
+        w.write_all(out.as_bytes())
     }
 
-    /// Reads a record's bytes, `path` naming it in errors. Everything is
+    /// Reads a record's bytes, `path` naming it in errors; see
+    /// [`Record::read`].
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<Record> {
+        Record::read(bytes, path, || Some(bytes.to_vec())).map(|(r, _)| r)
+    }
+
+    /// Reads a record from `reader` (at most [`MAX_RECORD_BYTES`]), `path`
+    /// naming it in errors; returns it with the SHA-256 of its bytes. The
+    /// record is built as it is read, never held as text. Everything is
     /// checked before anything is used: the version, the format, every
     /// skill name ([`crate::layer::check_name`]), every path (relative,
     /// inside its skill, no `.`, `..` or hidden component) and digest.
-    pub fn parse(bytes: &[u8], path: &Path) -> Result<Record> {
+    /// `reread` gives the bytes again, only to name the version of a
+    /// record that does not parse.
+    pub fn read(
+        reader: impl std::io::Read,
+        path: &Path,
+        reread: impl FnOnce() -> Option<Vec<u8>>,
+    ) -> Result<(Record, Digest)> {
         let bad = |at: Option<(usize, usize)>, message: String| Error::BadRecord {
             path: path.to_path_buf(),
             at,
             message,
         };
-        let raw: RawRecord = match serde_json::from_slice(bytes) {
+        let mut hashed = Hashed {
+            inner: std::io::Read::take(reader, MAX_RECORD_BYTES + 1),
+            hash: <sha2::Sha256 as sha2::Digest>::new(),
+            len: 0,
+        };
+        let parsed = serde_json::from_reader::<_, RawRecord>(std::io::BufReader::with_capacity(
+            64 * 1024,
+            &mut hashed,
+        ));
+        if hashed.len > MAX_RECORD_BYTES {
+            return Err(bad(
+                None,
+                format!(
+                    "is over the {} MiB limit for a record",
+                    MAX_RECORD_BYTES >> 20
+                ),
+            ));
+        }
+        let raw = match parsed {
             Ok(raw) => raw,
             Err(e) => {
                 // A newer version may have changed the shape: say so first.
-                if let Ok(v) = serde_json::from_slice::<JustVersion>(bytes)
+                if let Some(bytes) = reread()
+                    && let Ok(v) = serde_json::from_slice::<JustVersion>(&bytes)
                     && v.version != RECORD_VERSION
                 {
                     return Err(bad(None, version_message(v.version)));
@@ -184,6 +318,7 @@ impl Record {
                 return Err(bad(at, excerpt(&strip_position(&e), EXCERPT_CHARS)));
             }
         };
+        let digest: Digest = sha2::Digest::finalize(hashed.hash).into();
         if raw.version != RECORD_VERSION {
             return Err(bad(None, version_message(raw.version)));
         }
@@ -200,66 +335,95 @@ impl Record {
                 ));
             }
         };
-        let digest = |name: &str, rel: &str, hex: &str| {
-            parse_hex(hex).ok_or_else(|| {
-                bad(
-                    None,
-                    format!(
-                        "skill '{}': file '{}': sha256 is not 64 lowercase hexadecimal digits",
-                        excerpt(name, EXCERPT_CHARS),
-                        excerpt(rel, EXCERPT_CHARS)
-                    ),
-                )
-            })
-        };
-        let mut skills = BTreeMap::new();
-        for (name, raw_skill) in raw.skills {
-            if let Err(reason) = crate::layer::check_name(&name) {
+        let mut skills = raw.skills.0;
+        if let Some(name) = repeated(&mut skills) {
+            return Err(bad(
+                None,
+                format!("skill '{}' is listed twice", excerpt(&name, EXCERPT_CHARS)),
+            ));
+        }
+        for (name, skill) in &mut skills {
+            if let Err(reason) = crate::layer::check_name(name) {
                 return Err(bad(
                     None,
                     format!(
                         "skill name '{}' is not a valid name: {reason}",
-                        excerpt(&name, EXCERPT_CHARS)
+                        excerpt(name, EXCERPT_CHARS)
                     ),
                 ));
             }
-            if raw_skill.files.is_empty() {
+            let files = &mut skill.files.0;
+            if files.is_empty() {
                 return Err(bad(
                     None,
-                    format!("skill '{}' lists no file", excerpt(&name, EXCERPT_CHARS)),
+                    format!("skill '{}' lists no file", excerpt(name, EXCERPT_CHARS)),
                 ));
             }
-            let mut files = BTreeMap::new();
-            for (rel, f) in raw_skill.files {
-                if let Err(reason) = check_rel(&name, &rel, format) {
+            if let Some(rel) = repeated(files) {
+                return Err(bad(
+                    None,
+                    format!(
+                        "skill '{}' lists file '{}' twice",
+                        excerpt(name, EXCERPT_CHARS),
+                        excerpt(&rel, EXCERPT_CHARS)
+                    ),
+                ));
+            }
+            for (rel, _) in files.iter() {
+                if let Err(reason) = check_rel(name, rel, format) {
                     return Err(bad(
                         None,
                         format!(
                             "skill '{}': file '{}' is not a path export writes: {reason}",
-                            excerpt(&name, EXCERPT_CHARS),
-                            excerpt(&rel, EXCERPT_CHARS)
+                            excerpt(name, EXCERPT_CHARS),
+                            excerpt(rel, EXCERPT_CHARS)
                         ),
                     ));
                 }
-                let sha256 = digest(&name, &rel, &f.sha256)?;
-                let was = match &f.was {
-                    Some(w) => Some((digest(&name, &rel, &w.sha256)?, w.size)),
-                    None => None,
-                };
-                files.insert(
-                    rel,
-                    FileRecord {
-                        sha256,
-                        size: f.size,
-                        executable: f.executable,
-                        was,
-                    },
-                );
             }
-            skills.insert(name, SkillRecord { files });
         }
-        Ok(Record { format, skills })
+        let record = Record {
+            format,
+            // Sorted (by `repeated`): the map is built in one pass.
+            skills: skills
+                .into_iter()
+                .map(|(name, skill)| {
+                    (
+                        name,
+                        SkillRecord {
+                            files: skill.files.0,
+                        },
+                    )
+                })
+                .collect(),
+        };
+        Ok((record, digest))
     }
+}
+
+/// A reader that hashes and counts what it reads.
+struct Hashed<R> {
+    inner: R,
+    hash: sha2::Sha256,
+    len: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Hashed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        sha2::Digest::update(&mut self.hash, &buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+}
+
+/// Sorts `items` by key; the first key found twice, if any.
+fn repeated<T>(items: &mut [(String, T)]) -> Option<String> {
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    items
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0)
+        .map(|w| w[0].0.clone())
 }
 
 fn version_message(v: u64) -> String {
@@ -359,13 +523,41 @@ fn string(out: &mut String, s: &str) {
     crate::render::write_json_str(out, s);
 }
 
+/// A JSON object read as a list of its members in order, without a map
+/// node per object (see [`SkillRecord`]); repeated keys are kept, for the
+/// reader to refuse.
+struct Members<T>(Vec<(String, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Members<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = Members<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Members<T>, A::Error> {
+                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1024));
+                while let Some(entry) = map.next_entry()? {
+                    out.push(entry);
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRecord {
     format: String,
-    skills: BTreeMap<String, RawSkill>,
+    skills: Members<RawSkill>,
     #[allow(dead_code)]
-    spec_sha256: String,
+    spec_sha256: Hex,
     #[allow(dead_code)]
     tool: String,
     version: u64,
@@ -379,7 +571,7 @@ struct JustVersion {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSkill {
-    files: BTreeMap<String, RawFile>,
+    files: Members<FileRecord>,
 }
 
 #[derive(Deserialize)]
@@ -387,17 +579,49 @@ struct RawSkill {
 struct RawFile {
     #[serde(default)]
     executable: bool,
-    sha256: String,
+    sha256: Hex,
     size: u64,
     #[serde(default)]
     was: Option<RawWas>,
 }
 
+impl From<RawFile> for FileRecord {
+    fn from(f: RawFile) -> FileRecord {
+        FileRecord {
+            sha256: f.sha256.0,
+            size: f.size,
+            executable: f.executable,
+            was: f.was.map(|w| Box::new((w.sha256.0, w.size))),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawWas {
-    sha256: String,
+    sha256: Hex,
     size: u64,
+}
+
+/// A SHA-256 as 64 lowercase hexadecimal digits, decoded as it is read.
+struct Hex(Digest);
+
+impl<'de> Deserialize<'de> for Hex {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = Hex;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a SHA-256 as 64 lowercase hexadecimal digits")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Hex, E> {
+                parse_hex(v)
+                    .map(Hex)
+                    .ok_or_else(|| E::custom("a sha256 is not 64 lowercase hexadecimal digits"))
+            }
+        }
+        d.deserialize_str(Visit)
+    }
 }
 
 #[cfg(test)]
@@ -406,26 +630,28 @@ mod tests {
 
     fn sample() -> Record {
         let mut r = Record::new(Format::Skill);
-        let mut files = BTreeMap::new();
-        files.insert(
-            "writer/SKILL.md".to_owned(),
-            FileRecord {
-                sha256: sha256(b"a"),
-                size: 1,
-                executable: false,
-                was: Some((sha256(b"b"), 1)),
-            },
-        );
-        files.insert(
-            "writer/scripts/run.sh".to_owned(),
-            FileRecord {
-                sha256: sha256(b"#!"),
-                size: 2,
-                executable: true,
-                was: None,
-            },
-        );
-        r.skills.insert("writer".to_owned(), SkillRecord { files });
+        let files = vec![
+            (
+                "writer/scripts/run.sh".to_owned(),
+                FileRecord {
+                    sha256: sha256(b"#!"),
+                    size: 2,
+                    executable: true,
+                    was: None,
+                },
+            ),
+            (
+                "writer/SKILL.md".to_owned(),
+                FileRecord {
+                    sha256: sha256(b"a"),
+                    size: 1,
+                    executable: false,
+                    was: Some(Box::new((sha256(b"b"), 1))),
+                },
+            ),
+        ];
+        r.skills
+            .insert("writer".to_owned(), SkillRecord::new(files));
         r
     }
 
@@ -495,5 +721,32 @@ mod tests {
         assert!(e.to_string().contains("64 lowercase"), "{e}");
         let e = err(&good.replace("\"writer\": {", "\"Wr\\u202eiter\": {"));
         assert!(e.to_string().contains("Wr\\u{202e}iter"), "{e}");
+        let e = err(&good.replace("writer/scripts/run.sh", "writer/SKILL.md"));
+        assert!(e.to_string().contains("twice"), "{e}");
+    }
+
+    #[test]
+    fn a_patched_record_is_the_record_with_the_patch_applied() {
+        let mut r = sample();
+        let other = SkillRecord::new(vec![(
+            "alpha/SKILL.md".to_owned(),
+            FileRecord {
+                sha256: sha256(b"x"),
+                size: 1,
+                executable: false,
+                was: None,
+            },
+        )]);
+        let mut patch = BTreeMap::new();
+        patch.insert("alpha".to_owned(), other.clone());
+        patch.insert("zulu".to_owned(), other.clone());
+        let patched = r.to_bytes_patched(&sha256(b""), &patch);
+        r.skills.insert("alpha".to_owned(), other.clone());
+        r.skills.insert("zulu".to_owned(), other);
+        assert_eq!(patched, r.to_bytes(&sha256(b"")));
+        let mut patch = BTreeMap::new();
+        patch.insert("writer".to_owned(), SkillRecord::default());
+        let replaced = sample().to_bytes_patched(&sha256(b""), &patch);
+        assert!(!String::from_utf8(replaced).unwrap().contains("run.sh"));
     }
 }
