@@ -476,6 +476,22 @@ fn remove_tree(
     rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(io)
 }
 
+/// Removes the directory `leaf` (at `rel`) in `dir` if it is empty: even
+/// forced, export never deletes what a directory in its way holds.
+fn remove_empty_dir(dir: impl AsFd, leaf: &str, rel: &str) -> std::io::Result<()> {
+    match rustix::fs::unlinkat(dir, leaf, AtFlags::REMOVEDIR) {
+        Ok(()) => Ok(()),
+        Err(Errno::NOTEMPTY | Errno::EXIST) => Err(std::io::Error::new(
+            std::io::ErrorKind::DirectoryNotEmpty,
+            format!(
+                "{} is a directory that is not empty; export does not delete what it holds (move it away)",
+                text::escape(rel)
+            ),
+        )),
+        Err(e) => Err(io(e)),
+    }
+}
+
 /// Removes the staging directories in `parent` left by exports whose
 /// process is gone; returns them (as `shown_parent/NAME`). A symlink of
 /// that name is removed itself, never its target.
@@ -953,8 +969,7 @@ impl OutDir {
             return fill(create(leaf).map_err(io)?);
         }
         if replace && kind_at(&dir, leaf) == Ok(Kind::Dir) {
-            let mut budget = MAX_SKILL_ENTRIES;
-            remove_tree(&dir, OsStr::new(leaf), &mut budget, 0)?;
+            remove_empty_dir(&dir, leaf, rel)?;
         }
         let mut tries = 0;
         let (tmp, fd) = loop {
@@ -974,7 +989,8 @@ impl OutDir {
     }
 
     /// Removes the file (or symlink) at `rel`, never following one; with
-    /// `replace`, a directory there too. Returns whether something went.
+    /// `replace`, an empty directory there too. Returns whether something
+    /// went.
     pub fn remove(&self, rel: &str, replace: bool) -> std::io::Result<bool> {
         let (dir, leaf) = match self.parent_of(rel, false, false, None) {
             Ok(x) => x,
@@ -986,8 +1002,7 @@ impl OutDir {
             Ok(()) => Ok(true),
             Err(Errno::NOENT) => Ok(false),
             Err(Errno::ISDIR | Errno::PERM) if replace => {
-                let mut budget = MAX_SKILL_ENTRIES;
-                remove_tree(&dir, OsStr::new(leaf), &mut budget, 0).map(|()| true)
+                remove_empty_dir(&dir, leaf, rel).map(|()| true)
             }
             Err(e) => Err(io(e)),
         }

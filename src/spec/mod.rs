@@ -685,7 +685,10 @@ impl MergeSpec {
             name_field: raw.name_field,
             order: Vec::new(),
             prepared: None,
-            sha256: crate::export::record::sha256(text.as_bytes()),
+            sha256: sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
+                text.as_bytes(),
+            ))
+            .into(),
         };
         for (attr, field) in [
             ("body_field", &spec.body_field),

@@ -758,3 +758,37 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn forced_or_adopted_export_never_deletes_what_a_directory_in_its_way_holds() {
+    let sb = two_skills();
+    let m = sb.path().join("m");
+    std::fs::create_dir_all(m.join("writer.json")).unwrap();
+    std::fs::write(m.join("writer.json/mine.txt"), "mine\n").unwrap();
+    let run = sb.run(&["export", "--out", "m", "--adopt", "writer"]);
+    assert!(
+        run.failed().contains(
+            "writer.json is a directory that is not empty; export does not delete what it holds"
+        ),
+        "{run:#?}"
+    );
+    assert_eq!(read(m.join("writer.json/mine.txt")), "mine\n");
+    // A managed file replaced by a directory, forced: the same.
+    sb.run(&["export", "--format", "skill", "--out", "skills"])
+        .ok();
+    let skill_md = sb.path().join("skills/writer/SKILL.md");
+    std::fs::remove_file(&skill_md).unwrap();
+    std::fs::create_dir(&skill_md).unwrap();
+    std::fs::write(skill_md.join("notes.md"), "mine\n").unwrap();
+    let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--force"]);
+    assert!(
+        run.failed().contains("is a directory that is not empty"),
+        "{run:#?}"
+    );
+    assert_eq!(read(skill_md.join("notes.md")), "mine\n");
+    // An empty one is simply replaced.
+    std::fs::remove_file(skill_md.join("notes.md")).unwrap();
+    sb.run(&["export", "--format", "skill", "--out", "skills", "--force"])
+        .ok();
+    assert!(skill_md.is_file());
+}
