@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bernstein_skills::Fragment;
-use bernstein_skills::export::{Format, OutDir, OutFile};
+use bernstein_skills::export::{OutDir, OutFile};
 use bernstein_skills::files::FileLimits;
 use bernstein_skills::fragment::LoadOptions;
 use bernstein_skills::layer::Layers;
@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         ..LoadOptions::default()
     };
     let limits = FileLimits::default();
-    let out_dir = match OutDir::open_as(out, Format::Skill) {
+    let out_dir = match OutDir::open(out, None) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("skill-floor: {e}");
@@ -74,7 +74,9 @@ fn main() -> ExitCode {
         }
         let bytes: usize = files.iter().map(|f| f.bytes.len()).sum();
         let n = files.len();
-        out_dir.put_skill(name, &files).ok()?;
+        for f in &files {
+            out_dir.write(&f.rel, &f.bytes, f.executable, false).ok()?;
+        }
         Some((n, bytes))
     });
     if results.iter().any(Option::is_none) {

@@ -1,9 +1,10 @@
 //! The file-system floor for `export --out`: write `N` files of `BYTES` bytes
 //! each (default 4500, the mean exported manifest of the `gen-tree` skills)
 //! through the very code export writes with ([`OutDir`]: into a new
-//! directory, files created in a temporary directory renamed into place at
-//! the end; into an existing one, each file replaced by a rename unless its
-//! bytes are the same), on the same thread pool — with nothing to compute.
+//! directory, files created in a staging directory renamed into place at
+//! the end; into an existing one, each file written to a temporary file
+//! and renamed over the old one), on the same thread pool — with nothing
+//! to compute.
 //!
 //! ```sh
 //! cargo run --release --example write-floor -- OUT N [BYTES] [-j N]
@@ -45,7 +46,7 @@ fn main() -> ExitCode {
         return usage();
     };
     let out = PathBuf::from(out);
-    let out_dir = match OutDir::open(&out) {
+    let out_dir = match OutDir::open(&out, None) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("write-floor: {e}");
@@ -55,7 +56,9 @@ fn main() -> ExitCode {
     let text = "x".repeat(bytes);
     let names: Vec<String> = (0..n).map(|i: usize| format!("skill-{i:05}")).collect();
     let mut failed = bernstein_skills::par::map(&names, jobs, |name| {
-        out_dir.put(name, text.as_bytes()).is_err()
+        out_dir
+            .write(&format!("{name}.json"), text.as_bytes(), false, false)
+            .is_err()
     })
     .into_iter()
     .filter(|f| *f)

@@ -111,6 +111,16 @@ impl Skills {
         &self.layers
     }
 
+    /// Is there any layer directory? [`Error::NoLayers`], naming the three
+    /// looked at, when there is none: a mistyped `--layers-root` must not
+    /// pass as an empty tree.
+    pub fn require_layers(&self) -> Result<()> {
+        match no_layers(&self.layers) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// The compiled fragment schema (compiled once, on first use).
     pub fn validator(&self) -> &Validator {
         self.validator.get_or_init(|| Validator::new(&self.spec))
@@ -246,6 +256,14 @@ impl Skills {
             Err(Error::Invalid(refused))
         }
     }
+}
+
+/// [`Error::NoLayers`] when none of the three layer directories exists.
+pub fn no_layers(layers: &Layers) -> Option<Error> {
+    let dirs = layers.dirs();
+    (!dirs.iter().any(|d| d.is_dir)).then(|| Error::NoLayers {
+        searched: dirs.iter().map(|d| d.path.clone()).collect(),
+    })
 }
 
 /// What `validate` found.
@@ -642,51 +660,4 @@ fn no_effect(spec: &MergeSpec, effective: &Effective, fragments: &[Fragment]) ->
         }
     }
     out
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same
-/// directory, then a rename, so readers never see half a file and a failed
-/// write leaves the old file in place. There is no fsync: that would make
-/// exporting 10,000 manifests take seconds, and the files are derived data
-/// that `export` can always write again.
-///
-/// The directory may hold anything (a committed manifests directory comes
-/// from strangers' pull requests): the temporary file gets a short random
-/// name (`.bs-XXXXXX`) and is created with `O_CREAT | O_EXCL | O_NOFOLLOW`,
-/// so nothing planted there is ever written through, and the rename replaces
-/// whatever is at `path`, a symlink included, instead of following it.
-pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_mode(path, bytes, false)
-}
-
-/// [`write_atomic`] with the execute bits set when `executable` (the umask
-/// applies, as to any new file).
-pub fn write_atomic_mode(path: &std::path::Path, bytes: &[u8], executable: bool) -> Result<()> {
-    use std::io::Write;
-    let fail = |source| Error::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".bs-")
-        .make_in(dir, |p| {
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.custom_flags(libc::O_NOFOLLOW);
-                options.mode(if executable { 0o777 } else { 0o666 });
-            }
-            options.open(p)
-        })
-        .map_err(fail)?;
-    // Dropped on failure, the temporary file is removed.
-    tmp.as_file_mut().write_all(bytes).map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
 }

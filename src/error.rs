@@ -588,6 +588,34 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
+    /// None of the three layer directories exists: a mistyped
+    /// `--layers-root` or XDG directory, which would otherwise pass as an
+    /// empty tree.
+    #[error("no layer directory exists; looked at {} (check --layers-root or the XDG directories)", searched.iter().map(|p| crate::text::path(p)).collect::<Vec<_>>().join(", "))]
+    NoLayers {
+        /// The directories looked at, base, team, user.
+        searched: Vec<PathBuf>,
+    },
+    /// `export --check` of a directory that does not exist.
+    #[error(
+        "{}: does not exist; nothing has been exported there yet",
+        crate::text::path(dir)
+    )]
+    NotExported {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// An output directory's record of what export wrote
+    /// (`.bernstein-skills.json`) cannot be used.
+    #[error("{}{}: {message}", crate::text::path(path), at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
+    BadRecord {
+        /// The record file.
+        path: PathBuf,
+        /// Line and column, when the JSON itself is broken.
+        at: Option<(usize, usize)>,
+        /// What is wrong (escaped).
+        message: String,
+    },
 }
 
 impl Error {

@@ -28,6 +28,12 @@ fn indent(out: &mut String, depth: usize) {
     }
 }
 
+/// `s` as a JSON string, escaped as every JSON this tool writes is (see
+/// the module documentation).
+pub(crate) fn write_json_str(out: &mut String, s: &str) {
+    write_str(out, s)
+}
+
 /// Writes `s` as a JSON string with the escapes `serde_json` uses (`\"`,
 /// `\\`, `\b \f \n \r \t`, and `\u00XX` for the other C0 controls), plus
 /// `\uXXXX` for DEL and the non-ASCII characters [`crate::text::is_unsafe`]

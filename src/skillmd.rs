@@ -48,13 +48,24 @@ pub fn try_render(spec: &MergeSpec, effective: &Effective) -> Result<String, Err
         }
     };
     let order = spec.field_order();
+    // The switches say where a skill goes; they are not part of it.
+    let switches = [spec.enabled_field.as_deref(), spec.targets_field.as_deref()];
     let front = order.iter().filter_map(|&name| {
         let field = spec.field(name)?;
         let v = values.get(name)?;
         let is_name = spec.name_field.as_deref() == Some(name);
-        let written = body_field != Some(name) && (is_name || v != &field.default);
+        let written = body_field != Some(name)
+            && !switches.contains(&Some(name))
+            && (is_name || v != &field.default);
         written.then_some((name, v))
     });
+    Ok(document(front, body))
+}
+
+/// A `SKILL.md` of frontmatter fields (in order) and a body: `---`, the
+/// fields as YAML every reader reads alike, `---`, then, if the body is not
+/// empty, a blank line, the body and a line ending.
+pub fn document<'v>(front: impl IntoIterator<Item = (&'v str, &'v Value)>, body: &str) -> String {
     let mut out = String::from("---\n");
     out.push_str(&crate::yaml_out::mapping(front));
     out.push_str("---\n");
@@ -63,7 +74,16 @@ pub fn try_render(spec: &MergeSpec, effective: &Effective) -> Result<String, Err
         out.push_str(body);
         out.push('\n');
     }
-    Ok(out)
+    out
+}
+
+/// The body of an effective skill's values, if its body field holds text.
+pub fn body_of<'v>(spec: &MergeSpec, values: &'v serde_json::Map<String, Value>) -> &'v str {
+    spec.body_field
+        .as_deref()
+        .and_then(|f| values.get(f))
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 /// [`try_render`] for an effective skill merged from validated fragments

@@ -12,6 +12,7 @@ mod it {
     mod cli;
     mod design;
     mod directives;
+    mod export_owned;
     mod export_skill;
     mod forms;
     mod frontmatter;
@@ -32,6 +33,7 @@ mod it {
     mod spec_edit;
     mod spec_impact;
     mod standalone;
+    mod targets;
     mod validate;
     mod xdg;
 }

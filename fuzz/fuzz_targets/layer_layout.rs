@@ -166,7 +166,8 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(drift) = skills.check_export(&manifests, 1) {
         for (_, d) in drift {
-            if let bernstein_skills::export::Drift::Changed(lines) = d {
+            use bernstein_skills::export::Drift;
+            if let Drift::Changed(lines) | Drift::HandEdited(lines) | Drift::HandAdded(lines) = d {
                 lines.iter().for_each(|l| check_message(l));
             }
         }

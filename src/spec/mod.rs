@@ -693,6 +693,9 @@ pub struct MergeSpec {
     /// Which layers may provide the files under which directories of a
     /// skill, longest directory first.
     pub file_owners: Vec<FileOwner>,
+    /// The SHA-256 of the spec's text, which export records beside what it
+    /// wrote.
+    sha256: [u8; 32],
 }
 
 /// The default KEYED_REPLACE key fields.
@@ -702,6 +705,11 @@ const DEFAULT_KEYS: [&str; 3] = ["name", "id", "code"];
 pub const LAYERS_PRESENT: &str = "layers_present";
 
 impl MergeSpec {
+    /// The SHA-256 of the text the spec was read from.
+    pub fn sha256(&self) -> [u8; 32] {
+        self.sha256
+    }
+
     /// Reads and checks a spec file.
     pub fn load(path: &Path) -> Result<MergeSpec> {
         use crate::confine::{Refusal, read_bounded};
@@ -781,6 +789,10 @@ impl MergeSpec {
             targets_field: raw.targets_field,
             order: Vec::new(),
             file_owners,
+            sha256: sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
+                text.as_bytes(),
+            ))
+            .into(),
         };
         for (attr, field) in [
             ("body_field", &spec.body_field),

@@ -84,12 +84,21 @@ fn plain_list_shows_names_with_effective_descriptions() {
 #[test]
 fn empty_layers_say_so_and_name_the_directories_searched() {
     let sb = Sandbox::new();
-    let out = sb.run(&["list", "--layered"]).ok().to_owned();
+    let run = sb.run(&["list", "--layered"]);
+    let out = run.success();
     assert!(out.contains("no skills"), "{out}");
     for l in ["base", "team", "user"] {
         assert!(out.contains(&format!("[ROOT]/layers/{l}")), "{out}");
     }
-    assert_eq!(sb.run(&["list", "--layered", "--json"]).json(), json!([]));
+    // None of them exists: a warning says so, and stdout stays the answer.
+    assert!(
+        run.stderr
+            .starts_with("warning: no layer directory exists; looked at [ROOT]/layers/base"),
+        "{run:#?}"
+    );
+    let run = sb.run(&["list", "--layered", "--json"]);
+    let v: Value = serde_json::from_str(run.success()).unwrap();
+    assert_eq!(v, json!([]));
 }
 
 #[test]
@@ -284,7 +293,11 @@ fn export_writes_show_json_per_skill_and_check_detects_every_kind_of_drift() {
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(leftovers.len(), 2, "no temporary files left: {leftovers:?}");
+    assert_eq!(
+        leftovers.len(),
+        3,
+        "the manifests and the record, no temporary files: {leftovers:?}"
+    );
     assert!(
         sb.run(&["export", "--check", out_s])
             .ok()
@@ -292,9 +305,13 @@ fn export_writes_show_json_per_skill_and_check_detects_every_kind_of_drift() {
     );
 
     // Changed, added and removed skills all fail the check, which writes nothing.
+    let gone = sb.write("base", "gone.yaml", "description: going\n");
+    sb.run(&["export", "--out", out_s]).ok();
+    std::fs::remove_file(gone).unwrap();
     sb.write("user", "writer.toml", "author = \"someone\"\n");
     sb.write("base", "added.yaml", "description: new\n");
-    std::fs::write(out.join("gone.json"), "{}\n").unwrap();
+    // A manifest export did not write is none of its business.
+    std::fs::write(out.join("mine.json"), "{}\n").unwrap();
     let before = std::fs::read(out.join("writer.json")).unwrap();
     let run = sb.run(&["export", "--check", out_s]);
     assert_eq!(run.code, Some(1), "{run:#?}");
@@ -314,6 +331,7 @@ fn export_writes_show_json_per_skill_and_check_detects_every_kind_of_drift() {
     assert!(out.join("gone.json").exists());
     sb.run(&["export", "--out", out_s, "--prune"]).ok();
     assert!(!out.join("gone.json").exists());
+    assert!(out.join("mine.json").exists());
     assert!(
         sb.run(&["export", "--check", out_s])
             .ok()
@@ -374,7 +392,10 @@ fn export_into_a_new_directory_appears_whole_and_leaves_nothing_beside_it() {
     let run = sb.run(&["export", "--out", out.to_str().unwrap()]);
     assert!(run.ok().contains("2 written, 0 unchanged"), "{run:#?}");
     assert_eq!(entries(&parent), ["m"]);
-    assert_eq!(entries(&out), ["reviewer.json", "writer.json"]);
+    assert_eq!(
+        entries(&out),
+        [".bernstein-skills.json", "reviewer.json", "writer.json"]
+    );
     assert_eq!(
         std::fs::read_to_string(out.join("writer.json")).unwrap(),
         sb.run(&["show", "writer"]).ok()

@@ -122,6 +122,7 @@ fn an_untouched_skill_comes_out_as_it_went_in() {
 #[test]
 fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
     let sb = layered();
+    sb.write("base", "gone/SKILL.md", "---\ndescription: Going.\n---\n");
     sb.run(&["export", "--format", "skill", "--out", "out"])
         .ok();
     assert!(
@@ -130,18 +131,17 @@ fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
             .ends_with("all manifests up to date\n")
     );
     let out = sb.path().join("out");
-    std::fs::write(out.join("writer/references/style.md"), "tampered\n").unwrap();
-    std::fs::write(out.join("writer/references/extra.md"), "extra\n").unwrap();
-    std::fs::remove_file(out.join("writer/references/glossary.md")).unwrap();
-    std::fs::create_dir_all(out.join("gone")).unwrap();
-    std::fs::write(out.join("gone/SKILL.md"), "---\n---\n").unwrap();
+    std::fs::remove_dir_all(sb.layer("base").join("gone")).unwrap();
+    sb.write("team", "writer/references/glossary.md", "# More terms\n");
+    sb.write("team", "writer/references/new.md", "# New\n");
+    std::fs::remove_file(sb.layer("base").join("writer/references/style.md")).unwrap();
     let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     for line in [
         "changed: writer (out/writer/)",
-        "    + references/glossary.md",
-        "    ~ references/style.md (9 → 13 bytes)",
-        "    - references/extra.md",
+        "    ~ references/glossary.md (8 → 13 bytes)",
+        "    + references/new.md",
+        "    - references/style.md",
         "removed: gone (out/gone/ has no skill)",
         "2 manifest(s) out of date; run `bernstein skills export --format skill --out out --prune`",
     ] {
@@ -153,9 +153,42 @@ fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
         "1 written, 0 unchanged, 1 removed, 0 failed\n"
     );
     assert!(!out.join("gone").exists());
-    assert!(!out.join("writer/references/extra.md").exists());
+    assert!(!out.join("writer/references/style.md").exists());
     sb.run(&["export", "--format", "skill", "--check", "out"])
         .ok();
+}
+
+#[test]
+fn check_tells_hand_edits_and_hand_added_files_from_changes() {
+    let sb = layered();
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    let out = sb.path().join("out");
+    std::fs::write(out.join("writer/references/style.md"), "tampered\n").unwrap();
+    std::fs::write(out.join("writer/references/extra.md"), "extra\n").unwrap();
+    std::fs::remove_file(out.join("writer/references/glossary.md")).unwrap();
+    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert_eq!(
+        run.stdout,
+        "changed: writer (out/writer/)\n    + references/glossary.md\n\
+         hand-edited: writer (out/writer/)\n    ~ references/style.md (9 → 13 bytes)\n\
+         hand-added: writer (out/writer/)\n    ? references/extra.md\n\
+         1 manifest(s) out of date; run `bernstein skills export --format skill --out out --prune`\n\
+         \x20 hand-edited: export refuses to overwrite these without --force\n\
+         \x20 hand-added: export did not write these files and keeps them\n"
+    );
+    // --force restores the edited file; the added one stays.
+    let run = sb.run(&["export", "--format", "skill", "--out", "out", "--force"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("writer/references/style.md")).unwrap(),
+        "# Base style\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("writer/references/extra.md")).unwrap(),
+        "extra\n"
+    );
 }
 
 #[test]
@@ -190,7 +223,17 @@ fn writing_never_follows_a_symlink_planted_in_the_output() {
     std::fs::write(sb.path().join("elsewhere/keep.md"), "keep\n").unwrap();
     std::fs::remove_dir_all(out.join("references")).unwrap();
     std::os::unix::fs::symlink(sb.path().join("elsewhere"), out.join("references")).unwrap();
-    sb.run(&["export", "--format", "skill", "--out", "out"])
+    // The link is not something export wrote: refused, never followed.
+    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    assert!(
+        run.failed()
+            .contains("    ! references is a symbolic link to [ROOT]/elsewhere\n"),
+        "{run:#?}"
+    );
+    let check = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert_eq!(check.code, Some(1), "{check:#?}");
+    // Forced, the link itself is replaced by a directory.
+    sb.run(&["export", "--format", "skill", "--out", "out", "--force"])
         .ok();
     assert_eq!(
         std::fs::read_to_string(sb.path().join("elsewhere/keep.md")).unwrap(),

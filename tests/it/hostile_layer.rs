@@ -46,6 +46,8 @@ fn a_skill_md_symlinked_to_the_git_config_of_the_layer_is_refused() {
     // Another layer sets the description, so the frontmatter-less "body"
     // would be a valid skill.
     sb.write("user", "leak.yaml", "description: Looks harmless.\n");
+    // A committed export, for --check to compare with.
+    std::fs::create_dir_all(sb.path().join("o")).unwrap();
     for args in COMMANDS {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
@@ -112,6 +114,7 @@ fn a_team_layer_committed_as_a_symlink_to_the_repository_is_refused() {
         "description: Looks harmless.\n",
     )
     .unwrap();
+    std::fs::create_dir_all(repo.join("o")).unwrap();
     for args in COMMANDS {
         let mut cmd = sb.bare();
         cmd.current_dir(&repo)

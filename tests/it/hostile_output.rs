@@ -118,20 +118,37 @@ fn list_explain_show_and_origins_escape_values() {
 fn export_check_escapes_names_and_old_manifest_bytes() {
     let sb = Sandbox::new();
     sb.write("base", "writer.yaml", "description: ok\n");
+    sb.run(&["export", "--out", "manifests"]).ok();
     let m = sb.path().join("manifests");
-    std::fs::create_dir_all(&m).unwrap();
+    // A hand edit that forges lines: refused and checked, escaped.
     std::fs::write(
         m.join("writer.json"),
         format!("{{\n  \"description\": \"{EVIL}\"\n}}\n"),
     )
     .unwrap();
-    // A stale manifest whose file name forges a line.
-    std::fs::write(m.join("evil\u{1b}[2J\nFORGED.json"), "{}").unwrap();
-    let out = sb.run(&["export", "--check", "manifests"]);
+    for args in [
+        &["export", "--check", "manifests"][..],
+        &["export", "--out", "manifests"],
+    ] {
+        let out = sb.run(args);
+        assert_eq!(out.code, Some(1), "{out:#?}");
+        assert_clean(&out);
+        assert!(
+            format!("{}{}", out.stdout, out.stderr).contains("\"x\\x1b[2J\\x1b[H"),
+            "{out:#?}"
+        );
+    }
+    // File names and link targets in a skill directory are escaped too.
+    sb.run(&["export", "--format", "skill", "--out", "skills"])
+        .ok();
+    let skill = sb.path().join("skills/writer");
+    std::fs::write(skill.join("evil\u{1b}[2J\nFORGED.md"), "x").unwrap();
+    std::os::unix::fs::symlink("/else\u{1b}[2J\nFORGED", skill.join("SKILL.md.d")).unwrap();
+    let out = sb.run(&["export", "--format", "skill", "--check", "skills"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert_clean(&out);
     assert!(
-        out.stdout.contains("removed: evil\\x1b[2J\\nFORGED"),
+        out.stdout.contains("    ? evil\\x1b[2J\\nFORGED.md\n"),
         "{out:#?}"
     );
 }

@@ -162,8 +162,39 @@ fn a_committed_manifest_symlinked_to_a_key_is_refused_not_diffed() {
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert_no_secret(&out);
     assert!(
-        out.stdout.contains("refused: writer (refusing to follow a symlink out of the manifests directory: manifests/writer.json -> [ROOT]/outside/id_key)"),
+        out.stdout.contains(
+            "unmanaged: writer (manifests/writer.json is a symbolic link, which export did not write)"
+        ),
         "{out:#?}"
+    );
+    // Listed in a record as a manifest export wrote, it is still never read.
+    std::fs::remove_file(sb.path().join("manifests/writer.json")).unwrap();
+    sb.run(&["export", "--out", "manifests"]).ok();
+    std::fs::remove_file(sb.path().join("manifests/writer.json")).unwrap();
+    symlink(&secret, sb.path().join("manifests/writer.json")).unwrap();
+    for args in [
+        &["export", "--check", "manifests"][..],
+        &["export", "--out", "manifests", "--force"],
+    ] {
+        let out = sb.run(args);
+        assert_no_secret(&out);
+        assert!(
+            format!("{}{}", out.stdout, out.stderr)
+                .contains("! writer.json is a symbolic link to [ROOT]/outside/id_key")
+                || out.code == Some(0),
+            "{out:#?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        format!("description: {SECRET}\nbody: {SECRET}\n")
+    );
+    assert!(
+        !std::fs::symlink_metadata(sb.path().join("manifests/writer.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "forced, the link itself was replaced"
     );
 }
 
@@ -171,13 +202,14 @@ fn a_committed_manifest_symlinked_to_a_key_is_refused_not_diffed() {
 fn export_check_diffs_quote_only_short_excerpts() {
     // Even a value from inside the layers is never dumped whole by a diff.
     let sb = Sandbox::new();
+    sb.write("base", "writer.yaml", "description: d\nauthor: old\n");
+    sb.run(&["export", "--out", "manifests"]).ok();
     let long = "k".repeat(5000);
     sb.write(
         "base",
         "writer.yaml",
         format!("description: d\nauthor: {long}\n"),
     );
-    sb.write_file("manifests/writer.json", "{\n  \"author\": \"old\"\n}\n");
     let out = sb.run(&["export", "--check", "manifests"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.stdout.contains("changed: writer"), "{out:#?}");

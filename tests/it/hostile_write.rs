@@ -8,8 +8,8 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use bernstein_skills::engine::write_atomic;
 use bernstein_skills::export::OutDir;
+use bernstein_skills::export::write_atomic;
 
 use super::support::Sandbox;
 
@@ -212,7 +212,7 @@ fn check_new_directory_fault(sb: &Sandbox, fault: &Fault) {
     let elsewhere = sb.path().join("elsewhere");
     sb.run(&["export", "--out", elsewhere.to_str().unwrap()])
         .ok();
-    assert_eq!(entries(&elsewhere).len(), 40);
+    assert_eq!(entries(&elsewhere).len(), 41, "40 manifests and the record");
 }
 
 #[test]
@@ -246,6 +246,9 @@ fn disk_full_in_an_existing_directory_leaves_every_file_old_or_new() {
     sb.run(&["export", "--out", expected.to_str().unwrap()])
         .ok();
     for name in entries(&out) {
+        if name == ".bernstein-skills.json" {
+            continue;
+        }
         let now = std::fs::read(out.join(&name)).unwrap();
         let was = old.iter().find(|(p, _)| p.ends_with(&name)).map(|x| &x.1);
         let new = std::fs::read(expected.join(&name)).unwrap_or_else(|_| panic!("{name}"));
@@ -254,12 +257,21 @@ fn disk_full_in_an_existing_directory_leaves_every_file_old_or_new() {
             "{name} is neither old nor new"
         );
     }
-    assert!(entries(&out).len() < 40, "the fault stopped the export");
-    assert!(
-        !entries(&out).iter().any(|n| n.starts_with('.')),
-        "no temporary file left: {:?}",
+    assert!(entries(&out).len() < 41, "the fault stopped the export");
+    assert_eq!(
         entries(&out)
+            .iter()
+            .filter(|n| n.starts_with('.'))
+            .collect::<Vec<_>>(),
+        [".bernstein-skills.json"],
+        "no temporary file left"
     );
+    // The record accounts for every file the interrupted export wrote:
+    // nothing reads as a hand edit.
+    let check = sb.run(&["export", "--check", out_s]);
+    assert_eq!(check.code, Some(1), "{check:#?}");
+    assert!(!check.stdout.contains("hand-edited"), "{check:#?}");
+    assert!(!check.stdout.contains("unmanaged"), "{check:#?}");
 }
 
 #[test]
@@ -383,8 +395,16 @@ fn export_refuses_an_out_directory_that_is_a_symlink() {
         "{run:#?}"
     );
     assert_eq!(entries(&odd), Vec::<String>::new());
-    // The library refuses too.
-    let err = sb.skills().export(&m, true, 1).unwrap_err();
+    // The library refuses too, below the boundary it is given (by
+    // default the working directory's, which a test process does not
+    // share with its sandbox).
+    let options = bernstein_skills::export::ExportOptions {
+        prune: true,
+        jobs: 1,
+        boundary: Some(sb.path()),
+        ..Default::default()
+    };
+    let err = sb.skills().export_with(&m, &options).unwrap_err();
     assert!(err.to_string().contains("is a symbolic link"), "{err}");
     assert_eq!(snapshot(elsewhere), before);
 }
@@ -412,9 +432,20 @@ fn manifest_symlinks_are_replaced_and_pruned_never_followed() {
     symlink(&gone, m.join("gone.json")).unwrap();
     symlink(dir, m.join("dirlink.json")).unwrap();
     symlink(dir, m.join("sub")).unwrap();
-    let run = sb.run(&["export", "--out", m.to_str().unwrap(), "--prune"]);
+    let m_s = m.to_str().unwrap();
+    // Links export did not write: refused, never followed.
+    let run = sb.run(&["export", "--out", m_s, "--prune"]);
     assert!(
-        run.ok().contains("2 written, 0 unchanged, 2 removed"),
+        run.failed()
+            .contains("0 written, 0 unchanged, 0 removed, 0 failed, 2 refused"),
+        "{run:#?}"
+    );
+    assert_eq!(snapshot(&outside), before, "nothing outside changed");
+    // Adopted, they are replaced as links; the others are not export's.
+    let run = sb.run(&["export", "--out", m_s, "--prune", "--adopt-all"]);
+    assert_eq!(
+        run.ok(),
+        "2 written, 0 unchanged, 0 removed, 0 failed\n",
         "{run:#?}"
     );
     assert_eq!(snapshot(&outside), before, "nothing outside changed");
@@ -425,13 +456,41 @@ fn manifest_symlinks_are_replaced_and_pruned_never_followed() {
             std::fs::read(expected.join(name)).unwrap()
         );
     }
-    assert_eq!(entries(&m), ["reviewer.json", "sub", "writer.json"]);
-    assert!(
-        std::fs::symlink_metadata(m.join("sub"))
-            .unwrap()
-            .file_type()
-            .is_symlink()
+    assert_eq!(
+        entries(&m),
+        [
+            ".bernstein-skills.json",
+            "dirlink.json",
+            "gone.json",
+            "reviewer.json",
+            "sub",
+            "writer.json"
+        ]
     );
+    // A managed manifest replaced by a link, then pruned: refused, then
+    // with --force the link itself goes.
+    std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
+    std::fs::remove_file(m.join("reviewer.json")).unwrap();
+    symlink(&victim2, m.join("reviewer.json")).unwrap();
+    let run = sb.run(&["export", "--out", m_s, "--prune"]);
+    assert!(
+        run.failed()
+            .contains("! reviewer.json is a symbolic link to [ROOT]/outside/victim2.json"),
+        "{run:#?}"
+    );
+    let run = sb.run(&["export", "--out", m_s, "--prune", "--force"]);
+    assert_eq!(run.ok(), "0 written, 1 unchanged, 1 removed, 0 failed\n");
+    assert!(std::fs::symlink_metadata(m.join("reviewer.json")).is_err());
+    assert_eq!(snapshot(&outside), before, "nothing outside changed");
+    for link in ["sub", "gone.json", "dirlink.json"] {
+        assert!(
+            std::fs::symlink_metadata(m.join(link))
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{link}"
+        );
+    }
 }
 
 #[test]
@@ -440,8 +499,8 @@ fn a_new_directory_replaced_by_a_symlink_meanwhile_is_not_written_through() {
     let outside = sb.path().join("outside");
     std::fs::create_dir(&outside).unwrap();
     let m = sb.path().join("m");
-    let out = OutDir::open(&m).unwrap();
-    out.put("a", b"1").unwrap();
+    let out = OutDir::open(&m, None).unwrap();
+    out.write("a.json", b"1", false, false).unwrap();
     symlink(&outside, &m).unwrap();
     assert!(out.finish().is_err());
     assert_eq!(entries(&outside), Vec::<String>::new());
@@ -523,7 +582,7 @@ fn dead_pid() -> u32 {
 fn the_staging_directory_has_a_short_name_with_the_pid() {
     let sb = Sandbox::new();
     let m = sb.path().join("m".repeat(200));
-    let out = OutDir::open(&m).unwrap();
+    let out = OutDir::open(&m, None).unwrap();
     let names = entries(sb.path());
     assert_eq!(names.len(), 1, "{names:?}");
     let prefix = format!(".bernstein-export-{}-", std::process::id());
@@ -662,14 +721,171 @@ fn a_name_too_long_to_export_is_a_validate_error_and_export_fails_cleanly() {
         "{run:#?}"
     );
     assert!(!m.exists());
-    // Into an existing one: the others are written, exit 1.
+    // Into an existing one: nothing is written, or with --keep-going the
+    // others are, exit 1 either way.
     std::fs::create_dir(&m).unwrap();
     let run = sb.run(&["export", "--out", m.to_str().unwrap()]);
+    assert!(
+        run.failed()
+            .contains("0 written, 0 unchanged, 0 removed, 1 failed, 2 not written"),
+        "{run:#?}"
+    );
+    assert_eq!(entries(&m), Vec::<String>::new());
+    let run = sb.run(&["export", "--out", m.to_str().unwrap(), "--keep-going"]);
     assert!(
         run.failed()
             .contains("2 written, 0 unchanged, 0 removed, 1 failed"),
         "{run:#?}"
     );
-    assert_eq!(entries(&m), ["reviewer.json", "writer.json"]);
+    assert_eq!(
+        entries(&m),
+        [".bernstein-skills.json", "reviewer.json", "writer.json"]
+    );
     assert!(file.is_file());
+}
+
+// ---------------------------------------------------------------------------
+// Output paths: no symlink below the working directory or repository root.
+
+#[test]
+fn a_committed_symlink_in_the_output_path_is_refused_by_name() {
+    let sb = two_skills();
+    use std::os::unix::fs::PermissionsExt;
+    let script = sb.write("base", "writer/scripts/run.sh", "#!/bin/sh\necho hi\n");
+    sb.write(
+        "base",
+        "writer/SKILL.md",
+        "---\ndescription: Writes.\n---\n",
+    );
+    std::fs::remove_file(sb.layer("base").join("writer.yaml")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // `build -> elsewhere`, as a pull request would commit it; a manifest
+    // there, which --check must not diff.
+    let elsewhere = sb.write_file("elsewhere/m/writer.json", "{\"secret\": 1}\n");
+    let elsewhere = elsewhere.parent().unwrap().parent().unwrap();
+    symlink(elsewhere, sb.path().join("build")).unwrap();
+    let before = snapshot(elsewhere);
+    for args in [
+        &["export", "--format", "skill", "--out", "build/skills"][..],
+        &["export", "--out", "build/m"],
+        &["export", "--check", "build/m"],
+        &["export", "--format", "skill", "--check", "build/skills"],
+        &["export", "--out", "build/../build/m"],
+    ] {
+        let run = sb.run(args);
+        let stderr = run.failed();
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {run:#?}");
+        let given = args[args.len() - 1];
+        assert!(
+            stderr.starts_with(&format!(
+                "error: {given}: [ROOT]/build is a symbolic link to [ROOT]/elsewhere; "
+            )),
+            "{args:?}: {run:#?}"
+        );
+        assert!(stderr.contains("below [ROOT]"), "{run:#?}");
+        assert!(!stderr.contains("secret"), "{run:#?}");
+        assert_eq!(snapshot(elsewhere), before, "{args:?}");
+    }
+}
+
+#[test]
+fn check_never_walks_through_a_symlink_in_the_output_directory() {
+    let sb = two_skills();
+    sb.write("base", "x/SKILL.md", "---\ndescription: X.\n---\n");
+    std::fs::create_dir(sb.path().join("out")).unwrap();
+    symlink("/", sb.path().join("out/x")).unwrap();
+    symlink("/", sb.path().join("out/root")).unwrap();
+    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stdout.len() < 1000, "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("unmanaged: x (out/x is a symbolic link, which export did not write)"),
+        "{run:#?}"
+    );
+    // Listed in the record as a directory export wrote, it is still a leaf.
+    std::fs::remove_file(sb.path().join("out/x")).unwrap();
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    std::fs::remove_dir_all(sb.path().join("out/x")).unwrap();
+    symlink("/", sb.path().join("out/x")).unwrap();
+    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stdout.len() < 1000, "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("    ! x is a symbolic link, not the directory export wrote\n"),
+        "{run:#?}"
+    );
+    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    assert!(run.failed().len() < 1000, "{run:#?}");
+    // Forced, the link is replaced by the skill's directory.
+    sb.run(&["export", "--format", "skill", "--out", "out", "--force"])
+        .ok();
+    assert!(sb.path().join("out/x/SKILL.md").is_file());
+    assert!(
+        std::fs::symlink_metadata(sb.path().join("out/x"))
+            .unwrap()
+            .is_dir()
+    );
+}
+
+#[test]
+fn components_above_the_repository_root_are_taken_as_given() {
+    let sb = two_skills();
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    // A home directory arranged with links, outside the repository.
+    std::fs::create_dir(sb.path().join("real-home")).unwrap();
+    symlink(sb.path().join("real-home"), sb.path().join("home-link")).unwrap();
+    let out = sb.path().join("home-link/skills");
+    let mut cmd = sb.skills_cmd(&["export", "--out", out.to_str().unwrap()]);
+    cmd.current_dir(repo.join("sub"));
+    let run = sb.run_cmd(cmd);
+    assert_eq!(run.ok(), "2 written, 0 unchanged, 0 removed, 0 failed\n");
+    assert!(sb.path().join("real-home/skills/writer.json").is_file());
+    // Inside the repository, from a subdirectory, `..` included: refused.
+    std::fs::create_dir(sb.path().join("elsewhere")).unwrap();
+    symlink(sb.path().join("elsewhere"), repo.join("build")).unwrap();
+    let mut cmd = sb.skills_cmd(&["export", "--out", "../build/m"]);
+    cmd.current_dir(repo.join("sub"));
+    let run = sb.run_cmd(cmd);
+    assert!(
+        run.failed().starts_with(
+            "error: ../build/m: [ROOT]/repo/build is a symbolic link to [ROOT]/elsewhere; \
+             export writes only through real directories below [ROOT]/repo"
+        ),
+        "{run:#?}"
+    );
+    assert_eq!(entries(&sb.path().join("elsewhere")), Vec::<String>::new());
+}
+
+#[test]
+fn a_walk_of_a_skill_directory_is_bounded_by_entries_visited() {
+    let sb = two_skills();
+    sb.write("base", "w/SKILL.md", "---\ndescription: W.\n---\n");
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    let stopped = "    ... not all examined: the walk stops after 10000 entries or 32 levels\n";
+    // Many entries export did not write, none of them a file: the walk
+    // stops at its bound and says so, whatever it kept.
+    let dir = sb.path().join("out/w/junk");
+    for i in 0..10_001 {
+        std::fs::create_dir_all(dir.join(format!("d{i}"))).unwrap();
+    }
+    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stdout.contains(stopped), "{run:#?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    sb.run(&["export", "--format", "skill", "--check", "out"])
+        .ok();
+    // Deeper than the walk goes.
+    let mut deep = sb.path().join("out/w/deep");
+    for _ in 0..40 {
+        deep.push("d");
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert!(run.stdout.contains(stopped), "{run:#?}");
 }

@@ -151,6 +151,22 @@ impl Global {
         Ok(layers)
     }
 
+    /// Warns on stderr when none of the layer directories exists (for the
+    /// commands that can still answer; the others fail).
+    pub fn warn_no_layers(layers: &Layers) {
+        if let Some(e) = bernstein_skills::engine::no_layers(layers) {
+            crate::output::warn([format!(
+                "{}: {}",
+                crate::output::paint(
+                    "warning",
+                    crate::output::Style::Yellow,
+                    crate::output::Stream::Err
+                ),
+                e
+            )]);
+        }
+    }
+
     /// The layer directories, without warnings (for `validate`, which reports them).
     pub fn layers_quiet(&self) -> Layers {
         match &self.layers_root {

@@ -39,6 +39,7 @@ fn short(v: &Value) -> String {
 pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
     let targets = global.targets(skills.spec(), &args.targets)?;
+    Global::warn_no_layers(skills.layers());
     let resolved = skills.resolve(&args.name)?;
     crate::output::warn_diagnostics(&skills.target_findings(
         &resolved,

@@ -1,33 +1,57 @@
-//! `bernstein skills export (--out DIR [--prune] | --check DIR) [--format json|skill]`.
+//! `bernstein skills export (--out DIR [--prune] [--adopt NAME]... [--adopt-all]
+//! [--force] [--keep-going] | --check DIR) [--format json|skill]`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 
-use bernstein_skills::export::{Drift, Format};
+use bernstein_skills::export::{ConflictKind, Drift, ExportOptions, Format};
 use bernstein_skills::{Error, Result, par, text};
 
 use crate::cli::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  bernstein skills export --out manifests/\n  bernstein skills export --out manifests/ --prune\n  bernstein skills export --check manifests/   # in CI: exit 1 if any differ\n  bernstein skills export --format skill --out ~/.claude/skills"
-)]
+#[command(after_help = AFTER_HELP)]
 pub struct ExportArgs {
-    /// Write DIR/<name>.json for every skill (atomically; unchanged files are left alone).
+    /// Write every skill into DIR: DIR/<name>.json, or DIR/<name>/ with
+    /// --format skill (atomically; unchanged files are left alone). Export
+    /// records what it wrote in DIR/.bernstein-skills.json and touches
+    /// nothing else.
     #[arg(
         long,
         value_name = "DIR",
-        required_unless_present = "check",
+        required_unless_present_any = ["check", "targets"],
         conflicts_with = "check"
     )]
     pub out: Option<PathBuf>,
-    /// With --out: remove manifests of skills that no longer exist.
+    /// With --out: remove the output of skills export wrote that no layer
+    /// provides any more (never anything export did not write).
     #[arg(long, requires = "out")]
     pub prune: bool,
-    /// Write nothing; exit 1 listing every skill whose manifest in DIR differs.
+    /// With --out: take over NAME's existing output, which export did not
+    /// write or which was changed by hand; it is overwritten (files export
+    /// does not write are kept). Repeatable.
+    #[arg(long, value_name = "NAME", requires = "out")]
+    pub adopt: Vec<String>,
+    /// With --out: take over the existing output of every skill a layer
+    /// provides that export did not write (a directory from an older
+    /// version, which has no record yet).
+    #[arg(long, requires = "out")]
+    pub adopt_all: bool,
+    /// With --out: overwrite (or, with --prune, remove) files export wrote
+    /// that were changed by hand since.
+    #[arg(long, requires = "out")]
+    pub force: bool,
+    /// With --out: write the skills that can be written when others fail or
+    /// are refused, and name those (exit 1). Without it, nothing is written
+    /// if any skill fails.
+    #[arg(long, requires = "out")]
+    pub keep_going: bool,
+    /// Write nothing; exit 1 listing every skill whose output in DIR differs
+    /// from what --out would write, and everything in DIR export would not
+    /// touch without a flag.
     #[arg(long, value_name = "DIR")]
     pub check: Option<PathBuf>,
     /// Worker threads [default: one per core].
@@ -36,9 +60,44 @@ pub struct ExportArgs {
     /// What to write per skill: `json` (DIR/<name>.json, the `show` JSON)
     /// or `skill` (DIR/<name>/SKILL.md and the skill's files, an Agent
     /// Skills directory any agent loads).
-    #[arg(long, value_enum, default_value = "json")]
+    #[arg(long, value_enum, default_value = "json", conflicts_with = "targets")]
     pub format: ExportFormat,
+    /// Export for a consumer (see `bernstein skills targets`): in its
+    /// format, with its fields, renderings and translations, only the
+    /// skills that pass its rules and are not switched off for it, into its
+    /// directory for --scope unless --out gives one. Repeatable (each
+    /// target to its own place; --out then takes one target).
+    #[arg(long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+    /// With --target and no --out: the target's place for the person
+    /// (`user`, e.g. ~/.claude/skills) or for the project (`project`, e.g.
+    /// .claude/skills in the git work tree's root).
+    #[arg(long, value_enum, default_value = "user", requires = "targets")]
+    pub scope: Scope,
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    User,
+    Project,
+}
+
+const AFTER_HELP: &str = "\
+What export owns:
+  Export lists every file it writes in DIR/.bernstein-skills.json and creates,
+  updates and removes only those. A skill's output that exists but is not
+  listed (your own skill of the same name, an older version's export) is
+  refused until --adopt NAME or --adopt-all; a listed file changed by hand is
+  refused with a short diff until --force; a file you add inside a skill
+  directory export wrote is kept and reported, never deleted. Skills that no
+  layer provides and export did not write are never touched, --prune included.
+
+Examples:
+  bernstein skills export --out manifests/
+  bernstein skills export --out manifests/ --prune
+  bernstein skills export --check manifests/   # in CI: exit 1 if any differ
+  bernstein skills export --format skill --out ~/.claude/skills
+  bernstein skills export --format skill --out ~/.claude/skills --adopt-all   # an older export";
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ExportFormat {
@@ -46,59 +105,340 @@ pub enum ExportFormat {
     Skill,
 }
 
+/// Says on stderr that another export holds the directory.
+fn waiting(dir: &Path) {
+    output::warn([format!(
+        "waiting for another export into {} to finish",
+        text::path(dir)
+    )]);
+}
+
 pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
-    let jobs = args.jobs.unwrap_or_else(par::default_jobs);
+    if !args.targets.is_empty() {
+        return run_targets(args, global, skills);
+    }
     let format = match args.format {
         ExportFormat::Json => Format::Json,
         ExportFormat::Skill => Format::Skill,
     };
-    if let Some(dir) = &args.check {
-        let drift = skills.check_export_as(dir, format, jobs)?;
-        if drift.is_empty() {
-            output::print(&format!("{}: all manifests up to date\n", text::path(dir)));
-            return Ok(ExitCode::SUCCESS);
-        }
-        let mut out = String::new();
-        for (name, d) in &drift {
-            let file = match format {
-                Format::Json => text::path(&dir.join(format!("{name}.json"))),
-                Format::Skill => format!("{}/", text::path(&dir.join(name))),
-            };
-            let name = text::escape(name);
-            match d {
-                Drift::Added => out.push_str(&format!("added: {name} (no {file})\n")),
-                Drift::Removed => out.push_str(&format!("removed: {name} ({file} has no skill)\n")),
-                Drift::Refused(why) => out.push_str(&format!("refused: {name} ({why})\n")),
-                Drift::Changed(diff) => {
-                    out.push_str(&format!("changed: {name} ({file})\n"));
-                    for l in diff {
-                        out.push_str(&format!("    {l}\n"));
-                    }
-                }
-            }
-        }
-        out.push_str(&format!(
-            "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`\n",
-            drift.len(),
-            if format == Format::Skill {
-                " --format skill"
-            } else {
-                ""
-            },
-            text::path(dir)
-        ));
-        output::print(&out);
-        return Ok(ExitCode::from(1));
+    let options = ExportOptions {
+        format,
+        prune: args.prune,
+        adopt: args.adopt.clone(),
+        adopt_all: args.adopt_all,
+        force: args.force,
+        keep_going: args.keep_going,
+        jobs: args.jobs.unwrap_or_else(par::default_jobs),
+        on_wait: Some(&waiting),
+        boundary: None,
+        target: None,
+    };
+    one(&args, &options, skills)
+}
+
+/// One export (or check) with `options`.
+fn one(
+    args: &ExportArgs,
+    options: &ExportOptions,
+    skills: &bernstein_skills::Skills,
+) -> Result<ExitCode> {
+    match (&args.check, &args.out) {
+        (Some(dir), _) => check(skills, dir, options),
+        (None, Some(dir)) => export(skills, dir, options),
+        (None, None) => unreachable!("clap requires --out, --check or --target"),
     }
-    let dir = args.out.as_ref().expect("clap requires --out or --check");
-    let report = skills.export_as(dir, format, args.prune, jobs)?;
+}
+
+/// `export --target T...`: each target in turn, into `--out`, `--check` or
+/// its place for `--scope`. Exit 1 if any failed.
+fn run_targets(
+    args: ExportArgs,
+    global: &Global,
+    skills: &bernstein_skills::Skills,
+) -> Result<ExitCode> {
+    let targets = global.targets(skills.spec(), &args.targets)?;
+    if targets.len() > 1 && (args.out.is_some() || args.check.is_some()) {
+        return Err(Error::Refused {
+            path: None,
+            message: "--out and --check name one directory: give one --target with them, or \
+                      leave them out to export each target to its own place"
+                .into(),
+        });
+    }
+    let mut code = ExitCode::SUCCESS;
+    for target in &targets {
+        let dir = match (&args.check, &args.out) {
+            (Some(d), _) | (None, Some(d)) => d.clone(),
+            (None, None) => place(target, args.scope, &global.env())?,
+        };
+        if targets.len() > 1 {
+            output::print(&format!(
+                "{}: {}\n",
+                text::escape(&target.name),
+                text::path(&dir)
+            ));
+        }
+        let options = ExportOptions {
+            prune: args.prune,
+            adopt: args.adopt.clone(),
+            adopt_all: args.adopt_all,
+            force: args.force,
+            keep_going: args.keep_going,
+            jobs: args.jobs.unwrap_or_else(par::default_jobs),
+            on_wait: Some(&waiting),
+            boundary: None,
+            target: Some(target),
+            ..ExportOptions::default()
+        };
+        let per = ExportArgs {
+            out: args.check.is_none().then(|| dir.clone()),
+            check: args.check.as_ref().map(|_| dir.clone()),
+            targets: Vec::new(),
+            adopt: args.adopt.clone(),
+            ..args.clone_flags()
+        };
+        if one(&per, &options, skills)? != ExitCode::SUCCESS {
+            code = ExitCode::from(1);
+        }
+    }
+    Ok(code)
+}
+
+impl ExportArgs {
+    /// The flags without the directories and targets.
+    fn clone_flags(&self) -> ExportArgs {
+        ExportArgs {
+            out: None,
+            prune: self.prune,
+            adopt: Vec::new(),
+            adopt_all: self.adopt_all,
+            force: self.force,
+            keep_going: self.keep_going,
+            check: None,
+            jobs: self.jobs,
+            format: self.format,
+            targets: Vec::new(),
+            scope: self.scope,
+        }
+    }
+}
+
+/// Where `target` loads skills from for `scope`: `~` is the home
+/// directory; a project place is below the root of the git work tree
+/// holding the working directory.
+fn place(
+    target: &bernstein_skills::target::Target,
+    scope: Scope,
+    env: &bernstein_skills::Env,
+) -> Result<PathBuf> {
+    let (written, what) = match scope {
+        Scope::User => (&target.user_place, "user"),
+        Scope::Project => (&target.project_place, "project"),
+    };
+    let Some(written) = written else {
+        return Err(Error::Refused {
+            path: None,
+            message: format!(
+                "target '{}' names no {what} place; give the directory with --out",
+                text::escape(&target.name)
+            ),
+        });
+    };
+    match scope {
+        Scope::User => match written.strip_prefix("~/") {
+            Some(rest) => match &env.home {
+                Some(home) => Ok(home.join(rest)),
+                None => Err(Error::Refused {
+                    path: None,
+                    message: "HOME is not set, so ~ cannot be found; give the directory with --out"
+                        .into(),
+                }),
+            },
+            None => Ok(PathBuf::from(written)),
+        },
+        Scope::Project => {
+            let cwd = std::env::current_dir().map_err(|source| Error::Write {
+                path: PathBuf::from("."),
+                source,
+            })?;
+            let Some(root) = cwd
+                .ancestors()
+                .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
+            else {
+                return Err(Error::Refused {
+                    path: None,
+                    message: "not inside a git work tree, so the project's root is unknown; \
+                              give the directory with --out"
+                        .into(),
+                });
+            };
+            Ok(root.join(written))
+        }
+    }
+}
+
+/// ` --target NAME`, ` --format skill`, or nothing for the default.
+fn format_flag(options: &ExportOptions) -> String {
+    match (options.target, options.format) {
+        (Some(t), _) => format!(" --target {}", text::escape(&t.name)),
+        (None, Format::Json) => String::new(),
+        (None, Format::Skill) => " --format skill".into(),
+    }
+}
+
+fn check(
+    skills: &bernstein_skills::Skills,
+    dir: &Path,
+    options: &ExportOptions,
+) -> Result<ExitCode> {
+    let format = options.effective_format();
+    let drift = skills.check_export_with(dir, options)?;
+    if drift.is_empty() {
+        output::print(&format!("{}: all manifests up to date\n", text::path(dir)));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    let (mut unmanaged, mut hand_edited, mut hand_added) = (false, false, false);
+    let mut names = std::collections::BTreeSet::new();
+    for (name, d) in &drift {
+        names.insert(name);
+        let place = match format {
+            Format::Json => text::path(&dir.join(format!("{name}.json"))),
+            Format::Skill => format!("{}/", text::path(&dir.join(name))),
+        };
+        let name = text::escape(name);
+        let lines = match d {
+            Drift::Added => {
+                out.push_str(&format!("added: {name} (no {place})\n"));
+                continue;
+            }
+            Drift::Removed => {
+                out.push_str(&format!("removed: {name} ({place} has no skill)\n"));
+                continue;
+            }
+            Drift::Unmanaged(what) => {
+                unmanaged = true;
+                out.push_str(&format!(
+                    "unmanaged: {name} ({})\n",
+                    unmanaged_words(dir, &name, format, what)
+                ));
+                continue;
+            }
+            Drift::Changed(lines) => {
+                out.push_str(&format!("changed: {name} ({place})\n"));
+                lines
+            }
+            Drift::HandEdited(lines) => {
+                hand_edited = true;
+                out.push_str(&format!("hand-edited: {name} ({place})\n"));
+                lines
+            }
+            Drift::HandAdded(lines) => {
+                hand_added = true;
+                out.push_str(&format!("hand-added: {name} ({place})\n"));
+                lines
+            }
+        };
+        for l in lines {
+            out.push_str(&format!("    {l}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`\n",
+        names.len(),
+        format_flag(options),
+        text::path(dir)
+    ));
+    if unmanaged {
+        out.push_str(
+            "  unmanaged: export did not write these; take one over with --adopt NAME, \
+             or all with --adopt-all\n",
+        );
+    }
+    if hand_edited {
+        out.push_str("  hand-edited: export refuses to overwrite these without --force\n");
+    }
+    if hand_added {
+        out.push_str("  hand-added: export did not write these files and keeps them\n");
+    }
+    output::print(&out);
+    Ok(ExitCode::from(1))
+}
+
+/// What is at an unmanaged skill's place, in words.
+fn unmanaged_words(dir: &Path, name: &str, format: Format, what: &str) -> String {
+    match (format, what) {
+        (Format::Skill, "a directory") => format!(
+            "{}/ exists, but export did not write it",
+            text::path(&dir.join(name))
+        ),
+        (Format::Json, "a file") => format!(
+            "{} exists, but export did not write it",
+            text::path(&dir.join(format!("{name}.json")))
+        ),
+        (Format::Skill, what) => format!(
+            "{} is {what}, which export did not write",
+            text::path(&dir.join(name))
+        ),
+        (Format::Json, what) => format!(
+            "{} is {what}, which export did not write",
+            text::path(&dir.join(format!("{name}.json")))
+        ),
+    }
+}
+
+fn export(
+    skills: &bernstein_skills::Skills,
+    dir: &Path,
+    options: &ExportOptions,
+) -> Result<ExitCode> {
+    let report = skills.export_with(dir, options)?;
     output::warn(
         report
             .stale_removed
             .iter()
             .map(|p| format!("removed stale export staging directory {}", text::path(p))),
     );
+    let record = text::path(&dir.join(bernstein_skills::export::record::RECORD_NAME));
+    let mut errors = Vec::new();
+    for c in &report.refused {
+        let name = text::escape(&c.name);
+        let path = text::path(&c.path);
+        match &c.kind {
+            ConflictKind::Unmanaged(what) => {
+                let place = match (options.effective_format(), *what) {
+                    (Format::Skill, "a directory") | (Format::Json, "a file") => {
+                        format!("{path}: exists")
+                    }
+                    _ => format!("{}: is {what}", path.trim_end_matches('/')),
+                };
+                errors.push(format!(
+                    "error: {place}, but export did not write it (no entry in {record}); \
+                     take it over with --adopt {name} (or --adopt-all)"
+                ));
+            }
+            ConflictKind::HandEdited => {
+                errors.push(format!(
+                    "error: {path}: changed by hand since the last export; \
+                     overwrite with --force (or --adopt {name})"
+                ));
+                errors.extend(c.lines.iter().map(|l| format!("    {l}")));
+            }
+        }
+    }
+    output::warn(
+        report
+            .kept
+            .iter()
+            .map(|p| format!("warning: {}: not written by export; kept", text::path(p))),
+    );
+    if report.kept_more > 0 {
+        output::warn([format!(
+            "warning: and {} more file(s) not written by export, kept",
+            report.kept_more
+        )]);
+    }
     if !report.failed.is_empty() {
         let diags: Vec<_> = report
             .failed
@@ -112,6 +452,7 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
             output::print_error(&Error::Invalid(diags));
         }
     }
+    output::warn(errors);
     let mut summary = format!(
         "{} written, {} unchanged, {} removed, {} failed",
         report.written,
@@ -119,14 +460,31 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
         report.removed.len(),
         report.failed.len()
     );
+    if !report.refused.is_empty() {
+        summary.push_str(&format!(", {} refused", report.refused.len()));
+    }
     if report.not_written > 0 {
         summary.push_str(&format!(", {} not written", report.not_written));
     }
-    if report.new_dir && !report.failed.is_empty() {
+    let bad = !report.failed.is_empty() || !report.refused.is_empty();
+    // Whole or nothing stopped it, not a failed write: say how to go on.
+    let hint = !options.keep_going
+        && report.not_written > 0
+        && (!report.refused.is_empty()
+            || report
+                .failed
+                .iter()
+                .any(|e| !matches!(e, Error::Write { .. })));
+    if report.new_dir && bad && report.written == 0 {
         summary.push_str(&format!("; {} was not created", text::path(dir)));
+    } else if hint {
+        summary.push_str("; nothing was written");
+    }
+    if hint {
+        summary.push_str(" (--keep-going writes the others)");
     }
     summary.push('\n');
-    if report.failed.is_empty() {
+    if !bad {
         output::print(&summary);
         Ok(ExitCode::SUCCESS)
     } else {

@@ -63,7 +63,9 @@ pub fn run(args: ImpactArgs, global: &Global) -> Result<ExitCode> {
         max_fragment_bytes: global.max_fragment_bytes,
         ..ImpactOptions::default()
     };
-    let impact = compare(&old, &new, &global.layers()?, &options);
+    let layers = global.layers()?;
+    crate::cli::Global::warn_no_layers(&layers);
+    let impact = compare(&old, &new, &layers, &options);
     if args.json {
         output::print(&render::to_json(&impact.to_value()));
     } else {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
+use bernstein_skills::target::Switch;
 use bernstein_skills::{Layer, Result, Skills, render};
 
 use crate::cli::Global;
@@ -26,6 +27,7 @@ pub struct ListArgs {
 pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     if args.layered {
         let layers = global.layers()?;
+        Global::warn_no_layers(&layers);
         let names = layers.names();
         if args.json {
             // The digest needs the effective skill, so JSON mode resolves
@@ -72,28 +74,38 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     // Plain list: names with their effective descriptions.
     let skills = global.skills()?;
     let layers = skills.layers();
+    Global::warn_no_layers(layers);
     let names = layers.names();
-    let describe = |name: &str| -> std::result::Result<Value, String> {
+    let describe = |name: &str| -> std::result::Result<(Value, Switch), String> {
         let r = skills.resolve(name).map_err(|e| e.to_string())?;
-        let v = r.effective().to_value();
-        Ok(v.get("description").cloned().unwrap_or(Value::Null))
+        let eff = r.effective();
+        let v = eff.to_value();
+        let switch = bernstein_skills::target::switch(skills.spec(), &eff);
+        Ok((v.get("description").cloned().unwrap_or(Value::Null), switch))
     };
     let mut items = Vec::new();
     for (name, _) in &names {
-        let (desc, err) = match describe(name) {
-            Ok(Value::String(s)) => (s, None),
-            Ok(Value::Null) => (String::new(), None),
-            Ok(v) => (v.to_string(), None),
-            Err(e) => (String::new(), Some(e)),
+        let (desc, switch, err) = match describe(name) {
+            Ok((Value::String(s), sw)) => (s, Some(sw), None),
+            Ok((Value::Null, sw)) => (String::new(), Some(sw), None),
+            Ok((v, sw)) => (v.to_string(), Some(sw), None),
+            Err(e) => (String::new(), None, Some(e)),
         };
-        items.push((name.clone(), desc, err));
+        items.push((name.clone(), desc, switch, err));
     }
     if args.json {
         let v: Vec<Value> = items
             .iter()
-            .map(|(n, d, e)| match e {
-                None => json!({"name": n, "description": d}),
-                Some(e) => json!({"name": n, "error": e}),
+            .map(|(n, d, sw, e)| match (e, sw) {
+                (None, Some(sw)) => json!({
+                    "name": n,
+                    "description": d,
+                    "enabled": sw.enabled,
+                    "enabled_by": sw.set_by,
+                    "off_for": sw.off_for.iter().map(|(t, l)| json!({"target": t, "by": l})).collect::<Vec<_>>(),
+                }),
+                (Some(e), _) => json!({"name": n, "error": e}),
+                (None, None) => json!({"name": n}),
             })
             .collect();
         output::print(&render::to_json(&Value::Array(v)));
@@ -103,19 +115,50 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         output::print(&nothing_found(layers));
         return Ok(ExitCode::SUCCESS);
     }
-    let mut rows = vec![vec!["NAME".to_string(), "DESCRIPTION".to_string()]];
-    for (n, d, e) in &items {
+    // The STATE column appears when some skill is switched off.
+    let any_off = items.iter().any(|(_, _, sw, _)| {
+        sw.as_ref()
+            .is_some_and(|s| !s.enabled || !s.off_for.is_empty())
+    });
+    let mut header = vec!["NAME".to_string()];
+    if any_off {
+        header.push("STATE".into());
+    }
+    header.push("DESCRIPTION".into());
+    let mut rows = vec![header];
+    for (n, d, sw, e) in &items {
         let d = match e {
             None => d.lines().next().unwrap_or("").to_string(),
             Some(_) => "(invalid: run `bernstein skills validate`)".into(),
         };
-        rows.push(vec![
-            bernstein_skills::text::escape(n).into_owned(),
-            bernstein_skills::text::escape(&d).into_owned(),
-        ]);
+        let mut row = vec![bernstein_skills::text::escape(n).into_owned()];
+        if any_off {
+            row.push(sw.as_ref().map(state).unwrap_or_default());
+        }
+        row.push(bernstein_skills::text::escape(&d).into_owned());
+        rows.push(row);
     }
     print_table(&rows);
     Ok(ExitCode::SUCCESS)
+}
+
+/// A skill's switch in words: `on`, `off (team)`, `off for codex (team)`.
+fn state(sw: &Switch) -> String {
+    let by = |l: &Option<bernstein_skills::Layer>| {
+        l.map(|l| format!(" ({})", l.label())).unwrap_or_default()
+    };
+    if !sw.enabled {
+        return format!("off{}", by(&sw.set_by));
+    }
+    if sw.off_for.is_empty() {
+        return "on".into();
+    }
+    let parts: Vec<String> = sw
+        .off_for
+        .iter()
+        .map(|(t, l)| format!("{}{}", bernstein_skills::text::escape(t), by(l)))
+        .collect();
+    format!("off for {}", parts.join(", "))
 }
 
 /// The table (header first), then the count of skills.

@@ -59,7 +59,7 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
                     render::to_json(&bernstein_skills::target::target_schema()),
                 ),
             ] {
-                bernstein_skills::engine::write_atomic(&dir.join(name), text.as_bytes())?;
+                bernstein_skills::export::write_atomic(&dir.join(name), text.as_bytes())?;
             }
             // Each target's frontmatter, for an editor or a checker of what
             // export writes for it.
@@ -71,7 +71,7 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
                     path: targets_dir.clone(),
                     source,
                 })?;
-                bernstein_skills::engine::write_atomic(
+                bernstein_skills::export::write_atomic(
                     &targets_dir.join(format!("{name}.schema.json")),
                     render::to_json(&target.schema()).as_bytes(),
                 )?;

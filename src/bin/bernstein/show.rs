@@ -115,6 +115,7 @@ fn files(name: &str, files: &[SkillFile], json: bool) -> Result<ExitCode> {
 
 pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
+    Global::warn_no_layers(skills.layers());
     if args.names.len() > 1 {
         if args.per_layer || args.origins || args.files {
             return Err(Error::Refused {

@@ -109,7 +109,7 @@ fn install(force: bool, global: &Global) -> Result<ExitCode> {
                 source,
             })?;
         }
-        bernstein_skills::engine::write_atomic(file, bytes)?;
+        bernstein_skills::export::write_atomic(file, bytes)?;
     }
     output::print(&format!(
         "installed the shipped merge spec to {shown}, and its targets to {}\n",

@@ -50,6 +50,7 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
         ));
         return Ok(ExitCode::SUCCESS);
     }
+    skills.require_layers()?;
     let names = (!args.names.is_empty()).then_some(args.names.as_slice());
     let report = skills.check(
         names,

@@ -1,0 +1,1207 @@
+//! The output directory, found without following a symlink where one may
+//! have been committed, opened once, locked, and then used only through its
+//! descriptor.
+//!
+//! An output path often lies inside a repository that takes pull requests
+//! (`--out build/skills`, `--check manifests`), and a symlink committed
+//! there (`build -> /elsewhere`, `manifests/x -> /`) would send writes,
+//! reads and walks anywhere. So:
+//!
+//! - **The path.** Its components below the *boundary* (the root of the git
+//!   work tree holding the working directory, found by walking up to a
+//!   `.git` entry, else the working directory itself) must be real
+//!   directories: each is opened with `O_NOFOLLOW`, and a symlink is refused
+//!   by name. Components above the boundary are taken as the person gave
+//!   them: a home directory arranged with symlinks is normal, and nobody
+//!   commits those. `..` is resolved in the path as written, as `cd` does.
+//! - **Below the directory,** every operation is made relative to its
+//!   descriptor (`openat`, `mkdirat`, `renameat`, `unlinkat`) and never
+//!   follows a symlink, so swapping a path component meanwhile gains
+//!   nothing. Files are replaced by writing a temporary file (created
+//!   exclusively) and renaming it over the old one.
+//! - **Walks** never follow a symlink (it is a leaf, reported as one), skip
+//!   hidden entries, and are bounded by the entries they visit, not only by
+//!   what they keep.
+//! - **Locks.** An export holds an exclusive `flock` on the directory (on its
+//!   parent while the directory does not exist yet), `--check` a shared one,
+//!   so two exports into one directory never interleave: the second waits.
+//! - **A new directory** is built beside its place under a staging name and
+//!   renamed into it whole, so it appears complete or not at all.
+
+use std::cell::RefCell;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
+
+use super::record::Digest;
+use crate::error::{Error, Result};
+use crate::text;
+
+/// How staging directories are named: this, the process id, `-`, random.
+pub const STAGING_PREFIX: &str = ".bernstein-export-";
+
+/// How temporary files are named: this, then random.
+const TEMP_PREFIX: &str = ".bs-";
+
+/// The most entries one listing of the output directory visits.
+pub const MAX_ENTRIES: usize = 1_000_000;
+
+/// The most entries a walk below one skill's directory visits.
+pub const MAX_SKILL_ENTRIES: usize = 10_000;
+
+/// The deepest a walk or a removal goes below the directory it starts at.
+pub const MAX_DEPTH: usize = 32;
+
+/// What an entry is, never following a symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    File,
+    /// A symbolic link.
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+impl Kind {
+    fn of(t: FileType) -> Kind {
+        match t {
+            FileType::Directory => Kind::Dir,
+            FileType::RegularFile => Kind::File,
+            FileType::Symlink => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+
+    /// The entry in words, after "is".
+    pub fn words(self) -> &'static str {
+        match self {
+            Kind::Dir => "a directory",
+            Kind::File => "a file",
+            Kind::Symlink => "a symbolic link",
+            Kind::Other => "not a regular file",
+        }
+    }
+}
+
+/// What a path of the output directory holds, against what export would
+/// write there and what it wrote before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// Nothing.
+    Missing,
+    /// A regular file.
+    File {
+        /// Whose bytes it holds.
+        holds: Holds,
+        /// Its execute bit.
+        executable: bool,
+    },
+    /// Something export never writes (a symlink, a directory, a FIFO), or
+    /// such a thing in place of one of its parent directories; in words.
+    Blocked(String),
+}
+
+/// Whose bytes a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// Exactly the expected bytes.
+    New,
+    /// The known content of this index.
+    Known(usize),
+    /// Anything else.
+    Other,
+}
+
+/// Why a path below the directory could not be reached.
+enum Reach {
+    /// A parent directory is missing.
+    Missing,
+    /// Something other than a directory is in the way, in words.
+    Blocked(String),
+    /// The operating system refused.
+    Io(std::io::Error),
+}
+
+/// A directory descriptor: the output directory's own, or one opened below.
+enum DirFd<'a> {
+    Root(BorrowedFd<'a>),
+    Owned(OwnedFd),
+    Shared(Rc<OwnedFd>),
+}
+
+impl AsFd for DirFd<'_> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            DirFd::Root(fd) => *fd,
+            DirFd::Owned(fd) => fd.as_fd(),
+            DirFd::Shared(fd) => fd.as_fd(),
+        }
+    }
+}
+
+/// The most directories a [`Cache`] keeps open.
+const MAX_CACHED: usize = 64;
+
+/// Directories below the output directory opened while looking at one
+/// skill, kept open for its next file (at most [`MAX_CACHED`]): a skill's
+/// files share a few directories, and opening each one once instead of
+/// once per file halves the system calls of a check. Single-threaded: one
+/// per skill, dropped with it.
+#[derive(Default)]
+pub struct Cache {
+    dirs: RefCell<Vec<(String, Rc<OwnedFd>)>>,
+}
+
+impl Cache {
+    fn get(&self, rel: &str) -> Option<Rc<OwnedFd>> {
+        self.dirs
+            .borrow()
+            .iter()
+            .find(|(r, _)| r == rel)
+            .map(|(_, fd)| fd.clone())
+    }
+
+    fn put(&self, rel: &str, fd: OwnedFd) -> Rc<OwnedFd> {
+        let fd = Rc::new(fd);
+        let mut dirs = self.dirs.borrow_mut();
+        if dirs.len() < MAX_CACHED {
+            dirs.push((rel.to_owned(), fd.clone()));
+        }
+        fd
+    }
+}
+
+/// An output directory, opened and locked; see the module documentation.
+#[derive(Debug)]
+pub struct OutDir {
+    /// The path as the person gave it, for messages.
+    given: PathBuf,
+    /// The directory written: the output directory, or the staging
+    /// directory while a new one is built.
+    root: OwnedFd,
+    /// The directory holding it.
+    parent: OwnedFd,
+    /// Its name in `parent`.
+    name: OsString,
+    /// The staging directory's name in `parent`, while a new one is built.
+    staging: Option<OsString>,
+    /// Holds the lock until dropped.
+    _lock: File,
+    stale_removed: Vec<PathBuf>,
+}
+
+/// Where a given path leads: a directory opened as given, then the
+/// components walked below it without following symlinks.
+struct Route {
+    base: PathBuf,
+    rest: Vec<OsString>,
+    /// The last component may be a symlink: it is above the boundary.
+    follow_last: bool,
+    boundary: PathBuf,
+}
+
+/// The root of the git work tree holding `cwd` (the nearest directory with
+/// a `.git` entry), else `cwd`.
+pub fn boundary_of(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}
+
+/// `path` with `.` dropped and `..` taking off the component before it, as
+/// written (not through links).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn route(given: &Path, boundary: Option<&Path>) -> std::io::Result<Route> {
+    let cwd = std::env::current_dir()?;
+    let boundary = match boundary {
+        Some(b) => normalize(&cwd.join(b)),
+        None => boundary_of(&cwd),
+    };
+    let abs = normalize(&cwd.join(given));
+    let whole = |base: PathBuf| -> std::io::Result<Route> {
+        // The directory itself is the boundary or above it: as given.
+        let (Some(parent), Some(name)) = (base.parent(), base.file_name()) else {
+            return Err(std::io::Error::other(
+                "cannot export into the root directory",
+            ));
+        };
+        Ok(Route {
+            base: parent.to_path_buf(),
+            rest: vec![name.to_owned()],
+            follow_last: true,
+            boundary: boundary.clone(),
+        })
+    };
+    if let Ok(rest) = abs.strip_prefix(&boundary) {
+        if rest.as_os_str().is_empty() {
+            return whole(abs);
+        }
+        return Ok(Route {
+            base: boundary.clone(),
+            rest: rest.iter().map(OsStr::to_owned).collect(),
+            follow_last: false,
+            boundary: boundary.clone(),
+        });
+    }
+    // Outside the boundary as written: follow the person's links until the
+    // path enters it, if it does.
+    let parts: Vec<&OsStr> = abs.iter().collect();
+    let mut prefix = PathBuf::from(parts.first().copied().unwrap_or(OsStr::new("/")));
+    for i in 1..parts.len() {
+        let next = prefix.join(parts[i]);
+        match next.canonicalize() {
+            Ok(real) if real.starts_with(&boundary) => {
+                if i + 1 == parts.len() {
+                    return whole(real);
+                }
+                return Ok(Route {
+                    base: real,
+                    rest: parts[i + 1..].iter().map(|p| p.to_os_string()).collect(),
+                    follow_last: false,
+                    boundary: boundary.clone(),
+                });
+            }
+            Ok(_) => prefix = next,
+            Err(_) => {
+                return Ok(Route {
+                    base: prefix,
+                    rest: parts[i..].iter().map(|p| p.to_os_string()).collect(),
+                    follow_last: false,
+                    boundary: boundary.clone(),
+                });
+            }
+        }
+    }
+    whole(abs)
+}
+
+fn open_dir_at(
+    dir: impl AsFd,
+    name: impl rustix::path::Arg,
+    follow: bool,
+) -> rustix::io::Result<OwnedFd> {
+    let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    rustix::fs::openat(dir, name, flags, Mode::empty())
+}
+
+/// What is at `name` in `dir`, not following a symlink.
+fn kind_at(dir: impl AsFd, name: impl rustix::path::Arg) -> rustix::io::Result<Kind> {
+    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    Ok(Kind::of(FileType::from_raw_mode(st.st_mode)))
+}
+
+/// Where the symlink `name` in `dir` points, for messages.
+fn link_target(dir: impl AsFd, name: impl rustix::path::Arg) -> PathBuf {
+    rustix::fs::readlinkat(dir, name, Vec::new())
+        .map(|t| PathBuf::from(OsString::from_vec(t.into_bytes())))
+        .unwrap_or_default()
+}
+
+fn io(e: Errno) -> std::io::Error {
+    std::io::Error::from(e)
+}
+
+/// Whether an export writes or a check reads: what a refusal says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Write,
+    Read,
+}
+
+impl Access {
+    fn into_dir(self) -> &'static str {
+        match self {
+            Access::Write => "export writes only into a real directory (nothing was written)",
+            Access::Read => "export --check reads manifests only from a real directory",
+        }
+    }
+
+    fn through(self, boundary: &Path) -> String {
+        match self {
+            Access::Write => format!(
+                "export writes only through real directories below {} (nothing was written)",
+                text::path(boundary)
+            ),
+            Access::Read => format!(
+                "export --check reads manifests only through real directories below {}",
+                text::path(boundary)
+            ),
+        }
+    }
+}
+
+/// Takes `file`'s lock, exclusive or shared; when another process holds
+/// it, calls `on_wait` first, then waits.
+fn lock(file: &File, shared: bool, given: &Path, on_wait: Option<&super::OnWait>) -> Result<()> {
+    let tried = if shared {
+        file.try_lock_shared()
+    } else {
+        file.try_lock()
+    };
+    let fail = |source| Error::Write {
+        path: given.to_path_buf(),
+        source,
+    };
+    match tried {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            if let Some(f) = on_wait {
+                f(given);
+            }
+            if shared {
+                file.lock_shared()
+            } else {
+                file.lock()
+            }
+            .map_err(fail)
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(fail(e)),
+    }
+}
+
+/// A fresh name: `prefix`, then 12 random hexadecimal digits.
+fn random_name(prefix: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    format!("{prefix}{:012x}", h.finish() & 0xffff_ffff_ffff)
+}
+
+/// Is process `pid` (still) running? Unknown counts as yes.
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    if pid <= 0 {
+        return true;
+    }
+    // SAFETY: signal 0 sends nothing; it only checks the pid exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Every entry of directory `fd` but `.` and `..`, with what it is; an
+/// error once more than `budget` were visited.
+fn entries(fd: impl AsFd, budget: &mut usize) -> std::io::Result<Vec<(OsString, Kind)>> {
+    let fd = fd.as_fd();
+    let mut dir = Dir::read_from(fd).map_err(io)?;
+    entries_of(&mut dir, fd, budget)
+}
+
+/// [`entries`] of an open directory stream (`fd` its directory, for the
+/// entries whose type the stream does not give).
+fn entries_of(
+    dir: &mut Dir,
+    fd: BorrowedFd<'_>,
+    budget: &mut usize,
+) -> std::io::Result<Vec<(OsString, Kind)>> {
+    let mut out = Vec::new();
+    for entry in dir {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        if *budget == 0 {
+            return Err(std::io::Error::other("too many entries"));
+        }
+        *budget -= 1;
+        let name = OsStr::from_bytes(name).to_os_string();
+        let kind = match entry.file_type() {
+            FileType::Unknown => kind_at(fd, name.as_os_str()).map_err(io)?,
+            t => Kind::of(t),
+        };
+        out.push((name, kind));
+    }
+    Ok(out)
+}
+
+/// Removes `name` in `dir` and everything below it, never following a
+/// symlink (a link is removed itself); at most `budget` entries and
+/// [`MAX_DEPTH`] levels.
+fn remove_tree(
+    dir: impl AsFd,
+    name: &OsStr,
+    budget: &mut usize,
+    depth: usize,
+) -> std::io::Result<()> {
+    let dir = dir.as_fd();
+    match kind_at(dir, name) {
+        Ok(Kind::Dir) => {}
+        Ok(_) => return rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(io),
+        Err(Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(io(e)),
+    }
+    if depth >= MAX_DEPTH {
+        return Err(std::io::Error::other("nested too deep to remove"));
+    }
+    let fd = open_dir_at(dir, name, false).map_err(io)?;
+    for (entry, kind) in entries(&fd, budget)? {
+        if kind == Kind::Dir {
+            remove_tree(&fd, &entry, budget, depth + 1)?;
+        } else {
+            rustix::fs::unlinkat(&fd, entry.as_os_str(), AtFlags::empty()).map_err(io)?;
+        }
+    }
+    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(io)
+}
+
+/// Removes the directory `leaf` (at `rel`) in `dir` if it is empty: even
+/// forced, export never deletes what a directory in its way holds.
+fn remove_empty_dir(dir: impl AsFd, leaf: &str, rel: &str) -> std::io::Result<()> {
+    match rustix::fs::unlinkat(dir, leaf, AtFlags::REMOVEDIR) {
+        Ok(()) => Ok(()),
+        Err(Errno::NOTEMPTY | Errno::EXIST) => Err(std::io::Error::new(
+            std::io::ErrorKind::DirectoryNotEmpty,
+            format!(
+                "{} is a directory that is not empty; export does not delete what it holds (move it away)",
+                text::escape(rel)
+            ),
+        )),
+        Err(e) => Err(io(e)),
+    }
+}
+
+/// Removes the staging directories in `parent` left by exports whose
+/// process is gone; returns them (as `shown_parent/NAME`). A symlink of
+/// that name is removed itself, never its target.
+fn remove_stale_staging(parent: BorrowedFd<'_>, shown_parent: &Path) -> Vec<PathBuf> {
+    let mut budget = MAX_ENTRIES;
+    let Ok(found) = entries(parent, &mut budget) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for (name, kind) in found {
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .filter(|(pid, random)| pid.bytes().all(|b| b.is_ascii_digit()) && !random.is_empty())
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if alive(pid) || !matches!(kind, Kind::Dir | Kind::Symlink) {
+            continue;
+        }
+        let mut budget = MAX_ENTRIES;
+        if remove_tree(parent, &name, &mut budget, 0).is_ok() {
+            removed.push(shown_parent.join(&name));
+        }
+    }
+    removed.sort();
+    removed
+}
+
+impl OutDir {
+    /// Opens `dir` for an export: finds it as the module documentation
+    /// says (creating missing parents), removes stale staging directories
+    /// beside it, and locks it, calling `on_wait` before waiting for
+    /// another export. A `dir` that does not exist gets a staging directory
+    /// that [`OutDir::finish`] renames into place.
+    pub fn open(dir: &Path, on_wait: Option<&super::OnWait>) -> Result<OutDir> {
+        Self::open_with(dir, None, on_wait)
+    }
+
+    /// [`OutDir::open`] with another boundary than the default (the root
+    /// of the git work tree holding the working directory, else the
+    /// working directory).
+    pub fn open_with(
+        dir: &Path,
+        boundary: Option<&Path>,
+        on_wait: Option<&super::OnWait>,
+    ) -> Result<OutDir> {
+        Ok(Self::open_as(dir, Access::Write, boundary, on_wait)?
+            .expect("a write creates what is missing"))
+    }
+
+    /// Opens `dir` for `export --check`, with a shared lock; `None` when it
+    /// does not exist.
+    pub(crate) fn open_read(
+        dir: &Path,
+        boundary: Option<&Path>,
+        on_wait: Option<&super::OnWait>,
+    ) -> Result<Option<OutDir>> {
+        Self::open_as(dir, Access::Read, boundary, on_wait)
+    }
+
+    fn open_as(
+        dir: &Path,
+        access: Access,
+        boundary: Option<&Path>,
+        on_wait: Option<&super::OnWait>,
+    ) -> Result<Option<OutDir>> {
+        // `m/` and `m/.` name `m` itself.
+        let given: PathBuf = dir.components().collect();
+        let write_error = |path: &Path, source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let route = route(&given, boundary).map_err(|e| write_error(&given, e))?;
+        let mut cur =
+            open_dir_at(CWD, &route.base, true).map_err(|e| write_error(&route.base, io(e)))?;
+        let mut shown = route.base.clone();
+        let last = route.rest.len() - 1;
+        let refuse = |cur: &OwnedFd, name: &OsStr, shown: &Path, is_last: bool| -> Error {
+            match kind_at(cur, name) {
+                Ok(Kind::Symlink) => {
+                    let target = text::path(&link_target(cur, name));
+                    Error::Refused {
+                        path: None,
+                        message: if is_last {
+                            format!(
+                                "{}: is a symbolic link to {target}; {}",
+                                text::path(&given),
+                                access.into_dir()
+                            )
+                        } else {
+                            format!(
+                                "{}: {} is a symbolic link to {target}; {}",
+                                text::path(&given),
+                                text::path(shown),
+                                access.through(&route.boundary)
+                            )
+                        },
+                    }
+                }
+                Ok(Kind::Dir) => write_error(
+                    shown,
+                    std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+                ),
+                Ok(_) => write_error(
+                    if is_last { &given } else { shown },
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotADirectory,
+                        "exists and is not a directory",
+                    ),
+                ),
+                Err(e) => write_error(shown, io(e)),
+            }
+        };
+        for part in &route.rest[..last] {
+            shown.push(part);
+            match open_dir_at(&cur, part.as_os_str(), false) {
+                Ok(fd) => cur = fd,
+                Err(Errno::NOENT) if access == Access::Write => {
+                    match rustix::fs::mkdirat(&cur, part.as_os_str(), Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(write_error(&shown, io(e))),
+                    }
+                    cur = open_dir_at(&cur, part.as_os_str(), false)
+                        .map_err(|_| refuse(&cur, part, &shown, false))?;
+                }
+                Err(Errno::NOENT) => return Ok(None),
+                Err(_) => return Err(refuse(&cur, part, &shown, false)),
+            }
+        }
+        let name = route.rest[last].clone();
+        shown.push(&name);
+        let parent = cur;
+        let shown_parent = given
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let opened =
+            |parent: &OwnedFd| match open_dir_at(parent, name.as_os_str(), route.follow_last) {
+                Ok(fd) => Ok(Some(fd)),
+                Err(Errno::NOENT) => Ok(None),
+                Err(_) => Err(refuse(parent, &name, &shown, true)),
+            };
+        let shared = access == Access::Read;
+        if let Some(root) = opened(&parent)? {
+            let lock_file = File::from(root.try_clone().map_err(|e| write_error(&given, e))?);
+            lock(&lock_file, shared, &given, on_wait)?;
+            let stale_removed = if shared {
+                Vec::new()
+            } else {
+                remove_stale_staging(parent.as_fd(), &shown_parent)
+            };
+            return Ok(Some(OutDir {
+                given,
+                root,
+                parent,
+                name,
+                staging: None,
+                _lock: lock_file,
+                stale_removed,
+            }));
+        }
+        if shared {
+            return Ok(None);
+        }
+        // A new directory: lock its parent, then look again (another
+        // export may have created it meanwhile).
+        let parent_lock = File::from(parent.try_clone().map_err(|e| write_error(&given, e))?);
+        lock(&parent_lock, false, &given, on_wait)?;
+        let stale_removed = remove_stale_staging(parent.as_fd(), &shown_parent);
+        if let Some(root) = opened(&parent)? {
+            let lock_file = File::from(root.try_clone().map_err(|e| write_error(&given, e))?);
+            lock(&lock_file, false, &given, on_wait)?;
+            drop(parent_lock);
+            return Ok(Some(OutDir {
+                given,
+                root,
+                parent,
+                name,
+                staging: None,
+                _lock: lock_file,
+                stale_removed,
+            }));
+        }
+        let mut tries = 0;
+        let staging = loop {
+            let candidate = OsString::from(random_name(&format!(
+                "{STAGING_PREFIX}{}-",
+                std::process::id()
+            )));
+            match rustix::fs::mkdirat(&parent, candidate.as_os_str(), Mode::from_raw_mode(0o777)) {
+                Ok(()) => break candidate,
+                Err(Errno::EXIST) if tries < 100 => tries += 1,
+                Err(e) => return Err(write_error(&given, io(e))),
+            }
+        };
+        let root = open_dir_at(&parent, staging.as_os_str(), false)
+            .map_err(|e| write_error(&given, io(e)))?;
+        Ok(Some(OutDir {
+            given,
+            root,
+            parent,
+            name,
+            staging: Some(staging),
+            _lock: parent_lock,
+            stale_removed,
+        }))
+    }
+
+    /// The path as given, for messages.
+    pub fn given(&self) -> &Path {
+        &self.given
+    }
+
+    /// `rel` below the directory as the person would name it.
+    pub fn shown(&self, rel: &str) -> PathBuf {
+        self.given.join(rel)
+    }
+
+    /// Is this a new directory, built in staging until [`OutDir::finish`]?
+    pub fn is_new(&self) -> bool {
+        self.staging.is_some()
+    }
+
+    /// The staging directories of interrupted exports removed when opening.
+    pub fn stale_removed(&self) -> &[PathBuf] {
+        &self.stale_removed
+    }
+
+    /// The directory holding `rel` and `rel`'s last component: every
+    /// directory on the way opened without following a symlink; missing
+    /// ones created when `create`; anything else in the way removed first
+    /// when `replace` (a symlink is removed itself).
+    fn parent_of<'r>(
+        &self,
+        rel: &'r str,
+        create: bool,
+        replace: bool,
+        cache: Option<&Cache>,
+    ) -> std::result::Result<(DirFd<'_>, &'r str), Reach> {
+        let (dirs, leaf) = match rel.rsplit_once('/') {
+            Some((dirs, leaf)) => (Some(dirs), leaf),
+            None => (None, rel),
+        };
+        let mut cur = DirFd::Root(self.root.as_fd());
+        let Some(dirs) = dirs else {
+            return Ok((cur, leaf));
+        };
+        if let Some(fd) = cache.and_then(|c| c.get(dirs)) {
+            return Ok((DirFd::Shared(fd), leaf));
+        }
+        let mut upto = 0;
+        for part in dirs.split('/') {
+            upto += part.len() + 1;
+            if let Some(fd) = cache.and_then(|c| c.get(&rel[..upto - 1])) {
+                cur = DirFd::Shared(fd);
+                continue;
+            }
+            let next = match open_dir_at(&cur, part, false) {
+                Ok(fd) => fd,
+                Err(Errno::NOENT) if create => {
+                    match rustix::fs::mkdirat(&cur, part, Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(Reach::Io(io(e))),
+                    }
+                    open_dir_at(&cur, part, false).map_err(|e| Reach::Io(io(e)))?
+                }
+                Err(Errno::NOENT) => return Err(Reach::Missing),
+                Err(e @ (Errno::LOOP | Errno::NOTDIR)) => {
+                    let kind = kind_at(&cur, part).map_err(|_| Reach::Io(io(e)))?;
+                    if !replace {
+                        let mut what = format!("{} is {}", &rel[..upto - 1], kind.words());
+                        if kind == Kind::Symlink {
+                            what.push_str(&format!(" to {}", text::path(&link_target(&cur, part))));
+                        }
+                        return Err(Reach::Blocked(what));
+                    }
+                    rustix::fs::unlinkat(&cur, part, AtFlags::empty())
+                        .map_err(|e| Reach::Io(io(e)))?;
+                    rustix::fs::mkdirat(&cur, part, Mode::from_raw_mode(0o777))
+                        .map_err(|e| Reach::Io(io(e)))?;
+                    open_dir_at(&cur, part, false).map_err(|e| Reach::Io(io(e)))?
+                }
+                Err(e) => return Err(Reach::Io(io(e))),
+            };
+            cur = match cache {
+                Some(c) => DirFd::Shared(c.put(&rel[..upto - 1], next)),
+                None => DirFd::Owned(next),
+            };
+        }
+        Ok((cur, leaf))
+    }
+
+    /// What is at `rel`, not following a symlink; `None` when nothing.
+    pub fn kind(&self, rel: &str) -> Option<Kind> {
+        let (dir, leaf) = self.parent_of(rel, false, false, None).ok()?;
+        kind_at(&dir, leaf).ok()
+    }
+
+    /// Compares the file at `rel` with `expected` (what export would write)
+    /// and the `known` contents export wrote there before (digest and
+    /// size), reading it only when its size matches one of them, at most
+    /// that many bytes, and hashing only what is not `expected`.
+    pub fn probe(
+        &self,
+        rel: &str,
+        expected: Option<&[u8]>,
+        known: &[(Digest, u64)],
+        cache: &Cache,
+    ) -> Probe {
+        use sha2::Digest as _;
+        let (dir, leaf) = match self.parent_of(rel, false, false, Some(cache)) {
+            Ok(x) => x,
+            Err(Reach::Missing) => return Probe::Missing,
+            Err(Reach::Blocked(what)) => return Probe::Blocked(what),
+            Err(Reach::Io(e)) => return Probe::Blocked(format!("{rel} cannot be read: {e}")),
+        };
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+        let fd = match rustix::fs::openat(&dir, leaf, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Probe::Missing,
+            Err(Errno::LOOP) => {
+                return Probe::Blocked(format!(
+                    "{rel} is a symbolic link to {}",
+                    text::path(&link_target(&dir, leaf))
+                ));
+            }
+            Err(e) => return Probe::Blocked(format!("{rel} cannot be read: {}", io(e))),
+        };
+        let Ok(st) = rustix::fs::fstat(&fd) else {
+            return Probe::Blocked(format!("{rel} cannot be read"));
+        };
+        let kind = Kind::of(FileType::from_raw_mode(st.st_mode));
+        if kind != Kind::File {
+            return Probe::Blocked(format!("{rel} is {}", kind.words()));
+        }
+        let executable = st.st_mode & 0o111 != 0;
+        let size = st.st_size as u64;
+        let other = Probe::File {
+            holds: Holds::Other,
+            executable,
+        };
+        let mut new = expected.filter(|e| e.len() as u64 == size);
+        let candidates: Vec<usize> = (0..known.len()).filter(|&i| known[i].1 == size).collect();
+        if new.is_none() && candidates.is_empty() {
+            return other;
+        }
+        let mut file = File::from(fd);
+        let mut buf = vec![0u8; (size as usize).clamp(1, 64 * 1024) + 1];
+        let mut hasher = new.is_none().then(sha2::Sha256::new);
+        let mut at = 0usize;
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return other,
+            };
+            if (at + n) as u64 > size {
+                // It grew since the fstat: not a file anyone wrote whole.
+                return other;
+            }
+            if let Some(e) = new
+                && e[at..at + n] != buf[..n]
+            {
+                new = None;
+                if candidates.is_empty() {
+                    return other;
+                }
+                let mut h = sha2::Sha256::new();
+                h.update(&e[..at]);
+                hasher = Some(h);
+            }
+            if let Some(h) = &mut hasher {
+                h.update(&buf[..n]);
+            }
+            at += n;
+            // A short read of a regular file is its end: no read for the 0.
+            if at as u64 == size && n < buf.len() {
+                break;
+            }
+        }
+        if at as u64 != size {
+            return other;
+        }
+        if new.is_some() {
+            return Probe::File {
+                holds: Holds::New,
+                executable,
+            };
+        }
+        let digest: Digest = hasher.map(|h| h.finalize().into()).unwrap_or_default();
+        let holds = candidates
+            .into_iter()
+            .find(|&i| known[i].0 == digest)
+            .map_or(Holds::Other, Holds::Known);
+        Probe::File { holds, executable }
+    }
+
+    /// The regular file at `rel`, if it is one of at most `cap` bytes.
+    pub fn read(&self, rel: &str, cap: u64, cache: Option<&Cache>) -> Option<Vec<u8>> {
+        let (file, size) = self.open_file(rel, cache)?;
+        if size > cap {
+            return None;
+        }
+        let mut out = Vec::new();
+        file.take(cap + 1).read_to_end(&mut out).ok()?;
+        (out.len() as u64 <= cap).then_some(out)
+    }
+
+    /// The regular file at `rel`, opened without following a symlink, and
+    /// its size.
+    pub fn open_file(&self, rel: &str, cache: Option<&Cache>) -> Option<(File, u64)> {
+        let (dir, leaf) = self.parent_of(rel, false, false, cache).ok()?;
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+        let fd = rustix::fs::openat(&dir, leaf, flags, Mode::empty()).ok()?;
+        let st = rustix::fs::fstat(&fd).ok()?;
+        (FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+            .then(|| (File::from(fd), st.st_size as u64))
+    }
+
+    /// Writes `bytes` to `rel`: created directly in a new directory, else
+    /// written to a temporary file beside it and renamed over it. Missing
+    /// parent directories are created. With `replace`, a symlink, file or
+    /// directory in the way is removed first (never followed); without,
+    /// it is an error.
+    pub fn write(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+        executable: bool,
+        replace: bool,
+    ) -> std::io::Result<()> {
+        self.write_with(rel, executable, replace, |f| f.write_all(bytes))
+    }
+
+    /// [`OutDir::write`] of what `fill` writes into the file (buffered), for
+    /// contents too large to build in memory first.
+    pub fn write_with(
+        &self,
+        rel: &str,
+        executable: bool,
+        replace: bool,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let fill = |fd: OwnedFd| -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::with_capacity(64 * 1024, File::from(fd));
+            fill(&mut w)?;
+            w.flush()
+        };
+        let (dir, leaf) = self
+            .parent_of(rel, true, replace, None)
+            .map_err(|r| match r {
+                Reach::Missing => std::io::Error::from(std::io::ErrorKind::NotFound),
+                Reach::Blocked(what) => {
+                    std::io::Error::new(std::io::ErrorKind::NotADirectory, what)
+                }
+                Reach::Io(e) => e,
+            })?;
+        let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
+        let create = |name: &str| {
+            rustix::fs::openat(
+                &dir,
+                name,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                mode,
+            )
+        };
+        if self.staging.is_some() {
+            return fill(create(leaf).map_err(io)?);
+        }
+        if replace && kind_at(&dir, leaf) == Ok(Kind::Dir) {
+            remove_empty_dir(&dir, leaf, rel)?;
+        }
+        let mut tries = 0;
+        let (tmp, fd) = loop {
+            let name = random_name(TEMP_PREFIX);
+            match create(&name) {
+                Ok(fd) => break (name, fd),
+                Err(Errno::EXIST) if tries < 100 => tries += 1,
+                Err(e) => return Err(io(e)),
+            }
+        };
+        let written = fill(fd)
+            .and_then(|()| rustix::fs::renameat(&dir, tmp.as_str(), &dir, leaf).map_err(io));
+        if written.is_err() {
+            let _ = rustix::fs::unlinkat(&dir, tmp.as_str(), AtFlags::empty());
+        }
+        written
+    }
+
+    /// Removes the file (or symlink) at `rel`, never following one; with
+    /// `replace`, an empty directory there too. Returns whether something
+    /// went.
+    pub fn remove(&self, rel: &str, replace: bool) -> std::io::Result<bool> {
+        let (dir, leaf) = match self.parent_of(rel, false, false, None) {
+            Ok(x) => x,
+            Err(Reach::Io(e)) => return Err(e),
+            // Nothing there, or not through a real directory: nothing of ours.
+            Err(_) => return Ok(false),
+        };
+        match rustix::fs::unlinkat(&dir, leaf, AtFlags::empty()) {
+            Ok(()) => Ok(true),
+            Err(Errno::NOENT) => Ok(false),
+            Err(Errno::ISDIR | Errno::PERM) if replace => {
+                remove_empty_dir(&dir, leaf, rel).map(|()| true)
+            }
+            Err(e) => Err(io(e)),
+        }
+    }
+
+    /// Removes the directory `rel` if it is empty; returns whether it did.
+    pub fn remove_dir_if_empty(&self, rel: &str) -> bool {
+        match self.parent_of(rel, false, false, None) {
+            Ok((dir, leaf)) => rustix::fs::unlinkat(&dir, leaf, AtFlags::REMOVEDIR).is_ok(),
+            Err(_) => false,
+        }
+    }
+
+    /// The entries of the directory itself, hidden ones left out, with what
+    /// each is; an error naming the directory past [`MAX_ENTRIES`].
+    pub fn list(&self) -> Result<Vec<(OsString, Kind)>> {
+        let mut budget = MAX_ENTRIES;
+        let mut all = entries(&self.root, &mut budget).map_err(|source| Error::Write {
+            path: self.given.clone(),
+            source: if budget == 0 {
+                std::io::Error::other(format!(
+                    "holds more than {MAX_ENTRIES} entries; refusing to list them"
+                ))
+            } else {
+                source
+            },
+        })?;
+        all.retain(|(name, _)| !name.as_bytes().starts_with(b"."));
+        Ok(all)
+    }
+
+    /// Everything below directory `rel` that is not a directory (files,
+    /// symlinks, other), as paths relative to the output directory, sorted;
+    /// hidden entries left out; never following a symlink. Visits at most
+    /// `budget` entries and [`MAX_DEPTH`] levels; the flag says whether it
+    /// stopped early.
+    pub fn leaves(&self, rel: &str, budget: usize, cache: &Cache) -> (Vec<(String, Kind)>, bool) {
+        let mut out = Vec::new();
+        let mut budget = budget;
+        let mut cut = false;
+        let Ok((dir, leaf)) = self.parent_of(rel, false, false, Some(cache)) else {
+            return (out, cut);
+        };
+        let Ok(fd) = open_dir_at(&dir, leaf, false) else {
+            return (out, cut);
+        };
+        walk(fd, rel, 0, &mut budget, &mut out, &mut cut, cache);
+        out.sort();
+        (out, cut)
+    }
+
+    /// Puts a new directory in its place, whole: a rename that fails if
+    /// anything appeared there meanwhile (nothing is moved into it).
+    pub fn finish(mut self) -> Result<()> {
+        let Some(staging) = self.staging.take() else {
+            return Ok(());
+        };
+        let renamed = match rustix::fs::renameat_with(
+            &self.parent,
+            staging.as_os_str(),
+            &self.parent,
+            self.name.as_os_str(),
+            RenameFlags::NOREPLACE,
+        ) {
+            // A file system without RENAME_NOREPLACE: other exports are
+            // locked out, so look, then rename.
+            Err(Errno::INVAL | Errno::NOSYS) => {
+                match kind_at(&self.parent, self.name.as_os_str()) {
+                    Err(Errno::NOENT) => rustix::fs::renameat(
+                        &self.parent,
+                        staging.as_os_str(),
+                        &self.parent,
+                        self.name.as_os_str(),
+                    ),
+                    _ => Err(Errno::EXIST),
+                }
+            }
+            r => r,
+        };
+        let result = match renamed {
+            Ok(()) => return Ok(()),
+            Err(Errno::EXIST | Errno::NOTEMPTY) => Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "{}: appeared while the export was being written; nothing was put in it (run the export again)",
+                    text::path(&self.given)
+                ),
+            }),
+            Err(e) => Err(Error::Write {
+                path: self.given.clone(),
+                source: io(e),
+            }),
+        };
+        let mut budget = usize::MAX;
+        let _ = remove_tree(&self.parent, &staging, &mut budget, 0);
+        result
+    }
+}
+
+/// [`OutDir::leaves`] below the directory `fd` (at `rel`); every directory
+/// it opens goes into `cache`, for the files looked at next.
+fn walk(
+    fd: OwnedFd,
+    rel: &str,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut Vec<(String, Kind)>,
+    cut: &mut bool,
+    cache: &Cache,
+) {
+    let fd = cache.put(rel, fd);
+    // The stream reads from a duplicate of the descriptor the cache keeps:
+    // reading moves its offset, which opening below it does not use.
+    let found = rustix::io::fcntl_dupfd_cloexec(&*fd, 0)
+        .map_err(io)
+        .and_then(|dup| Dir::new(dup).map_err(io))
+        .and_then(|mut dir| entries_of(&mut dir, fd.as_fd(), budget));
+    let mut found = match found {
+        Ok(found) => found,
+        Err(_) => {
+            *cut = true;
+            return;
+        }
+    };
+    found.sort();
+    for (name, kind) in found {
+        if name.as_bytes().starts_with(b".") {
+            continue;
+        }
+        let path = format!("{rel}/{}", name.to_string_lossy());
+        if kind != Kind::Dir {
+            out.push((path, kind));
+            continue;
+        }
+        if depth + 1 >= MAX_DEPTH {
+            *cut = true;
+            continue;
+        }
+        match open_dir_at(&*fd, name.as_os_str(), false) {
+            Ok(sub) => walk(sub, &path, depth + 1, budget, out, cut, cache),
+            Err(_) => out.push((path, Kind::Other)),
+        }
+        if *cut && *budget == 0 {
+            return;
+        }
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        if let Some(staging) = &self.staging {
+            let mut budget = usize::MAX;
+            let _ = remove_tree(&self.parent, staging, &mut budget, 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_resolves_dots_as_written() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), Path::new("/a/c"));
+        assert_eq!(normalize(Path::new("/../x")), Path::new("/x"));
+        assert_eq!(normalize(Path::new("/a/b/")), Path::new("/a/b"));
+    }
+
+    #[test]
+    fn the_boundary_is_the_nearest_directory_with_a_git_entry() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join("a/b")).unwrap();
+        assert_eq!(boundary_of(&repo.join("a/b")), repo.join("a/b"));
+        std::fs::write(repo.join(".git"), "gitdir: elsewhere\n").unwrap();
+        assert_eq!(boundary_of(&repo.join("a/b")), repo);
+    }
+
+    #[test]
+    fn remove_tree_never_follows_a_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let keep = tmp.path().join("keep");
+        std::fs::create_dir(&keep).unwrap();
+        std::fs::write(keep.join("f"), "x").unwrap();
+        let gone = tmp.path().join("gone");
+        std::fs::create_dir_all(gone.join("sub")).unwrap();
+        std::fs::write(gone.join("sub/f"), "x").unwrap();
+        std::os::unix::fs::symlink(&keep, gone.join("link")).unwrap();
+        let fd = open_dir_at(CWD, tmp.path(), true).unwrap();
+        let mut budget = 100;
+        remove_tree(&fd, OsStr::new("gone"), &mut budget, 0).unwrap();
+        assert!(!gone.exists());
+        assert!(keep.join("f").is_file());
+        // The budget bounds the work.
+        std::fs::create_dir_all(gone.join("a")).unwrap();
+        for i in 0..10 {
+            std::fs::write(gone.join(format!("a/{i}")), "x").unwrap();
+        }
+        let mut budget = 5;
+        assert!(remove_tree(&fd, OsStr::new("gone"), &mut budget, 0).is_err());
+    }
+}

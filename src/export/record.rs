@@ -1,0 +1,752 @@
+//! The record of what export wrote: `DIR/.bernstein-skills.json`.
+//!
+//! An output directory is shared: `~/.claude/skills` also holds the
+//! person's own skills and what other installers put there. Export creates,
+//! updates and removes only what this record lists, so it must say exactly
+//! which files export wrote and with which bytes: per skill, each file's
+//! path relative to the directory, its SHA-256, its size and its execute
+//! bit. A file on disk whose digest is not the recorded one was changed by
+//! hand; a file the record does not list was not written by export.
+//!
+//! The record is deterministic (keys sorted, no times, inodes or absolute
+//! paths: the same export gives the same bytes on every machine), so it can
+//! be committed beside the manifests and checked in CI. Committed, it is
+//! attacker input like every other file there: it is read capped
+//! ([`MAX_RECORD_BYTES`]), every skill name is checked as a layer's would be
+//! and every path must be a plain relative path inside its skill, and a bad
+//! record is refused whole with one located error.
+//!
+//! While an export writes, the record lists each file it is about to
+//! replace with both digests (`sha256` the new one, `was` the old), so that
+//! an export interrupted between two files leaves a record that still
+//! accounts for every byte it wrote.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::Format;
+use crate::error::{Error, Result};
+use crate::text::{EXCERPT_CHARS, excerpt};
+
+/// The record's file name in the output directory (hidden: it is never a
+/// skill, and listings skip it).
+pub const RECORD_NAME: &str = ".bernstein-skills.json";
+
+/// The record format this version reads and writes.
+pub const RECORD_VERSION: u64 = 1;
+
+/// The largest record read: 64 MiB, about ten times the record of 10,000
+/// skills of five files each.
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// The deepest path a record may list below a skill's directory.
+pub const MAX_DEPTH: usize = 16;
+
+/// The longest path a record may list, in bytes (`PATH_MAX`).
+const MAX_PATH_BYTES: usize = 4096;
+
+/// The tool that writes records, as the record names it.
+pub const TOOL: &str = concat!("bernstein-skills ", env!("CARGO_PKG_VERSION"));
+
+/// A SHA-256 digest.
+pub type Digest = [u8; 32];
+
+/// The SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> Digest {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).into()
+}
+
+/// One file export wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "RawFile")]
+pub struct FileRecord {
+    /// Its SHA-256.
+    pub sha256: Digest,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Written with the execute bits.
+    pub executable: bool,
+    /// While an export replaces the file: the digest and size of the bytes
+    /// it replaces, which export also wrote. Boxed: rarely there, and the
+    /// record of 60,000 files is held in memory.
+    pub was: Option<Box<(Digest, u64)>>,
+}
+
+impl FileRecord {
+    /// The contents export may have left in this file: the recorded one,
+    /// then the replaced one.
+    pub fn known(&self) -> Vec<(Digest, u64)> {
+        let mut out = vec![(self.sha256, self.size)];
+        out.extend(self.was.as_deref().copied());
+        out
+    }
+}
+
+/// One skill's files, by path relative to the output directory.
+///
+/// A sorted list rather than a map: a skill has a handful of files, and a
+/// map per skill would cost a tree node of room for eleven (over a
+/// kilobyte) for each of 10,000 skills.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillRecord {
+    files: Vec<(String, FileRecord)>,
+}
+
+impl SkillRecord {
+    /// A record of `files`, in any order; the last of a repeated path wins.
+    pub fn new(mut files: Vec<(String, FileRecord)>) -> SkillRecord {
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                std::mem::swap(later, earlier);
+            }
+            same
+        });
+        SkillRecord { files }
+    }
+
+    /// The file at `rel`.
+    pub fn get(&self, rel: &str) -> Option<&FileRecord> {
+        self.files
+            .binary_search_by(|(r, _)| r.as_str().cmp(rel))
+            .ok()
+            .map(|i| &self.files[i].1)
+    }
+
+    /// Every file, by path.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &FileRecord)> {
+        self.files.iter().map(|(r, f)| (r.as_str(), f))
+    }
+
+    /// How many files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// No file at all?
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+/// What export wrote into one output directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// What the directory holds: manifests or skill directories.
+    pub format: Format,
+    /// Every skill export manages there, by name.
+    pub skills: BTreeMap<String, SkillRecord>,
+}
+
+impl Record {
+    /// An empty record for `format`.
+    pub fn new(format: Format) -> Record {
+        Record {
+            format,
+            skills: BTreeMap::new(),
+        }
+    }
+
+    /// The record's bytes: pretty JSON, keys sorted at every depth, a
+    /// trailing newline; `spec_sha256` names the spec the skills were
+    /// merged under.
+    pub fn to_bytes(&self, spec_sha256: &Digest) -> Vec<u8> {
+        self.to_bytes_patched(spec_sha256, &BTreeMap::new())
+    }
+
+    /// [`Record::to_bytes`] of this record with the skills of `patch` in
+    /// place of its own (and added), without copying it.
+    pub fn to_bytes_patched(
+        &self,
+        spec_sha256: &Digest,
+        patch: &BTreeMap<String, SkillRecord>,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out, spec_sha256, patch)
+            .expect("writing to memory does not fail");
+        out
+    }
+
+    /// The SHA-256 of [`Record::to_bytes`], without building them.
+    pub fn digest(&self, spec_sha256: &Digest) -> Digest {
+        struct Hash(sha2::Sha256);
+        impl std::io::Write for Hash {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                sha2::Digest::update(&mut self.0, b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut h = Hash(<sha2::Sha256 as sha2::Digest>::new());
+        self.write_to(&mut h, spec_sha256, &BTreeMap::new())
+            .expect("hashing does not fail");
+        sha2::Digest::finalize(h.0).into()
+    }
+
+    /// Writes [`Record::to_bytes_patched`] to `w`, a skill at a time: the
+    /// record of 10,000 skills is never built whole in memory.
+    pub fn write_to(
+        &self,
+        w: &mut dyn std::io::Write,
+        spec_sha256: &Digest,
+        patch: &BTreeMap<String, SkillRecord>,
+    ) -> std::io::Result<()> {
+        let mut out = String::with_capacity(4096);
+        out.push_str("{\n  \"format\": ");
+        out.push_str(match self.format {
+            Format::Json => "\"json\"",
+            Format::Skill => "\"skill\"",
+        });
+        out.push_str(",\n  \"skills\": ");
+        // The two sorted lists merged, `patch` winning.
+        let mut mine = self.skills.iter().peekable();
+        let mut theirs = patch.iter().peekable();
+        let merged = std::iter::from_fn(|| match (mine.peek(), theirs.peek()) {
+            (Some(a), Some(b)) if a.0 == b.0 => {
+                mine.next();
+                theirs.next()
+            }
+            (Some(a), Some(b)) if a.0 < b.0 => mine.next(),
+            (Some(_), Some(_)) | (None, Some(_)) => theirs.next(),
+            (Some(_), None) => mine.next(),
+            (None, None) => None,
+        });
+        let mut any = false;
+        for (i, (name, skill)) in merged.enumerate() {
+            any = true;
+            out.push_str(if i == 0 { "{\n    " } else { ",\n    " });
+            {
+                string(&mut out, name);
+                out.push_str(": {\n      \"files\": {");
+                for (j, (rel, f)) in skill.files.iter().enumerate() {
+                    out.push_str(if j == 0 { "\n        " } else { ",\n        " });
+                    string(&mut out, rel);
+                    out.push_str(": {\n");
+                    if f.executable {
+                        out.push_str("          \"executable\": true,\n");
+                    }
+                    out.push_str("          \"sha256\": \"");
+                    hex(&mut out, &f.sha256);
+                    out.push_str("\",\n          \"size\": ");
+                    out.push_str(&f.size.to_string());
+                    if let Some((sha, size)) = f.was.as_deref() {
+                        out.push_str(",\n          \"was\": {\n            \"sha256\": \"");
+                        hex(&mut out, sha);
+                        out.push_str("\",\n            \"size\": ");
+                        out.push_str(&size.to_string());
+                        out.push_str("\n          }");
+                    }
+                    out.push_str("\n        }");
+                }
+                out.push_str("\n      }\n    }");
+            }
+            if out.len() >= 4096 {
+                w.write_all(out.as_bytes())?;
+                out.clear();
+            }
+        }
+        out.push_str(if any { "\n  }" } else { "{}" });
+        out.push_str(",\n  \"spec_sha256\": \"");
+        hex(&mut out, spec_sha256);
+        out.push_str("\",\n  \"tool\": ");
+        string(&mut out, TOOL);
+        out.push_str(",\n  \"version\": ");
+        out.push_str(&RECORD_VERSION.to_string());
+        out.push_str("\n}\n");
+        w.write_all(out.as_bytes())
+    }
+
+    /// Reads a record's bytes, `path` naming it in errors; see
+    /// [`Record::read`].
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<Record> {
+        Record::read(bytes, path, || Some(bytes.to_vec())).map(|(r, _)| r)
+    }
+
+    /// Reads a record from `reader` (at most [`MAX_RECORD_BYTES`]), `path`
+    /// naming it in errors; returns it with the SHA-256 of its bytes. The
+    /// record is built as it is read, never held as text. Everything is
+    /// checked before anything is used: the version, the format, every
+    /// skill name ([`crate::layer::check_name`]), every path (relative,
+    /// inside its skill, no `.`, `..` or hidden component) and digest.
+    /// `reread` gives the bytes again, only to name the version of a
+    /// record that does not parse.
+    pub fn read(
+        reader: impl std::io::Read,
+        path: &Path,
+        reread: impl FnOnce() -> Option<Vec<u8>>,
+    ) -> Result<(Record, Digest)> {
+        let bad = |at: Option<(usize, usize)>, message: String| Error::BadRecord {
+            path: path.to_path_buf(),
+            at,
+            message,
+        };
+        let mut hashed = Hashed {
+            inner: std::io::Read::take(reader, MAX_RECORD_BYTES + 1),
+            hash: <sha2::Sha256 as sha2::Digest>::new(),
+            len: 0,
+        };
+        let parsed = serde_json::from_reader::<_, RawRecord>(std::io::BufReader::with_capacity(
+            64 * 1024,
+            &mut hashed,
+        ));
+        if hashed.len > MAX_RECORD_BYTES {
+            return Err(bad(
+                None,
+                format!(
+                    "is over the {} MiB limit for a record",
+                    MAX_RECORD_BYTES >> 20
+                ),
+            ));
+        }
+        let raw = match parsed {
+            Ok(raw) => raw,
+            Err(e) => {
+                // A newer version may have changed the shape: say so first.
+                if let Some(bytes) = reread()
+                    && let Ok(v) = serde_json::from_slice::<JustVersion>(&bytes)
+                    && v.version != RECORD_VERSION
+                {
+                    return Err(bad(None, version_message(v.version)));
+                }
+                let at = (e.line() > 0).then(|| (e.line(), e.column()));
+                return Err(bad(at, excerpt(&strip_position(&e), EXCERPT_CHARS)));
+            }
+        };
+        let digest: Digest = sha2::Digest::finalize(hashed.hash).into();
+        if raw.version != RECORD_VERSION {
+            return Err(bad(None, version_message(raw.version)));
+        }
+        let format = match raw.format.as_str() {
+            "json" => Format::Json,
+            "skill" => Format::Skill,
+            other => {
+                return Err(bad(
+                    None,
+                    format!(
+                        "format '{}' is neither 'json' nor 'skill'",
+                        excerpt(other, EXCERPT_CHARS)
+                    ),
+                ));
+            }
+        };
+        let mut skills = raw.skills.0;
+        if let Some(name) = repeated(&mut skills) {
+            return Err(bad(
+                None,
+                format!("skill '{}' is listed twice", excerpt(&name, EXCERPT_CHARS)),
+            ));
+        }
+        for (name, skill) in &mut skills {
+            if let Err(reason) = crate::layer::check_name(name) {
+                return Err(bad(
+                    None,
+                    format!(
+                        "skill name '{}' is not a valid name: {reason}",
+                        excerpt(name, EXCERPT_CHARS)
+                    ),
+                ));
+            }
+            let files = &mut skill.files.0;
+            if files.is_empty() {
+                return Err(bad(
+                    None,
+                    format!("skill '{}' lists no file", excerpt(name, EXCERPT_CHARS)),
+                ));
+            }
+            if let Some(rel) = repeated(files) {
+                return Err(bad(
+                    None,
+                    format!(
+                        "skill '{}' lists file '{}' twice",
+                        excerpt(name, EXCERPT_CHARS),
+                        excerpt(&rel, EXCERPT_CHARS)
+                    ),
+                ));
+            }
+            for (rel, _) in files.iter() {
+                if let Err(reason) = check_rel(name, rel, format) {
+                    return Err(bad(
+                        None,
+                        format!(
+                            "skill '{}': file '{}' is not a path export writes: {reason}",
+                            excerpt(name, EXCERPT_CHARS),
+                            excerpt(rel, EXCERPT_CHARS)
+                        ),
+                    ));
+                }
+            }
+        }
+        let record = Record {
+            format,
+            // Sorted (by `repeated`): the map is built in one pass.
+            skills: skills
+                .into_iter()
+                .map(|(name, skill)| {
+                    (
+                        name,
+                        SkillRecord {
+                            files: skill.files.0,
+                        },
+                    )
+                })
+                .collect(),
+        };
+        Ok((record, digest))
+    }
+}
+
+/// A reader that hashes and counts what it reads.
+struct Hashed<R> {
+    inner: R,
+    hash: sha2::Sha256,
+    len: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Hashed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        sha2::Digest::update(&mut self.hash, &buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+}
+
+/// Sorts `items` by key; the first key found twice, if any.
+fn repeated<T>(items: &mut [(String, T)]) -> Option<String> {
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    items
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0)
+        .map(|w| w[0].0.clone())
+}
+
+fn version_message(v: u64) -> String {
+    format!(
+        "record version {v} is not supported (this {TOOL} reads version {RECORD_VERSION}); \
+         was it written by another version?"
+    )
+}
+
+/// serde_json's message without its trailing " at line L column C", which
+/// the error's location already gives.
+fn strip_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
+/// Why `rel` cannot be a file of skill `name` in `format`, if it cannot:
+/// `NAME.json` for a manifest; for a skill directory, `NAME/` then one or
+/// more components, none empty, `.`, `..`, hidden, over 255 bytes or
+/// holding a NUL, at most [`MAX_DEPTH`] deep.
+pub fn check_rel(name: &str, rel: &str, format: Format) -> std::result::Result<(), &'static str> {
+    match format {
+        Format::Json => {
+            if rel.strip_suffix(".json") == Some(name) {
+                Ok(())
+            } else {
+                Err("a manifest is the skill's name and .json")
+            }
+        }
+        Format::Skill => {
+            let rest = rel
+                .strip_prefix(name)
+                .and_then(|r| r.strip_prefix('/'))
+                .ok_or("not inside the skill's directory")?;
+            if rel.len() > MAX_PATH_BYTES {
+                return Err("longer than 4096 bytes");
+            }
+            let mut depth = 0;
+            for part in rest.split('/') {
+                depth += 1;
+                match part {
+                    "" => return Err("an empty component"),
+                    "." | ".." => return Err("a '.' or '..' component"),
+                    p if p.starts_with('.') => return Err("a hidden component"),
+                    p if p.len() > super::FILE_NAME_MAX => {
+                        return Err("a component longer than 255 bytes");
+                    }
+                    p if p.contains('\0') => return Err("a NUL character"),
+                    _ => {}
+                }
+            }
+            if depth > MAX_DEPTH {
+                return Err("more than 16 directories deep");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn hex(out: &mut String, digest: &Digest) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for b in digest {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+}
+
+/// `digest` as 64 lowercase hexadecimal digits.
+pub fn to_hex(digest: &Digest) -> String {
+    let mut out = String::with_capacity(64);
+    hex(&mut out, digest);
+    out
+}
+
+fn parse_hex(s: &str) -> Option<Digest> {
+    let b = s.as_bytes();
+    if b.len() != 64 {
+        return None;
+    }
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    for (i, pair) in b.chunks_exact(2).enumerate() {
+        out[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    }
+    Some(out)
+}
+
+/// `s` as a JSON string, as the rest of the tool writes JSON.
+fn string(out: &mut String, s: &str) {
+    crate::render::write_json_str(out, s);
+}
+
+/// A JSON object read as a list of its members in order, without a map
+/// node per object (see [`SkillRecord`]); repeated keys are kept, for the
+/// reader to refuse.
+struct Members<T>(Vec<(String, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Members<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = Members<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Members<T>, A::Error> {
+                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1024));
+                while let Some(entry) = map.next_entry()? {
+                    out.push(entry);
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRecord {
+    format: String,
+    skills: Members<RawSkill>,
+    #[allow(dead_code)]
+    spec_sha256: Hex,
+    #[allow(dead_code)]
+    tool: String,
+    version: u64,
+}
+
+#[derive(Deserialize)]
+struct JustVersion {
+    version: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSkill {
+    files: Members<FileRecord>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    executable: bool,
+    sha256: Hex,
+    size: u64,
+    #[serde(default)]
+    was: Option<RawWas>,
+}
+
+impl From<RawFile> for FileRecord {
+    fn from(f: RawFile) -> FileRecord {
+        FileRecord {
+            sha256: f.sha256.0,
+            size: f.size,
+            executable: f.executable,
+            was: f.was.map(|w| Box::new((w.sha256.0, w.size))),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWas {
+    sha256: Hex,
+    size: u64,
+}
+
+/// A SHA-256 as 64 lowercase hexadecimal digits, decoded as it is read.
+struct Hex(Digest);
+
+impl<'de> Deserialize<'de> for Hex {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = Hex;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a SHA-256 as 64 lowercase hexadecimal digits")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Hex, E> {
+                parse_hex(v)
+                    .map(Hex)
+                    .ok_or_else(|| E::custom("a sha256 is not 64 lowercase hexadecimal digits"))
+            }
+        }
+        d.deserialize_str(Visit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Record {
+        let mut r = Record::new(Format::Skill);
+        let files = vec![
+            (
+                "writer/scripts/run.sh".to_owned(),
+                FileRecord {
+                    sha256: sha256(b"#!"),
+                    size: 2,
+                    executable: true,
+                    was: None,
+                },
+            ),
+            (
+                "writer/SKILL.md".to_owned(),
+                FileRecord {
+                    sha256: sha256(b"a"),
+                    size: 1,
+                    executable: false,
+                    was: Some(Box::new((sha256(b"b"), 1))),
+                },
+            ),
+        ];
+        r.skills
+            .insert("writer".to_owned(), SkillRecord::new(files));
+        r
+    }
+
+    #[test]
+    fn bytes_round_trip_and_are_canonical_json() {
+        let r = sample();
+        let bytes = r.to_bytes(&sha256(b"spec"));
+        assert_eq!(Record::parse(&bytes, Path::new("r")).unwrap(), r);
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            serde_json::to_string_pretty(&v).unwrap() + "\n"
+        );
+        let empty = Record::new(Format::Json).to_bytes(&sha256(b""));
+        let v: serde_json::Value = serde_json::from_slice(&empty).unwrap();
+        assert_eq!(
+            String::from_utf8(empty).unwrap(),
+            serde_json::to_string_pretty(&v).unwrap() + "\n"
+        );
+    }
+
+    #[test]
+    fn paths_must_stay_inside_their_skill() {
+        for (rel, ok) in [
+            ("w/SKILL.md", true),
+            ("w/a/b/c.md", true),
+            ("w", false),
+            ("w/", false),
+            ("w//x", false),
+            ("w/../x", false),
+            ("w/./x", false),
+            ("w/.git/config", false),
+            ("/etc/passwd", false),
+            ("x/SKILL.md", false),
+            ("wx/SKILL.md", false),
+            ("w/a\0b", false),
+        ] {
+            assert_eq!(check_rel("w", rel, Format::Skill).is_ok(), ok, "{rel:?}");
+        }
+        assert!(check_rel("w", "w.json", Format::Json).is_ok());
+        assert!(check_rel("w", "../w.json", Format::Json).is_err());
+        let deep = format!("w/{}x", "d/".repeat(16));
+        assert!(check_rel("w", &deep, Format::Skill).is_err());
+    }
+
+    #[test]
+    fn bad_records_are_refused_with_where_and_what() {
+        let err = |text: &str| Record::parse(text.as_bytes(), Path::new("r")).unwrap_err();
+        let e = err("{\"version\": 1,\n oops}");
+        assert!(
+            matches!(
+                &e,
+                Error::BadRecord {
+                    at: Some((2, 2)),
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            err("{\"version\": 2, \"other\": 1}")
+                .to_string()
+                .contains("version 2")
+        );
+        let good = String::from_utf8(sample().to_bytes(&sha256(b""))).unwrap();
+        let e = err(&good.replace("\"sha256\": \"ca", "\"sha256\": \"CA"));
+        assert!(e.to_string().contains("64 lowercase"), "{e}");
+        let e = err(&good.replace("\"writer\": {", "\"Wr\\u202eiter\": {"));
+        assert!(e.to_string().contains("Wr\\u{202e}iter"), "{e}");
+        let e = err(&good.replace("writer/scripts/run.sh", "writer/SKILL.md"));
+        assert!(e.to_string().contains("twice"), "{e}");
+    }
+
+    #[test]
+    fn a_patched_record_is_the_record_with_the_patch_applied() {
+        let mut r = sample();
+        let other = SkillRecord::new(vec![(
+            "alpha/SKILL.md".to_owned(),
+            FileRecord {
+                sha256: sha256(b"x"),
+                size: 1,
+                executable: false,
+                was: None,
+            },
+        )]);
+        let mut patch = BTreeMap::new();
+        patch.insert("alpha".to_owned(), other.clone());
+        patch.insert("zulu".to_owned(), other.clone());
+        let patched = r.to_bytes_patched(&sha256(b""), &patch);
+        r.skills.insert("alpha".to_owned(), other.clone());
+        r.skills.insert("zulu".to_owned(), other);
+        assert_eq!(patched, r.to_bytes(&sha256(b"")));
+        let mut patch = BTreeMap::new();
+        patch.insert("writer".to_owned(), SkillRecord::default());
+        let replaced = sample().to_bytes_patched(&sha256(b""), &patch);
+        assert!(!String::from_utf8(replaced).unwrap().contains("run.sh"));
+    }
+}

@@ -1,0 +1,305 @@
+//! Issue 21: targets — the merge is the design's for every skill, and each
+//! consumer's rules apply where its output is made: `validate --target`,
+//! `export --target` (its format, fields, renderings, translations and
+//! places), switches that keep a skill out of every export or one.
+
+use serde_json::{Value, json};
+
+use super::support::Sandbox;
+
+/// A public collection of 17 skills in the standard's shape; one has a
+/// 1,068-character description (Claude Code takes up to 1,536, the
+/// standard 1,024).
+fn collection() -> Sandbox {
+    let sb = Sandbox::new().with_layer_dirs();
+    for i in 1..=17 {
+        let description = if i == 9 {
+            "d".repeat(1068)
+        } else {
+            format!("Skill number {i}.")
+        };
+        sb.write(
+            "base",
+            &format!("s{i:02}/SKILL.md"),
+            format!("---\nname: s{i:02}\ndescription: {description}\n---\n\nBody {i}.\n"),
+        );
+    }
+    sb
+}
+
+#[test]
+fn the_whole_collection_exports_for_claude_code() {
+    let sb = collection();
+    let run = sb.run(&["export", "--target", "claude-code", "--out", "claude"]);
+    assert!(run.ok().starts_with("17 written"), "{run:#?}");
+    assert!(sb.path().join("claude/s09/SKILL.md").is_file());
+    // Nothing is refused for the standard's rules when none is asked for.
+    sb.run(&["validate", "--strict"]).ok();
+}
+
+#[test]
+fn the_standard_refuses_the_long_description_until_a_team_override_shortens_it() {
+    let sb = collection();
+    let run = sb.run(&["validate", "--target", "agent-skills"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stdout.contains(
+            "[ROOT]/layers/base/s09/SKILL.md:3:14: error: agent-skills: 'description' must be at \
+             most 1024 characters long; got 1068"
+        ),
+        "{run:#?}"
+    );
+    let run = sb.run(&["export", "--target", "agent-skills", "--out", "std"]);
+    assert!(
+        run.failed().contains("'description' must be at most 1024"),
+        "{run:#?}"
+    );
+    assert!(!sb.path().join("std").exists());
+    sb.write(
+        "team",
+        "s09.yaml",
+        "description: Skill number 9, shortly.\n",
+    );
+    sb.run(&["validate", "--target", "agent-skills", "--strict"])
+        .ok();
+    let run = sb.run(&["export", "--target", "agent-skills", "--out", "std"]);
+    assert!(run.ok().starts_with("17 written"), "{run:#?}");
+    let md = std::fs::read_to_string(sb.path().join("std/s09/SKILL.md")).unwrap();
+    assert_eq!(
+        md,
+        "---\nname: s09\ndescription: Skill number 9, shortly.\n---\n\nBody 9.\n"
+    );
+}
+
+#[test]
+fn the_standard_gets_its_fields_only_and_metadata_as_strings() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "writer/SKILL.md",
+        "---\ndescription: Writes.\nmetadata:\n  limits:\n    max_tokens: 2000\n    temperature: 0.2\n  \
+         owner: docs\nallowed-tools: [Read, Grep]\n---\n\nDraft.\n",
+    );
+    sb.run(&["export", "--target", "agent-skills", "--out", "std"])
+        .ok();
+    let md = std::fs::read_to_string(sb.path().join("std/writer/SKILL.md")).unwrap();
+    assert_eq!(
+        md,
+        "---\nname: writer\ndescription: Writes.\nmetadata:\n  limits.max_tokens: \"2000\"\n  \
+         limits.temperature: \"0.2\"\n  owner: docs\nallowed-tools: Read Grep\n---\n\nDraft.\n"
+    );
+    // A Bernstein field is the standard's refusal, located where it is set.
+    sb.write("team", "writer.yaml", "trigger_keywords: [prose]\n");
+    let run = sb.run(&["export", "--target", "agent-skills", "--out", "std"]);
+    assert!(
+        run.failed().contains(
+            "[ROOT]/layers/team/writer.yaml:1:19: error: agent-skills: 'trigger_keywords' is not \
+             accepted (the consumer refuses a skill that sets it)"
+        ),
+        "{run:#?}"
+    );
+}
+
+#[test]
+fn codex_reads_implicit_invocation_from_agents_openai_yaml() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "deploy/SKILL.md",
+        "---\ndescription: Deploys.\ndisable-model-invocation: true\n---\n\nShip it.\n",
+    );
+    sb.run(&["export", "--target", "codex", "--out", "codex"])
+        .ok();
+    let dir = sb.path().join("codex/deploy");
+    let md = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+    assert!(!md.contains("disable-model-invocation"), "{md}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("agents/openai.yaml")).unwrap(),
+        "policy:\n  allow_implicit_invocation: false\n"
+    );
+    // A layer's own agents/openai.yaml keeps its other settings.
+    sb.write(
+        "team",
+        "deploy/agents/openai.yaml",
+        "interface:\n  display_name: Deploy\n",
+    );
+    sb.write("team", "deploy/SKILL.md", "---\n---\n");
+    sb.run(&["export", "--target", "codex", "--out", "codex2"])
+        .ok();
+    let yaml = std::fs::read_to_string(sb.path().join("codex2/deploy/agents/openai.yaml")).unwrap();
+    assert_eq!(
+        yaml,
+        "interface:\n  display_name: Deploy\npolicy:\n  allow_implicit_invocation: false\n"
+    );
+}
+
+#[test]
+fn a_skill_switched_off_is_not_exported_and_its_managed_copy_goes() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "a/SKILL.md", "---\ndescription: A.\n---\n\nA.\n");
+    sb.write("base", "b/SKILL.md", "---\ndescription: B.\n---\n\nB.\n");
+    sb.run(&["export", "--target", "claude-code", "--out", "out"])
+        .ok();
+    assert!(sb.path().join("out/b/SKILL.md").is_file());
+    // The team switches b off for its project.
+    sb.write("team", "b.yaml", "enabled: false\n");
+    let run = sb.run(&["export", "--target", "claude-code", "--out", "out"]);
+    assert_eq!(run.ok(), "0 written, 1 unchanged, 1 removed, 0 failed\n");
+    assert!(!sb.path().join("out/b").exists());
+    let listed = sb.run(&["list"]);
+    assert!(listed.ok().contains("b     off (team)  B."), "{listed:#?}");
+    // A user switches it back on.
+    sb.write("user", "b.yaml", "enabled: true\n");
+    sb.run(&["export", "--target", "claude-code", "--out", "out"])
+        .ok();
+    assert!(sb.path().join("out/b/SKILL.md").is_file());
+    // Per target: off for codex only.
+    sb.write("user", "b.yaml", "enabled: true\ntargets: {codex: false}\n");
+    sb.run(&["export", "--target", "codex", "--out", "codex"])
+        .ok();
+    assert!(!sb.path().join("codex/b").exists());
+    assert!(sb.path().join("codex/a/SKILL.md").is_file());
+    let v = sb.run(&["list", "--json"]).json();
+    let b = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "b")
+        .unwrap();
+    assert_eq!(b["enabled"], true);
+    assert_eq!(b["off_for"], json!([{"target": "codex", "by": "user"}]));
+}
+
+#[test]
+fn a_team_that_owns_the_switch_keeps_a_skill_off() {
+    let spec = std::fs::read_to_string(super::support::shipped_spec_path())
+        .unwrap()
+        .replace(
+            "  enabled:\n    strategy: OVERRIDE\n    type: boolean\n",
+            "  enabled:\n    strategy: OVERRIDE\n    type: boolean\n    layers: [base, team]\n",
+        );
+    let sb = Sandbox::with_spec(&spec).with_layer_dirs();
+    sb.write("base", "b/SKILL.md", "---\ndescription: B.\n---\n\nB.\n");
+    sb.write("team", "b.yaml", "enabled: false\n");
+    sb.write("user", "b.yaml", "enabled: true\n");
+    let run = sb.run(&["validate"]);
+    assert!(
+        run.stdout.contains(
+            "user/b.yaml:1:1: error: 'enabled' may be set only in the base and team layers"
+        ),
+        "{run:#?}"
+    );
+}
+
+#[test]
+fn a_targets_switch_must_be_a_boolean() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "b.yaml",
+        "description: B.\ntargets: {codex: no-thanks}\n",
+    );
+    let run = sb.run(&["validate"]);
+    assert!(
+        run.stdout.contains(
+            "[ROOT]/layers/base/b.yaml:2:18: error: 'targets.codex' switches the skill for target \
+             'codex': write true or false; got \"no-thanks\""
+        ),
+        "{run:#?}"
+    );
+}
+
+#[test]
+fn export_goes_to_the_targets_place_for_the_scope() {
+    let sb = collection();
+    // Within every shipped target's limits.
+    sb.write("team", "s09.yaml", "description: Skill number 9.\n");
+    let home = sb.path().join("home");
+    // --scope user: the target's place below the home directory.
+    let run = sb.run(&["export", "--target", "claude-code"]);
+    assert!(run.ok().starts_with("17 written"), "{run:#?}");
+    assert!(home.join(".claude/skills/s01/SKILL.md").is_file());
+    // --scope project: below the git work tree's root.
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    let mut cmd = sb.skills_cmd(&["export", "--target", "gemini-cli", "--scope", "project"]);
+    cmd.current_dir(repo.join("sub"));
+    let run = sb.run_cmd(cmd);
+    assert!(run.ok().starts_with("17 written"), "{run:#?}");
+    assert!(repo.join(".gemini/skills/s01/SKILL.md").is_file());
+    // Several targets in one run, each to its place.
+    let run = sb.run(&["export", "--target", "claude-code", "--target", "agents"]);
+    let out = run.ok();
+    assert!(
+        out.contains("claude-code: [ROOT]/home/.claude/skills\n0 written, 17 unchanged")
+            && out.contains("agents: [ROOT]/home/.agents/skills\n17 written"),
+        "{out}"
+    );
+    // --out takes one target.
+    let run = sb.run(&[
+        "export",
+        "--target",
+        "claude-code",
+        "--target",
+        "agents",
+        "--out",
+        "x",
+    ]);
+    assert!(
+        run.failed().contains("give one --target with them"),
+        "{run:#?}"
+    );
+}
+
+#[test]
+fn targets_lists_the_shipped_targets_and_describes_one() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["targets"]).ok().to_owned();
+    for name in [
+        "agent-skills",
+        "agents",
+        "bernstein",
+        "claude-code",
+        "codex",
+        "gemini-cli",
+    ] {
+        assert!(out.contains(name), "{out}");
+    }
+    let one = sb.run(&["targets", "agent-skills"]).ok().to_owned();
+    assert!(one.contains("other fields: refused"), "{one}");
+    let v = sb.run(&["targets", "--json"]).json();
+    assert_eq!(v["targets"].as_array().unwrap().len(), 6);
+    let err = sb
+        .run(&["validate", "--target", "claud-code"])
+        .failed()
+        .to_owned();
+    assert!(err.contains("did you mean 'claude-code'?"), "{err}");
+}
+
+#[test]
+fn a_bad_target_file_is_one_located_error() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "a.yaml", "description: A.\n");
+    let file = sb.write_file(
+        "mine.yaml",
+        "version: 1\nname: mine\nfields:\n  name: {max_length: -1}\n",
+    );
+    let run = sb.run(&["validate", "--target", file.to_str().unwrap()]);
+    let err = run.failed();
+    assert_eq!(err.lines().count(), 1, "{run:#?}");
+    assert!(err.starts_with("[ROOT]/mine.yaml"), "{run:#?}");
+}
+
+/// The bernstein target is today's JSON manifests.
+#[test]
+fn the_bernstein_target_writes_the_show_json() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "a.yaml", "description: A.\n");
+    sb.run(&["export", "--target", "bernstein", "--out", "m"])
+        .ok();
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(sb.path().join("m/a.json")).unwrap())
+            .unwrap();
+    assert_eq!(written, sb.resolve_value("a"));
+}
