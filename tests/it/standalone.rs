@@ -275,6 +275,50 @@ fn a_user_installed_spec_that_is_not_the_shipped_one_is_one_warning_naming_the_f
     run(&sb, &bin, &show).json();
 }
 
+/// The wheel ships `spec/` as data (`pyproject.toml`: maturin's `data`
+/// directory): its files there are links to `spec/`, the one copy people
+/// edit, and must be every file of it, byte for byte. A new target needs
+/// its link (`ln -s` as the others).
+#[test]
+fn the_wheel_data_is_the_spec_directory_file_for_file() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    fn files(dir: &std::path::Path, rel: &str, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir.join(rel)).unwrap() {
+            let entry = entry.unwrap();
+            let name = format!("{rel}{}", entry.file_name().to_str().unwrap());
+            if entry.path().is_dir() {
+                files(dir, &format!("{name}/"), out);
+            } else {
+                out.push(name);
+            }
+        }
+        out.sort();
+    }
+    let (spec, data) = (
+        root.join("spec"),
+        root.join("wheel-data/data/share/bernstein/skills"),
+    );
+    let (mut in_spec, mut in_wheel) = (Vec::new(), Vec::new());
+    files(&spec, "", &mut in_spec);
+    files(&data, "", &mut in_wheel);
+    assert_eq!(
+        in_wheel, in_spec,
+        "wheel-data/data/share/bernstein/skills/ must mirror spec/"
+    );
+    for rel in &in_spec {
+        assert_eq!(
+            std::fs::read(data.join(rel)).unwrap(),
+            std::fs::read(spec.join(rel)).unwrap(),
+            "wheel-data/.../{rel} differs from spec/{rel}"
+        );
+    }
+    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).unwrap();
+    assert!(
+        pyproject.contains("\ndata = \"wheel-data\"\n"),
+        "{pyproject}"
+    );
+}
+
 #[test]
 fn the_development_build_falls_back_to_its_source_tree() {
     // The test binary runs from the source tree's target directory.
