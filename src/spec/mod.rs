@@ -712,8 +712,16 @@ impl MergeSpec {
 
     /// Reads and checks a spec file.
     pub fn load(path: &Path) -> Result<MergeSpec> {
+        MergeSpec::from_bytes(MergeSpec::read(path)?, path)
+    }
+
+    /// Reads a spec file's bytes, at most [`MAX_SPEC_BYTES`], with the
+    /// errors [`MergeSpec::load`] gives; for a caller that also looks at
+    /// the bytes (the binary compares an installed copy with the one it
+    /// shipped) without reading the file twice.
+    pub fn read(path: &Path) -> Result<Vec<u8>> {
         use crate::confine::{Refusal, read_bounded};
-        let bytes = read_bounded(path, MAX_SPEC_BYTES).map_err(|r| {
+        read_bounded(path, MAX_SPEC_BYTES).map_err(|r| {
             let kind = match r {
                 Refusal::Io(e) => DiagnosticKind::Io {
                     message: e.to_string(),
@@ -728,7 +736,12 @@ impl MergeSpec {
                 },
             };
             spec_error(path, None, kind)
-        })?;
+        })
+    }
+
+    /// Checks a spec given as the bytes of its file; `path` is only used
+    /// in messages.
+    pub fn from_bytes(bytes: Vec<u8>, path: &Path) -> Result<MergeSpec> {
         let text = String::from_utf8(bytes).map_err(|e| {
             let valid = e.utf8_error().valid_up_to();
             let before = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
@@ -1437,11 +1450,26 @@ pub(crate) fn value_rule(
     Ok(rule)
 }
 
-/// Where the spec is looked for, in order: an explicit path (`--spec`), the
-/// `BERNSTEIN_SKILLS_SPEC` variable, the copy installed beside the base
-/// layer (`$XDG_DATA_HOME/bernstein/skills/mergespec.yaml`, written by
-/// `bernstein skills spec --install`), and, for a development build run from
-/// its source tree only, that tree's `spec/mergespec.yaml`.
+/// Where the spec is looked for, in order of precedence:
+///
+/// 1. an explicit path (`--spec`);
+/// 2. the `BERNSTEIN_SKILLS_SPEC` variable;
+/// 3. the copy the user installed beside the base layer
+///    (`$XDG_DATA_HOME/bernstein/skills/mergespec.yaml`, written by
+///    `bernstein skills spec --install`);
+/// 4. the copy installed beside the binary, at the conventional place for a
+///    prefix's data (`PREFIX/share/bernstein/skills/mergespec.yaml` for
+///    `PREFIX/bin/bernstein`: what a wheel or a distribution's package
+///    installs with it);
+/// 5. for a development build run from its source tree only, that tree's
+///    `spec/mergespec.yaml`.
+///
+/// A person's own choice (1, 2) comes before what was installed for them;
+/// what they installed themselves (3) before what came with the binary (4),
+/// so a copy they keep on purpose is not replaced by an upgrade.
+///
+/// The fields are the inputs, not the process's environment, so the order
+/// is tested with plain paths.
 #[derive(Debug, Clone, Default)]
 pub struct SpecSearch {
     /// `--spec PATH`.
@@ -1450,6 +1478,10 @@ pub struct SpecSearch {
     pub env_var: Option<PathBuf>,
     /// `$XDG_DATA_HOME/bernstein/skills`.
     pub data_dir: PathBuf,
+    /// `PREFIX/share/bernstein/skills` for the binary's `PREFIX/bin`
+    /// ([`SpecSearch::beside_executable`]; `None` when the executable's
+    /// path is unknown).
+    pub beside_binary: Option<PathBuf>,
     /// The source tree's spec, for a development build (`None` otherwise).
     pub source_tree: Option<PathBuf>,
 }
@@ -1457,37 +1489,109 @@ pub struct SpecSearch {
 /// The name of the installed spec inside the data directory.
 pub const INSTALLED_NAME: &str = "mergespec.yaml";
 
+/// Where a prefix keeps the shipped spec and targets, relative to the
+/// prefix (`/usr`, `/usr/local`, a virtual environment): the conventional
+/// place for a program's installed data.
+pub const SHARE_DIR: &str = "share/bernstein/skills";
+
+/// Which place of the [`SpecSearch`] the spec in use came from, in order of
+/// precedence (an earlier variant wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SpecSource {
+    /// `--spec PATH`.
+    Explicit,
+    /// `$BERNSTEIN_SKILLS_SPEC`.
+    EnvVar,
+    /// The user's copy, `$XDG_DATA_HOME/bernstein/skills/mergespec.yaml`.
+    Installed,
+    /// The copy installed with the binary, `PREFIX/share/bernstein/skills`.
+    BesideBinary,
+    /// The source tree of a development build.
+    SourceTree,
+}
+
+impl fmt::Display for SpecSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SpecSource::Explicit => "--spec",
+            SpecSource::EnvVar => "$BERNSTEIN_SKILLS_SPEC",
+            SpecSource::Installed => {
+                "the installed copy (written by 'bernstein skills spec --install')"
+            }
+            SpecSource::BesideBinary => "shipped beside the binary",
+            SpecSource::SourceTree => "the source tree of this development build",
+        })
+    }
+}
+
+/// The spec a [`SpecSearch`] chose, where it came from, and why the places
+/// before it were passed over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundSpec {
+    /// The spec file.
+    pub path: PathBuf,
+    /// Which place it is.
+    pub source: SpecSource,
+    /// Each place of higher precedence, with why it was not used
+    /// (`--spec (not given)`), in order, escaped for printing.
+    pub passed_over: Vec<String>,
+}
+
 impl SpecSearch {
     /// The installed copy's path.
     pub fn installed(&self) -> PathBuf {
         self.data_dir.join(INSTALLED_NAME)
     }
 
+    /// The directory of the spec and targets installed with the binary
+    /// `exe` (its real path: a symbolic link to it says nothing about where
+    /// it was installed): `PREFIX/share/bernstein/skills` for
+    /// `PREFIX/bin/bernstein`.
+    pub fn beside_executable(exe: &Path) -> Option<PathBuf> {
+        Some(exe.parent()?.parent()?.join(SHARE_DIR))
+    }
+
     /// The spec to use. An explicit path or the variable is used as given
-    /// (an error then names that file); the installed copy and the source
+    /// (an error then names that file); the installed copies and the source
     /// tree only if they exist. When none is found, one error lists every
     /// place searched, in order, and the fix.
-    pub fn resolve(&self) -> Result<PathBuf> {
-        if let Some(p) = &self.explicit {
-            return Ok(p.clone());
+    pub fn resolve(&self) -> Result<FoundSpec> {
+        let mut passed_over = Vec::new();
+        let found = |path: &Path, source, passed_over: Vec<String>| {
+            Ok(FoundSpec {
+                path: path.to_path_buf(),
+                source,
+                passed_over,
+            })
+        };
+        match &self.explicit {
+            Some(p) => return found(p, SpecSource::Explicit, passed_over),
+            None => passed_over.push("--spec (not given)".to_owned()),
         }
-        if let Some(p) = self.env_var.as_ref().filter(|p| !p.as_os_str().is_empty()) {
-            return Ok(p.clone());
+        match self.env_var.as_ref().filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) => return found(p, SpecSource::EnvVar, passed_over),
+            None => passed_over.push("$BERNSTEIN_SKILLS_SPEC (not set)".to_owned()),
         }
         let installed = self.installed();
         if installed.is_file() {
-            return Ok(installed);
+            return found(&installed, SpecSource::Installed, passed_over);
         }
-        if let Some(src) = self.source_tree.as_ref().filter(|p| p.is_file()) {
-            return Ok(src.clone());
+        passed_over.push(format!("{} (no such file)", crate::text::path(&installed)));
+        if let Some(dir) = &self.beside_binary {
+            let beside = dir.join(INSTALLED_NAME);
+            if beside.is_file() {
+                return found(&beside, SpecSource::BesideBinary, passed_over);
+            }
+            passed_over.push(format!(
+                "{} (beside the binary: no such file)",
+                crate::text::path(&beside)
+            ));
         }
-        let mut searched = vec![
-            "--spec (not given)".to_owned(),
-            "$BERNSTEIN_SKILLS_SPEC (not set)".to_owned(),
-            format!("{} (no such file)", crate::text::path(&installed)),
-        ];
         if let Some(src) = &self.source_tree {
-            searched.push(format!(
+            if src.is_file() {
+                return found(src, SpecSource::SourceTree, passed_over);
+            }
+            passed_over.push(format!(
                 "{} (the source tree of this development build: no such file)",
                 crate::text::path(src)
             ));
@@ -1496,7 +1600,7 @@ impl SpecSearch {
             path: None,
             message: format!(
                 "no merge spec found; searched {}; run 'bernstein skills spec --install', or set BERNSTEIN_SKILLS_SPEC",
-                searched.join(", ")
+                passed_over.join(", ")
             ),
         })
     }
@@ -1790,6 +1894,81 @@ mod tests {
                  Must be lowercase letters. At most 64 characters.\n\nOVERRIDE:"
             ),
             "{hover}"
+        );
+    }
+
+    /// Each place of the search wins over every later one, and a place is
+    /// passed over (with its reason) only when nothing is there.
+    #[test]
+    fn spec_search_order_is_explicit_variable_installed_beside_binary_source_tree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = |rel: &str| {
+            let p = tmp.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "version: 1\nfields: {}\n").unwrap();
+            p
+        };
+        let explicit = tmp.path().join("explicit.yaml");
+        let var = tmp.path().join("var.yaml");
+        let data_dir = tmp.path().join("home/.local/share/bernstein/skills");
+        let prefix_bin = tmp.path().join("prefix/bin/bernstein");
+        let beside = SpecSearch::beside_executable(&prefix_bin).unwrap();
+        assert_eq!(beside, tmp.path().join("prefix/share/bernstein/skills"));
+        let tree = tmp.path().join("tree/spec/mergespec.yaml");
+        let search = SpecSearch {
+            explicit: Some(explicit.clone()),
+            env_var: Some(var.clone()),
+            data_dir: data_dir.clone(),
+            beside_binary: Some(beside.clone()),
+            source_tree: Some(tree.clone()),
+        };
+        let found = |s: &SpecSearch| {
+            let f = s.resolve().unwrap();
+            (f.source, f.path)
+        };
+
+        // Nothing exists: the explicit path and the variable are used as
+        // given (loading them reports a missing file); the others are not.
+        assert_eq!(found(&search), (SpecSource::Explicit, explicit));
+        let search = SpecSearch {
+            explicit: None,
+            ..search
+        };
+        assert_eq!(found(&search), (SpecSource::EnvVar, var));
+        let empty_var = SpecSearch {
+            env_var: Some(PathBuf::new()),
+            ..search.clone()
+        };
+        let err = empty_var.resolve().unwrap_err().to_string();
+        assert!(err.contains("no merge spec found"), "{err}");
+        assert!(err.contains("beside the binary: no such file"), "{err}");
+
+        // Then the first that exists, each found before the ones after it.
+        let search = SpecSearch {
+            env_var: None,
+            ..search
+        };
+        let tree = file("tree/spec/mergespec.yaml");
+        assert_eq!(found(&search), (SpecSource::SourceTree, tree));
+        let beside_spec = file("prefix/share/bernstein/skills/mergespec.yaml");
+        assert_eq!(
+            found(&search),
+            (SpecSource::BesideBinary, beside_spec.clone())
+        );
+        let installed = file("home/.local/share/bernstein/skills/mergespec.yaml");
+        assert_eq!(found(&search), (SpecSource::Installed, installed.clone()));
+        assert_eq!(
+            search.resolve().unwrap().passed_over,
+            ["--spec (not given)", "$BERNSTEIN_SKILLS_SPEC (not set)"]
+        );
+
+        // Without the user's copy, the reason it was passed over is given.
+        std::fs::remove_file(&installed).unwrap();
+        let f = search.resolve().unwrap();
+        assert_eq!(f.path, beside_spec);
+        assert_eq!(
+            f.passed_over[2],
+            format!("{} (no such file)", installed.display())
         );
     }
 }

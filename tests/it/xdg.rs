@@ -117,6 +117,18 @@ fn spec_installed_beside_the_base_layer_is_used_when_no_other_is_named() {
         &data.join("bernstein/skills/mergespec.yaml"),
         "version: 1\nfields:\n  tags: {strategy: APPEND, items: string}\n",
     );
-    let v = show_with(&sb, &[("XDG_DATA_HOME", &data)]);
-    assert_eq!(v, json!({"tags": ["x"], "layers_present": ["base"]}));
+    let mut cmd = sb.bare();
+    cmd.env("XDG_DATA_HOME", &data)
+        .args(["skills", "show", "s"]);
+    let out = sb.run_cmd(cmd);
+    assert_eq!(
+        out.json_ignoring_stderr(),
+        json!({"tags": ["x"], "layers_present": ["base"]})
+    );
+    // Not the spec this binary ships: used, and said.
+    assert!(
+        out.stderr
+            .starts_with("[ROOT]/data/bernstein/skills/mergespec.yaml: warning: the installed merge spec is not the one"),
+        "{out:#?}"
+    );
 }

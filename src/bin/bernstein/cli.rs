@@ -41,8 +41,10 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct Global {
     /// The merge spec to use [default: $BERNSTEIN_SKILLS_SPEC, then
-    /// $XDG_DATA_HOME/bernstein/skills/mergespec.yaml, then the spec of the
-    /// source tree this binary was built from].
+    /// $XDG_DATA_HOME/bernstein/skills/mergespec.yaml (written by `skills
+    /// spec --install`), then PREFIX/share/bernstein/skills/mergespec.yaml
+    /// installed beside PREFIX/bin/bernstein, then the spec of the source
+    /// tree a development build was built from; `skills spec` says which].
     #[arg(long, global = true, value_name = "PATH")]
     pub spec: Option<PathBuf>,
     /// Read the layers from DIR/base, DIR/team and DIR/user instead of the
@@ -91,6 +93,7 @@ impl Global {
             explicit: self.spec.clone(),
             env_var: std::env::var_os("BERNSTEIN_SKILLS_SPEC").map(PathBuf::from),
             data_dir: self.env().data_dir(),
+            beside_binary: real_exe().and_then(specmod::SpecSearch::beside_executable),
             source_tree: dev_source_tree(),
         }
     }
@@ -98,8 +101,9 @@ impl Global {
     /// Where targets are looked for by name: the person's own
     /// `$XDG_CONFIG_HOME/bernstein/skills/targets`, the `targets/`
     /// directory beside the spec in use (the source tree's `spec/targets`
-    /// for a development build), and the installed one beside the base
-    /// layer (`spec --install`).
+    /// for a development build), the installed one beside the base layer
+    /// (`spec --install`), and the one installed beside the binary
+    /// (`PREFIX/share/bernstein/skills/targets`).
     pub fn target_search(&self, spec: &MergeSpec) -> bernstein_skills::target::TargetSearch {
         let env = self.env();
         let mut dirs = vec![env.config_dir().join("targets")];
@@ -107,6 +111,9 @@ impl Global {
             dirs.push(dir.join("targets"));
         }
         dirs.push(env.data_dir().join("targets"));
+        if let Some(dir) = self.spec_search().beside_binary {
+            dirs.push(dir.join("targets"));
+        }
         let mut seen = std::collections::BTreeSet::new();
         dirs.retain(|d| seen.insert(d.clone()));
         bernstein_skills::target::TargetSearch { dirs }
@@ -124,7 +131,18 @@ impl Global {
 
     /// The merge spec chosen by --spec, the environment or the defaults.
     pub fn load_spec(&self) -> Result<MergeSpec> {
-        MergeSpec::load(&self.spec_search().resolve()?)
+        Ok(self.load_found_spec()?.0)
+    }
+
+    /// The merge spec in use and where it was found. A user-installed copy
+    /// that is not the one this binary ships is a warning (once).
+    pub fn load_found_spec(&self) -> Result<(MergeSpec, specmod::FoundSpec)> {
+        let found = self.spec_search().resolve()?;
+        let bytes = MergeSpec::read(&found.path)?;
+        if found.source == specmod::SpecSource::Installed {
+            crate::spec::warn_if_stale(&found.path, &bytes);
+        }
+        Ok((MergeSpec::from_bytes(bytes, &found.path)?, found))
     }
 
     /// The layer directories; a layer path that is not a directory is a
@@ -225,13 +243,21 @@ pub fn editor_schema(global: &Global, spec: &MergeSpec) -> Result<serde_json::Va
     Ok(schema)
 }
 
+/// The real path of this executable (symbolic links resolved: `~/.local/bin/
+/// bernstein` linking into a tool's own environment is installed there).
+fn real_exe() -> Option<&'static std::path::Path> {
+    static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| std::env::current_exe().and_then(|e| e.canonicalize()).ok())
+        .as_deref()
+}
+
 /// The spec of the source tree this binary was built from, for a
 /// development build: one that runs from inside that tree
 /// (`target/release/bernstein`), or one cargo started there (`cargo run`,
 /// `cargo test` set `CARGO_MANIFEST_DIR` for what they run, wherever
 /// `CARGO_TARGET_DIR` put the binary). An installed or copied binary never
-/// reads the build machine's files; it uses the installed spec (`skills
-/// spec --install`).
+/// reads the build machine's files; it uses the spec installed beside it
+/// or by `skills spec --install`.
 fn dev_source_tree() -> Option<PathBuf> {
     let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .canonicalize()
@@ -239,11 +265,7 @@ fn dev_source_tree() -> Option<PathBuf> {
     let run_by_cargo = std::env::var_os("CARGO_MANIFEST_DIR")
         .and_then(|dir| std::path::Path::new(&dir).canonicalize().ok())
         .is_some_and(|dir| dir == tree);
-    let inside = || {
-        std::env::current_exe()
-            .and_then(|exe| exe.canonicalize())
-            .is_ok_and(|exe| exe.starts_with(&tree))
-    };
+    let inside = || real_exe().is_some_and(|exe| exe.starts_with(&tree));
     (run_by_cargo || inside()).then(|| tree.join("spec").join(specmod::INSTALLED_NAME))
 }
 

@@ -18,8 +18,10 @@ use crate::output;
     after_help = "Examples:\n  bernstein skills spec\n  bernstein skills spec --spec ./my-mergespec.yaml\n  bernstein skills spec --install   # once, after installing the binary"
 )]
 pub struct SpecArgs {
-    /// Write the merge spec this binary shipped with to
-    /// $XDG_DATA_HOME/bernstein/skills/mergespec.yaml, where it is found.
+    /// Write the merge spec this binary shipped with, and its targets, to
+    /// $XDG_DATA_HOME/bernstein/skills/, where they are found. Needed only
+    /// for a binary installed without them (`cargo install`, a copied
+    /// binary): a wheel installs them beside the binary.
     #[arg(long)]
     pub install: bool,
     /// With --install: replace an installed spec that differs.
@@ -118,6 +120,39 @@ fn install(force: bool, global: &Global) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Warns, once per run, that the user-installed spec in use is not the one
+/// this binary ships.
+///
+/// "Not the one it ships" rather than "older": the spec has no revision of
+/// its own (its `version` is the file format's), so a copy left by an
+/// earlier release and one edited by hand look the same. Either way the
+/// merge follows rules that this binary's help, targets and schemas do not
+/// describe, and nothing would say so: after an upgrade the user's copy
+/// still wins over the one installed with the binary. The fix for each is
+/// in the line: reinstall it, or keep an edited spec where a person's own
+/// choice belongs (the variable), which is never warned about.
+pub fn warn_if_stale(path: &std::path::Path, bytes: &[u8]) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if bytes == SHIPPED_SPEC || WARNED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    use crate::output::{Stream, Style, paint};
+    output::warn([format!(
+        "{}: {}: the installed merge spec is not the one bernstein {} ships (an earlier \
+         release's, or edited); update it with 'bernstein skills spec --install --force', \
+         or keep it as your own spec with BERNSTEIN_SKILLS_SPEC={}",
+        paint(
+            &bernstein_skills::text::path(path),
+            Style::Bold,
+            Stream::Err
+        ),
+        paint("warning", Style::Yellow, Stream::Err),
+        env!("CARGO_PKG_VERSION"),
+        bernstein_skills::text::path(path),
+    )]);
+}
+
 pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
     if let Some(SpecCommand::Impact(a)) = args.command {
         return crate::impact::run(a, global);
@@ -125,12 +160,16 @@ pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
     if args.install {
         return install(args.force, global);
     }
-    let spec = global.load_spec()?;
+    let (spec, found) = global.load_found_spec()?;
     let mut out = format!(
-        "spec: {}\nversion: {}\n",
+        "spec: {}\nfrom: {}\n",
         bernstein_skills::text::path(&spec.path),
-        spec.version
+        found.source
     );
+    if !found.passed_over.is_empty() {
+        out.push_str(&format!("passed over: {}\n", found.passed_over.join(", ")));
+    }
+    out.push_str(&format!("version: {}\n", spec.version));
     if let Some(b) = &spec.body_field {
         out.push_str(&format!(
             "SKILL.md body field: {}\n",
