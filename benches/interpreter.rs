@@ -38,10 +38,10 @@ use serde_json::{Map, Value, json};
 
 use bernstein_skills::fragment::escape_pointer;
 use bernstein_skills::layer::Form;
+use bernstein_skills::merge::provenance::{Origin, Shadowed, Sourced};
 use bernstein_skills::merge::{
     Change, ChangeKind, Entry, FieldMerge, Identity, Merged, item_pointer,
 };
-use bernstein_skills::provenance::{Origin, Shadowed, Sourced};
 use bernstein_skills::spec::StrategyKind;
 use bernstein_skills::{Effective, Fragment, Layer, MergeSpec, merge};
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
-use bernstein_skills::{MergeSpec, Validator, merge, render};
+use bernstein_skills::{MergeSpec, Validator, merge, output::render};
 
 /// The same allocator as the `bernstein` binary, so the figures are those
 /// of the binary.

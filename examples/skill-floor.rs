@@ -16,9 +16,9 @@ use std::process::ExitCode;
 
 use bernstein_skills::Fragment;
 use bernstein_skills::export::{OutDir, OutFile};
-use bernstein_skills::files::FileLimits;
 use bernstein_skills::fragment::LoadOptions;
-use bernstein_skills::layer::Layers;
+use bernstein_skills::source::Layers;
+use bernstein_skills::source::files::FileLimits;
 
 /// The same allocator as the `bernstein` binary.
 #[global_allocator]
@@ -62,10 +62,13 @@ fn main() -> ExitCode {
             top = fragment.source().as_bytes().to_vec();
         }
         let mut files = vec![OutFile::new(format!("{name}/SKILL.md"), top)];
-        for f in bernstein_skills::files::collect(located, &limits).ok()? {
-            let bytes =
-                bernstein_skills::confine::read_in_root(&f.root, &f.source.path, f.source.size)
-                    .ok()?;
+        for f in bernstein_skills::source::files::collect(located, &limits).ok()? {
+            let bytes = bernstein_skills::source::confine::read_in_root(
+                &f.root,
+                &f.source.path,
+                f.source.size,
+            )
+            .ok()?;
             files.push(OutFile {
                 rel: format!("{name}/{}", f.rel),
                 bytes,

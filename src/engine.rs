@@ -5,10 +5,11 @@
 use std::sync::OnceLock;
 
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
-use crate::files::{FileLimits, SkillFile};
 use crate::fragment::{Fragment, LoadOptions};
-use crate::layer::{Layer, Layers, Located, check_name};
-use crate::merge::{Effective, merge};
+use crate::layer::{Layer, check_name};
+use crate::merge::{Effective, Resolved, merge};
+use crate::source::files::{FileLimits, SkillFile};
+use crate::source::{Layers, Located};
 use crate::spec::MergeSpec;
 use crate::validate::Validator;
 
@@ -22,37 +23,6 @@ pub struct Skills {
     file_limits: FileLimits,
     /// The targets `check` judges effective skills for ([`Skills::with_targets`]).
     targets: Vec<crate::target::Target>,
-}
-
-/// A resolved skill: its validated fragments, ready to be merged.
-#[derive(Debug, Clone)]
-pub struct Resolved<'s> {
-    /// Each contributing layer's fragment, base first.
-    pub fragments: Vec<Fragment>,
-    spec: &'s MergeSpec,
-    name: String,
-}
-
-impl<'s> Resolved<'s> {
-    /// Validated `fragments` (base first) of skill `name`, to merge under `spec`.
-    pub fn new(spec: &'s MergeSpec, name: &str, fragments: Vec<Fragment>) -> Resolved<'s> {
-        Resolved {
-            fragments,
-            spec,
-            name: name.to_owned(),
-        }
-    }
-
-    /// The skill's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The effective skill: the merge of the fragments. It borrows its values
-    /// from them, so merging copies none; each call merges again.
-    pub fn effective(&self) -> Effective<'_> {
-        merge(self.spec, &self.name, &self.fragments)
-    }
 }
 
 impl Skills {
@@ -175,8 +145,8 @@ impl Skills {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
-        if crate::ownership::may_hold_owned_files(&self.spec, located) {
-            let errors = crate::ownership::files(&self.spec, &self.files_of(located)?);
+        if crate::validate::ownership::may_hold_owned_files(&self.spec, located) {
+            let errors = crate::validate::ownership::files(&self.spec, &self.files_of(located)?);
             if !errors.is_empty() {
                 return Err(Error::Invalid(errors));
             }
@@ -192,7 +162,7 @@ impl Skills {
     }
 
     /// The files of skill `name` (every file under its `NAME/` directories
-    /// other than `SKILL.md`), layered: see [`crate::files`].
+    /// other than `SKILL.md`), layered: see [`crate::source::files`].
     pub fn files(&self, name: &str) -> Result<Vec<SkillFile>> {
         let located = self.locate(name)?;
         if located.is_empty() {
@@ -203,7 +173,7 @@ impl Skills {
 
     /// [`Skills::files`] for files already located.
     pub fn files_of(&self, located: &[Located]) -> Result<Vec<SkillFile>> {
-        crate::files::collect(located, &self.file_limits).map_err(Error::from)
+        crate::source::files::collect(located, &self.file_limits).map_err(Error::from)
     }
 
     /// "No layer holds skill `name`", naming the directories searched.
@@ -368,7 +338,7 @@ impl Skills {
             return out;
         }
         out.diagnostics
-            .extend(crate::export::unexportable_at(name, located));
+            .extend(crate::source::unexportable_at(name, located));
         let mut fragments = Vec::new();
         let mut failed = false;
         for l in located {
@@ -395,12 +365,12 @@ impl Skills {
                 }
             }
         }
-        let files = crate::files::collect(located, &self.file_limits);
+        let files = crate::source::files::collect(located, &self.file_limits);
         match &files {
             Err(d) => out.diagnostics.push(d.clone()),
             Ok(files) => out
                 .diagnostics
-                .extend(crate::ownership::files(&self.spec, files)),
+                .extend(crate::validate::ownership::files(&self.spec, files)),
         }
         if !failed {
             let effective = merge(&self.spec, name, &fragments);
@@ -591,8 +561,8 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
 /// most [`MAX_PER_FILE`](crate::validate::MAX_PER_FILE) warnings per file
 /// (the first ones in it), then one counting the rest.
 fn no_effect(spec: &MergeSpec, effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
+    use crate::merge::provenance::Sourced;
     use crate::merge::{Visited, visit};
-    use crate::provenance::Sourced;
     use crate::validate::{Kept, MAX_PER_FILE};
     let mut kept: Vec<Kept> = fragments
         .iter()
@@ -600,7 +570,7 @@ fn no_effect(spec: &MergeSpec, effective: &Effective, fragments: &[Fragment]) ->
         .collect();
     let mut check = |path: &str, s: &Sourced| {
         // Every link of the chain where a layer repeats the value below it.
-        let mut chain: Vec<(&serde_json::Value, &crate::provenance::Origin)> = Vec::new();
+        let mut chain: Vec<(&serde_json::Value, &crate::merge::provenance::Origin)> = Vec::new();
         if let Some(o) = &s.origin {
             chain.push((&*s.value, o));
         }

@@ -222,7 +222,7 @@ pub enum DiagnosticKind {
     /// list (a top-level field, or a key below a DEEP_MERGE field).
     #[error(
         "'{field}' may be set only in {}",
-        crate::ownership::layers_phrase(allowed)
+        crate::layer::layers_phrase(allowed)
     )]
     LayerNotAllowed {
         /// The field, or a path inside it (`metadata.tools`).
@@ -245,7 +245,7 @@ pub enum DiagnosticKind {
     /// some layers provide (`files:`, or an owned field that names files).
     #[error(
         "'{file}' may be provided only by {}: the spec gives the files under '{dir}/' to {}",
-        crate::ownership::layers_phrase(allowed),
+        crate::layer::layers_phrase(allowed),
         if allowed.len() == 1 { "it" } else { "them" }
     )]
     FileNotAllowed {
@@ -260,7 +260,7 @@ pub enum DiagnosticKind {
     /// that holds a key this layer may not set: it would remove that key.
     #[error(
         "'{field}' holds '{owned}', which may be set only in {}: a reset or replace of '{field}' here would remove it",
-        crate::ownership::layers_phrase(allowed)
+        crate::layer::layers_phrase(allowed)
     )]
     ResetOfOwned {
         /// The mapping reset.

@@ -19,8 +19,9 @@ use serde_json::{Value, json};
 use crate::error::Diagnostic;
 use crate::export::short_diff;
 use crate::fragment::{Fragment, LoadOptions};
-use crate::layer::{Form, Layers, Located};
+use crate::layer::Form;
 use crate::merge::merge;
+use crate::source::{Layers, Located};
 use crate::spec::MergeSpec;
 use crate::validate::Validator;
 
@@ -100,7 +101,7 @@ impl Impact {
     /// "summary"}`; each fragment change is a diagnostic object (as
     /// `validate --json` prints them, without `severity`) with its `skill`
     /// and its number of `problems`. Render it with
-    /// [`crate::render::to_json`] for deterministic text.
+    /// [`crate::output::render::to_json`] for deterministic text.
     pub fn to_value(&self) -> Value {
         let fragments = |changes: &[FragmentChange]| -> Vec<Value> {
             changes
@@ -155,7 +156,7 @@ impl Side<'_> {
     }
 
     fn effective_json(&self, name: &str, fragments: &[Fragment]) -> String {
-        crate::render::effective_to_json(&merge(self.spec, name, fragments))
+        crate::output::render::effective_to_json(&merge(self.spec, name, fragments))
     }
 }
 
@@ -276,7 +277,7 @@ fn one(old: &Side, new: &Side, name: &str, located: &[Located], diff_lines: usiz
 }
 
 /// The top-level entries of a skill's rendered JSON, by key: each entry's
-/// lines. The rendering is ours ([`crate::render`]): two spaces of indent
+/// lines. The rendering is ours ([`crate::output::render`]): two spaces of indent
 /// per level and every string on one line, so a line that starts with two
 /// spaces and a quote starts a top-level entry.
 fn top_level(json: &str) -> std::collections::BTreeMap<String, Vec<&str>> {

@@ -2,21 +2,32 @@
 //! team, user) and merge them field by field under a merge specification
 //! that is data.
 //!
-//! The pipeline, each step its own module:
+//! The pipeline, one module per stage, each using only the stages before
+//! it (a test holds the layout to that):
 //!
-//! 1. [`spec`]: read `mergespec.yaml` into a checked [`MergeSpec`];
-//! 2. [`validate`]: generate the fragment JSON Schema from it and compile it once;
-//! 3. [`layer`]: find the layer directories and each skill's file in them;
-//! 4. [`fragment`]: load each file (YAML, SKILL.md, TOML) into a [`Fragment`];
+//! 1. [`spec`]: read `mergespec.yaml` into a checked [`MergeSpec`] (which
+//!    also generates the fragment JSON Schema editors and [`validate`] use);
+//! 2. [`source`]: find the layer directories and each skill's file in them,
+//!    every read confined beneath its layer ([`source::confine`]);
+//! 3. [`fragment`]: load each file (YAML, SKILL.md, TOML) into a [`Fragment`];
+//! 4. [`validate`]: judge each fragment by the schema compiled once
+//!    (`jsonschema`), and by the spec's ownership of fields and files;
 //! 5. [`mod@merge`]: the interpreter, producing an [`Effective`] skill with
-//!    [`provenance`] for every value;
-//! 6. [`check`]: the checks only the merged skill can answer (required
-//!    fields, the name taken from the file name);
-//! 7. [`render`]: deterministic JSON.
+//!    provenance for every value ([`merge::provenance`]);
+//! 6. [`check`]: what only the merged skill can answer (required fields of
+//!    the spec, the name taken from the file name);
+//! 7. [`target`]: a consumer's rules, renderings and translations, applied
+//!    to the effective skill where its output is made;
+//! 8. [`output`]: deterministic JSON, a `SKILL.md`, the story of each value;
+//! 9. [`export`]: the effective skills written into a directory that may
+//!    hold other things, owning only what it wrote.
+//!
+//! [`Skills`] ([`engine`]) puts the stages together for a spec and a set of
+//! layers; [`layer`], [`error`] and [`text`] are the vocabulary they share.
 //!
 //! ```
 //! use std::path::Path;
-//! use bernstein_skills::{merge, render, Fragment, Layer, MergeSpec, Validator};
+//! use bernstein_skills::{merge, output::render, Fragment, Layer, MergeSpec, Validator};
 //! use bernstein_skills::fragment::LoadOptions;
 //! use bernstein_skills::layer::Form;
 //!
@@ -62,31 +73,27 @@
 #![allow(clippy::result_large_err)]
 
 pub mod check;
-pub mod confine;
 pub mod engine;
 pub mod error;
-pub mod explain;
 pub mod export;
-pub mod files;
 pub mod fragment;
 pub mod impact;
 pub mod layer;
 pub mod merge;
-pub mod ownership;
+pub mod output;
+#[doc(hidden)]
 pub mod par;
-pub mod provenance;
-pub mod render;
-pub mod skillmd;
+pub mod source;
 pub mod spec;
 pub mod target;
 pub mod text;
 pub mod validate;
-pub mod yaml_out;
 
-pub use engine::{Resolved, Skills};
+pub use engine::Skills;
 pub use error::{Diagnostic, DiagnosticKind, Error, Result, Severity};
 pub use fragment::Fragment;
-pub use layer::{Env, Layer, Layers};
-pub use merge::{Effective, merge};
+pub use layer::Layer;
+pub use merge::{Effective, Resolved, merge};
+pub use source::{Env, Layers};
 pub use spec::MergeSpec;
 pub use validate::Validator;

@@ -7,10 +7,12 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use bernstein_skills::engine::Resolved;
 use bernstein_skills::fragment::LoadOptions;
 use bernstein_skills::layer::Form;
-use bernstein_skills::{Fragment, Layer, MergeSpec, Validator, explain, merge, render};
+use bernstein_skills::merge::Resolved;
+use bernstein_skills::{
+    Fragment, Layer, MergeSpec, Validator, merge, output::explain, output::render,
+};
 
 pub struct Pipeline {
     pub spec: MergeSpec,

@@ -149,9 +149,10 @@ fuzz_target!(|data: &[u8]| {
     for (name, located) in skills.layers().catalog() {
         match skills.resolve_located(&name, &located) {
             Ok(resolved) => {
-                let json = bernstein_skills::render::effective_to_json(&resolved.effective());
+                let json =
+                    bernstein_skills::output::render::effective_to_json(&resolved.effective());
                 assert!(!json.contains(MARKER), "leaked into {name}");
-                for row in bernstein_skills::explain::explain(skills.spec(), &resolved) {
+                for row in bernstein_skills::output::explain::explain(skills.spec(), &resolved) {
                     if let Some(p) = &row.place {
                         check_message(&p.label());
                     }

@@ -49,8 +49,8 @@ pub use write::{write_atomic, write_atomic_mode};
 
 use crate::engine::Skills;
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
-use crate::layer::Located;
-use crate::render;
+use crate::output::render;
+use crate::source::Located;
 use crate::text::{EXCERPT_CHARS, excerpt};
 
 /// Called before an export waits for another one to finish with the
@@ -154,31 +154,11 @@ pub enum ConflictKind {
     HandEdited,
 }
 
-/// The longest file name, in bytes, that file systems allow (`NAME_MAX`).
-pub const FILE_NAME_MAX: usize = 255;
+pub use crate::layer::FILE_NAME_MAX;
+pub use crate::source::{unexportable, unexportable_at};
 
 /// The most lines one skill's drift lists before counting the rest.
 const MAX_LINES: usize = 20;
-
-/// Why skill `name` cannot be exported, if it cannot: its manifest's file
-/// name, `<name>.json`, would be longer than [`FILE_NAME_MAX`] bytes (a
-/// layer can hold such a name as `<name>.yml` or `<name>/SKILL.md`).
-pub fn unexportable(name: &str) -> Option<DiagnosticKind> {
-    let bytes = name.len() + ".json".len();
-    (bytes > FILE_NAME_MAX).then_some(DiagnosticKind::NameTooLong {
-        bytes,
-        limit: FILE_NAME_MAX,
-    })
-}
-
-/// [`unexportable`] as an error located at the skill's first file.
-pub fn unexportable_at(name: &str, located: &[Located]) -> Option<Diagnostic> {
-    let kind = unexportable(name)?;
-    let first = located.first();
-    let mut d = Diagnostic::error(first.map(|l| l.path.as_path()), kind);
-    d.layer = first.map(|l| l.layer);
-    Some(d)
-}
 
 /// How an output directory differs from what an export would write there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,7 +190,7 @@ pub enum Format {
     #[default]
     Json,
     /// `DIR/<name>/SKILL.md` and the skill's files: an Agent Skills
-    /// directory any agent loads ([`crate::skillmd`], [`crate::files`]).
+    /// directory any agent loads ([`crate::output::skillmd`], [`crate::source::files`]).
     Skill,
 }
 
@@ -761,7 +741,6 @@ impl Skills {
         Ok(render::effective_to_json(&self.resolve(name)?.effective()))
     }
 
-
     /// What skill `name` exports as in `format` (paths relative to the
     /// output directory); an error if it cannot be exported.
     pub fn rendered(&self, name: &str, located: &[Located], format: Format) -> Result<Rendered> {
@@ -814,7 +793,7 @@ impl Skills {
             Format::Skill => {
                 let (skill_md, translated) = match target {
                     None => (
-                        crate::skillmd::try_render(self.spec(), &effective)?,
+                        crate::output::skillmd::try_render(self.spec(), &effective)?,
                         Vec::new(),
                     ),
                     Some(t) => {
@@ -823,9 +802,9 @@ impl Skills {
                             _ => serde_json::Map::new(),
                         };
                         let r = t.render(self.spec(), &values);
-                        let doc = crate::skillmd::document(
+                        let doc = crate::output::skillmd::document(
                             r.front.iter().map(|(k, v)| (k.as_str(), v)),
-                            crate::skillmd::body_of(self.spec(), &values),
+                            crate::output::skillmd::body_of(self.spec(), &values),
                         );
                         (doc, r.files)
                     }
@@ -852,11 +831,14 @@ impl Skills {
                         )));
                     }
                     // Copied as bytes, never parsed; confined like every read.
-                    let bytes =
-                        crate::confine::read_in_root(&f.root, &f.source.path, f.source.size)
-                            .map_err(|r| {
-                                refused(r.describe(&f.source.path, &f.source.layer.to_string()))
-                            })?;
+                    let bytes = crate::source::confine::read_in_root(
+                        &f.root,
+                        &f.source.path,
+                        f.source.size,
+                    )
+                    .map_err(|r| {
+                        refused(r.describe(&f.source.path, &f.source.layer.to_string()))
+                    })?;
                     out.push(OutFile {
                         rel,
                         bytes,
@@ -893,7 +875,8 @@ impl Skills {
                     let serde_json::Value::Object(m) = &doc else {
                         continue;
                     };
-                    let text = crate::yaml_out::mapping(m.iter().map(|(k, v)| (k.as_str(), v)));
+                    let text =
+                        crate::output::yaml_out::mapping(m.iter().map(|(k, v)| (k.as_str(), v)));
                     out.push(OutFile::new(rel, text.into_bytes()));
                 }
                 Ok(Some(out))

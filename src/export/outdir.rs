@@ -153,7 +153,7 @@ impl AsFd for DirFd<'_> {
 const MAX_CACHED: usize = 64;
 
 /// Directories below the output directory opened while looking at one
-/// skill, kept open for its next file (at most [`MAX_CACHED`]): a skill's
+/// skill, kept open for its next file (at most `MAX_CACHED`): a skill's
 /// files share a few directories, and opening each one once instead of
 /// once per file halves the system calls of a check. Single-threaded: one
 /// per skill, dropped with it.

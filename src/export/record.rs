@@ -520,7 +520,7 @@ fn parse_hex(s: &str) -> Option<Digest> {
 
 /// `s` as a JSON string, as the rest of the tool writes JSON.
 fn string(out: &mut String, s: &str) {
-    crate::render::write_json_str(out, s);
+    crate::output::render::write_json_str(out, s);
 }
 
 /// A JSON object read as a list of its members in order, without a map

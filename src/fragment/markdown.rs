@@ -6,7 +6,7 @@
 //! of it. So `---\n…---\n\n# Title\n\nText\n` has the body `# Title\n\nText`,
 //! and any body, with blank lines around it, an indented first line, lines
 //! that read `---` or no final newline, can be written out and read back
-//! byte for byte ([`crate::skillmd`] writes `\n` + body + `\n`).
+//! byte for byte ([`crate::output::skillmd`] writes `\n` + body + `\n`).
 //!
 //! The line ending of the closing fence decides the file's: a CRLF fence is
 //! a CRLF file (a `core.autocrlf` checkout), whose body's `\r\n` are read as

@@ -18,7 +18,8 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Map, Value};
 
 use crate::error::{Diagnostic, DiagnosticKind};
-use crate::layer::{Form, Layer, Located};
+use crate::layer::{Form, Layer};
+use crate::source::Located;
 
 /// A 1-based `(line, column)`.
 pub type Pos = (usize, usize);
@@ -316,9 +317,9 @@ fn error(path: &Path, layer: Layer, pos: Option<Pos>, kind: DiagnosticKind) -> D
 }
 
 /// Reads at most `max` bytes of a UTF-8 file, which must resolve to a
-/// regular file inside its layer ([`crate::confine`]).
+/// regular file inside its layer ([`crate::source::confine`]).
 fn read_capped(located: &Located, max: u64) -> Result<String, (Option<Pos>, DiagnosticKind)> {
-    use crate::confine::Refusal;
+    use crate::source::confine::Refusal;
     let bytes = located.root.read(located.rel(), max).map_err(|r| {
         let kind = match r {
             Refusal::TooLarge { size, limit } => DiagnosticKind::TooLarge { size, limit },

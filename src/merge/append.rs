@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::provenance::{Shadowed, Sourced};
+use crate::merge::provenance::{Shadowed, Sourced};
 use crate::spec::{Field, StrategyKind};
 
 use super::{ChangeKind, Contribution, Walk, item_pointer, origin, patch_of};

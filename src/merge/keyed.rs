@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::provenance::{Shadowed, Sourced};
+use crate::merge::provenance::{Shadowed, Sourced};
 use crate::spec::{EntriesMode, Field, StrategyKind};
 
 use super::{

@@ -9,6 +9,7 @@ mod append;
 mod deep;
 mod keyed;
 mod override_;
+pub mod provenance;
 pub mod sections;
 
 use std::collections::BTreeMap;
@@ -18,13 +19,12 @@ use serde_json::{Map, Value};
 
 use crate::fragment::{Fragment, escape_pointer};
 use crate::layer::Layer;
-use crate::provenance::{Origin, Shadowed, Sourced};
+use crate::merge::provenance::{Origin, Shadowed, Sourced};
 use crate::spec::{Field, LAYERS_PRESENT, MergeSpec, Strategy, StrategyKind};
 
 pub use keyed::{Entry, Identity, identity};
 
-/// The key of a directive in a fragment (spec version 2): `$patch`.
-pub const PATCH: &str = "$patch";
+pub use crate::spec::PATCH;
 
 /// A merged mapping: each key's merged value, in byte order of the keys.
 pub type Tree<'a> = BTreeMap<&'a str, Merged<'a>>;
@@ -198,6 +198,37 @@ impl<'a> Effective<'a> {
     /// A merged field by name.
     pub fn field(&self, name: &str) -> Option<&FieldMerge<'a>> {
         self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+/// A resolved skill: its validated fragments, ready to be merged.
+#[derive(Debug, Clone)]
+pub struct Resolved<'s> {
+    /// Each contributing layer's fragment, base first.
+    pub fragments: Vec<Fragment>,
+    spec: &'s MergeSpec,
+    name: String,
+}
+
+impl<'s> Resolved<'s> {
+    /// Validated `fragments` (base first) of skill `name`, to merge under `spec`.
+    pub fn new(spec: &'s MergeSpec, name: &str, fragments: Vec<Fragment>) -> Resolved<'s> {
+        Resolved {
+            fragments,
+            spec,
+            name: name.to_owned(),
+        }
+    }
+
+    /// The skill's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The effective skill: the merge of the fragments. It borrows its values
+    /// from them, so merging copies none; each call merges again.
+    pub fn effective(&self) -> Effective<'_> {
+        merge(self.spec, &self.name, &self.fragments)
     }
 }
 

@@ -1,6 +1,6 @@
 //! OVERRIDE: the highest layer that sets the field wins, wholesale.
 
-use crate::provenance::{Origin, Sourced};
+use crate::merge::provenance::{Origin, Sourced};
 use crate::spec::Field;
 
 use super::{Contribution, replaced_by};

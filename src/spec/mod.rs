@@ -25,7 +25,7 @@ use crate::text;
 
 pub(crate) use pattern::compile_draft7;
 pub use schema::{constraint_help, file_schema, fragment_schema, mergespec_schema, strategy_help};
-pub(crate) use schema::{validation_schema, value_schema};
+pub(crate) use schema::{schema_message, validation_schema, value_schema};
 
 /// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the
 /// cap keeps a spec pointed at `/dev/zero` or a generated monster from
@@ -656,6 +656,13 @@ impl Field {
         }
     }
 
+    /// The layers that may set this value, when that is not all three.
+    pub fn owners(&self) -> Option<&[Layer]> {
+        self.layers
+            .as_deref()
+            .filter(|ls| Layer::ALL.iter().any(|l| !ls.contains(l)))
+    }
+
     /// May `layer` set this value?
     pub fn allows_layer(&self, layer: Layer) -> bool {
         self.layers.as_ref().is_none_or(|ls| ls.contains(&layer))
@@ -701,6 +708,9 @@ pub struct MergeSpec {
 /// The default KEYED_REPLACE key fields.
 const DEFAULT_KEYS: [&str; 3] = ["name", "id", "code"];
 
+/// The key of a directive in a fragment (spec version 2): `$patch`.
+pub const PATCH: &str = "$patch";
+
 /// The name the effective skill uses for its list of contributing layers.
 pub const LAYERS_PRESENT: &str = "layers_present";
 
@@ -720,7 +730,7 @@ impl MergeSpec {
     /// the bytes (the binary compares an installed copy with the one it
     /// shipped) without reading the file twice.
     pub fn read(path: &Path) -> Result<Vec<u8>> {
-        use crate::confine::{Refusal, read_bounded};
+        use crate::source::confine::{Refusal, read_bounded};
         read_bounded(path, MAX_SPEC_BYTES).map_err(|r| {
             let kind = match r {
                 Refusal::Io(e) => DiagnosticKind::Io {
@@ -1265,7 +1275,7 @@ fn file_owners(
         });
     }
     for f in fields {
-        let (Some(dir), Some(layers)) = (&f.files, crate::ownership::owners(f)) else {
+        let (Some(dir), Some(layers)) = (&f.files, f.owners()) else {
             continue;
         };
         let mut layers = layers.to_vec();
@@ -1278,9 +1288,9 @@ fn file_owners(
                         "'files' gives '{}' to {}, but field '{}' that names files there may be \
                          set only in {}",
                         text::excerpt(dir, text::EXCERPT_CHARS),
-                        crate::ownership::layers_phrase(&o.layers),
+                        crate::layer::layers_phrase(&o.layers),
                         text::excerpt(&f.name, text::EXCERPT_CHARS),
-                        crate::ownership::layers_phrase(&layers)
+                        crate::layer::layers_phrase(&layers)
                     ),
                 ));
             }

@@ -11,7 +11,6 @@ use super::{Field, MergeSpec, RawSpec, Strategy, ValueRule, ValueType};
 use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::fragment::{self, Syntax};
 use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list};
-use crate::validate::schema_message;
 
 const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
 
@@ -285,7 +284,7 @@ fn key_or_entry(object: Value) -> Value {
 }
 
 /// The directive key.
-const PATCH: &str = crate::merge::PATCH;
+const PATCH: &str = super::PATCH;
 
 /// Where the schema of a value below a DEEP_MERGE key without a rule is.
 const DEEP_REF: &str = "#/$defs/deep";
@@ -469,10 +468,10 @@ pub fn constraint_help(field: &Field) -> Option<String> {
             parts.push(format!("List items: {words}"));
         }
     }
-    if let Some(layers) = crate::ownership::owners(field) {
+    if let Some(layers) = field.owners() {
         parts.push(format!(
             "May be set only in {}.",
-            crate::ownership::layers_phrase(layers)
+            crate::layer::layers_phrase(layers)
         ));
     }
     (!parts.is_empty()).then(|| parts.join(" "))
@@ -880,6 +879,17 @@ fn deepest_message(error: &jsonschema::ValidationError<'_>) -> (String, Target) 
         }
         _ => (schema_message(error), here()),
     }
+}
+
+/// The validator's message for `e`, quoting only an excerpt of the value
+/// (which may be a whole list or a 4 MiB string): the value is written as
+/// far as the excerpt goes, not whole.
+pub(crate) fn schema_message(e: &jsonschema::ValidationError) -> String {
+    let value = json_excerpt(e.instance(), EXCERPT_CHARS);
+    crate::text::sanitized_excerpt(
+        &e.masked_with(value).to_string(),
+        crate::text::MESSAGE_CHARS,
+    )
 }
 
 #[cfg(test)]

@@ -285,7 +285,7 @@ pub struct Rendered {
 impl Target {
     /// Reads and checks a target file.
     pub fn load(path: &Path) -> Result<Target> {
-        use crate::confine::{Refusal, read_bounded};
+        use crate::source::confine::{Refusal, read_bounded};
         let bytes = read_bounded(path, MAX_TARGET_BYTES).map_err(|r| {
             let kind = match r {
                 Refusal::Io(e) => DiagnosticKind::Io {

@@ -13,6 +13,8 @@
 //! 7 and 2020-12 ([`SHARED_KEYWORDS`], pinned by a test), so the validator
 //! reads the very same document under draft 7's rules.
 
+pub mod ownership;
+
 use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind as K;
 use serde_json::Value;
@@ -22,7 +24,7 @@ use crate::fragment::{Fragment, Pos, describe, escape_pointer, unescape_pointer}
 use crate::merge::{Patch, identity};
 use std::sync::{Arc, OnceLock};
 
-use crate::spec::{Field, MergeSpec, Strategy, ValueRule, validation_schema};
+use crate::spec::{Field, MergeSpec, Strategy, ValueRule, schema_message, validation_schema};
 use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list, sanitized_excerpt};
 
 /// Compiles a fragment schema under draft 7 (see the module documentation).
@@ -42,7 +44,7 @@ pub struct Validator {
     compiled: OnceLock<Result<Arc<jsonschema::Validator>, String>>,
     /// Where the spec is, to name it if its schema does not compile.
     spec_path: std::path::PathBuf,
-    /// Does some rule say which layers may set it? (See [`crate::ownership`].)
+    /// Does some rule say which layers may set it? (See [`crate::validate::ownership`].)
     owned: bool,
 }
 
@@ -59,7 +61,7 @@ impl Validator {
             schema: validation_schema(spec),
             compiled: OnceLock::new(),
             spec_path: spec.path.clone(),
-            owned: crate::ownership::any_owned(spec),
+            owned: crate::validate::ownership::any_owned(spec),
         }
     }
 
@@ -127,7 +129,7 @@ impl Validator {
         });
         section_directives(spec, fragment, &mut kept);
         if self.owned {
-            crate::ownership::offer(spec, fragment, &mut kept);
+            crate::validate::ownership::offer(spec, fragment, &mut kept);
         }
         let more = kept.more;
         let mut out: Vec<Diagnostic> = kept
@@ -200,7 +202,7 @@ impl Validator {
         }
         let mut any = false;
         duplicate_identities(spec, fragment, |_, _| any = true);
-        !any && (!self.owned || crate::ownership::allowed(spec, fragment))
+        !any && (!self.owned || crate::validate::ownership::allowed(spec, fragment))
     }
 }
 
@@ -893,14 +895,6 @@ pub(crate) fn constraint(
         constraint: attr.into(),
         problem,
     })
-}
-
-/// The validator's message for `e`, quoting only an excerpt of the value
-/// (which may be a whole list or a 4 MiB string): the value is written as
-/// far as the excerpt goes, not whole.
-pub(crate) fn schema_message(e: &ValidationError) -> String {
-    let value = json_excerpt(e.instance(), EXCERPT_CHARS);
-    sanitized_excerpt(&e.masked_with(value).to_string(), MESSAGE_CHARS)
 }
 
 /// The misused directives of a value that changes the lower one section by

@@ -4,7 +4,7 @@
 //! the JSON manifests, and reads back as the same skill.
 
 use bernstein_skills::export::Format;
-use bernstein_skills::{Layers, render};
+use bernstein_skills::{Layers, output::render};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 

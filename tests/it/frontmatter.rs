@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use bernstein_skills::yaml_out;
+use bernstein_skills::output::yaml_out;
 
 /// Strings some reader takes for something else, or that need escaping.
 fn strings() -> Vec<String> {

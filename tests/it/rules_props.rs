@@ -10,7 +10,7 @@ use std::path::Path;
 use bernstein_skills::fragment::LoadOptions;
 use bernstein_skills::layer::Form;
 use bernstein_skills::merge::{ChangeKind, Merged};
-use bernstein_skills::{Effective, Fragment, Layer, MergeSpec, Validator, merge, render};
+use bernstein_skills::{Effective, Fragment, Layer, MergeSpec, Validator, merge, output::render};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

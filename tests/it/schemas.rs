@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use bernstein_skills::render;
+use bernstein_skills::output::render;
 use bernstein_skills::spec::{fragment_schema, mergespec_schema};
 
 use super::support::{Sandbox, shipped_spec};

@@ -345,7 +345,7 @@ fn show_of_several_names_is_one_object_keyed_by_name() {
     // Each value is exactly that skill's `show` JSON, indented one level.
     for name in ["reviewer", "writer"] {
         assert_eq!(
-            bernstein_skills::render::to_json(&v[name]),
+            bernstein_skills::output::render::to_json(&v[name]),
             sb.run(&["show", name]).ok()
         );
     }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use bernstein_skills::fragment::DEFAULT_MAX_BYTES;
-use bernstein_skills::{Layers, MergeSpec, Skills, render};
+use bernstein_skills::{Layers, MergeSpec, Skills, output::render};
 
 /// The layer labels, lowest precedence first.
 pub const LAYERS: [&str; 3] = ["base", "team", "user"];

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::explain::{explain, file_rows, select};
-use bernstein_skills::{Error, Result, render};
+use bernstein_skills::output::explain::{explain, file_rows, select};
+use bernstein_skills::{Error, Result, output::render};
 
 use crate::cli::Global;
 use crate::output::{self, Stream, Style, paint};
@@ -88,7 +88,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
         ]);
         let mut n = Vec::new();
         for rep in &r.replaced {
-            use bernstein_skills::explain::RowKind;
+            use bernstein_skills::output::explain::RowKind;
             use bernstein_skills::spec::StrategyKind;
             let verb = if matches!(
                 r.kind,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use bernstein_skills::impact::{FragmentChange, Impact, ImpactOptions, compare};
-use bernstein_skills::{DiagnosticKind, Error, MergeSpec, Result, par, render, text};
+use bernstein_skills::{DiagnosticKind, Error, MergeSpec, Result, output::render, par, text};
 
 use crate::cli::Global;
 use crate::output;

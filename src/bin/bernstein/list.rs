@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use bernstein_skills::target::Switch;
-use bernstein_skills::{Layer, Result, Skills, render};
+use bernstein_skills::{Layer, Result, Skills, output::render};
 
 use crate::cli::Global;
 use crate::output;

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use bernstein_skills::layer::{Form, check_name};
 use bernstein_skills::spec::strategy_help;
-use bernstein_skills::{Error, Layer, Result, export::write_atomic, render, text};
+use bernstein_skills::{Error, Layer, Result, export::write_atomic, output::render, text};
 
 use crate::cli::Global;
 use crate::output;

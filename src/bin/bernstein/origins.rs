@@ -3,11 +3,11 @@
 
 use serde_json::Value;
 
-use bernstein_skills::explain::Place;
+use bernstein_skills::merge::provenance::Sourced;
 use bernstein_skills::merge::{FieldMerge, Merged};
-use bernstein_skills::provenance::Sourced;
+use bernstein_skills::output::explain::Place;
 use bernstein_skills::spec::LAYERS_PRESENT;
-use bernstein_skills::{Fragment, Resolved, render};
+use bernstein_skills::{Fragment, Resolved, output::render};
 
 type Lines = Vec<(String, Option<String>)>;
 

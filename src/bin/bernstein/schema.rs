@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use bernstein_skills::spec::mergespec_schema;
-use bernstein_skills::{Error, Result, render};
+use bernstein_skills::{Error, Result, output::render};
 
 use crate::cli::Global;
 use crate::output;

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::files::{SkillFile, Source};
-use bernstein_skills::{Error, Result, Skills, render, text};
+use bernstein_skills::source::files::{SkillFile, Source};
+use bernstein_skills::{Error, Result, Skills, output::render, text};
 
 use crate::cli::Global;
 use crate::output;

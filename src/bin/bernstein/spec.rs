@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use bernstein_skills::confine::read_bounded;
-use bernstein_skills::ownership;
+use bernstein_skills::source::confine::read_bounded;
 use bernstein_skills::spec::{Constraints, Field, MAX_SPEC_BYTES, Strategy};
+use bernstein_skills::validate::ownership;
 use bernstein_skills::{Error, Result};
 
 use crate::cli::Global;

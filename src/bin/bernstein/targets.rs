@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::json;
 
 use bernstein_skills::target::{OtherFields, Target, TargetFormat};
-use bernstein_skills::{Result, render, text};
+use bernstein_skills::{Result, output::render, text};
 
 use crate::cli::Global;
 use crate::output;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::{Result, render};
+use bernstein_skills::{Result, output::render};
 
 use crate::cli::Global;
 use crate::output;

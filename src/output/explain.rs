@@ -7,12 +7,12 @@
 
 use serde_json::{Value, json};
 
-use crate::engine::Resolved;
 use crate::error::did_you_mean;
 use crate::fragment::Fragment;
 use crate::layer::Layer;
+use crate::merge::Resolved;
+use crate::merge::provenance::{Origin, Shadowed};
 use crate::merge::{ChangeKind, Visited, visit};
-use crate::provenance::{Origin, Shadowed};
 use crate::spec::MergeSpec;
 
 /// Where a value is: layer, file and line.
@@ -287,12 +287,12 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
     rows
 }
 
-/// One row per file of the skill ([`crate::files`]): its path, the layer
+/// One row per file of the skill ([`crate::source::files`]): its path, the layer
 /// and file it comes from, its size, and the lower layers' files at the same
 /// path it replaced. Field paths never hold a `/`, so a file's path selects
 /// it unambiguously (`explain writer references/style.md`).
-pub fn file_rows(files: &[crate::files::SkillFile]) -> Vec<Row> {
-    let place = |s: &crate::files::Source| Place {
+pub fn file_rows(files: &[crate::source::files::SkillFile]) -> Vec<Row> {
+    let place = |s: &crate::source::files::Source| Place {
         layer: s.layer,
         file: s.path.display().to_string(),
         line: None,

@@ -132,10 +132,7 @@ fn level<'s>(
 
 /// The layers that may set `field`'s value, when that is not all three.
 pub fn owners(field: &Field) -> Option<&[Layer]> {
-    field
-        .layers
-        .as_deref()
-        .filter(|ls| Layer::ALL.iter().any(|l| !ls.contains(l)))
+    field.owners()
 }
 
 /// Does any rule of `spec`, at any depth, keep a layer from setting it?
@@ -251,7 +248,7 @@ pub(crate) fn offer(spec: &MergeSpec, fragment: &Fragment, kept: &mut Kept) {
 /// Each file of a skill (and each lower-layer file it replaced) that a
 /// layer the spec does not let provide files there provides, as an error
 /// at that file.
-pub fn files(spec: &MergeSpec, files: &[crate::files::SkillFile]) -> Vec<Diagnostic> {
+pub fn files(spec: &MergeSpec, files: &[crate::source::files::SkillFile]) -> Vec<Diagnostic> {
     if spec.file_owners.is_empty() {
         return Vec::new();
     }
@@ -285,7 +282,7 @@ pub fn files(spec: &MergeSpec, files: &[crate::files::SkillFile]) -> Vec<Diagnos
 /// layer not allowed under an owned directory have that directory? One
 /// lookup per owned directory and layer, so that commands that read no
 /// files (`show`) only walk them when they must.
-pub fn may_hold_owned_files(spec: &MergeSpec, located: &[crate::layer::Located]) -> bool {
+pub fn may_hold_owned_files(spec: &MergeSpec, located: &[crate::source::Located]) -> bool {
     located
         .iter()
         .filter(|l| l.form == crate::layer::Form::SkillMd)

@@ -5,7 +5,7 @@
 //! The frontmatter holds the effective fields in the spec's order, except
 //! the body field and fields equal to their default, so an untouched public
 //! skill comes out as it went in. The name field is always written (the
-//! format requires it). It is written by [`crate::yaml_out`], so YAML 1.1
+//! format requires it). It is written by [`crate::output::yaml_out`], so YAML 1.1
 //! and 1.2 readers (PyYAML, js-yaml, this crate's) all read the same values
 //! from it.
 //!
@@ -67,7 +67,7 @@ pub fn try_render(spec: &MergeSpec, effective: &Effective) -> Result<String, Err
 /// empty, a blank line, the body and a line ending.
 pub fn document<'v>(front: impl IntoIterator<Item = (&'v str, &'v Value)>, body: &str) -> String {
     let mut out = String::from("---\n");
-    out.push_str(&crate::yaml_out::mapping(front));
+    out.push_str(&crate::output::yaml_out::mapping(front));
     out.push_str("---\n");
     if !body.is_empty() {
         out.push('\n');

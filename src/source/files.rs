@@ -7,7 +7,7 @@
 //! layers' files.
 //!
 //! Listing reads no file: it walks the directories, and every entry must
-//! resolve to a regular file inside its layer ([`crate::confine`]), with a
+//! resolve to a regular file inside its layer ([`crate::source::confine`]), with a
 //! printable UTF-8 name. The number of files, their total size and the depth
 //! are capped ([`FileLimits`]). Contents are read only by whoever copies the
 //! files (`export --format skill`), as bytes, never parsed.
@@ -16,9 +16,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::confine::{Kind, Refusal, Root};
 use crate::error::{Diagnostic, DiagnosticKind};
-use crate::layer::{Form, Layer, Located, check_name};
+use crate::layer::{Form, Layer, check_name};
+use crate::source::Located;
+use crate::source::confine::{Kind, Refusal, Root};
 
 /// Caps on one skill's files (per layer and merged).
 #[derive(Debug, Clone, Copy)]
@@ -78,17 +79,18 @@ impl PartialEq for SkillFile {
 }
 
 impl SkillFile {
-    /// Reads the file, as bytes, beneath its layer ([`crate::confine`]).
+    /// Reads the file, as bytes, beneath its layer ([`crate::source::confine`]).
     pub fn read(&self) -> Result<Vec<u8>, Diagnostic> {
-        crate::confine::read_in_root(&self.root, &self.source.path, self.source.size).map_err(|r| {
-            Diagnostic::error(
-                Some(&self.source.path),
-                DiagnosticKind::Refused {
-                    reason: r.describe(&self.source.path, &self.source.layer.to_string()),
-                },
-            )
-            .in_layer(self.source.layer)
-        })
+        crate::source::confine::read_in_root(&self.root, &self.source.path, self.source.size)
+            .map_err(|r| {
+                Diagnostic::error(
+                    Some(&self.source.path),
+                    DiagnosticKind::Refused {
+                        reason: r.describe(&self.source.path, &self.source.layer.to_string()),
+                    },
+                )
+                .in_layer(self.source.layer)
+            })
     }
 }
 
@@ -284,7 +286,7 @@ impl Walk<'_> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use crate::layer::Layers;
+    use crate::source::Layers;
 
     fn write(root: &Path, rel: &str, text: &str) {
         let p = root.join(rel);

@@ -1,0 +1,92 @@
+//! The layout shows the pipeline (issue 22): each stage of the library is
+//! a top-level module, and a stage uses only the stages before it — no
+//! circle, no import running back up.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The stages, in pipeline order. A module may use the ones before it.
+const ORDER: &[&str] = &[
+    "text", "par", "layer", "error", "source", "fragment", "spec", "merge", "validate", "check",
+    "target", "output", "engine", "export", "impact",
+];
+
+/// Every `crate::MODULE` a file's code (not its comments) names.
+fn uses(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_stage_uses_only_the_stages_before_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_owned();
+        // The binary is a crate of its own, on top of the library.
+        if top == "bin" || top == "lib" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Tests of a module may use any stage.
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        edges.entry(top.clone()).or_default().extend(
+            uses(code)
+                .into_iter()
+                .filter(|m| m != &top && ORDER.contains(&m.as_str())),
+        );
+    }
+    let rank = |m: &str| {
+        ORDER
+            .iter()
+            .position(|o| *o == m)
+            .unwrap_or_else(|| panic!("src/{m}: not a stage in ORDER; add it where it belongs"))
+    };
+    let mut back = Vec::new();
+    for (from, tos) in &edges {
+        for to in tos {
+            if rank(to) > rank(from) {
+                back.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    assert!(
+        back.is_empty(),
+        "imports that run back up the pipeline: {back:?}"
+    );
+}
