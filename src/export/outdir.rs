@@ -399,15 +399,14 @@ fn random_name(prefix: &str) -> String {
 
 /// Is process `pid` (still) running? Unknown counts as yes.
 fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return true;
     };
-    if pid <= 0 {
-        return true;
-    }
-    // SAFETY: signal 0 sends nothing; it only checks the pid exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    // Signal 0 sends nothing; it only checks the pid exists.
+    rustix::process::test_kill_process(pid) != Err(rustix::io::Errno::SRCH)
 }
 
 /// Every entry of directory `fd` but `.` and `..`, with what it is; an

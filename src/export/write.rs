@@ -41,7 +41,7 @@ pub fn write_atomic_mode(path: &Path, bytes: &[u8], executable: bool) -> Result<
             #[cfg(unix)]
             {
                 use std::os::unix::fs::OpenOptionsExt;
-                options.custom_flags(libc::O_NOFOLLOW);
+                options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
                 options.mode(if executable { 0o777 } else { 0o666 });
             }
             options.open(p)
