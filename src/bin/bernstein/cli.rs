@@ -175,26 +175,6 @@ impl Global {
     }
 }
 
-impl Command {
-    /// Does this command work over every skill (and so allocate in bulk)?
-    pub fn is_bulk(&self) -> bool {
-        match self {
-            Command::Skills(cmd) => match cmd {
-                SkillsCommand::List(_) | SkillsCommand::Validate(_) | SkillsCommand::Export(_) => {
-                    true
-                }
-                SkillsCommand::Spec(a) => a.command.is_some(),
-                SkillsCommand::Show(_)
-                | SkillsCommand::Explain(_)
-                | SkillsCommand::New(_)
-                | SkillsCommand::Schema(_)
-                | SkillsCommand::Targets(_) => false,
-            },
-            Command::Completions { .. } | Command::Man => false,
-        }
-    }
-}
-
 /// The fragment schema an editor sees: the spec's, with the rules of every
 /// target found ([`Global::target_search`]) in each field's hover text.
 pub fn editor_schema(global: &Global, spec: &MergeSpec) -> Result<serde_json::Value> {
