@@ -31,6 +31,7 @@ mod it {
     mod spec_edit;
     mod spec_impact;
     mod standalone;
+    mod terminal;
     mod validate;
     mod xdg;
 }

@@ -52,7 +52,8 @@ pub struct Global {
     /// Refuse fragment files larger than this many bytes.
     #[arg(long, global = true, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES)]
     pub max_fragment_bytes: u64,
-    /// When to colour output; NO_COLOR turns `auto` off.
+    /// When to colour output: `auto` colours a terminal (not TERM=dumb),
+    /// and follows NO_COLOR, CLICOLOR=0 and CLICOLOR_FORCE.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: crate::output::ColorChoice,
 }

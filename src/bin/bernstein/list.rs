@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use bernstein_skills::{Layer, Result, Skills, render};
 
 use crate::cli::Global;
-use crate::output;
+use crate::output::{self, Column};
 
 #[derive(Debug, Args)]
 #[command(
@@ -66,7 +66,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             row.push(ls.iter().map(|l| l.label()).collect::<Vec<_>>().join("+"));
             rows.push(row);
         }
-        print_table(&rows);
+        print_table(&rows, &[]);
         return Ok(ExitCode::SUCCESS);
     }
     // Plain list: names with their effective descriptions.
@@ -114,13 +114,13 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             bernstein_skills::text::escape(&d).into_owned(),
         ]);
     }
-    print_table(&rows);
+    print_table(&rows, &[Column::Whole, Column::Text]);
     Ok(ExitCode::SUCCESS)
 }
 
 /// The table (header first), then the count of skills.
-fn print_table(rows: &[Vec<String>]) {
-    let mut out = output::table(rows);
+fn print_table(rows: &[Vec<String>], columns: &[Column]) {
+    let mut out = output::table(rows, columns);
     out.push_str(&format!("{} skill(s)\n", rows.len() - 1));
     output::print(&out);
 }
