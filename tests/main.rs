@@ -35,6 +35,7 @@ mod it {
     mod spec_impact;
     mod standalone;
     mod targets;
+    mod terminal;
     mod validate;
     mod xdg;
 }

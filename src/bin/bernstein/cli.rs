@@ -54,7 +54,8 @@ pub struct Global {
     /// Refuse fragment files larger than this many bytes.
     #[arg(long, global = true, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES)]
     pub max_fragment_bytes: u64,
-    /// When to colour output; NO_COLOR turns `auto` off.
+    /// When to colour output: `auto` colours a terminal (not TERM=dumb),
+    /// and follows NO_COLOR, CLICOLOR=0 and CLICOLOR_FORCE.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: crate::output::ColorChoice,
 }
@@ -206,26 +207,6 @@ impl Global {
             self.layers()?,
             self.max_fragment_bytes,
         ))))
-    }
-}
-
-impl Command {
-    /// Does this command work over every skill (and so allocate in bulk)?
-    pub fn is_bulk(&self) -> bool {
-        match self {
-            Command::Skills(cmd) => match cmd {
-                SkillsCommand::List(_) | SkillsCommand::Validate(_) | SkillsCommand::Export(_) => {
-                    true
-                }
-                SkillsCommand::Spec(a) => a.command.is_some(),
-                SkillsCommand::Show(_)
-                | SkillsCommand::Explain(_)
-                | SkillsCommand::New(_)
-                | SkillsCommand::Schema(_)
-                | SkillsCommand::Targets(_) => false,
-            },
-            Command::Completions { .. } | Command::Man => false,
-        }
     }
 }
 

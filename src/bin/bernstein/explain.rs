@@ -9,7 +9,7 @@ use bernstein_skills::output::explain::{explain, file_rows, select};
 use bernstein_skills::{Error, Result, output::render};
 
 use crate::cli::Global;
-use crate::output::{self, Stream, Style, paint};
+use crate::output::{self, Column, Stream, Style, paint};
 
 #[derive(Debug, Args)]
 #[command(
@@ -125,14 +125,21 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
         }
         notes.push(n);
     }
-    // Lay out the table, then put each row's notes under it.
-    let text = output::table(&table);
+    // Lay out the table, then put each row's notes under it. The origin
+    // is a path with a line, cut in the middle only if cutting the value
+    // is not enough; the field path is what `explain NAME FIELD_PATH`
+    // takes, never cut.
+    let text = output::table(
+        &table,
+        &[Column::Path, Column::Whole, Column::Whole, Column::Text],
+    );
     let mut out = String::new();
     for (line, n) in text.lines().zip(notes.iter()) {
         out.push_str(line);
         out.push('\n');
         for note in n {
-            out.push_str(&format!("    {}\n", paint(note, Style::Dim, Stream::Out)));
+            let note = output::fit(note, 4);
+            out.push_str(&format!("    {}\n", paint(&note, Style::Dim, Stream::Out)));
         }
     }
     output::print(&out);

@@ -9,7 +9,7 @@ use bernstein_skills::target::Switch;
 use bernstein_skills::{Layer, Result, Skills, output::render};
 
 use crate::cli::Global;
-use crate::output;
+use crate::output::{self, Column};
 
 #[derive(Debug, Args)]
 #[command(
@@ -68,7 +68,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             row.push(ls.iter().map(|l| l.label()).collect::<Vec<_>>().join("+"));
             rows.push(row);
         }
-        print_table(&rows);
+        print_table(&rows, &[]);
         return Ok(ExitCode::SUCCESS);
     }
     // Plain list: names with their effective descriptions.
@@ -138,7 +138,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         row.push(bernstein_skills::text::escape(&d).into_owned());
         rows.push(row);
     }
-    print_table(&rows);
+    print_table(&rows, &[Column::Whole, Column::Text]);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -162,8 +162,8 @@ fn state(sw: &Switch) -> String {
 }
 
 /// The table (header first), then the count of skills.
-fn print_table(rows: &[Vec<String>]) {
-    let mut out = output::table(rows);
+fn print_table(rows: &[Vec<String>], columns: &[Column]) {
+    let mut out = output::table(rows, columns);
     out.push_str(&format!("{} skill(s)\n", rows.len() - 1));
     output::print(&out);
 }

@@ -191,7 +191,7 @@ pub fn render(resolved: &Resolved) -> String {
     let width = out
         .iter()
         .filter(|(_, n)| n.is_some())
-        .map(|(l, _)| l.chars().count())
+        .map(|(l, _)| crate::output::width(l))
         .max()
         .unwrap_or(0)
         .min(72);
@@ -199,8 +199,7 @@ pub fn render(resolved: &Resolved) -> String {
     for (line, n) in out {
         match n {
             Some(n) => {
-                let pad = width.saturating_sub(line.chars().count());
-                s.push_str(&format!("{line}{}  # {n}\n", " ".repeat(pad)));
+                s.push_str(&format!("{}  # {n}\n", crate::output::pad(&line, width)));
             }
             None => {
                 s.push_str(&line);

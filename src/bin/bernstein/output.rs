@@ -1,16 +1,37 @@
 //! Writing to stdout and stderr: whole outputs at once, so an error never
 //! leaves half a document on stdout, and a closed pipe is not an error.
-//! Colour only on a terminal, never with `NO_COLOR`, as `--color` says.
+//!
+//! **Colour** is decided as clap decides it for its own messages, by
+//! `anstream`: `--color always|never`, else `NO_COLOR` (off),
+//! `CLICOLOR_FORCE` (on), `CLICOLOR=0` (off), then a terminal whose `TERM`
+//! is not `dumb`. The decision is made once per stream ([`set_color`]), and
+//! the escape codes (`anstyle`'s) are only ever written when it is yes: no
+//! filter strips them afterwards, so what reaches a pipe (JSON above all)
+//! is byte for byte what was built.
+//!
+//! **Tables** are measured in terminal columns (`unicode-width`: a CJK
+//! character or an emoji takes two, a combining mark none), after escaping,
+//! so the width of a cell is the width of what is printed. On a terminal,
+//! or wherever `COLUMNS` is set, a table is fitted to the width
+//! ([`width_limit`]): free text is cut first, the widest such column
+//! before the others, then paths, in the middle; names are never cut (a
+//! person types them back). Anywhere else (pipes, files, CI logs) nothing
+//! is cut, so scripts read whole values.
 
+use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anstyle::AnsiColor;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use bernstein_skills::{Diagnostic, Error, Severity};
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
-    /// Colour when writing to a terminal and `NO_COLOR` is unset.
+    /// Colour on a terminal (not `TERM=dumb`) or with `CLICOLOR_FORCE`;
+    /// never with `NO_COLOR` or `CLICOLOR=0`.
     Auto,
     /// Always colour.
     Always,
@@ -18,16 +39,26 @@ pub enum ColorChoice {
     Never,
 }
 
-// 0 = never, 1 = always, 2 = auto
-static COLOR: AtomicU8 = AtomicU8::new(2);
+/// Is colour on for stdout, for stderr? Off until [`set_color`].
+static COLOR_OUT: AtomicBool = AtomicBool::new(false);
+static COLOR_ERR: AtomicBool = AtomicBool::new(false);
 
+/// Decides, once, whether each stream is coloured.
 pub fn set_color(choice: ColorChoice) {
-    let v = match choice {
-        ColorChoice::Never => 0,
-        ColorChoice::Always => 1,
-        ColorChoice::Auto => 2,
-    };
-    COLOR.store(v, Ordering::Relaxed);
+    anstream::ColorChoice::write_global(match choice {
+        ColorChoice::Auto => anstream::ColorChoice::Auto,
+        ColorChoice::Always => anstream::ColorChoice::Always,
+        ColorChoice::Never => anstream::ColorChoice::Never,
+    });
+    let on = |choice| choice != anstream::ColorChoice::Never;
+    COLOR_OUT.store(
+        on(anstream::AutoStream::choice(&std::io::stdout())),
+        Ordering::Relaxed,
+    );
+    COLOR_ERR.store(
+        on(anstream::AutoStream::choice(&std::io::stderr())),
+        Ordering::Relaxed,
+    );
 }
 
 #[derive(Clone, Copy)]
@@ -37,21 +68,13 @@ pub enum Stream {
 }
 
 fn color_on(stream: Stream) -> bool {
-    match COLOR.load(Ordering::Relaxed) {
-        0 => false,
-        1 => true,
-        _ => {
-            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-            let tty = match stream {
-                Stream::Out => std::io::stdout().is_terminal(),
-                Stream::Err => std::io::stderr().is_terminal(),
-            };
-            tty && !no_color
-        }
+    match stream {
+        Stream::Out => COLOR_OUT.load(Ordering::Relaxed),
+        Stream::Err => COLOR_ERR.load(Ordering::Relaxed),
     }
 }
 
-/// ANSI styles used here.
+/// The styles used here.
 #[derive(Clone, Copy)]
 pub enum Style {
     Bold,
@@ -60,18 +83,24 @@ pub enum Style {
     Dim,
 }
 
+impl Style {
+    fn anstyle(self) -> anstyle::Style {
+        match self {
+            Style::Bold => anstyle::Style::new().bold(),
+            Style::Red => AnsiColor::Red.on_default().bold(),
+            Style::Yellow => AnsiColor::Yellow.on_default().bold(),
+            Style::Dim => anstyle::Style::new().dimmed(),
+        }
+    }
+}
+
 /// `text` in `style`, if colour is on for `stream`.
 pub fn paint(text: &str, style: Style, stream: Stream) -> String {
     if !color_on(stream) {
         return text.to_owned();
     }
-    let code = match style {
-        Style::Bold => "1",
-        Style::Red => "1;31",
-        Style::Yellow => "1;33",
-        Style::Dim => "2",
-    };
-    format!("\x1b[{code}m{text}\x1b[0m")
+    let style = style.anstyle();
+    format!("{style}{text}{style:#}")
 }
 
 /// A diagnostic line, `path:line:col: error: message`, coloured.
@@ -130,67 +159,201 @@ pub fn print_error(e: &Error) {
     }
 }
 
-/// The terminal's width, when stdout is one.
-pub fn terminal_width() -> Option<usize> {
+/// The width human-readable output is fitted to: `COLUMNS` when it is set
+/// (to test, or to fit a pipe into a known width), else the terminal's
+/// when stdout is one; none otherwise (nothing is cut).
+pub fn width_limit() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(c);
+    }
     if !std::io::stdout().is_terminal() {
         return None;
     }
-    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
-        return Some(c);
-    }
-    #[cfg(unix)]
-    {
-        // SAFETY: TIOCGWINSZ fills a plain-data winsize struct we own.
-        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-        if ok && ws.ws_col > 0 {
-            return Some(ws.ws_col as usize);
-        }
-    }
+    terminal_width()
+}
+
+#[cfg(unix)]
+fn terminal_width() -> Option<usize> {
+    rustix::termios::tcgetwinsize(std::io::stdout())
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|&c| c > 0)
+}
+
+#[cfg(not(unix))]
+fn terminal_width() -> Option<usize> {
     None
 }
 
-/// Pads columns to their widest cell; the first row is a header. On a
-/// terminal, the last column is cut to fit its width. Cells that quote a
-/// value come escaped ([`bernstein_skills::text::escape`]); the table only
-/// makes sure nothing unsafe is left ([`bernstein_skills::text::sanitize`]).
-pub fn table(rows: &[Vec<String>]) -> String {
-    let rows: Vec<Vec<String>> = rows
+/// How many terminal columns `s` takes.
+pub fn width(s: &str) -> usize {
+    s.width()
+}
+
+/// `s` padded with spaces to `columns` terminal columns.
+pub fn pad(s: &str, columns: usize) -> String {
+    let mut out = String::with_capacity(s.len() + columns);
+    out.push_str(s);
+    out.extend(std::iter::repeat_n(' ', columns.saturating_sub(width(s))));
+    out
+}
+
+/// The longest start of `s` that takes at most `columns` columns.
+fn head(s: &str, columns: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        used += c.width().unwrap_or(0);
+        if used > columns {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+/// The longest end of `s` that takes at most `columns` columns.
+fn tail(s: &str, columns: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices().rev() {
+        used += c.width().unwrap_or(0);
+        if used > columns {
+            return &s[i + c.len_utf8()..];
+        }
+    }
+    s
+}
+
+/// `s` in at most `columns` terminal columns: its start and `…` when it is
+/// wider.
+pub fn cut_end(s: &str, columns: usize) -> Cow<'_, str> {
+    if width(s) <= columns {
+        return Cow::Borrowed(s);
+    }
+    let keep = head(s, columns.saturating_sub(1));
+    // A character measured alone can take more than in the string (a
+    // sequence the width tables know); drop more until it fits.
+    let mut keep = keep;
+    while width(keep) + 1 > columns && !keep.is_empty() {
+        keep = &keep[..keep.char_indices().last().map_or(0, |(i, _)| i)];
+    }
+    Cow::Owned(format!("{keep}…"))
+}
+
+/// `s` in at most `columns` terminal columns: its first third, `…`, and
+/// its end, when it is wider (a path keeps its root and its file name).
+pub fn cut_middle(s: &str, columns: usize) -> Cow<'_, str> {
+    if width(s) <= columns {
+        return Cow::Borrowed(s);
+    }
+    let room = columns.saturating_sub(1);
+    let start = head(s, room / 3);
+    let end = tail(&s[start.len()..], room - width(start));
+    let out = format!("{start}…{end}");
+    if width(&out) <= columns {
+        Cow::Owned(out)
+    } else {
+        cut_end(s, columns)
+    }
+}
+
+/// What a table may do with a column that does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    /// Never cut: a name, a field path, a label, a short fixed word.
+    Whole,
+    /// Free text (a description, a value, checks): cut at the end, first.
+    Text,
+    /// A path: cut in the middle, only when cutting the free text is not
+    /// enough.
+    Path,
+}
+
+impl Column {
+    /// The fewest columns a cut column keeps while another can give
+    /// (more if its header is wider): enough of a text to recognise it,
+    /// enough of a path for the start of its root and its file name.
+    fn floor(self) -> usize {
+        match self {
+            Column::Whole => usize::MAX,
+            Column::Text => 12,
+            Column::Path => 20,
+        }
+    }
+
+    /// The fewest columns it keeps when the table does not fit otherwise:
+    /// a line wider than the terminal wraps, and the whole table with it.
+    fn last_floor(self) -> usize {
+        match self {
+            Column::Whole => usize::MAX,
+            Column::Text => 6,
+            Column::Path => 12,
+        }
+    }
+}
+
+/// Pads columns to their widest cell, two spaces apart; the first row is a
+/// header, printed bold. `columns` says, for each column, what may be cut
+/// to fit [`width_limit`] (a column not named is [`Column::Whole`]). Cells
+/// that quote a value come escaped ([`bernstein_skills::text::escape`]);
+/// the table only makes sure nothing unsafe is left
+/// ([`bernstein_skills::text::sanitize`]).
+pub fn table(rows: &[Vec<String>], columns: &[Column]) -> String {
+    layout(rows, columns, width_limit())
+}
+
+fn layout(rows: &[Vec<String>], columns: &[Column], limit: Option<usize>) -> String {
+    let rows: Vec<Vec<Cow<'_, str>>> = rows
         .iter()
         .map(|r| {
             r.iter()
-                .map(|c| bernstein_skills::text::sanitize(c).into_owned())
+                .map(|c| bernstein_skills::text::sanitize(c))
                 .collect()
         })
         .collect();
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
+    let kind = |c: usize| columns.get(c).copied().unwrap_or(Column::Whole);
+    let mut widths: Vec<usize> = (0..cols)
         .map(|c| {
             rows.iter()
                 .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
+                .map(|s| width(s))
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    let limit = terminal_width();
+    if let Some(limit) = limit {
+        let header = |c: usize| rows.first().and_then(|r| r.get(c)).map_or(0, |h| width(h));
+        let floors: Vec<usize> = (0..cols).map(|c| header(c).max(kind(c).floor())).collect();
+        let last: Vec<usize> = (0..cols)
+            .map(|c| header(c).max(kind(c).last_floor()))
+            .collect();
+        // Free text first, then paths; below their usual floors only if
+        // the table does not fit otherwise.
+        for (floors, pass) in [
+            (&floors, Column::Text),
+            (&floors, Column::Path),
+            (&last, Column::Text),
+            (&last, Column::Path),
+        ] {
+            shrink(&mut widths, floors, limit, |c| kind(c) == pass);
+        }
+    }
     let mut out = String::new();
     for (r, row) in rows.iter().enumerate() {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
+            let cell = match kind(c) {
+                Column::Whole => Cow::Borrowed(cell.as_ref()),
+                Column::Text => cut_end(cell, widths[c]),
+                Column::Path => cut_middle(cell, widths[c]),
+            };
             if c + 1 < row.len() {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
+                line.push_str(&pad(&cell, widths[c] + 2));
             } else {
-                let used = line.chars().count();
-                match limit {
-                    Some(w) if used + cell.chars().count() > w && w > used + 1 => {
-                        let keep: String = cell.chars().take(w - used - 1).collect();
-                        line.push_str(&keep);
-                        line.push('…');
-                    }
-                    _ => line.push_str(cell),
-                }
+                line.push_str(&cell);
             }
         }
         let line = line.trim_end();
@@ -202,4 +365,128 @@ pub fn table(rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Narrows the columns `cut` selects, the widest first and none below its
+/// floor, until the table's lines (two spaces between columns) take at
+/// most `limit` columns, or those columns are all at their floors.
+fn shrink(widths: &mut [usize], floors: &[usize], limit: usize, cut: impl Fn(usize) -> bool) {
+    let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+    let mut excess = total(widths).saturating_sub(limit);
+    while excess > 0 {
+        // The widest column that can still give a column.
+        let Some(c) = (0..widths.len())
+            .filter(|&c| cut(c) && widths[c] > floors[c])
+            .max_by_key(|&c| (widths[c], std::cmp::Reverse(c)))
+        else {
+            return;
+        };
+        widths[c] -= 1;
+        excess -= 1;
+    }
+}
+
+/// `text`, printed after `indent` columns, cut at the end to fit
+/// [`width_limit`], if there is one.
+pub fn fit(text: &str, indent: usize) -> Cow<'_, str> {
+    match width_limit() {
+        Some(limit) => cut_end(text, limit.saturating_sub(indent)),
+        None => Cow::Borrowed(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(rows: &[&[&str]]) -> Vec<Vec<String>> {
+        rows.iter()
+            .map(|r| r.iter().map(|c| c.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn wide_characters_take_two_columns() {
+        assert_eq!(width("日本語"), 6);
+        assert_eq!(width("🙂"), 2);
+        assert_eq!(width("e\u{301}"), 1);
+        assert_eq!(pad("日本", 6), "日本  ");
+        let t = layout(
+            &rows(&[&["NAME", "X"], &["日本語", "a"], &["abc", "b"]]),
+            &[],
+            None,
+        );
+        assert_eq!(t, "NAME    X\n日本語  a\nabc     b\n");
+    }
+
+    #[test]
+    fn cuts_keep_within_the_width() {
+        assert_eq!(cut_end("abcdef", 6), "abcdef");
+        assert_eq!(cut_end("abcdefg", 6), "abcde…");
+        // A wide character that does not fit whole is left out.
+        assert_eq!(cut_end("ab日本語", 5), "ab日…");
+        assert_eq!(cut_end("ab日本語", 6), "ab日…");
+        assert_eq!(
+            cut_middle("/home/a/skills/base/writer.yaml", 16),
+            "/home…riter.yaml"
+        );
+        for s in ["日本語のパス/ファイル.yaml", "abc", "🙂🙂🙂🙂🙂🙂🙂🙂"]
+        {
+            for w in 1..20 {
+                assert!(width(&cut_end(s, w)) <= w, "{s} {w}");
+                assert!(width(&cut_middle(s, w)) <= w, "{s} {w}");
+            }
+        }
+    }
+
+    #[test]
+    fn free_text_is_cut_before_paths_and_names_never() {
+        let table = rows(&[
+            &["NAME", "SOURCE", "DESCRIPTION"],
+            &[
+                "a-rather-long-skill-name",
+                "/home/someone/.config/bernstein/skills/team/a-rather-long-skill-name.yaml",
+                "Writes documentation in the house style, with examples.",
+            ],
+        ]);
+        let kinds = [Column::Whole, Column::Path, Column::Text];
+        // Cutting the description is enough.
+        let t = layout(&table, &kinds, Some(120));
+        let line = t.lines().nth(1).unwrap();
+        assert_eq!(width(line), 120, "{t}");
+        assert!(
+            line.contains("a-rather-long-skill-name.yaml  Writes"),
+            "{t}"
+        );
+        assert!(line.ends_with('…'), "{t}");
+        // At 80 columns the path is cut too, in the middle; the name never.
+        let t = layout(&table, &kinds, Some(80));
+        for line in t.lines() {
+            assert!(width(line) <= 80, "{t}");
+        }
+        let line = t.lines().nth(1).unwrap();
+        assert!(line.starts_with("a-rather-long-skill-name  /home/"), "{t}");
+        assert!(line.contains("…"), "{t}");
+        // Below the usual floors only when nothing else fits.
+        let t = layout(&table, &kinds, Some(52));
+        for line in t.lines() {
+            assert!(width(line) <= 52, "{t}");
+        }
+        // Nothing more to cut: the line is as long as it must be.
+        let t = layout(&table, &kinds, Some(20));
+        let line = t.lines().nth(1).unwrap();
+        assert_eq!(
+            line, "a-rather-long-skill-name  /ho…ame.yaml  Writes doc…",
+            "{t}"
+        );
+        // No limit, no cut.
+        let t = layout(&table, &kinds, None);
+        assert!(!t.contains('…'));
+    }
+
+    #[test]
+    fn escaped_cells_are_measured_as_printed() {
+        let t = layout(&rows(&[&["A", "B"], &["x\u{1b}y", "z"]]), &[], None);
+        assert_eq!(t, "A       B\nx\\x1by  z\n");
+    }
 }

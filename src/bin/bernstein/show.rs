@@ -9,7 +9,7 @@ use bernstein_skills::source::files::{SkillFile, Source};
 use bernstein_skills::{Error, Result, Skills, output::render, text};
 
 use crate::cli::Global;
-use crate::output;
+use crate::output::{self, Column};
 
 #[derive(Debug, Args)]
 #[command(
@@ -107,7 +107,10 @@ fn files(name: &str, files: &[SkillFile], json: bool) -> Result<ExitCode> {
                 .join(", "),
         ]);
     }
-    let mut out = output::table(&rows);
+    let mut out = output::table(
+        &rows,
+        &[Column::Whole, Column::Whole, Column::Path, Column::Whole],
+    );
     out.push_str(&format!("{} file(s)\n", files.len()));
     output::print(&out);
     Ok(ExitCode::SUCCESS)

@@ -10,7 +10,7 @@ use bernstein_skills::validate::ownership;
 use bernstein_skills::{Error, Result};
 
 use crate::cli::Global;
-use crate::output;
+use crate::output::{self, Column};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -194,7 +194,16 @@ pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
     for f in &spec.fields {
         push_rows(f, &f.name, &mut rows);
     }
-    out.push_str(&output::table(&rows));
+    out.push_str(&output::table(
+        &rows,
+        &[
+            Column::Whole,
+            Column::Whole,
+            Column::Text,
+            Column::Text,
+            Column::Text,
+        ],
+    ));
     if !spec.file_owners.is_empty() {
         let mut rows = vec![
             ["FILES UNDER", "ONLY FROM", "SET BY"]
@@ -219,7 +228,7 @@ pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
             ]);
         }
         out.push('\n');
-        out.push_str(&output::table(&rows));
+        out.push_str(&output::table(&rows, &[]));
     }
     output::print(&out);
     Ok(ExitCode::SUCCESS)

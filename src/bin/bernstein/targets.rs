@@ -10,7 +10,7 @@ use bernstein_skills::target::{OtherFields, Target, TargetFormat};
 use bernstein_skills::{Result, output::render, text};
 
 use crate::cli::Global;
-use crate::output;
+use crate::output::{self, Column};
 
 #[derive(Debug, Args)]
 #[command(
@@ -116,7 +116,10 @@ pub fn run(args: TargetsArgs, global: &Global) -> Result<ExitCode> {
                 checks.join(", "),
             ]);
         }
-        out.push_str(&output::table(&rows));
+        out.push_str(&output::table(
+            &rows,
+            &[Column::Whole, Column::Text, Column::Text],
+        ));
         for tr in &t.translate {
             out.push_str(&format!(
                 "{} is written to {} as {}\n",
@@ -159,6 +162,15 @@ pub fn run(args: TargetsArgs, global: &Global) -> Result<ExitCode> {
                 .unwrap_or_default(),
         ]);
     }
-    output::print(&output::table(&rows));
+    output::print(&output::table(
+        &rows,
+        &[
+            Column::Whole,
+            Column::Whole,
+            Column::Path,
+            Column::Path,
+            Column::Text,
+        ],
+    ));
     Ok(ExitCode::SUCCESS)
 }
