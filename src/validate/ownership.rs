@@ -283,11 +283,8 @@ pub fn files(spec: &MergeSpec, files: &[crate::source::files::SkillFile]) -> Vec
 /// lookup per owned directory and layer, so that commands that read no
 /// files (`show`) only walk them when they must.
 pub fn may_hold_owned_files(spec: &MergeSpec, located: &[crate::source::Located]) -> bool {
-    located
-        .iter()
-        .filter(|l| l.form == crate::layer::Form::SkillMd)
-        .any(|l| {
-            let Some(skill_dir) = l.rel().parent() else {
+    located.iter().any(|l| {
+            let Some(skill_dir) = l.skill_dir() else {
                 return false;
             };
             spec.file_owners.iter().any(|o| {

@@ -57,6 +57,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     if args.json {
         let doc = json!({
             "skill": args.name,
+            "places": Global::places_json(skills.layers()),
             "layers": resolved.fragments.iter().map(|f| json!({
                 "layer": f.layer, "path": f.path.display().to_string()
             })).collect::<Vec<_>>(),
@@ -135,6 +136,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
             out.push_str(&format!("    {}\n", paint(note, Style::Dim, Stream::Out)));
         }
     }
+    out.push_str(&Global::places(skills.layers()));
     output::print(&out);
     Ok(ExitCode::SUCCESS)
 }
