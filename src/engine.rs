@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::fragment::{Fragment, LoadOptions};
-use crate::layer::{Layer, check_name};
+use crate::layer::{Form, Layer, check_name};
 use crate::merge::{Effective, Resolved, merge};
 use crate::source::files::{FileLimits, SkillFile};
 use crate::source::{Layers, Located};
@@ -134,6 +134,9 @@ impl Skills {
         if located.is_empty() {
             return Err(self.not_found(name));
         }
+        if let Some(d) = files_without_skill(name, located) {
+            return Err(Error::Invalid(vec![d]));
+        }
         let mut fragments = Vec::with_capacity(located.len());
         let mut errors = Vec::new();
         for l in located {
@@ -167,6 +170,9 @@ impl Skills {
         let located = self.locate(name)?;
         if located.is_empty() {
             return Err(self.not_found(name));
+        }
+        if let Some(d) = files_without_skill(name, &located) {
+            return Err(Error::Invalid(vec![d]));
         }
         self.files_of(&located)
     }
@@ -226,6 +232,22 @@ impl Skills {
             Err(Error::Invalid(refused))
         }
     }
+}
+
+/// A files-only directory ([`Form::Files`]) in the lowest layer that has
+/// skill `name`: no lower layer defines the skill its files would add to.
+/// An error at the directory.
+fn files_without_skill(name: &str, located: &[Located]) -> Option<Diagnostic> {
+    let first = located.first().filter(|l| l.form == Form::Files)?;
+    Some(
+        Diagnostic::error(
+            Some(&first.path),
+            DiagnosticKind::FilesWithoutSkill {
+                name: name.to_owned(),
+            },
+        )
+        .in_layer(first.layer),
+    )
 }
 
 /// [`Error::NoLayers`] when none of the three layer directories exists.
@@ -339,10 +361,12 @@ impl Skills {
         }
         out.diagnostics
             .extend(crate::source::unexportable_at(name, located));
+        let orphan = files_without_skill(name, located);
+        let mut failed = orphan.is_some();
+        out.diagnostics.extend(orphan);
         let mut fragments = Vec::new();
-        let mut failed = false;
         for l in located {
-            out.files += 1 + l.shadowed.len();
+            out.files += usize::from(l.form != Form::Files) + l.shadowed.len();
             for ignored in &l.shadowed {
                 out.diagnostics.push(
                     Diagnostic::warning(

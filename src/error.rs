@@ -328,6 +328,18 @@ pub enum DiagnosticKind {
         /// The layer.
         layer: Layer,
     },
+    /// A skill directory with no `SKILL.md` (files only) in a layer whose
+    /// lower layers do not define the skill: its files would add to
+    /// nothing.
+    #[error(
+        "this directory holds files for skill '{}' but no SKILL.md, and no lower layer defines \
+         the skill; add its SKILL.md here, or define the skill in a lower layer",
+        crate::text::excerpt(name, crate::text::EXCERPT_CHARS)
+    )]
+    FilesWithoutSkill {
+        /// The skill's name.
+        name: String,
+    },
     /// A requested skill is in no layer.
     #[error("skill '{name}' not found in any layer")]
     SkillNotFound {

@@ -53,14 +53,27 @@ pub enum Form {
     Yaml,
     /// `<name>.yml`
     Yml,
-    /// `<name>/SKILL.md`: YAML frontmatter and a Markdown body.
+    /// `<name>/SKILL.md` (or `<name>/skill.md`, which the Agent Skills
+    /// reference validator accepts too): YAML frontmatter and a Markdown
+    /// body.
     SkillMd,
     /// `<name>.toml`
     Toml,
+    /// A `<name>/` directory with no `SKILL.md`, in a layer above base: the
+    /// skill's files and no fields, as if it held an empty `SKILL.md`. It
+    /// is tried last, so any other form of the skill in the layer wins and
+    /// the directory is a shadowed form.
+    Files,
 }
 
+/// The names of the file that makes a directory a skill, in the order they
+/// win: the Agent Skills reference validator looks for `SKILL.md`, then
+/// `skill.md`.
+pub const SKILL_MD_NAMES: [&str; 2] = ["SKILL.md", "skill.md"];
+
 impl Form {
-    /// All forms, in lookup order: the first that exists wins.
+    /// The forms that hold fields, in lookup order: the first that exists
+    /// wins. [`Form::Files`] comes after all of them.
     pub const ALL: [Form; 4] = [Form::Yaml, Form::Yml, Form::SkillMd, Form::Toml];
 
     /// The path of this form of skill `name` inside `dir`.
@@ -70,6 +83,7 @@ impl Form {
             Form::Yml => dir.join(format!("{name}.yml")),
             Form::SkillMd => dir.join(name).join("SKILL.md"),
             Form::Toml => dir.join(format!("{name}.toml")),
+            Form::Files => dir.join(name),
         }
     }
 
@@ -80,6 +94,7 @@ impl Form {
             Form::Yml => "yml",
             Form::SkillMd => "md",
             Form::Toml => "toml",
+            Form::Files => "files",
         }
     }
 

@@ -85,8 +85,18 @@ pub struct Fragment {
 }
 
 impl Fragment {
-    /// Reads the file `located` points at.
+    /// Reads the file `located` points at. A files-only directory
+    /// ([`Form::Files`]) is read as an empty fragment: it sets no field.
     pub fn load(located: &Located, options: &LoadOptions) -> Result<Fragment, Diagnostic> {
+        if located.form == Form::Files {
+            return Fragment::from_str(
+                String::new(),
+                Form::Files,
+                located.layer,
+                &located.path,
+                options,
+            );
+        }
         let text = read_capped(located, options.max_bytes)
             .map_err(|(pos, kind)| error(&located.path, located.layer, pos, kind))?;
         Fragment::from_str(text, located.form, located.layer, &located.path, options)
@@ -110,6 +120,7 @@ impl Fragment {
         let cap = options.max_bytes;
         let (value, body) = match form {
             Form::Yaml | Form::Yml => (yaml::parse(&text, cap).map_err(fail)?, None),
+            Form::Files => (None, None),
             Form::Toml => {
                 let (value, positions) = toml::parse(&text).map_err(fail)?;
                 index = OnceLock::from(Some(positions));
@@ -268,8 +279,8 @@ impl Fragment {
                     .ok()?
                     .frontmatter
                     .map(|fm| index::Index::yaml(fm, self.line_offset)),
-                // Indexed as it was parsed.
-                Form::Toml => None,
+                // Indexed as it was parsed, or no text.
+                Form::Toml | Form::Files => None,
                 Form::Yaml | Form::Yml => Some(index::Index::yaml(&self.source, 0)),
             })
             .as_ref()

@@ -443,6 +443,25 @@ impl Root {
         Ok((meta, out))
     }
 
+    /// Does the directory at `rel` beneath the root hold an entry whose
+    /// name does not start with a dot? Stops at the first, and after
+    /// `limit` entries answers yes: a directory of hidden entries costs at
+    /// most that many, whatever its size.
+    pub fn has_visible_entry(&self, rel: &Path, limit: usize) -> Result<bool, Refusal> {
+        let fd = self.resolve(rel, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
+        let dir = rustix::fs::Dir::new(fd)?;
+        for (seen, entry) in dir.enumerate() {
+            let entry = entry?;
+            if entry.file_name().to_bytes().first() != Some(&b'.') {
+                return Ok(true);
+            }
+            if seen >= limit {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// `lstat` of `name` in the directory `rel` (for file systems whose
     /// directory listings do not give types).
     fn lstat_in(&self, rel: &Path, name: &OsStr) -> Result<rustix::fs::Stat, Refusal> {

@@ -2,9 +2,10 @@
 //! other than `SKILL.md` (`references/style.md`, `scripts/lint.sh`,
 //! `assets/logo.png`) is part of the skill, addressed by its path relative to
 //! that directory. A higher layer's file at the same path replaces the lower
-//! one's whole; other files coexist. Only the `NAME/SKILL.md` form has a
-//! directory: a `NAME.yaml` override changes fields and keeps the lower
-//! layers' files.
+//! one's whole; other files coexist. Only the `NAME/SKILL.md` and files-only
+//! forms have a directory: a `NAME.yaml` override changes fields and keeps
+//! the lower layers' files, and a `NAME/` directory with no `SKILL.md` above
+//! base adds files and changes no field.
 //!
 //! Listing reads no file: it walks the directories, and every entry must
 //! resolve to a regular file inside its layer ([`crate::source::confine`]), with a
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Diagnostic, DiagnosticKind};
-use crate::layer::{Form, Layer, check_name};
+use crate::layer::{Form, Layer, SKILL_MD_NAMES, check_name};
 use crate::source::Located;
 use crate::source::confine::{Kind, Refusal, Root};
 
@@ -100,8 +101,8 @@ impl SkillFile {
 /// exceeded is an error naming the file.
 pub fn collect(located: &[Located], limits: &FileLimits) -> Result<Vec<SkillFile>, Diagnostic> {
     let mut merged: BTreeMap<String, SkillFile> = BTreeMap::new();
-    for l in located.iter().filter(|l| l.form == Form::SkillMd) {
-        let Some(dir) = l.rel().parent() else {
+    for l in located {
+        let Some(dir) = l.skill_dir() else {
             continue;
         };
         let mut walk = Walk {
@@ -154,8 +155,12 @@ pub fn collect(located: &[Located], limits: &FileLimits) -> Result<Vec<SkillFile
 }
 
 fn too_many(l: &Located, what: &str) -> Diagnostic {
+    let at = match l.form {
+        Form::Files => &l.path,
+        _ => l.path.parent().unwrap_or(&l.path),
+    };
     Diagnostic::error(
-        Some(l.path.parent().unwrap_or(&l.path)),
+        Some(at),
         DiagnosticKind::Refused {
             reason: format!("the skill has {what}"),
         },
@@ -222,7 +227,8 @@ impl Walk<'_> {
             if lossy.starts_with('.') {
                 continue;
             }
-            if depth == 0 && lossy == "SKILL.md" {
+            // The skill's file, and a `skill.md` it shadows, are no files.
+            if depth == 0 && SKILL_MD_NAMES.contains(&&*lossy) {
                 continue;
             }
             let at = dir.join(&entry.name);

@@ -1,5 +1,15 @@
 //! Where the layers live and which file of a layer holds a skill.
 //!
+//! Each layer's directory is chosen on its own, by the first of these that
+//! names it ([`places`]): its flag (`--base`, `--team`, `--user`, or
+//! `--layers-root` for all three), its variable (`BERNSTEIN_SKILLS_BASE`,
+//! `_TEAM`, `_USER`), for the team layer a project-local
+//! `.bernstein/skills/` found from the working directory the way git finds
+//! its repository, and the XDG directories. The choice is data
+//! ([`Place`], [`PlaceSource`]) so that every command can say where each
+//! layer came from and why. Every place is opened the same way, whichever
+//! chose it ([`crate::source::confine`]).
+//!
 //! Discovery takes its environment as an argument ([`Env`]) so that tests and
 //! embedders never have to mutate the process environment.
 
@@ -9,9 +19,22 @@ use std::sync::Arc;
 
 use super::confine::{Boundary, Kind, Refusal, Root, RootRefusal};
 use crate::error::{Diagnostic, DiagnosticKind};
-use crate::layer::{Form, Layer, check_name};
+use crate::layer::{Form, Layer, SKILL_MD_NAMES, check_name};
 
-/// The environment variables layer discovery reads, captured explicitly.
+/// Where the project-local team layer is, relative to the directory that
+/// holds it.
+pub const PROJECT_DIR: &str = ".bernstein/skills";
+
+/// The variable that names one layer's directory.
+pub fn variable(layer: Layer) -> &'static str {
+    match layer {
+        Layer::Base => "BERNSTEIN_SKILLS_BASE",
+        Layer::Team => "BERNSTEIN_SKILLS_TEAM",
+        Layer::User => "BERNSTEIN_SKILLS_USER",
+    }
+}
+
+/// The environment layer discovery reads, captured explicitly.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     /// `$HOME`.
@@ -20,11 +43,25 @@ pub struct Env {
     pub xdg_data_home: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME`.
     pub xdg_config_home: Option<PathBuf>,
+    /// `$BERNSTEIN_SKILLS_BASE`: the base layer's directory.
+    pub base: Option<PathBuf>,
+    /// `$BERNSTEIN_SKILLS_TEAM`: the team layer's directory.
+    pub team: Option<PathBuf>,
+    /// `$BERNSTEIN_SKILLS_USER`: the user layer's directory.
+    pub user: Option<PathBuf>,
+    /// The working directory (absolute, with no symlink in it, as the
+    /// operating system reports it): where the project-local team layer is
+    /// looked for, and the [`Boundary`] layer directories are checked
+    /// against. `None`: no project-local layer, and the boundary of the
+    /// process's working directory.
+    pub cwd: Option<PathBuf>,
 }
 
 impl Env {
-    /// Reads `HOME`, `XDG_DATA_HOME` and `XDG_CONFIG_HOME` from the process.
-    /// Empty values count as unset, as the XDG base directory spec says.
+    /// Reads `HOME`, `XDG_DATA_HOME`, `XDG_CONFIG_HOME`, the three
+    /// `BERNSTEIN_SKILLS_*` layer variables and the working directory from
+    /// the process. Empty values count as unset, as the XDG base directory
+    /// spec says.
     pub fn from_process() -> Env {
         let var = |k: &str| {
             std::env::var_os(k)
@@ -35,6 +72,10 @@ impl Env {
             home: var("HOME"),
             xdg_data_home: var("XDG_DATA_HOME"),
             xdg_config_home: var("XDG_CONFIG_HOME"),
+            base: var(variable(Layer::Base)),
+            team: var(variable(Layer::Team)),
+            user: var(variable(Layer::User)),
+            cwd: std::env::current_dir().ok(),
         }
     }
 
@@ -55,6 +96,182 @@ impl Env {
     pub fn config_dir(&self) -> PathBuf {
         Self::base_dir(&self.xdg_config_home, &self.home, ".config").join("bernstein/skills")
     }
+
+    /// The layer's own variable, if set.
+    fn layer_variable(&self, layer: Layer) -> Option<&PathBuf> {
+        match layer {
+            Layer::Base => self.base.as_ref(),
+            Layer::Team => self.team.as_ref(),
+            Layer::User => self.user.as_ref(),
+        }
+    }
+
+    /// The project-local team layer: [`PROJECT_DIR`] in the nearest
+    /// directory that holds it, from the working directory up to the root
+    /// of the git work tree it is in (the directory holding `.git`), never
+    /// above; outside a git work tree, only in the working directory. A
+    /// `.bernstein` that is a symlink counts as holding it, so that
+    /// opening it refuses it rather than skipping it in silence.
+    pub fn project_dir(&self) -> Option<PathBuf> {
+        let cwd = self.cwd.as_deref()?;
+        let top = Boundary::of_dir(cwd);
+        for dir in cwd.ancestors() {
+            let found = std::fs::symlink_metadata(dir.join(PROJECT_DIR)).is_ok()
+                || std::fs::symlink_metadata(dir.join(".bernstein"))
+                    .is_ok_and(|m| m.file_type().is_symlink());
+            if found {
+                return Some(dir.join(PROJECT_DIR));
+            }
+            if top.dir().is_none_or(|t| t == dir) {
+                break;
+            }
+        }
+        None
+    }
+}
+
+/// The layer directories the command line names: each beats the
+/// environment ([`places`]).
+#[derive(Debug, Clone, Default)]
+pub struct LayerFlags {
+    /// `--layers-root DIR`: `DIR/base`, `DIR/team` and `DIR/user`.
+    pub root: Option<PathBuf>,
+    /// `--base DIR`.
+    pub base: Option<PathBuf>,
+    /// `--team DIR`.
+    pub team: Option<PathBuf>,
+    /// `--user DIR`.
+    pub user: Option<PathBuf>,
+}
+
+impl LayerFlags {
+    fn get(&self, layer: Layer) -> Option<&PathBuf> {
+        match layer {
+            Layer::Base => self.base.as_ref(),
+            Layer::Team => self.team.as_ref(),
+            Layer::User => self.user.as_ref(),
+        }
+    }
+}
+
+/// How a layer's directory was chosen, highest precedence first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceSource {
+    /// The layer's own flag (`--base`, `--team`, `--user`), or a path given
+    /// to [`Layers::from_paths`].
+    Flag,
+    /// `--layers-root DIR` (or [`Layers::from_root`]).
+    Root,
+    /// The layer's own variable (named).
+    Variable(&'static str),
+    /// The project-local team layer, found from the working directory
+    /// ([`Env::project_dir`]).
+    Project,
+    /// The XDG directory below the variable named; `set` is false when the
+    /// variable is unset, empty or relative and its default below `$HOME`
+    /// was used.
+    Xdg {
+        /// `XDG_DATA_HOME` or `XDG_CONFIG_HOME`.
+        variable: &'static str,
+        /// Was it set (to an absolute path)?
+        set: bool,
+    },
+}
+
+impl PlaceSource {
+    /// A short token for JSON: `flag`, `layers-root`, `variable`, `project`,
+    /// `xdg`.
+    pub fn label(self) -> &'static str {
+        match self {
+            PlaceSource::Flag => "flag",
+            PlaceSource::Root => "layers-root",
+            PlaceSource::Variable(_) => "variable",
+            PlaceSource::Project => "project",
+            PlaceSource::Xdg { .. } => "xdg",
+        }
+    }
+
+    /// Why the layer is there, in words: `from --team`, `from
+    /// $BERNSTEIN_SKILLS_TEAM`, `project-local, found from the working
+    /// directory`, `the default: $XDG_CONFIG_HOME is not set`.
+    pub fn why(self, layer: Layer) -> String {
+        match self {
+            PlaceSource::Flag => format!("from --{}", layer.label()),
+            PlaceSource::Root => "from --layers-root".into(),
+            PlaceSource::Variable(v) => format!("from ${v}"),
+            PlaceSource::Project => "project-local, found from the working directory".into(),
+            PlaceSource::Xdg {
+                variable,
+                set: true,
+            } => format!("from ${variable}"),
+            PlaceSource::Xdg {
+                variable,
+                set: false,
+            } => format!("the default: ${variable} is not set"),
+        }
+    }
+}
+
+/// Where one layer's directory is and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The layer.
+    pub layer: Layer,
+    /// Its directory.
+    pub path: PathBuf,
+    /// How it was chosen.
+    pub source: PlaceSource,
+}
+
+/// Each layer's place, base first: the first of its flag, `--layers-root`,
+/// its variable, the project-local layer (team only) and the XDG directory.
+/// Nothing is opened; the project-local layer is looked for on disk.
+pub fn places(env: &Env, flags: &LayerFlags) -> [Place; 3] {
+    Layer::ALL.map(|layer| {
+        let place = |path: PathBuf, source| Place {
+            layer,
+            path,
+            source,
+        };
+        if let Some(p) = flags.get(layer) {
+            return place(p.clone(), PlaceSource::Flag);
+        }
+        if let Some(root) = &flags.root {
+            return place(root_join(root, layer), PlaceSource::Root);
+        }
+        if let Some(p) = env.layer_variable(layer) {
+            return place(p.clone(), PlaceSource::Variable(variable(layer)));
+        }
+        if layer == Layer::Team
+            && let Some(p) = env.project_dir()
+        {
+            return place(p, PlaceSource::Project);
+        }
+        let xdg = |variable, value: &Option<PathBuf>| PlaceSource::Xdg {
+            variable,
+            set: value.as_ref().is_some_and(|p| p.is_absolute()),
+        };
+        match layer {
+            Layer::Base => place(
+                env.data_dir().join("base"),
+                xdg("XDG_DATA_HOME", &env.xdg_data_home),
+            ),
+            Layer::Team | Layer::User => place(
+                env.config_dir().join(layer.label()),
+                xdg("XDG_CONFIG_HOME", &env.xdg_config_home),
+            ),
+        }
+    })
+}
+
+/// `root/<layer>`, where `--layers-root .` reads `base/...`, not
+/// `./base/...`, in messages.
+fn root_join(root: &Path, layer: Layer) -> PathBuf {
+    if root == Path::new(".") {
+        PathBuf::from(layer.label())
+    } else {
+        root.join(layer.label())
+    }
 }
 
 /// One layer directory and whether it can be used.
@@ -64,6 +281,8 @@ pub struct LayerDir {
     pub layer: Layer,
     /// Its directory.
     pub path: PathBuf,
+    /// How the directory was chosen.
+    pub source: PlaceSource,
     /// The directory exists and was opened.
     pub is_dir: bool,
     /// The path exists but is not a directory: the layer counts as absent.
@@ -77,6 +296,42 @@ pub struct LayerDir {
     pub root: Option<Arc<Root>>,
 }
 
+impl LayerDir {
+    /// Where the layer is and why, for people: `team: .bernstein/skills
+    /// (project-local, found from the working directory)`, with `; does not
+    /// exist` (or why it is not used) when it is not read. The path is
+    /// escaped.
+    pub fn describe(&self) -> String {
+        let state = if self.is_dir {
+            ""
+        } else if self.refused.is_some() {
+            "; refused"
+        } else if self.not_a_directory {
+            "; not a directory"
+        } else {
+            "; does not exist"
+        };
+        format!(
+            "{}: {} ({}{state})",
+            self.layer.label(),
+            crate::text::path(&self.path),
+            self.source.why(self.layer)
+        )
+    }
+
+    /// [`LayerDir::describe`] as data: `{"layer", "path", "source", "why",
+    /// "exists"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "layer": self.layer,
+            "path": self.path.display().to_string(),
+            "source": self.source.label(),
+            "why": self.source.why(self.layer),
+            "exists": self.is_dir,
+        })
+    }
+}
+
 /// A skill's file in one layer, with the forms it shadows there.
 #[derive(Debug, Clone)]
 pub struct Located {
@@ -84,7 +339,7 @@ pub struct Located {
     pub layer: Layer,
     /// The form that won.
     pub form: Form,
-    /// Its path.
+    /// Its path (for [`Form::Files`], the directory's).
     pub path: PathBuf,
     /// Other forms of the same skill in the same layer, ignored.
     pub shadowed: Vec<PathBuf>,
@@ -99,6 +354,16 @@ impl Located {
     pub fn rel(&self) -> &Path {
         self.root.rel(&self.path).unwrap_or(&self.path)
     }
+
+    /// The skill's directory relative to its layer directory (`writer`),
+    /// for the forms that have one: `NAME/SKILL.md` and files-only.
+    pub fn skill_dir(&self) -> Option<&Path> {
+        match self.form {
+            Form::SkillMd => self.rel().parent(),
+            Form::Files => Some(self.rel()),
+            Form::Yaml | Form::Yml | Form::Toml => None,
+        }
+    }
 }
 
 /// The three layer directories.
@@ -108,22 +373,31 @@ pub struct Layers {
 }
 
 impl Layers {
-    /// The layers an environment points at.
+    /// The layers an environment points at: [`Layers::choose`] with no
+    /// flags.
     pub fn discover(env: &Env) -> Layers {
-        let data = env.data_dir();
-        let config = env.config_dir();
-        Layers::from_paths([data.join("base"), config.join("team"), config.join("user")])
+        Layers::choose(env, &LayerFlags::default())
+    }
+
+    /// The layers the flags and the environment choose ([`places`]), each
+    /// checked against the [`Boundary`] of the environment's working
+    /// directory.
+    pub fn choose(env: &Env, flags: &LayerFlags) -> Layers {
+        let boundary = match &env.cwd {
+            Some(cwd) => Boundary::of_dir(cwd),
+            None => Boundary::of_process(),
+        };
+        Layers::open(places(env, flags), &boundary)
     }
 
     /// `root/base`, `root/team`, `root/user`: for sandboxes, tests and demos.
     pub fn from_root(root: &Path) -> Layers {
-        // `--layers-root .` reads `base/...`, not `./base/...`, in messages.
-        let root = if root == Path::new(".") {
-            Path::new("")
-        } else {
-            root
-        };
-        Layers::from_paths(Layer::ALL.map(|l| root.join(l.label())))
+        let places = Layer::ALL.map(|layer| Place {
+            layer,
+            path: root_join(root, layer),
+            source: PlaceSource::Root,
+        });
+        Layers::open(places, &Boundary::of_process())
     }
 
     /// Three explicit directories, base, team, user, checked against the
@@ -135,17 +409,32 @@ impl Layers {
     /// Three explicit directories, base, team, user, checked against
     /// `boundary` (see [`crate::source::confine`]).
     pub fn from_paths_in(paths: [PathBuf; 3], boundary: &Boundary) -> Layers {
-        let dirs = Layer::ALL
+        let mut paths = paths.into_iter();
+        let places = Layer::ALL.map(|layer| Place {
+            layer,
+            path: paths.next().unwrap_or_default(),
+            source: PlaceSource::Flag,
+        });
+        Layers::open(places, boundary)
+    }
+
+    /// Opens each place, checked against `boundary` (see
+    /// [`crate::source::confine`]): the same rules whichever way a place
+    /// was chosen.
+    pub fn open(places: [Place; 3], boundary: &Boundary) -> Layers {
+        let mut places = places.to_vec();
+        places.sort_by_key(|p| p.layer);
+        let dirs = places
             .into_iter()
-            .zip(paths)
-            .map(|(layer, path)| {
+            .map(|place| {
                 let mut dir = LayerDir {
-                    layer,
+                    layer: place.layer,
                     is_dir: false,
                     not_a_directory: false,
                     refused: None,
                     root: None,
-                    path,
+                    path: place.path,
+                    source: place.source,
                 };
                 match Root::open(&dir.path, boundary) {
                     Ok(Some(root)) => {
@@ -234,8 +523,10 @@ impl Layers {
     /// that has it (base first) — the same answer as [`Layers::locate`] for
     /// each name, from one read of each layer directory.
     ///
-    /// A `<name>/` directory counts only if it holds a `SKILL.md`. Nothing
-    /// deeper is visited, so symlink loops cannot make this hang.
+    /// A `<name>/` directory counts if it holds a `SKILL.md` (or
+    /// `skill.md`) or, in a layer above base, any entry that is not hidden
+    /// ([`Form::Files`]). Nothing deeper is visited, so symlink loops
+    /// cannot make this hang.
     pub fn catalog(&self) -> Vec<(String, Vec<Located>)> {
         self.catalog_with_skipped().0
     }
@@ -246,13 +537,14 @@ impl Layers {
         let mut skipped = Vec::new();
         for dir in &self.dirs {
             let Some(root) = &dir.root else { continue };
-            let (mut found, bad) = scan(root);
+            let (mut found, bad) = scan(root, dir.layer != Layer::Base);
             skipped.extend(bad.into_iter().map(|(path, reason)| Skipped {
                 layer: dir.layer,
                 path,
                 reason,
             }));
-            found.sort_unstable_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+            // `SKILL.md` sorts before `skill.md`, and wins.
+            found.sort_unstable_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
             let mut it = found.into_iter().peekable();
             while let Some((name, form, path)) = it.next() {
                 let mut shadowed = Vec::new();
@@ -286,6 +578,16 @@ fn has_file(root: &Root, rel: &Path) -> bool {
     }
 }
 
+/// Is there a directory at `rel` beneath `root`? One that may not be
+/// followed counts, as in [`has_file`].
+fn has_dir(root: &Root, rel: &Path) -> bool {
+    match root.metadata(rel) {
+        Ok(meta) => meta.kind == Kind::Dir,
+        Err(Refusal::Io(_)) => false,
+        Err(_) => peek(root, rel).is_some_and(|m| m.is_dir()),
+    }
+}
+
 /// The type of what `rel` (a path that may not be followed beneath
 /// `root`) leads to, to decide whether it names a skill at all: a
 /// `NAME/SKILL.md` that a symlink leads out of the layer is reported when
@@ -294,12 +596,67 @@ fn peek(root: &Root, rel: &Path) -> Option<std::fs::Metadata> {
     std::fs::metadata(root.path().join(rel)).ok()
 }
 
+/// The most entries of a directory read to decide whether it holds only
+/// hidden ones: past it, it counts as holding files (and the walk of the
+/// skill's files reports its own cap).
+const FILES_ONLY_PROBE: usize = 10_000;
+
+/// What the directory `dir` (relative to the root) makes of a skill: its
+/// `SKILL.md`, then a `skill.md` that is another file (on a file system
+/// that ignores case the two names are one file), or, when `files_only`
+/// allows it and there is neither, the directory itself as [`Form::Files`]
+/// if it holds anything that is not hidden. A directory that cannot be
+/// listed beneath the root counts, so that walking it reports why.
+fn skill_dir_forms(root: &Root, dir: &Path, files_only: bool) -> Vec<(Form, PathBuf)> {
+    let mut out = Vec::new();
+    let mut first = None;
+    for name in SKILL_MD_NAMES {
+        let rel = dir.join(name);
+        if !has_file(root, &rel) {
+            continue;
+        }
+        let id = root.metadata(&rel).ok().map(|m| m.id);
+        if id.is_some() && id == first {
+            continue;
+        }
+        first = first.or(id);
+        out.push((Form::SkillMd, rel));
+    }
+    if out.is_empty()
+        && files_only
+        && root
+            .has_visible_entry(dir, FILES_ONLY_PROBE)
+            .unwrap_or_else(
+                |r| !matches!(&r, Refusal::Io(e) if e.kind() == std::io::ErrorKind::NotFound),
+            )
+    {
+        out.push((Form::Files, dir.to_path_buf()));
+    }
+    out
+}
+
 fn locate_in(dir: &LayerDir, name: &str) -> Option<Located> {
     let root = dir.root.as_ref()?;
-    let mut found = Form::ALL
-        .into_iter()
-        .map(|form| (form, form.path_in(Path::new(""), name)))
-        .filter(|(_, rel)| has_file(root, rel));
+    let mut found: Vec<(Form, PathBuf)> = Vec::new();
+    for form in Form::ALL {
+        if form == Form::SkillMd {
+            continue;
+        }
+        let rel = form.path_in(Path::new(""), name);
+        if has_file(root, &rel) {
+            found.push((form, rel));
+        }
+    }
+    if has_dir(root, Path::new(name)) {
+        found.extend(skill_dir_forms(
+            root,
+            Path::new(name),
+            dir.layer != Layer::Base,
+        ));
+    }
+    // Stable: `SKILL.md` stays before `skill.md`.
+    found.sort_by_key(|(form, _)| *form);
+    let mut found = found.into_iter();
     let (form, rel) = found.next()?;
     Some(Located {
         layer: dir.layer,
@@ -327,8 +684,9 @@ pub struct Skipped {
 type Found = (String, Form, PathBuf);
 
 /// What one read of a layer directory found: skill files (name, form, path;
-/// unsorted) and entries skipped for their names.
-fn scan(root: &Root) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
+/// unsorted) and entries skipped for their names. `files_only`: a directory
+/// with no `SKILL.md` may be a skill's files ([`Form::Files`]).
+fn scan(root: &Root, files_only: bool) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
     let Ok((_, entries)) = root.entries(Path::new("")) else {
         return Default::default();
     };
@@ -362,32 +720,39 @@ fn scan(root: &Root) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
             None => Err("the file name is not valid UTF-8"),
             Some(_) => check_name(name),
         };
-        let rel = if form == Form::SkillMd {
-            let rel = Path::new(&os_name).join("SKILL.md");
-            if !has_file(root, &rel) {
-                continue;
-            }
-            rel
+        let forms = if form == Form::SkillMd {
+            skill_dir_forms(root, Path::new(&os_name), files_only)
         } else if !is_dir {
-            PathBuf::from(&os_name)
+            vec![(form, PathBuf::from(&os_name))]
         } else {
             continue;
         };
-        let path = root.path().join(&rel);
+        if forms.is_empty() {
+            continue;
+        }
         match reason {
-            Ok(()) => found.push((name.to_owned(), form, path)),
+            Ok(()) => found.extend(
+                forms
+                    .into_iter()
+                    .map(|(form, rel)| (name.to_owned(), form, root.path().join(rel))),
+            ),
             Err(reason) => skipped.push((root.path().join(&os_name), reason)),
         }
     }
     (found, skipped)
 }
 
-/// The skill names in one layer directory, sorted and unique.
+/// The names of the skills defined in one layer directory (a directory
+/// with no `SKILL.md` is none, as in the base layer), sorted and unique.
 pub fn names_in(dir: &Path) -> Vec<String> {
     let Ok(Some(root)) = Root::open(dir, &Boundary::of_process()) else {
         return Vec::new();
     };
-    let mut names: Vec<String> = scan(&root).0.into_iter().map(|(n, _, _)| n).collect();
+    let mut names: Vec<String> = scan(&root, false)
+        .0
+        .into_iter()
+        .map(|(n, _, _)| n)
+        .collect();
     names.sort_unstable();
     names.dedup();
     names
@@ -445,6 +810,7 @@ mod tests {
             home: Some("/h".into()),
             xdg_data_home: Some("/d".into()),
             xdg_config_home: Some("relative".into()),
+            ..Env::default()
         };
         assert_eq!(env.data_dir(), Path::new("/d/bernstein/skills"));
         assert_eq!(env.config_dir(), Path::new("/h/.config/bernstein/skills"));

@@ -8,5 +8,6 @@ pub mod files;
 pub mod layers;
 
 pub use layers::{
-    Env, LayerDir, Layers, Located, Skipped, names_in, unexportable, unexportable_at,
+    Env, LayerDir, LayerFlags, Layers, Located, PROJECT_DIR, Place, PlaceSource, Skipped, names_in,
+    places, unexportable, unexportable_at, variable,
 };

@@ -283,21 +283,18 @@ pub fn files(spec: &MergeSpec, files: &[crate::source::files::SkillFile]) -> Vec
 /// lookup per owned directory and layer, so that commands that read no
 /// files (`show`) only walk them when they must.
 pub fn may_hold_owned_files(spec: &MergeSpec, located: &[crate::source::Located]) -> bool {
-    located
-        .iter()
-        .filter(|l| l.form == crate::layer::Form::SkillMd)
-        .any(|l| {
-            let Some(skill_dir) = l.rel().parent() else {
-                return false;
-            };
-            spec.file_owners.iter().any(|o| {
-                !o.layers.contains(&l.layer)
-                    && !l
-                        .root
-                        .metadata(&skill_dir.join(&o.dir))
-                        .is_err_and(|r| r.is_not_found())
-            })
+    located.iter().any(|l| {
+        let Some(skill_dir) = l.skill_dir() else {
+            return false;
+        };
+        spec.file_owners.iter().any(|o| {
+            !o.layers.contains(&l.layer)
+                && !l
+                    .root
+                    .metadata(&skill_dir.join(&o.dir))
+                    .is_err_and(|r| r.is_not_found())
         })
+    })
 }
 
 /// The error for a value at `path` that a layer outside `rule`'s `layers`

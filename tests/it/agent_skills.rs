@@ -36,7 +36,7 @@ fn validate(sb: &Sandbox, args: &[&str]) -> (Option<i32>, Vec<String>) {
     let mut all = vec!["validate"];
     all.extend_from_slice(args);
     let run = sb.run(&all);
-    let mut lines: Vec<String> = run.stdout.lines().map(str::to_owned).collect();
+    let mut lines: Vec<String> = run.report().lines().map(str::to_owned).collect();
     assert!(
         lines.pop().is_some_and(|l| l.contains("error(s)")),
         "{run:#?}"
@@ -533,7 +533,7 @@ fn every_constraint_is_located_in_yaml_toml_and_skill_md() {
             .zip(BROKEN)
             .map(|(at, msg)| format!("[ROOT]/layers/{file}:{at}: error: {msg}"))
             .collect();
-        let got: Vec<&str> = run.stdout.lines().take(5).collect();
+        let got: Vec<&str> = run.report().lines().take(5).collect();
         assert_eq!(got, expected, "{file}");
     }
     // The upper bounds, once, in YAML.
@@ -542,7 +542,7 @@ fn every_constraint_is_located_in_yaml_toml_and_skill_md() {
     cmd.arg("--spec").arg(&spec);
     let run = sb.run_cmd(cmd);
     assert_eq!(
-        run.stdout.lines().take(2).collect::<Vec<_>>(),
+        run.report().lines().take(2).collect::<Vec<_>>(),
         [
             format!("[ROOT]/layers/base/y.yaml:1:8: error: {}", BROKEN[5]),
             "[ROOT]/layers/base/y.yaml:2:8: error: 'title' must be at most 5 characters long; got 7"

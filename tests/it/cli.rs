@@ -38,7 +38,10 @@ fn list_layered_table_then_count() {
         "NAME      BASE  TEAM  USER  ORIGIN\n\
          reviewer  yes   -     -     base\n\
          writer    yes   yes   yes   base+team+user\n\
-         2 skill(s)\n"
+         2 skill(s)\n\
+         base: [ROOT]/layers/base (from --layers-root)\n\
+         team: [ROOT]/layers/team (from --layers-root)\n\
+         user: [ROOT]/layers/user (from --layers-root)\n"
     );
 }
 
@@ -228,6 +231,7 @@ fn explain_narrows_to_one_value_by_field_path() {
         .run(&["explain", "writer", "metadata.limits.temperature"])
         .ok()
         .to_owned();
+    // The header, the row and what it shadowed.
     assert_eq!(out.lines().count(), 3, "{out}");
     assert!(out.contains("0.4") && out.contains("shadowed: base"));
     let out = sb

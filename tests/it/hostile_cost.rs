@@ -252,7 +252,7 @@ fn a_string_aliased_ten_thousand_times_is_refused_at_the_first_alias() {
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(1));
     assert!(
-        run.stdout
+        run.report()
             .starts_with("[ROOT]/layers/base/s.yaml:4:7: error: aliases expand")
     );
 }

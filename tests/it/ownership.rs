@@ -54,7 +54,7 @@ fn owned() -> Sandbox {
 fn the_layers_a_rule_lists_may_set_it() {
     let sb = owned();
     assert_eq!(
-        sb.run(&["validate", "--strict"]).ok(),
+        sb.run(&["validate", "--strict"]).ok_report(),
         "0 error(s), 0 warning(s) in 3 file(s)\n"
     );
     let v = sb.run(&["show", "writer"]).json();
@@ -89,7 +89,7 @@ fn a_value_in_another_layer_is_an_error_at_its_key_in_every_form() {
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(
-        run.stdout,
+        run.report(),
         "[ROOT]/layers/user/notes.toml:2:1: error: 'allowed-tools' may be set only in the base and team layers\n\
          [ROOT]/layers/user/notes.toml:6:1: error: 'metadata.allowed' may be set only in the base and team layers\n\
          [ROOT]/layers/team/pdf.yaml:1:1: error: 'model' may be set only in the base layer\n\
@@ -124,7 +124,7 @@ fn a_nested_owned_key_is_its_own_value_and_other_keys_stay_free() {
     );
     let run = sb.run(&["validate"]);
     assert_eq!(
-        run.stdout,
+        run.report(),
         "[ROOT]/layers/user/writer.yaml:3:3: error: 'metadata.allowed' may be set only in the base and team layers\n\
          1 error(s), 0 warning(s) in 3 file(s)\n"
     );
@@ -146,7 +146,7 @@ fn null_in_a_layer_the_rule_does_not_list_is_refused_too() {
     sb.write("team", "writer.yaml", "model:\n");
     let run = sb.run(&["validate"]);
     assert_eq!(
-        run.stdout,
+        run.report(),
         "[ROOT]/layers/team/writer.yaml:1:1: error: 'model' may be set only in the base layer\n\
          [ROOT]/layers/user/writer.yaml:1:1: error: 'allowed-tools' may be set only in the base and team layers\n\
          [ROOT]/layers/user/writer.yaml:3:3: error: 'metadata.allowed' may be set only in the base and team layers\n\
@@ -180,7 +180,7 @@ fn a_directive_on_an_owned_list_is_refused_in_a_layer_it_does_not_list() {
         "description: Mine.\nreferences:\n  - {name: house.md, $patch: delete}\n",
     );
     assert_eq!(
-        sb.run(&["validate"]).stdout,
+        sb.run(&["validate"]).report(),
         "[ROOT]/layers/user/writer.yaml:2:1: error: 'references' may be set only in the base and team layers\n\
          1 error(s), 0 warning(s) in 3 file(s)\n"
     );
@@ -291,7 +291,7 @@ fn a_reset_or_replace_of_a_mapping_holding_an_owned_key_is_refused() {
         let run = sb.run(&["validate"]);
         assert_eq!(run.code, Some(1), "{text}: {run:#?}");
         assert_eq!(
-            run.stdout,
+            run.report(),
             format!(
                 "[ROOT]/layers/user/writer.yaml:{line}:1: error: 'metadata' holds 'metadata.allowed', which may be set only in the base and team layers: a reset or replace of 'metadata' here would remove it\n\
                  1 error(s), 0 warning(s) in 3 file(s)\n"

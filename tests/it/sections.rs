@@ -105,7 +105,7 @@ fn a_directive_naming_a_heading_upstream_renamed_is_a_located_warning() {
     );
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    let lines: Vec<&str> = run.stdout.lines().collect();
+    let lines: Vec<&str> = run.report().lines().collect();
     assert_eq!(
         lines,
         [

@@ -183,7 +183,8 @@ fn a_spec_from_before_constraints_loads_and_merges_byte_identically() {
     // The outputs below were recorded with the build and spec of the commit
     // before constraints and required fields existed; `explain` was recorded
     // again when the demo's writer gained a reference file, which it lists
-    // as a FILE row (every other row is as before).
+    // as a FILE row (every other row is as before), and when it gained the
+    // lines saying where each layer came from, below the table.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let golden = |file: &str| {
         std::fs::read_to_string(root.join("tests/fixtures/classic").join(file)).unwrap()

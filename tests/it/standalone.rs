@@ -71,7 +71,10 @@ fn a_copied_binary_without_a_spec_lists_where_it_looked_then_installs_one() {
             "agent-skills",
         ],
     );
-    assert!(checked.ok().starts_with("0 error(s)"), "{checked:#?}");
+    assert!(
+        checked.ok_report().starts_with("0 error(s)"),
+        "{checked:#?}"
+    );
     let installed = sb
         .path()
         .join("home/.local/share/bernstein/skills/mergespec.yaml");
@@ -174,7 +177,10 @@ fn a_binary_installed_with_its_data_finds_the_spec_and_targets_beside_it() {
                 "claude-code",
             ],
         );
-        assert!(checked.ok().starts_with("0 error(s)"), "{checked:#?}");
+        assert!(
+            checked.ok_report().starts_with("0 error(s)"),
+            "{checked:#?}"
+        );
         let v = run(
             &sb,
             bin,

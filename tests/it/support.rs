@@ -218,6 +218,27 @@ impl Run {
         format!("{}{}", self.stdout, self.stderr)
     }
 
+    /// Stdout after the lines that say where each layer came from
+    /// (`base: DIR (from --layers-root)`), which `validate` prints first:
+    /// its diagnostics and summary.
+    pub fn report(&self) -> &str {
+        let mut rest = self.stdout.as_str();
+        for label in LAYERS {
+            if let Some(after) = rest.strip_prefix(label).and_then(|r| r.strip_prefix(": "))
+                && let Some((_, tail)) = after.split_once('\n')
+            {
+                rest = tail;
+            }
+        }
+        rest
+    }
+
+    /// [`Run::ok`], then [`Run::report`].
+    pub fn ok_report(&self) -> &str {
+        self.ok();
+        self.report()
+    }
+
     /// Exit 0, nothing on stderr; returns stdout.
     pub fn ok(&self) -> &str {
         assert_eq!(self.code, Some(0), "expected success: {self:#?}");

@@ -24,7 +24,7 @@ fn reports_every_problem_of_every_file_one_per_line_then_a_summary() {
     let run = broken().run(&["validate"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(
-        run.stdout,
+        run.report(),
         "[ROOT]/layers/base/a.yaml:1:1: error: unknown field 'descripton' (did you mean 'description'?)\n\
          [ROOT]/layers/base/a.yaml:2:9: error: 'author' (OVERRIDE) expects a string, got an integer\n\
          [ROOT]/layers/user/a.yaml:1:19: error: 'trigger_keywords' (APPEND) expects a list of strings, got a string\n\
@@ -41,11 +41,11 @@ fn clean_tree_exits_zero_with_a_zero_summary() {
     sb.write("base", "s.yaml", "description: d\n");
     sb.write("user", "s/SKILL.md", "---\nauthor: me\n---\nbody\n");
     assert_eq!(
-        sb.run(&["validate"]).ok(),
+        sb.run(&["validate"]).ok_report(),
         "0 error(s), 0 warning(s) in 2 file(s)\n"
     );
     assert_eq!(
-        sb.run(&["validate", "--strict"]).ok(),
+        sb.run(&["validate", "--strict"]).ok_report(),
         "0 error(s), 0 warning(s) in 2 file(s)\n"
     );
 }
@@ -54,7 +54,7 @@ fn clean_tree_exits_zero_with_a_zero_summary() {
 fn named_skills_only() {
     let sb = broken();
     assert_eq!(
-        sb.run(&["validate", "clean"]).ok(),
+        sb.run(&["validate", "clean"]).ok_report(),
         "0 error(s), 0 warning(s) in 1 file(s)\n"
     );
     let run = sb.run(&["validate", "clean", "b"]);
@@ -113,7 +113,7 @@ fn shadowed_form_is_a_warning_and_strict_fails_on_it() {
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
     assert_eq!(
-        run.stdout,
+        run.report(),
         "[ROOT]/layers/base/x/SKILL.md: warning: ignored: [ROOT]/layers/base/x.yaml takes precedence in this layer\n\
          0 error(s), 1 warning(s) in 2 file(s)\n"
     );
@@ -129,7 +129,7 @@ fn name_field_differing_from_the_file_name_is_a_warning() {
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(0));
     assert_eq!(
-        run.stdout,
+        run.report(),
         "[ROOT]/layers/base/writer.yaml:1:7: warning: 'name' is 'editor' but the file is named 'writer'\n\
          0 error(s), 1 warning(s) in 1 file(s)\n"
     );
@@ -167,7 +167,7 @@ fn override_and_deep_merge_leaf_set_to_the_value_below_are_warnings() {
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
     assert_eq!(
-        run.stdout,
+        run.report(),
         "[ROOT]/layers/team/s.yaml:1:14: warning: 'description' is set to the same value as in the base layer; the override has no effect\n\
          [ROOT]/layers/team/s.yaml:3:17: warning: 'metadata.limits.max' is set to the same value as in the base layer; the override has no effect\n\
          0 error(s), 2 warning(s) in 3 file(s)\n"
@@ -189,7 +189,7 @@ fn appended_duplicates_are_no_warning() {
         "trigger_keywords: [k]\nreferences: [{name: a}]\n",
     );
     assert_eq!(
-        sb.run(&["validate", "--strict"]).ok(),
+        sb.run(&["validate", "--strict"]).ok_report(),
         "0 error(s), 0 warning(s) in 2 file(s)\n"
     );
 }

@@ -94,6 +94,7 @@ fn library_discovery_takes_its_environment_as_an_argument() {
         home: Some("/h".into()),
         xdg_data_home: None,
         xdg_config_home: Some("/c".into()),
+        ..Env::default()
     };
     let layers = Layers::discover(&env);
     let dir = |l: Layer| {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use bernstein_skills::fragment::DEFAULT_MAX_BYTES;
+use bernstein_skills::source::LayerFlags;
 use bernstein_skills::{Env, Layers, MergeSpec, Result, Skills, spec as specmod};
 
 /// Layered AI-agent skills: base, team and user layers merged field by field
@@ -47,10 +48,24 @@ pub struct Global {
     /// tree a development build was built from; `skills spec` says which].
     #[arg(long, global = true, value_name = "PATH")]
     pub spec: Option<PathBuf>,
-    /// Read the layers from DIR/base, DIR/team and DIR/user instead of the
-    /// XDG directories.
+    /// Read the layers from DIR/base, DIR/team and DIR/user (--base,
+    /// --team or --user beside it moves that one layer).
     #[arg(long, global = true, value_name = "DIR")]
     pub layers_root: Option<PathBuf>,
+    /// The base layer's directory [default: $BERNSTEIN_SKILLS_BASE, then
+    /// $XDG_DATA_HOME/bernstein/skills/base].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub base: Option<PathBuf>,
+    /// The team layer's directory [default: $BERNSTEIN_SKILLS_TEAM, then
+    /// .bernstein/skills in the working directory or the nearest directory
+    /// above it in its git work tree, then
+    /// $XDG_CONFIG_HOME/bernstein/skills/team].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub team: Option<PathBuf>,
+    /// The user layer's directory [default: $BERNSTEIN_SKILLS_USER, then
+    /// $XDG_CONFIG_HOME/bernstein/skills/user].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub user: Option<PathBuf>,
     /// Refuse fragment files larger than this many bytes.
     #[arg(long, global = true, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES)]
     pub max_fragment_bytes: u64,
@@ -188,10 +203,26 @@ impl Global {
 
     /// The layer directories, without warnings (for `validate`, which reports them).
     pub fn layers_quiet(&self) -> Layers {
-        match &self.layers_root {
-            Some(root) => Layers::from_root(root),
-            None => Layers::discover(&self.env()),
-        }
+        let flags = LayerFlags {
+            root: self.layers_root.clone(),
+            base: self.base.clone(),
+            team: self.team.clone(),
+            user: self.user.clone(),
+        };
+        Layers::choose(&self.env(), &flags)
+    }
+
+    /// One line per layer: where its directory is and why (`team:
+    /// .bernstein/skills (project-local, found from the working
+    /// directory)`).
+    pub fn places(layers: &Layers) -> String {
+        layers.dirs().iter().map(|d| d.describe() + "\n").collect()
+    }
+
+    /// [`Global::places`] as JSON: `[{"layer", "path", "source", "why",
+    /// "exists"}]`.
+    pub fn places_json(layers: &Layers) -> serde_json::Value {
+        layers.dirs().iter().map(|d| d.to_json()).collect()
     }
 
     /// The spec and layers put together, for the rest of the process.

@@ -57,6 +57,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     if args.json {
         let doc = json!({
             "skill": args.name,
+            "places": Global::places_json(skills.layers()),
             "layers": resolved.fragments.iter().map(|f| json!({
                 "layer": f.layer, "path": f.path.display().to_string()
             })).collect::<Vec<_>>(),
@@ -141,6 +142,12 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
             let note = output::fit(note, 4);
             out.push_str(&format!("    {}\n", paint(&note, Style::Dim, Stream::Out)));
         }
+    }
+    // Where each layer came from, for the whole skill (a narrowed
+    // explain answers one question).
+    if args.field_path.is_none() {
+        out.push('\n');
+        out.push_str(&Global::places(skills.layers()));
     }
     output::print(&out);
     Ok(ExitCode::SUCCESS)

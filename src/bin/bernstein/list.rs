@@ -68,7 +68,9 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             row.push(ls.iter().map(|l| l.label()).collect::<Vec<_>>().join("+"));
             rows.push(row);
         }
-        print_table(&rows, &[]);
+        let mut out = table(&rows, &[]);
+        out.push_str(&Global::places(&layers));
+        output::print(&out);
         return Ok(ExitCode::SUCCESS);
     }
     // Plain list: names with their effective descriptions.
@@ -163,9 +165,14 @@ fn state(sw: &Switch) -> String {
 
 /// The table (header first), then the count of skills.
 fn print_table(rows: &[Vec<String>], columns: &[Column]) {
+    output::print(&table(rows, columns));
+}
+
+/// [`print_table`]'s text.
+fn table(rows: &[Vec<String>], columns: &[Column]) -> String {
     let mut out = output::table(rows, columns);
     out.push_str(&format!("{} skill(s)\n", rows.len() - 1));
-    output::print(&out);
+    out
 }
 
 fn nothing_found(layers: &bernstein_skills::Layers) -> String {

@@ -113,24 +113,37 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         .find(|d| d.layer == layer)
         .map(|d| d.path.clone())
         .unwrap_or_default();
-    if let Some(existing) = layers
-        .locate(&args.name)
-        .into_iter()
-        .find(|l| l.layer == layer)
-    {
-        return Err(Error::Refused {
-            path: Some(existing.path),
-            message: format!(
-                "the {layer} already has skill '{}'; edit this file instead (nothing was written)",
-                args.name
-            ),
-        });
-    }
     let form = match args.form {
         NewForm::Yaml => Form::Yaml,
         NewForm::Md => Form::SkillMd,
         NewForm::Toml => Form::Toml,
     };
+    if let Some(existing) = layers
+        .locate(&args.name)
+        .into_iter()
+        .find(|l| l.layer == layer)
+    {
+        // A directory of files only takes a SKILL.md; any other form
+        // would shadow it.
+        let message = match existing.form {
+            Form::Files if form == Form::SkillMd => None,
+            Form::Files => Some(format!(
+                "the {layer} holds files for skill '{}' in this directory; add the override as \
+                 its SKILL.md (--form md) (nothing was written)",
+                args.name
+            )),
+            _ => Some(format!(
+                "the {layer} already has skill '{}'; edit this file instead (nothing was written)",
+                args.name
+            )),
+        };
+        if let Some(message) = message {
+            return Err(Error::Refused {
+                path: Some(existing.path),
+                message,
+            });
+        }
+    }
     let path = form.path_in(&dir, &args.name);
     let write_err = |path: &Path| {
         let path = path.to_path_buf();

@@ -61,6 +61,7 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     if args.json {
         let v: Vec<Value> = report.diagnostics.iter().map(|d| d.to_json()).collect();
         output::print(&render::to_json(&json!({
+            "places": Global::places_json(skills.layers()),
             "diagnostics": v,
             "errors": errors,
             "warnings": warnings,
@@ -69,7 +70,7 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
             "skills": report.skills,
         })));
     } else {
-        let mut out = String::new();
+        let mut out = Global::places(skills.layers());
         for d in &report.diagnostics {
             out.push_str(&output::diagnostic(d, output::Stream::Out));
             out.push('\n');
