@@ -603,7 +603,7 @@ pub enum Error {
     /// None of the three layer directories exists: a mistyped
     /// `--layers-root` or XDG directory, which would otherwise pass as an
     /// empty tree.
-    #[error("no layer directory exists; looked at {} (check --layers-root or the XDG directories)", searched.iter().map(|p| crate::text::path(p)).collect::<Vec<_>>().join(", "))]
+    #[error("no layer directory exists; looked at {} (each layer is the first of its flag --base, --team or --user, its variable BERNSTEIN_SKILLS_BASE, _TEAM or _USER, for the team a project-local .bernstein/skills, and the XDG directory)", searched.iter().map(|p| crate::text::path(p)).collect::<Vec<_>>().join(", "))]
     NoLayers {
         /// The directories looked at, base, team, user.
         searched: Vec<PathBuf>,

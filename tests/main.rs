@@ -24,6 +24,7 @@ mod it {
     mod hostile_write;
     mod layout;
     mod ownership;
+    mod places;
     mod precedence;
     mod props;
     mod readme;
