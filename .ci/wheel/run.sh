@@ -118,8 +118,8 @@ echo "wheel: pip install gives a working bernstein with its spec and targets bes
 
 # The other way the README gives, which must keep working: `cargo install`
 # installs no data, so `spec --install` writes the spec and targets.
-(cd "$root" && CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" \
-  cargo install --quiet --locked --path . --root "$work/cargo")
+(cd "$root" && CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" CARGO_INSTALL_ROOT="$work/cargo" \
+  cargo install --locked --path . --quiet)
 rm -rf "$home" && mkdir -p "$home"
 clean="$work/cargo/bin:$clean"
 check bernstein skills spec --install
@@ -128,3 +128,27 @@ grep -q '"layers_present"' "$work/out"
 check bernstein skills spec
 head -1 "$work/out" | grep -qxF "spec: $home/.local/share/bernstein/skills/mergespec.yaml"
 echo "cargo install: bernstein works after 'skills spec --install'"
+
+# The README's pip install, as the README writes it: `pip` and `maturin`
+# from maturin's pinned virtualenv (maturin is installed there already, so
+# pip reaches no index), the wheel into a fresh virtualenv. It builds into
+# the checkout's dist/ (ignored by git), so a dist/ that is already there is
+# left alone and the step skipped.
+if [ -e "$root/dist" ]; then
+  echo "README: skipped the pip install commands: $root/dist exists"
+  exit 0
+fi
+(
+  cd "$root"
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+  export PATH="$venv/bin:$PATH"
+  pip install maturin
+  maturin build --release --out dist
+  "$python" -m venv "$work/readme-venv"
+  # shellcheck disable=SC1091
+  . "$work/readme-venv/bin/activate"
+  pip install dist/bernstein_skills-*.whl
+  rm -rf dist
+  HOME="$work/readme-home" bernstein skills --layers-root examples/layers show writer --per-layer | grep -q '"layers_present"'
+)
+echo "README: the pip install commands work as written"

@@ -111,7 +111,8 @@ impl Env {
     /// of the git work tree it is in (the directory holding `.git`), never
     /// above; outside a git work tree, only in the working directory. A
     /// `.bernstein` that is a symlink counts as holding it, so that
-    /// opening it refuses it rather than skipping it in silence.
+    /// opening it refuses it rather than skipping it in silence. The path
+    /// is relative to the working directory.
     pub fn project_dir(&self) -> Option<PathBuf> {
         let cwd = self.cwd.as_deref()?;
         let top = Boundary::of_dir(cwd);
@@ -120,7 +121,12 @@ impl Env {
                 || std::fs::symlink_metadata(dir.join(".bernstein"))
                     .is_ok_and(|m| m.file_type().is_symlink());
             if found {
-                return Some(dir.join(PROJECT_DIR));
+                // Relative to the working directory, as a person would
+                // type it: `.bernstein/skills`, `../../.bernstein/skills`.
+                let up = cwd.components().count() - dir.components().count();
+                let mut rel: PathBuf = std::iter::repeat_n("..", up).collect();
+                rel.push(PROJECT_DIR);
+                return Some(rel);
             }
             if top.dir().is_none_or(|t| t == dir) {
                 break;

@@ -560,6 +560,10 @@ impl Strategy {
             Strategy::Override { value } => {
                 if value.allows(ValueType::String) {
                     Value::String(String::new())
+                } else if value.types == [ValueType::Array] {
+                    Value::Array(Vec::new())
+                } else if value.types == [ValueType::Object] {
+                    Value::Object(Default::default())
                 } else {
                     Value::Null
                 }
@@ -1028,6 +1032,11 @@ impl RuleChecker<'_> {
                     ));
                 }
                 if let Some(items) = items {
+                    // `items` alone says the value is a list: a rule
+                    // flipped from APPEND to OVERRIDE keeps its type.
+                    if value.types.is_empty() {
+                        value.types = vec![ValueType::Array];
+                    }
                     if !value.allows(ValueType::Array) {
                         return Err(problem(
                             "items",

@@ -170,7 +170,7 @@ fn list_validate_and_explain_say_where_each_layer_came_from_and_why() {
     let user = write(&p.join("u/s.yaml"), "author: me\n");
     let vars = [("BERNSTEIN_SKILLS_USER", user.parent().unwrap().to_owned())];
     let expected = "base: [ROOT]/data/bernstein/skills/base (from $XDG_DATA_HOME)\n\
-                    team: [ROOT]/repo/.bernstein/skills (project-local, found from the working directory)\n\
+                    team: ../.bernstein/skills (project-local, found from the working directory)\n\
                     user: [ROOT]/u (from $BERNSTEIN_SKILLS_USER)\n";
     let list = run_in(&sb, "repo/sub", &vars, &["list", "--layered"]);
     assert!(list.ok().ends_with(expected), "{list:#?}");
@@ -210,7 +210,7 @@ fn every_place_is_confined_whichever_way_it_was_chosen() {
     assert!(
         validate
             .stdout
-            .contains("team: [ROOT]/repo/.bernstein/skills (project-local")
+            .contains("team: .bernstein/skills (project-local")
             && validate.stdout.contains("refused"),
         "{validate:#?}"
     );
@@ -360,4 +360,30 @@ fn a_lowercase_skill_md_is_read_and_an_uppercase_one_beside_it_wins() {
         let files = sb.run(&["show", "lower", "--files"]);
         assert!(!files.ok().contains("skill.md"), "{files:#?}");
     }
+}
+
+#[test]
+fn explain_set_leaves_out_the_fields_no_layer_set() {
+    let sb = Sandbox::new();
+    sb.write("base", "s.yaml", "description: d\ntrigger_keywords: [a]\n");
+    sb.write("user", "s.yaml", "trigger_keywords: [b]\n");
+    let all = sb.run(&["explain", "s"]);
+    assert!(
+        all.ok().lines().any(|l| l.starts_with("default ")),
+        "{all:#?}"
+    );
+    let set = sb.run(&["explain", "s", "--set"]);
+    let rows: Vec<&str> = set
+        .ok()
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().nth(2).unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        ["description", "trigger_keywords[0]", "trigger_keywords[1]"]
+    );
+    let json = sb.run(&["explain", "s", "--set", "--json"]).json();
+    assert_eq!(json["values"].as_array().unwrap().len(), 3, "{json}");
 }

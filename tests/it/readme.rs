@@ -1,57 +1,380 @@
-//! The README's command reference shows real output: each block that is
-//! shown whole is what the command prints on the bundled demo layers today.
+//! The README and `docs/` show what really happens. Every shell example is
+//! one of two kinds:
+//!
+//! - a ```` ```console ```` block: `$ command` lines, each followed by the
+//!   output it prints (stdout and stderr, as a terminal shows them). Each
+//!   document's console blocks run in order in one `bash` session — so `cd`,
+//!   `export` and files written by one block carry into the next — started
+//!   in a scratch copy of the repository's `examples/`, with an empty
+//!   `HOME` and the `bernstein` built by this test run first on `PATH`. The
+//!   output must be the one shown; a line `...` stands for any lines. A
+//!   command must exit 0 unless it ends in `# exits N`.
+//! - a ```` ```sh ```` block: commands a test cannot run (installing,
+//!   building the wheel, the test suite itself). Each of its commands must
+//!   appear in a CI script under `.ci/`, which runs it on a clean clone.
+//!
+//! Other blocks (`yaml`, `toml`, `text`, `json`, …) are files and output,
+//! not commands.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-fn readme() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `bernstein skills --layers-root examples/layers ARGS` run from the
-/// repository root, as the README's `$R` examples are.
-fn demo(args: &[&str]) -> String {
-    let out = Command::cargo_bin("bernstein")
+/// The README and every Markdown file in `docs/`, with their names.
+fn documents() -> Vec<(String, String)> {
+    let mut docs = vec![("README.md".to_owned(), read(&root().join("README.md")))];
+    let mut names: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
         .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    names.sort();
+    for p in names {
+        let name = format!("docs/{}", p.file_name().unwrap().to_string_lossy());
+        docs.push((name, read(&p)));
+    }
+    docs
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A fenced block: its info string, its lines, and the line it starts on.
+struct Block {
+    info: String,
+    lines: Vec<String>,
+    line: usize,
+}
+
+fn blocks(text: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut open: Option<Block> = None;
+    for (n, line) in text.lines().enumerate() {
+        match &mut open {
+            None => {
+                if let Some(info) = line.strip_prefix("```") {
+                    open = Some(Block {
+                        info: info.trim().to_owned(),
+                        lines: Vec::new(),
+                        line: n + 1,
+                    });
+                }
+            }
+            Some(b) => {
+                if line == "```" {
+                    out.push(open.take().unwrap());
+                } else {
+                    b.lines.push(line.to_owned());
+                }
+            }
+        }
+    }
+    assert!(open.is_none(), "an unclosed code block");
+    out
+}
+
+/// One `$ command` of a console block and the output shown after it.
+#[derive(Debug)]
+struct Step {
+    command: String,
+    expected: Vec<String>,
+    code: i32,
+    at: String,
+    /// The document and the index of the line after the command's last.
+    end: (String, usize),
+}
+
+fn steps(doc: &str, block: &Block) -> Vec<Step> {
+    let mut out: Vec<Step> = Vec::new();
+    let mut lines = block.lines.iter().enumerate().peekable();
+    while let Some((i, line)) = lines.next() {
+        let Some(first) = line.strip_prefix("$ ") else {
+            let step = out.last_mut().unwrap_or_else(|| {
+                panic!("{doc}:{}: a console block starts with `$ `", block.line + 1)
+            });
+            step.expected.push(line.clone());
+            continue;
+        };
+        let mut command = first.to_owned();
+        // Continued lines, and a heredoc's body up to its terminator.
+        while command.ends_with('\\') {
+            command.push('\n');
+            command.push_str(lines.next().expect("a continued line").1);
+        }
+        if let Some(word) = heredoc_word(&command) {
+            for (_, l) in lines.by_ref() {
+                command.push('\n');
+                command.push_str(l);
+                if l == &word {
+                    break;
+                }
+            }
+        }
+        let code = command
+            .lines()
+            .next()
+            .and_then(|l| l.rsplit_once("# exits "))
+            .map_or(0, |(_, n)| n.trim().parse().expect("# exits N"));
+        let end = block.line + 1 + i + command.lines().count() - 1;
+        out.push(Step {
+            command,
+            expected: Vec::new(),
+            code,
+            at: format!("{doc}:{}", block.line + 1 + i),
+            end: (doc.to_owned(), end),
+        });
+    }
+    out
+}
+
+/// `WORD` of a `<<'WORD'` in the command's first line.
+fn heredoc_word(command: &str) -> Option<String> {
+    let first = command.lines().next()?;
+    let (_, rest) = first.split_once("<<")?;
+    let word: String = rest
+        .trim_start_matches('-')
+        .trim_matches(|c| c == '\'' || c == '"')
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    (!word.is_empty()).then_some(word)
+}
+
+/// Does `got` match `expected`, where a `...` line stands for any lines?
+fn matches(expected: &[String], got: &[&str]) -> bool {
+    match expected.split_first() {
+        None => got.is_empty(),
+        Some((e, rest)) if e == "..." => (0..=got.len()).any(|k| matches(rest, &got[k..])),
+        Some((e, rest)) => got.first().is_some_and(|g| g == e) && matches(rest, &got[1..]),
+    }
+}
+
+/// Runs a document's console steps in one bash session in a scratch
+/// directory; returns each step's output and exit code.
+fn run_session(steps: &[Step]) -> Vec<(String, i32)> {
+    let scratch = tempfile::Builder::new()
+        .prefix("bernstein-docs-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path().canonicalize().unwrap();
+    // A fresh clone in the home directory, as `~/bernstein-skills`.
+    let home = dir.join("home");
+    let clone = home.join("bernstein-skills");
+    std::fs::create_dir_all(&home).unwrap();
+    for dir in ["examples", "spec"] {
+        copy_dir(&root().join(dir), &clone.join(dir));
+    }
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_bernstein"));
+    let mut script = String::from("exec 2>&1\n");
+    for (i, s) in steps.iter().enumerate() {
+        script.push_str(&format!(
+            "printf '\\n\\036{i}\\036\\n'\n{}\nprintf '\\n\\036rc %d\\036\\n' $?\n",
+            s.command
+        ));
+    }
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
         .env_clear()
+        .env("HOME", &home)
+        .env(
+            "PATH",
+            format!(
+                "{}:/usr/local/bin:/usr/bin:/bin",
+                bin.parent().unwrap().display()
+            ),
+        )
         .env("CARGO_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["skills", "--layers-root", "examples/layers"])
-        .args(args)
+        .env("LANG", "C.UTF-8")
+        .current_dir(&clone)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    String::from_utf8(out.stdout).unwrap()
+    let text = String::from_utf8(out.stdout).unwrap();
+    let text = text.replace(&home.display().to_string(), "~");
+    let mut results = Vec::new();
+    for (i, _) in steps.iter().enumerate() {
+        let start = format!("\n\u{1e}{i}\u{1e}\n");
+        let after = text
+            .split_once(&start)
+            .unwrap_or_else(|| panic!("the session stopped before step {i}:\n{text}"))
+            .1;
+        let (body, rest) = after.split_once("\n\u{1e}rc ").unwrap();
+        let code = rest.split('\u{1e}').next().unwrap().parse().unwrap();
+        results.push((body.to_owned(), code));
+    }
+    results
 }
 
-#[test]
-fn readme_shows_the_real_output_of_the_demo_commands() {
-    let readme = readme();
-    for args in [
-        &["list"][..],
-        &["list", "--layered"],
-        &["explain", "writer", "metadata.limits.max_tokens"],
-    ] {
-        let block = format!("$ bernstein skills $R {}\n{}", args.join(" "), demo(args));
-        assert!(
-            readme.contains(&block),
-            "README.md does not show this output:\n{block}"
-        );
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
     }
 }
 
 #[test]
+fn every_console_example_prints_what_it_shows() {
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    // With BERNSTEIN_BLESS_DOCS=1, a command shown with no output gets the
+    // output it prints written below it (to review before committing).
+    let bless = std::env::var_os("BERNSTEIN_BLESS_DOCS").is_some();
+    let mut blessed: Vec<(String, usize, String)> = Vec::new();
+    for (doc, text) in documents() {
+        let steps: Vec<Step> = blocks(&text)
+            .iter()
+            .filter(|b| b.info == "console")
+            .flat_map(|b| steps(&doc, b))
+            .collect();
+        if steps.is_empty() {
+            continue;
+        }
+        for (step, (got, code)) in steps.iter().zip(run_session(&steps)) {
+            ran += 1;
+            let got_lines: Vec<&str> = got.lines().collect();
+            if bless && step.expected.is_empty() && !got.is_empty() {
+                blessed.push((step.end.0.clone(), step.end.1, got.clone()));
+                continue;
+            }
+            if code != step.code || !matches(&step.expected, &got_lines) {
+                failures.push(format!(
+                    "{}: $ {}\n-- shown (exit {}):\n{}\n-- printed (exit {code}):\n{got}",
+                    step.at,
+                    step.command,
+                    step.code,
+                    step.expected.join("\n")
+                ));
+            }
+        }
+    }
+    blessed.sort_by_key(|b| std::cmp::Reverse(b.1));
+    for (doc, end, got) in blessed {
+        let path = root().join(&doc);
+        let mut lines: Vec<String> = read(&path).lines().map(str::to_owned).collect();
+        let at = end.min(lines.len());
+        lines.splice(at..at, got.lines().map(str::to_owned));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(ran > 20, "only {ran} console commands found");
+}
+
+#[test]
+fn every_sh_example_is_run_by_ci() {
+    let mut ci = String::new();
+    for e in std::fs::read_dir(root().join(".ci")).unwrap() {
+        let p = e.unwrap().path();
+        let files: Vec<PathBuf> = if p.is_dir() {
+            std::fs::read_dir(&p)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect()
+        } else {
+            vec![p]
+        };
+        for f in files {
+            if let Ok(t) = std::fs::read_to_string(&f) {
+                ci.push_str(&t);
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for (doc, text) in documents() {
+        for b in blocks(&text).iter().filter(|b| b.info == "sh") {
+            for line in &b.lines {
+                let command = line.split(" #").next().unwrap().trim();
+                if command.is_empty() || command.starts_with('#') {
+                    continue;
+                }
+                if !ci.contains(command) {
+                    missing.push(format!("{doc}:{}: {command}", b.line));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "shown in a ```sh block but run by no CI script:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
 fn readme_quickstart_commands_are_the_ones_ci_runs() {
-    let readme = readme();
+    let readme = read(&root().join("README.md"));
     assert!(readme.contains(
         "cargo run --release -- skills --layers-root examples/layers show writer --per-layer\ncargo test\n"
     ));
-    let ci =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/run")).unwrap();
+    let ci = read(&root().join(".ci/run"));
     assert!(
         ci.contains("\ncargo test\n"),
         ".ci/run must run the README's test command"
     );
     assert!(ci.contains("skills --layers-root examples/layers show writer --per-layer"));
+}
+
+#[test]
+fn the_readme_stays_short() {
+    let lines = read(&root().join("README.md")).lines().count();
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines; move reference text to docs/"
+    );
+}
+
+/// GitHub's anchor of a heading: lowercase, punctuation dropped but `-`
+/// and `_`, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+#[test]
+fn every_relative_link_leads_to_a_file_and_heading_that_exist() {
+    let mut broken = Vec::new();
+    for (doc, text) in documents() {
+        let dir = root().join(&doc).parent().unwrap().to_path_buf();
+        for (_, rest) in text.match_indices("](").map(|(i, _)| text.split_at(i + 2)) {
+            let target = rest.split(')').next().unwrap();
+            if target.contains("://") || target.starts_with("mailto:") || target.contains(' ') {
+                continue;
+            }
+            let (file, frag) = target.split_once('#').unwrap_or((target, ""));
+            let path = if file.is_empty() {
+                root().join(&doc)
+            } else {
+                dir.join(file)
+            };
+            if !path.exists() {
+                broken.push(format!("{doc}: {target} (no such file)"));
+                continue;
+            }
+            if frag.is_empty() || path.is_dir() {
+                continue;
+            }
+            let headings: Vec<String> = read(&path)
+                .lines()
+                .filter_map(|l| l.strip_prefix('#'))
+                .map(|l| anchor(l.trim_start_matches('#')))
+                .collect();
+            if !headings.iter().any(|h| h == frag) {
+                broken.push(format!("{doc}: {target} (no such heading)"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }

@@ -70,6 +70,39 @@ fn changing_a_strategy_in_the_spec_changes_the_merge() {
 }
 
 #[test]
+fn flipping_append_to_override_keeps_the_list_type_its_items_imply() {
+    // Only the strategy changes: the leftover `items: string` says the
+    // value is a list of strings, so the field stays a list (empty by
+    // default) and a string in a layer is still an error.
+    let sb = two_layers();
+    sb.write("base", "none.yaml", "description: d\n");
+    let spec = edited_spec(&sb, "spec.yaml", |t| {
+        set_strategy(t, "trigger_keywords", "OVERRIDE")
+    });
+    let with_spec = |args: &[&str]| {
+        let mut cmd = sb.skills_cmd(args);
+        cmd.arg("--spec").arg(&spec);
+        sb.run_cmd(cmd)
+    };
+    assert_eq!(
+        with_spec(&["show", "s"]).json()["trigger_keywords"],
+        json!(["c"])
+    );
+    assert_eq!(
+        with_spec(&["show", "none"]).json()["trigger_keywords"],
+        json!([])
+    );
+    sb.write("team", "s.yaml", "trigger_keywords: one\n");
+    let run = with_spec(&["validate"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("[ROOT]/layers/team/s.yaml:1:19: error:"),
+        "{run:#?}"
+    );
+}
+
+#[test]
 fn adding_a_field_to_the_spec_makes_it_valid_and_merged() {
     let sb = two_layers();
     sb.write("team", "s.yaml", "owners: [team-a]\n");

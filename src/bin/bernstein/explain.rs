@@ -13,7 +13,7 @@ use crate::output::{self, Column, Stream, Style, paint};
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  bernstein skills explain writer\n  bernstein skills explain writer metadata.limits.max_tokens\n  bernstein skills explain writer 'references[style]'\n  bernstein skills explain writer --json"
+    after_help = "Examples:\n  bernstein skills explain writer\n  bernstein skills explain writer metadata.limits.max_tokens\n  bernstein skills explain writer 'references[style]'\n  bernstein skills explain writer --set\n  bernstein skills explain writer --json"
 )]
 pub struct ExplainArgs {
     /// The skill's name.
@@ -24,6 +24,10 @@ pub struct ExplainArgs {
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
+    /// Only the values some layer set: leave out the fields that hold the
+    /// spec's default.
+    #[arg(long)]
+    pub set: bool,
     /// Warn (on stderr) about what a consumer's rules say of the skill; the
     /// skill is explained all the same. Repeatable.
     #[arg(long = "target", value_name = "TARGET")]
@@ -48,6 +52,9 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     ));
     let mut rows = explain(skills.spec(), &resolved);
     rows.extend(file_rows(&skills.files(&args.name)?));
+    if args.set {
+        rows.retain(|r| r.place.is_some() || r.reset_by.is_some());
+    }
     if let Some(path) = &args.field_path {
         rows = select(rows, path).map_err(|message| Error::Refused {
             path: None,
