@@ -49,11 +49,11 @@ fn list_layered_table_then_count() {
 fn list_layered_json_is_sorted_with_layers_and_a_digest_of_the_show_json() {
     let sb = demo();
     let v = sb.run(&["list", "--layered", "--json"]).json();
-    let list = v.as_array().unwrap();
+    let list = v["skills"].as_array().unwrap();
     assert_eq!(list.len(), 2);
-    assert_eq!(list[0]["name"], "reviewer");
+    assert_eq!(list[0]["skill"], "reviewer");
     assert_eq!(list[0]["layers"], json!(["base"]));
-    assert_eq!(list[1]["name"], "writer");
+    assert_eq!(list[1]["skill"], "writer");
     assert_eq!(list[1]["layers"], json!(["base", "team", "user"]));
     // The digest is the sha256 of exactly what `show` prints.
     let show = sb.run(&["show", "writer"]).ok().to_owned();
@@ -66,11 +66,11 @@ fn list_layered_json_is_sorted_with_layers_and_a_digest_of_the_show_json() {
     sb2.write("user", "writer.toml", "author = \"someone else\"\n");
     let v2 = sb2.run(&["list", "--layered", "--json"]).json();
     assert_ne!(
-        v2[1]["digest"], list[1]["digest"],
+        v2["skills"][1]["digest"], list[1]["digest"],
         "a changed skill changes its digest"
     );
     assert_eq!(
-        v2[0]["digest"], list[0]["digest"],
+        v2["skills"][0]["digest"], list[0]["digest"],
         "an unchanged skill keeps its digest"
     );
     assert!(!show.is_empty());
@@ -101,7 +101,7 @@ fn empty_layers_say_so_and_name_the_directories_searched() {
     );
     let run = sb.run(&["list", "--layered", "--json"]);
     let v: Value = serde_json::from_str(run.success()).unwrap();
-    assert_eq!(v, json!([]));
+    assert_eq!(v["skills"], json!([]));
 }
 
 #[test]
@@ -270,12 +270,12 @@ fn explain_json_is_one_deterministic_document() {
     let values = v["values"].as_array().unwrap();
     let style = values
         .iter()
-        .find(|x| x["path"] == "references[style]")
+        .find(|x| x["field"] == "references[style]")
         .unwrap();
     assert_eq!(style["origin"]["layer"], "user");
     assert_eq!(style["origin"]["line"], 3);
     assert_eq!(style["replaced"][0]["origin"]["layer"], "base");
-    let desc = values.iter().find(|x| x["path"] == "description").unwrap();
+    let desc = values.iter().find(|x| x["field"] == "description").unwrap();
     assert_eq!(desc["strategy"], "OVERRIDE");
     assert_eq!(desc["replaced"][0]["value"], "base description");
     assert_eq!(desc["replaced"][0]["origin"]["line"], 3);

@@ -21,7 +21,8 @@ pub struct ExplainArgs {
     /// Narrow to one value or subtree: `description`, `trigger_keywords[0]`,
     /// `references[style]`, `metadata.limits`.
     pub field_path: Option<String>,
-    /// Print one JSON document.
+    /// Print one JSON document, `{"skill", "places", "layers", "values"}`
+    /// (docs/json.md).
     #[arg(long)]
     pub json: bool,
     /// Warn (on stderr) about what a consumer's rules say of the skill; the
@@ -59,7 +60,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
             "skill": args.name,
             "places": Global::places_json(skills.layers()),
             "layers": resolved.fragments.iter().map(|f| json!({
-                "layer": f.layer, "path": f.path.display().to_string()
+                "layer": f.layer, "file": f.path.display().to_string()
             })).collect::<Vec<_>>(),
             "values": rows.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         });
