@@ -536,8 +536,14 @@ fn completions_and_man_page() {
         let mut cmd = sb.bare();
         cmd.args(["completions", shell]);
         let out = sb.run_cmd(cmd);
-        assert!(out.ok().contains("explain"), "{shell}");
+        assert!(out.ok().contains("BERNSTEIN_COMPLETE"), "{shell}");
     }
+    // The script asks the binary, which knows the subcommands.
+    let mut cmd = sb.bare();
+    cmd.env("BERNSTEIN_COMPLETE", "fish")
+        .args(["--", "bernstein", "skills", "ex"]);
+    let out = sb.run_cmd(cmd);
+    assert!(out.ok().contains("explain"), "{out:#?}");
     let mut cmd = sb.bare();
     cmd.arg("man");
     let out = sb.run_cmd(cmd);
@@ -577,4 +583,44 @@ fn global_options_work_before_or_after_the_subcommand() {
         .arg("--layers-root")
         .arg(sb.root());
     assert!(sb.run_cmd(cmd).ok().contains("writer"));
+}
+
+/// What the shell gets when it asks for completions of `words` (fish's
+/// protocol: one candidate a line).
+fn completions(sb: &Sandbox, words: &[&str]) -> Vec<String> {
+    let mut cmd = sb.bare();
+    cmd.env("BERNSTEIN_COMPLETE", "fish")
+        .args(["--", "bernstein", "skills", "--layers-root"])
+        .arg(sb.root())
+        .args(words);
+    let run = sb.run_cmd(cmd);
+    run.ok()
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn completion_knows_the_skill_names_and_field_paths_in_the_layers() {
+    let sb = demo();
+    for words in [
+        &["show", ""][..],
+        &["explain", "w"],
+        &["validate", ""],
+        &["new", ""],
+    ] {
+        let got = completions(&sb, words);
+        assert!(got.contains(&"writer".to_owned()), "{words:?}: {got:?}");
+    }
+    assert!(completions(&sb, &["show", ""]).contains(&"reviewer".to_owned()));
+    let fields = completions(&sb, &["explain", "writer", "metadata."]);
+    assert!(
+        fields.contains(&"metadata.limits.max_tokens".to_owned()),
+        "{fields:?}"
+    );
+    // The script the recipes install asks the binary, under its own variable.
+    let mut cmd = sb.bare();
+    cmd.args(["completions", "bash"]);
+    let script = sb.run_cmd(cmd).ok().to_owned();
+    assert!(script.contains("BERNSTEIN_COMPLETE=\"bash\""), "{script}");
 }

@@ -25,7 +25,8 @@ pub enum Command {
     /// Resolve, inspect and check layered skills.
     #[command(subcommand)]
     Skills(SkillsCommand),
-    /// Print a shell completion script.
+    /// Print a shell completion script (it asks bernstein for skill names
+    /// and field paths from the layers as you type).
     #[command(
         after_help = "Examples:\n  mkdir -p ~/.local/share/bash-completion/completions && bernstein completions bash > ~/.local/share/bash-completion/completions/bernstein\n  mkdir -p ~/.zfunc && bernstein completions zsh > ~/.zfunc/_bernstein\n  mkdir -p ~/.config/fish/completions && bernstein completions fish > ~/.config/fish/completions/bernstein.fish"
     )]
@@ -452,10 +453,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     crate::output::set_color(cli.global.color);
     match cli.command {
         Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            let mut buf = Vec::new();
-            clap_complete::generate(shell, &mut cmd, "bernstein", &mut buf);
-            crate::output::print(&String::from_utf8_lossy(&buf));
+            let script = crate::complete::registration(shell);
+            crate::output::print(&String::from_utf8_lossy(&script));
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { command, out } => man(&command, out.as_deref()),

@@ -17,9 +17,11 @@ use crate::output::{self, Column, Stream, Style, paint};
 )]
 pub struct ExplainArgs {
     /// The skill's name.
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::skill_names))]
     pub name: String,
     /// Narrow to one value or subtree: `description`, `trigger_keywords[0]`,
     /// `references[style]`, `metadata.limits`.
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::field_paths))]
     pub field_path: Option<String>,
     /// Print one JSON document, `{"skill", "places", "layers", "values"}`
     /// (docs/json.md).

@@ -6,6 +6,7 @@
 #![allow(rustdoc::invalid_html_tags)]
 
 mod cli;
+mod complete;
 mod explain;
 mod export;
 mod impact;
@@ -31,6 +32,7 @@ use clap::Parser;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    complete::answer();
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
         Err(e) => return cli::usage_error(e),

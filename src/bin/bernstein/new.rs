@@ -32,6 +32,7 @@ pub enum NewForm {
 )]
 pub struct NewArgs {
     /// The skill to override.
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::skill_names))]
     pub name: String,
     /// Which layer to write the override into.
     #[arg(long)]

@@ -18,7 +18,7 @@ use crate::output::{self, Column};
 pub struct ShowArgs {
     /// The skill's name. Several names print one JSON object keyed by name
     /// (start-up is paid once); --per-layer and --origins take one name.
-    #[arg(required = true, value_name = "NAME")]
+    #[arg(required = true, value_name = "NAME", add = clap_complete::ArgValueCandidates::new(crate::complete::skill_names))]
     pub names: Vec<String>,
     /// Also print each contributing layer's raw fragment.
     #[arg(long)]

@@ -16,6 +16,7 @@ use crate::output;
 )]
 pub struct ValidateArgs {
     /// Only these skills (default: every skill in any layer).
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::skill_names))]
     pub names: Vec<String>,
     /// Fail on warnings too.
     #[arg(long)]
