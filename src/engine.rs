@@ -184,9 +184,11 @@ impl Skills {
 
     /// "No layer holds skill `name`", naming the directories searched.
     fn not_found(&self, name: &str) -> Error {
+        let names = self.layers.names();
         Error::NotFound {
             name: name.to_owned(),
             searched: self.layers.dirs().iter().map(|d| d.path.clone()).collect(),
+            suggestion: crate::error::did_you_mean(name, names.iter().map(|(n, _)| n.as_str())),
         }
     }
 
@@ -355,6 +357,10 @@ impl Skills {
                 None,
                 DiagnosticKind::SkillNotFound {
                     name: name.to_owned(),
+                    suggestion: crate::error::did_you_mean(
+                        name,
+                        self.layers.names().iter().map(|(n, _)| n.as_str()),
+                    ),
                 },
             ));
             return out;

@@ -341,10 +341,12 @@ pub enum DiagnosticKind {
         name: String,
     },
     /// A requested skill is in no layer.
-    #[error("skill '{name}' not found in any layer")]
+    #[error("skill '{name}' not found in any layer{}", suggest(suggestion))]
     SkillNotFound {
         /// The name.
         name: String,
+        /// The nearest skill name in the layers, if one is close enough.
+        suggestion: Option<String>,
     },
     /// A requested skill name is not a valid file stem.
     #[error("invalid skill name {name:?}: {reason}")]
@@ -569,12 +571,15 @@ pub enum Error {
     #[error("{}", .0.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<Diagnostic>),
     /// No layer holds the skill.
-    #[error("skill '{name}' not found in any layer (searched {})", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    #[error("skill '{name}' not found in any layer (searched {}){}", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "), suggestion.as_ref().map(|s| format!("; did you mean '{s}'?")).unwrap_or_default())]
     NotFound {
         /// The requested name.
         name: String,
         /// The layer directories searched.
         searched: Vec<PathBuf>,
+        /// The nearest skill name in the layers, if one is close enough to
+        /// be a typo ([`did_you_mean`]).
+        suggestion: Option<String>,
     },
     /// The requested name is not a valid skill name.
     #[error("invalid skill name {name:?}: {reason}")]

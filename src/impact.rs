@@ -120,7 +120,7 @@ impl Impact {
         let changed: Vec<Value> = self
             .changed
             .iter()
-            .map(|c| json!({"name": c.name, "fields": c.fields, "diff": c.diff}))
+            .map(|c| json!({"skill": c.name, "fields": c.fields, "diff": c.diff}))
             .collect();
         json!({
             "skills": self.skills,

@@ -22,6 +22,7 @@ mod it {
     mod hostile_output;
     mod hostile_read;
     mod hostile_write;
+    mod json;
     mod layout;
     mod ownership;
     mod places;

@@ -38,7 +38,7 @@ fi
 bernstein="${BERNSTEIN:-}"
 if [ -z "$bernstein" ]; then
   (cd "$root" && cargo build --release --quiet --bin bernstein)
-  bernstein="$root/target/release/bernstein"
+  bernstein="${CARGO_TARGET_DIR:-$root/target}/release/bernstein"
 fi
 
 "$venv/bin/python" "$here/compare.py" --agentskills "$venv/bin/agentskills" --bernstein "$bernstein"
@@ -54,3 +54,18 @@ trap 'rm -rf "$out"' EXIT
 test -f "$out/skills/pdf-tables/references/house-style.md"
 "$venv/bin/agentskills" validate "$out/skills/pdf-tables"
 echo "skills-ref: the exported pdf-tables skill is valid"
+
+# And what `export --target agent-skills` writes: every skill it exports
+# (those that pass the target's rules; --keep-going names the others) is
+# one the reference validator accepts.
+code=0
+"$bernstein" skills --layers-root "$root/examples/layers" --spec "$root/spec/mergespec.yaml" \
+  export --target agent-skills --keep-going --out "$out/agent-skills" >/dev/null 2>&1 || code=$?
+test "$code" -le 1
+n=0
+for d in "$out/agent-skills"/*/; do
+  "$venv/bin/agentskills" validate "$d"
+  n=$((n + 1))
+done
+test "$n" -ge 1
+echo "skills-ref: the $n skill(s) exported for the agent-skills target are valid"

@@ -107,12 +107,12 @@ check bernstein skills targets --json
 import json, os, sys
 listed = json.load(open(sys.argv[1]))["targets"]
 shipped = sorted(f[: -len(".yaml")] for f in os.listdir(sys.argv[2]) if f.endswith(".yaml"))
-names = sorted(t["name"] for t in listed)
+names = sorted(t["target"] for t in listed)
 if names != shipped:
     sys.exit(f"error: 'skills targets' lists {names}, the wheel ships {shipped}")
 for t in listed:
     if os.path.dirname(t["file"]) != sys.argv[3]:
-        sys.exit(f"error: target {t['name']} read from {t['file']}, not from {sys.argv[3]}")
+        sys.exit(f"error: target {t['target']} read from {t['file']}, not from {sys.argv[3]}")
 PY
 echo "wheel: pip install gives a working bernstein with its spec and targets beside it"
 

@@ -167,7 +167,7 @@ impl Row {
     /// The row as JSON.
     pub fn to_json(&self) -> Value {
         json!({
-            "path": self.path,
+            "field": self.path,
             "strategy": self.kind.name(),
             "value": self.value,
             "removed": self.removed,

@@ -325,13 +325,13 @@ impl LayerDir {
         )
     }
 
-    /// [`LayerDir::describe`] as data: `{"layer", "path", "source", "why",
-    /// "exists"}`.
+    /// [`LayerDir::describe`] as data: `{"layer", "dir", "found_by", "why",
+    /// "exists"}` (the names of docs/json.md).
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "layer": self.layer,
-            "path": self.path.display().to_string(),
-            "source": self.source.label(),
+            "dir": self.path.display().to_string(),
+            "found_by": self.source.label(),
             "why": self.source.why(self.layer),
             "exists": self.is_dir,
         })

@@ -408,7 +408,7 @@ fn explain_and_origins_name_a_hyphenated_field() {
     let v = sb
         .run(&["explain", "pdf-tools", "allowed-tools", "--json"])
         .json();
-    assert_eq!(v["values"][0]["path"], "allowed-tools");
+    assert_eq!(v["values"][0]["field"], "allowed-tools");
     assert_eq!(v["values"][0]["origin"]["line"], 2);
     let origins = sb.run(&["show", "pdf-tools", "--origins"]).ok().to_owned();
     let line = origins

@@ -49,11 +49,11 @@ fn list_layered_table_then_count() {
 fn list_layered_json_is_sorted_with_layers_and_a_digest_of_the_show_json() {
     let sb = demo();
     let v = sb.run(&["list", "--layered", "--json"]).json();
-    let list = v.as_array().unwrap();
+    let list = v["skills"].as_array().unwrap();
     assert_eq!(list.len(), 2);
-    assert_eq!(list[0]["name"], "reviewer");
+    assert_eq!(list[0]["skill"], "reviewer");
     assert_eq!(list[0]["layers"], json!(["base"]));
-    assert_eq!(list[1]["name"], "writer");
+    assert_eq!(list[1]["skill"], "writer");
     assert_eq!(list[1]["layers"], json!(["base", "team", "user"]));
     // The digest is the sha256 of exactly what `show` prints.
     let show = sb.run(&["show", "writer"]).ok().to_owned();
@@ -66,11 +66,11 @@ fn list_layered_json_is_sorted_with_layers_and_a_digest_of_the_show_json() {
     sb2.write("user", "writer.toml", "author = \"someone else\"\n");
     let v2 = sb2.run(&["list", "--layered", "--json"]).json();
     assert_ne!(
-        v2[1]["digest"], list[1]["digest"],
+        v2["skills"][1]["digest"], list[1]["digest"],
         "a changed skill changes its digest"
     );
     assert_eq!(
-        v2[0]["digest"], list[0]["digest"],
+        v2["skills"][0]["digest"], list[0]["digest"],
         "an unchanged skill keeps its digest"
     );
     assert!(!show.is_empty());
@@ -101,7 +101,7 @@ fn empty_layers_say_so_and_name_the_directories_searched() {
     );
     let run = sb.run(&["list", "--layered", "--json"]);
     let v: Value = serde_json::from_str(run.success()).unwrap();
-    assert_eq!(v, json!([]));
+    assert_eq!(v["skills"], json!([]));
 }
 
 #[test]
@@ -270,12 +270,12 @@ fn explain_json_is_one_deterministic_document() {
     let values = v["values"].as_array().unwrap();
     let style = values
         .iter()
-        .find(|x| x["path"] == "references[style]")
+        .find(|x| x["field"] == "references[style]")
         .unwrap();
     assert_eq!(style["origin"]["layer"], "user");
     assert_eq!(style["origin"]["line"], 3);
     assert_eq!(style["replaced"][0]["origin"]["layer"], "base");
-    let desc = values.iter().find(|x| x["path"] == "description").unwrap();
+    let desc = values.iter().find(|x| x["field"] == "description").unwrap();
     assert_eq!(desc["strategy"], "OVERRIDE");
     assert_eq!(desc["replaced"][0]["value"], "base description");
     assert_eq!(desc["replaced"][0]["origin"]["line"], 3);
@@ -536,8 +536,14 @@ fn completions_and_man_page() {
         let mut cmd = sb.bare();
         cmd.args(["completions", shell]);
         let out = sb.run_cmd(cmd);
-        assert!(out.ok().contains("explain"), "{shell}");
+        assert!(out.ok().contains("BERNSTEIN_COMPLETE"), "{shell}");
     }
+    // The script asks the binary, which knows the subcommands.
+    let mut cmd = sb.bare();
+    cmd.env("BERNSTEIN_COMPLETE", "fish")
+        .args(["--", "bernstein", "skills", "ex"]);
+    let out = sb.run_cmd(cmd);
+    assert!(out.ok().contains("explain"), "{out:#?}");
     let mut cmd = sb.bare();
     cmd.arg("man");
     let out = sb.run_cmd(cmd);
@@ -577,4 +583,44 @@ fn global_options_work_before_or_after_the_subcommand() {
         .arg("--layers-root")
         .arg(sb.root());
     assert!(sb.run_cmd(cmd).ok().contains("writer"));
+}
+
+/// What the shell gets when it asks for completions of `words` (fish's
+/// protocol: one candidate a line).
+fn completions(sb: &Sandbox, words: &[&str]) -> Vec<String> {
+    let mut cmd = sb.bare();
+    cmd.env("BERNSTEIN_COMPLETE", "fish")
+        .args(["--", "bernstein", "skills", "--layers-root"])
+        .arg(sb.root())
+        .args(words);
+    let run = sb.run_cmd(cmd);
+    run.ok()
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn completion_knows_the_skill_names_and_field_paths_in_the_layers() {
+    let sb = demo();
+    for words in [
+        &["show", ""][..],
+        &["explain", "w"],
+        &["validate", ""],
+        &["new", ""],
+    ] {
+        let got = completions(&sb, words);
+        assert!(got.contains(&"writer".to_owned()), "{words:?}: {got:?}");
+    }
+    assert!(completions(&sb, &["show", ""]).contains(&"reviewer".to_owned()));
+    let fields = completions(&sb, &["explain", "writer", "metadata."]);
+    assert!(
+        fields.contains(&"metadata.limits.max_tokens".to_owned()),
+        "{fields:?}"
+    );
+    // The script the recipes install asks the binary, under its own variable.
+    let mut cmd = sb.bare();
+    cmd.args(["completions", "bash"]);
+    let script = sb.run_cmd(cmd).ok().to_owned();
+    assert!(script.contains("BERNSTEIN_COMPLETE=\"bash\""), "{script}");
 }

@@ -189,7 +189,7 @@ fn explain_names_the_directive_behind_each_deletion_and_replacement() {
     let rows = doc["values"].as_array().unwrap();
     let gone = rows
         .iter()
-        .find(|r| r["path"] == "references[style]")
+        .find(|r| r["field"] == "references[style]")
         .unwrap();
     assert_eq!(gone["removed"], true);
     assert_eq!(gone["changes"][0]["kind"], "deleted");

@@ -299,11 +299,11 @@ fn files_that_are_no_skill_form_are_ignored() {
     sb.write("base", "dir-without-skill-md/other.md", "x");
     sb.write("base", ".hidden.yaml", "description: hidden\n");
     let list = sb.run(&["list", "--layered", "--json"]).json();
-    let names: Vec<&str> = list
+    let names: Vec<&str> = list["skills"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| e["name"].as_str().unwrap())
+        .map(|e| e["skill"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["s"]);
     assert_eq!(sb.resolve_value("s")["description"], "real");

@@ -569,12 +569,11 @@ fn symlink_loops_inside_a_layer_do_not_hang_listing_or_validate() {
     symlink(&base, sb.layer("user").join("real")).unwrap();
 
     let list = sb.run(&["list", "--layered", "--json"]);
-    let names: Vec<String> = list
-        .json()
+    let names: Vec<String> = list.json()["skills"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| e["name"].as_str().unwrap().to_owned())
+        .map(|e| e["skill"].as_str().unwrap().to_owned())
         .collect();
     assert!(list.elapsed < super::support::QUICK);
     assert!(names.contains(&"real".to_owned()), "{names:?}");

@@ -210,7 +210,12 @@ fn explain_and_origins_over_twenty_thousand_keywords_find_each_line() {
     let rows = v["values"].as_array().unwrap();
     let keyword_lines: Vec<_> = rows
         .iter()
-        .filter(|r| r["path"].as_str().unwrap().starts_with("trigger_keywords["))
+        .filter(|r| {
+            r["field"]
+                .as_str()
+                .unwrap()
+                .starts_with("trigger_keywords[")
+        })
         .map(|r| r["origin"]["line"].as_u64().unwrap())
         .collect();
     let expected: Vec<u64> = (3..10_003).chain(2..10_002).collect();

@@ -207,7 +207,7 @@ fn missing_base_layer_team_and_user_still_merge() {
 fn skill_in_no_layer_is_not_found_naming_the_searched_directories() {
     let sb = sandbox(&[("base", "other.yaml", "")]);
     match sb.skills().resolve("s") {
-        Err(Error::NotFound { name, searched }) => {
+        Err(Error::NotFound { name, searched, .. }) => {
             assert_eq!(name, "s");
             let expected: Vec<_> = LAYERS.iter().map(|l| sb.layer(l)).collect();
             assert_eq!(searched, expected);

@@ -157,7 +157,7 @@ fn explain_and_origins_say_where_each_section_came_from() {
     let rows = v["values"].as_array().unwrap();
     let find = |path: &str| {
         rows.iter()
-            .find(|r| r["path"] == path)
+            .find(|r| r["field"] == path)
             .unwrap_or_else(|| panic!("no row {path}: {rows:#?}"))
     };
     let output = find("body[Output]");

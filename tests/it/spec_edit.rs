@@ -217,7 +217,9 @@ fn a_spec_from_before_constraints_loads_and_merges_byte_identically() {
     // before constraints and required fields existed; `explain` was recorded
     // again when the demo's writer gained a reference file, which it lists
     // as a FILE row (every other row is as before), and when it gained the
-    // lines saying where each layer came from, below the table.
+    // lines saying where each layer came from, below the table;
+    // `--per-layer --json` when its keys took the names every command's
+    // JSON uses (docs/json.md): the values are as before.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let golden = |file: &str| {
         std::fs::read_to_string(root.join("tests/fixtures/classic").join(file)).unwrap()

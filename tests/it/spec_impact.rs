@@ -184,7 +184,7 @@ fn json_is_one_document_with_the_counts() {
         v["summary"],
         serde_json::json!({"skills": 2, "changed": 1, "became_invalid": 2, "became_valid": 0, "failing_both": 0})
     );
-    assert_eq!(v["changed"][0]["name"], "two");
+    assert_eq!(v["changed"][0]["skill"], "two");
     assert_eq!(
         v["changed"][0]["fields"],
         serde_json::json!(["author", "trigger_keywords"])

@@ -160,14 +160,14 @@ fn a_skill_switched_off_is_not_exported_and_its_managed_copy_goes() {
     assert!(!sb.path().join("codex/b").exists());
     assert!(sb.path().join("codex/a/SKILL.md").is_file());
     let v = sb.run(&["list", "--json"]).json();
-    let b = v
+    let b = v["skills"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["name"] == "b")
+        .find(|e| e["skill"] == "b")
         .unwrap();
     assert_eq!(b["enabled"], true);
-    assert_eq!(b["off_for"], json!([{"target": "codex", "by": "user"}]));
+    assert_eq!(b["off_for"], json!([{"target": "codex", "layer": "user"}]));
 }
 
 #[test]

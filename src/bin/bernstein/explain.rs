@@ -17,11 +17,14 @@ use crate::output::{self, Column, Stream, Style, paint};
 )]
 pub struct ExplainArgs {
     /// The skill's name.
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::skill_names))]
     pub name: String,
     /// Narrow to one value or subtree: `description`, `trigger_keywords[0]`,
     /// `references[style]`, `metadata.limits`.
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::field_paths))]
     pub field_path: Option<String>,
-    /// Print one JSON document.
+    /// Print one JSON document, `{"skill", "places", "layers", "values"}`
+    /// (docs/json.md).
     #[arg(long)]
     pub json: bool,
     /// Only the values some layer set: leave out the fields that hold the
@@ -66,7 +69,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
             "skill": args.name,
             "places": Global::places_json(skills.layers()),
             "layers": resolved.fragments.iter().map(|f| json!({
-                "layer": f.layer, "path": f.path.display().to_string()
+                "layer": f.layer, "file": f.path.display().to_string()
             })).collect::<Vec<_>>(),
             "values": rows.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         });

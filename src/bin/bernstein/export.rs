@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use serde_json::{Value, json};
 
-use bernstein_skills::export::{ConflictKind, Drift, ExportOptions, Format};
-use bernstein_skills::{Error, Result, par, text};
+use bernstein_skills::export::{ConflictKind, Drift, ExportOptions, Exported, Format};
+use bernstein_skills::{Error, Result, output::render, par, text};
 
 use crate::cli::Global;
 use crate::output;
@@ -15,10 +16,11 @@ use crate::output;
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct ExportArgs {
-    /// Write every skill into DIR: DIR/<name>.json, or DIR/<name>/ with
-    /// --format skill (atomically; unchanged files are left alone). Export
-    /// records what it wrote in DIR/.bernstein-skills.json and touches
-    /// nothing else.
+    /// Write every skill into DIR, per --format: `json` writes
+    /// DIR/<name>.json; `skill` writes the directory DIR/<name>/ (its
+    /// SKILL.md and files); with --target, the target's format decides.
+    /// Atomically; unchanged files are left alone. Export records what it
+    /// wrote in DIR/.bernstein-skills.json and touches nothing else.
     #[arg(
         long,
         value_name = "DIR",
@@ -74,6 +76,12 @@ pub struct ExportArgs {
     /// .claude/skills in the git work tree's root).
     #[arg(long, value_enum, default_value = "user", requires = "targets")]
     pub scope: Scope,
+    /// Print one JSON document (docs/json.md): with --out, `{"exports":
+    /// [...]}`, what each export wrote, left alone, removed, refused and
+    /// kept; with --check, `{"checks": [...]}`, each drift. Problems go
+    /// into it rather than to stderr; the exit code is the same.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -134,19 +142,42 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
         boundary: None,
         target: None,
     };
-    one(&args, &options, skills)
+    let (code, doc) = one(&args, &options, skills)?;
+    if args.json {
+        print_json(&args, vec![doc]);
+    }
+    Ok(code)
 }
 
-/// One export (or check) with `options`.
+/// One export (or check) with `options`: its exit code and, for --json,
+/// its document (printed by the caller; the text is printed here).
 fn one(
     args: &ExportArgs,
     options: &ExportOptions,
     skills: &bernstein_skills::Skills,
-) -> Result<ExitCode> {
+) -> Result<(ExitCode, Value)> {
     match (&args.check, &args.out) {
-        (Some(dir), _) => check(skills, dir, options),
-        (None, Some(dir)) => export(skills, dir, options),
+        (Some(dir), _) => check(skills, dir, options, args.json),
+        (None, Some(dir)) => export(skills, dir, options, args.json),
         (None, None) => unreachable!("clap requires --out, --check or --target"),
+    }
+}
+
+/// Prints the JSON documents of the exports (or checks) run.
+fn print_json(args: &ExportArgs, docs: Vec<Value>) {
+    let key = if args.check.is_some() {
+        "checks"
+    } else {
+        "exports"
+    };
+    output::print(&render::to_json(&json!({ key: docs })));
+}
+
+/// What is written per skill, in words: `json`, `skill`, or the target's.
+fn format_name(options: &ExportOptions) -> &'static str {
+    match options.effective_format() {
+        Format::Json => "json",
+        Format::Skill => "skill",
     }
 }
 
@@ -167,12 +198,13 @@ fn run_targets(
         });
     }
     let mut code = ExitCode::SUCCESS;
+    let mut docs = Vec::new();
     for target in &targets {
         let dir = match (&args.check, &args.out) {
             (Some(d), _) | (None, Some(d)) => d.clone(),
             (None, None) => place(target, args.scope, &global.env())?,
         };
-        if targets.len() > 1 {
+        if targets.len() > 1 && !args.json {
             output::print(&format!(
                 "{}: {}\n",
                 text::escape(&target.name),
@@ -198,9 +230,14 @@ fn run_targets(
             adopt: args.adopt.clone(),
             ..args.clone_flags()
         };
-        if one(&per, &options, skills)? != ExitCode::SUCCESS {
+        let (one_code, doc) = one(&per, &options, skills)?;
+        if one_code != ExitCode::SUCCESS {
             code = ExitCode::from(1);
         }
+        docs.push(doc);
+    }
+    if args.json {
+        print_json(&args, docs);
     }
     Ok(code)
 }
@@ -220,6 +257,7 @@ impl ExportArgs {
             format: self.format,
             targets: Vec::new(),
             scope: self.scope,
+            json: self.json,
         }
     }
 }
@@ -287,16 +325,52 @@ fn format_flag(options: &ExportOptions) -> String {
     }
 }
 
+/// A drift as JSON: `{"skill", "drift", "file", "what", "diff"}`.
+fn drift_json(dir: &Path, format: Format, name: &str, d: &Drift) -> Value {
+    let place = match format {
+        Format::Json => dir.join(format!("{name}.json")).display().to_string(),
+        Format::Skill => format!("{}/", dir.join(name).display()),
+    };
+    let (kind, what, diff): (&str, Option<&str>, &[String]) = match d {
+        Drift::Added => ("added", None, &[]),
+        Drift::Removed => ("removed", None, &[]),
+        Drift::Unmanaged(what) => ("unmanaged", Some(what), &[]),
+        Drift::Changed(lines) => ("changed", None, lines),
+        Drift::HandEdited(lines) => ("hand-edited", None, lines),
+        Drift::HandAdded(lines) => ("hand-added", None, lines),
+    };
+    json!({"skill": name, "drift": kind, "file": place, "what": what, "diff": diff})
+}
+
 fn check(
     skills: &bernstein_skills::Skills,
     dir: &Path,
     options: &ExportOptions,
-) -> Result<ExitCode> {
+    json: bool,
+) -> Result<(ExitCode, Value)> {
     let format = options.effective_format();
     let drift = skills.check_export_with(dir, options)?;
+    let code = if drift.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
+    if json {
+        let doc = json!({
+            "dir": dir.display().to_string(),
+            "format": format_name(options),
+            "target": options.target.map(|t| &t.name),
+            "up_to_date": drift.is_empty(),
+            "drift": drift
+                .iter()
+                .map(|(name, d)| drift_json(dir, format, name, d))
+                .collect::<Vec<_>>(),
+        });
+        return Ok((code, doc));
+    }
     if drift.is_empty() {
         output::print(&format!("{}: all manifests up to date\n", text::path(dir)));
-        return Ok(ExitCode::SUCCESS);
+        return Ok((code, Value::Null));
     }
     let mut out = String::new();
     let (mut unmanaged, mut hand_edited, mut hand_added) = (false, false, false);
@@ -363,7 +437,7 @@ fn check(
         out.push_str("  hand-added: export did not write these files and keeps them\n");
     }
     output::print(&out);
-    Ok(ExitCode::from(1))
+    Ok((code, Value::Null))
 }
 
 /// What is at an unmanaged skill's place, in words.
@@ -388,12 +462,59 @@ fn unmanaged_words(dir: &Path, name: &str, format: Format, what: &str) -> String
     }
 }
 
+/// What an export did, as JSON (docs/json.md).
+fn export_json(dir: &Path, options: &ExportOptions, report: &Exported) -> Value {
+    let path = |p: &PathBuf| p.display().to_string();
+    json!({
+        "dir": dir.display().to_string(),
+        "format": format_name(options),
+        "target": options.target.map(|t| &t.name),
+        "ok": report.failed.is_empty() && report.refused.is_empty(),
+        "written": report.written,
+        "unchanged": report.unchanged,
+        "removed": report.removed,
+        "not_written": report.not_written,
+        "failed": report
+            .failed
+            .iter()
+            .map(|e| output::error_json(e)["error"].take())
+            .collect::<Vec<_>>(),
+        "refused": report.refused.iter().map(|c| json!({
+            "skill": c.name,
+            "reason": match c.kind {
+                ConflictKind::Unmanaged(_) => "unmanaged",
+                ConflictKind::HandEdited => "hand-edited",
+            },
+            "file": path(&c.path),
+            "what": match c.kind {
+                ConflictKind::Unmanaged(what) => Some(what),
+                ConflictKind::HandEdited => None,
+            },
+            "diff": c.lines,
+        })).collect::<Vec<_>>(),
+        "kept": report.kept.iter().map(path).collect::<Vec<_>>(),
+        "kept_more": report.kept_more,
+        "created_dir": report.new_dir && report.failed.is_empty() && report.refused.is_empty(),
+        "stale_removed": report.stale_removed.iter().map(path).collect::<Vec<_>>(),
+    })
+}
+
 fn export(
     skills: &bernstein_skills::Skills,
     dir: &Path,
     options: &ExportOptions,
-) -> Result<ExitCode> {
+    json: bool,
+) -> Result<(ExitCode, Value)> {
     let report = skills.export_with(dir, options)?;
+    if json {
+        let doc = export_json(dir, options, &report);
+        let code = if report.failed.is_empty() && report.refused.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        };
+        return Ok((code, doc));
+    }
     output::warn(
         report
             .stale_removed
@@ -486,10 +607,10 @@ fn export(
     summary.push('\n');
     if !bad {
         output::print(&summary);
-        Ok(ExitCode::SUCCESS)
+        Ok((ExitCode::SUCCESS, Value::Null))
     } else {
         // On failure stdout stays empty; the summary goes with the errors.
         output::warn([format!("error: {}", summary.trim_end())]);
-        Ok(ExitCode::from(1))
+        Ok((ExitCode::from(1), Value::Null))
     }
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use bernstein_skills::target::Switch;
-use bernstein_skills::{Layer, Result, Skills, output::render};
+use bernstein_skills::{Layer, Result, output::render};
 
 use crate::cli::Global;
 use crate::output::{self, Column};
@@ -19,38 +19,72 @@ pub struct ListArgs {
     /// Show which layers hold each skill.
     #[arg(long)]
     pub layered: bool,
-    /// Print JSON instead of a table.
+    /// Print one JSON document, `{"places": [...], "skills": [...]}`, the
+    /// same with or without --layered (docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
 
+/// `list --json`: one shape whatever the flags (docs/json.md), each skill
+/// resolved once (in parallel) for its description, switch and digest.
+fn json(global: &Global) -> Result<ExitCode> {
+    let skills = global.skills()?;
+    let layers = skills.layers();
+    Global::warn_no_layers(layers);
+    let names = layers.names();
+    let entries = bernstein_skills::par::map(
+        &names,
+        bernstein_skills::par::default_jobs(),
+        |(name, ls)| {
+            let mut entry = json!({
+                "skill": name,
+                "layers": ls,
+                "description": null,
+                "enabled": null,
+                "enabled_by": null,
+                "off_for": [],
+                "digest": null,
+                "error": null,
+            });
+            match skills.resolve(name) {
+                Ok(r) => {
+                    let eff = r.effective();
+                    let sw = bernstein_skills::target::switch(skills.spec(), &eff);
+                    let digest = sha256_hex(render::effective_to_json(&eff).as_bytes());
+                    entry["description"] = eff
+                        .to_value()
+                        .get("description")
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    entry["enabled"] = json!(sw.enabled);
+                    entry["enabled_by"] = json!(sw.set_by);
+                    entry["off_for"] = sw
+                        .off_for
+                        .iter()
+                        .map(|(t, l)| json!({"target": t, "layer": l}))
+                        .collect();
+                    entry["digest"] = json!(format!("sha256:{digest}"));
+                }
+                Err(e) => entry["error"] = output::error_json(&e)["error"].take(),
+            }
+            entry
+        },
+    );
+    output::print(&render::to_json(&json!({
+        "places": Global::places_json(layers),
+        "skills": entries,
+    })));
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
+    if args.json {
+        return json(global);
+    }
     if args.layered {
         let layers = global.layers()?;
         Global::warn_no_layers(&layers);
         let names = layers.names();
-        if args.json {
-            // The digest needs the effective skill, so JSON mode resolves
-            // every skill (in parallel); the table only lists files.
-            let skills = Skills::new(global.load_spec()?, layers, global.max_fragment_bytes);
-            let digests = bernstein_skills::par::map(
-                &names,
-                bernstein_skills::par::default_jobs(),
-                |(n, _)| skills.manifest(n).map(|text| sha256_hex(text.as_bytes())),
-            );
-            let v: Vec<Value> = names
-                .iter()
-                .zip(digests)
-                .map(|((n, ls), d)| match d {
-                    Ok(d) => json!({"name": n, "layers": ls, "digest": format!("sha256:{d}")}),
-                    Err(e) => {
-                        json!({"name": n, "layers": ls, "digest": null, "error": e.to_string()})
-                    }
-                })
-                .collect();
-            output::print(&render::to_json(&Value::Array(v)));
-            return Ok(ExitCode::SUCCESS);
-        }
         if names.is_empty() {
             output::print(&nothing_found(&layers));
             return Ok(ExitCode::SUCCESS);
@@ -94,24 +128,6 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             Err(e) => (String::new(), None, Some(e)),
         };
         items.push((name.clone(), desc, switch, err));
-    }
-    if args.json {
-        let v: Vec<Value> = items
-            .iter()
-            .map(|(n, d, sw, e)| match (e, sw) {
-                (None, Some(sw)) => json!({
-                    "name": n,
-                    "description": d,
-                    "enabled": sw.enabled,
-                    "enabled_by": sw.set_by,
-                    "off_for": sw.off_for.iter().map(|(t, l)| json!({"target": t, "by": l})).collect::<Vec<_>>(),
-                }),
-                (Some(e), _) => json!({"name": n, "error": e}),
-                (None, None) => json!({"name": n}),
-            })
-            .collect();
-        output::print(&render::to_json(&Value::Array(v)));
-        return Ok(ExitCode::SUCCESS);
     }
     if names.is_empty() {
         output::print(&nothing_found(layers));

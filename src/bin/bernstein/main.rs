@@ -6,6 +6,7 @@
 #![allow(rustdoc::invalid_html_tags)]
 
 mod cli;
+mod complete;
 mod explain;
 mod export;
 mod impact;
@@ -31,7 +32,12 @@ use clap::Parser;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    complete::answer();
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) => return cli::usage_error(e),
+    };
+    output::set_json(args.json());
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {

@@ -32,6 +32,7 @@ pub enum NewForm {
 )]
 pub struct NewArgs {
     /// The skill to override.
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::skill_names))]
     pub name: String,
     /// Which layer to write the override into.
     #[arg(long)]
@@ -39,6 +40,10 @@ pub struct NewArgs {
     /// The file form.
     #[arg(long, default_value = "yaml")]
     pub form: NewForm,
+    /// Print one JSON document, `{"skill", "layer", "file", "schema"}`
+    /// (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A relative path from directory `from` to file `to` (both under one root).
@@ -221,9 +226,18 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         .open(&path)
         .map_err(write_err(&path))?;
     file.write_all(text.as_bytes()).map_err(write_err(&path))?;
-    output::print(&format!(
-        "created {}\n",
-        bernstein_skills::text::path(&path)
-    ));
+    if args.json {
+        output::print(&render::to_json(&serde_json::json!({
+            "skill": args.name,
+            "layer": layer,
+            "file": path.display().to_string(),
+            "schema": schema_path.display().to_string(),
+        })));
+    } else {
+        output::print(&format!(
+            "created {}\n",
+            bernstein_skills::text::path(&path)
+        ));
+    }
     Ok(ExitCode::SUCCESS)
 }

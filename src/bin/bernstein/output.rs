@@ -136,8 +136,98 @@ pub fn warn(lines: impl IntoIterator<Item = String>) {
     }
 }
 
-/// Prints an error: each located diagnostic on its own line, else `error: ...`.
+/// Is the command's output JSON (`--json`)? Then an error is JSON on
+/// stdout too ([`print_error`]). Off until [`set_json`].
+static JSON: AtomicBool = AtomicBool::new(false);
+
+/// Says that the command prints JSON, errors included.
+pub fn set_json(on: bool) {
+    JSON.store(on, Ordering::Relaxed);
+}
+
+/// Does the command print JSON?
+pub fn json_mode() -> bool {
+    JSON.load(Ordering::Relaxed)
+}
+
+/// An error as JSON (docs/json.md): `{"error": {"message", "file",
+/// "layer", "line", "column", "field", "diagnostics"}}`, its first problem
+/// at the top, every problem in `diagnostics` as `validate --json` gives
+/// them. Values are data: JSON escapes them; only messages are cut.
+pub fn error_json(e: &Error) -> serde_json::Value {
+    errors_json(std::slice::from_ref(e))
+}
+
+/// Several errors as one [`error_json`] document (`show a b c`).
+pub fn errors_json(errors: &[Error]) -> serde_json::Value {
+    let diagnostics: Vec<serde_json::Value> = errors.iter().flat_map(problems).collect();
+    let mut error = diagnostics.first().cloned().unwrap_or_default();
+    if let serde_json::Value::Object(m) = &mut error {
+        m.remove("severity");
+        m.insert("diagnostics".into(), diagnostics.into());
+    }
+    serde_json::json!({ "error": error })
+}
+
+/// The problems of an error as diagnostics: its own, or one made of its
+/// message and the file it names.
+fn problems(e: &Error) -> Vec<serde_json::Value> {
+    let diags = e.diagnostics();
+    if !diags.is_empty() {
+        return diags.iter().map(Diagnostic::to_json).collect();
+    }
+    vec![serde_json::json!({
+        "severity": "error",
+        "file": error_file(e).map(|p| p.display().to_string()),
+        "layer": null,
+        "line": null,
+        "column": null,
+        "field": null,
+        "message": bernstein_skills::text::sanitized_excerpt(
+            &e.to_string(),
+            bernstein_skills::text::MESSAGE_CHARS,
+        ),
+    })]
+}
+
+/// A usage error (exit 2) as JSON: [`error_json`]'s shape, no location.
+pub fn usage_error_json(message: &str) -> String {
+    bernstein_skills::output::render::to_json(&serde_json::json!({"error": {
+        "message": message,
+        "file": null,
+        "layer": null,
+        "line": null,
+        "column": null,
+        "field": null,
+        "diagnostics": [{
+            "severity": "error",
+            "file": null,
+            "layer": null,
+            "line": null,
+            "column": null,
+            "field": null,
+            "message": message,
+        }],
+    }}))
+}
+
+/// The file an error without diagnostics is about, if it names one.
+fn error_file(e: &Error) -> Option<&std::path::Path> {
+    match e {
+        Error::Refused { path, .. } => path.as_deref(),
+        Error::Write { path, .. } | Error::BadRecord { path, .. } => Some(path),
+        Error::NotExported { dir } => Some(dir),
+        _ => None,
+    }
+}
+
+/// Prints an error: under `--json`, [`error_json`] on stdout; else each
+/// located diagnostic on its own line on stderr, else `error: ...`.
 pub fn print_error(e: &Error) {
+    if json_mode() {
+        print(&bernstein_skills::output::render::to_json(&error_json(e)));
+        return;
+    }
     let mut err = std::io::stderr().lock();
     let diags = e.diagnostics();
     if diags.is_empty() {

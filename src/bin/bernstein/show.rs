@@ -18,12 +18,13 @@ use crate::output::{self, Column};
 pub struct ShowArgs {
     /// The skill's name. Several names print one JSON object keyed by name
     /// (start-up is paid once); --per-layer and --origins take one name.
-    #[arg(required = true, value_name = "NAME")]
+    #[arg(required = true, value_name = "NAME", add = clap_complete::ArgValueCandidates::new(crate::complete::skill_names))]
     pub names: Vec<String>,
     /// Also print each contributing layer's raw fragment.
     #[arg(long)]
     pub per_layer: bool,
-    /// With --per-layer: one JSON document {"skill": ..., "layers": [...]}.
+    /// With --per-layer or --files: one JSON document (docs/json.md); and
+    /// an error as JSON on stdout. The skill itself is always JSON.
     #[arg(long)]
     pub json: bool,
     /// Annotate each value with the layer, file and line it came from.
@@ -53,6 +54,10 @@ fn several(mut names: Vec<String>, skills: &Skills) -> Result<ExitCode> {
             Err(e) => errors.push(e),
         }
     }
+    if !errors.is_empty() && output::json_mode() {
+        output::print(&render::to_json(&output::errors_json(&errors)));
+        return Ok(ExitCode::from(1));
+    }
     if !errors.is_empty() {
         errors.iter().for_each(output::print_error);
         return Ok(ExitCode::from(1));
@@ -70,7 +75,7 @@ fn several(mut names: Vec<String>, skills: &Skills) -> Result<ExitCode> {
 /// `show NAME --files`.
 fn files(name: &str, files: &[SkillFile], json: bool) -> Result<ExitCode> {
     if json {
-        let source = |s: &Source| json!({"layer": s.layer, "source": s.path.display().to_string(), "size": s.size});
+        let source = |s: &Source| json!({"layer": s.layer, "file": s.path.display().to_string(), "size": s.size});
         let list: Vec<Value> = files
             .iter()
             .map(|f| {
@@ -143,19 +148,23 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     } else if !args.per_layer {
         render::effective_to_json(&resolved.effective())
     } else if args.json {
-        let skill = resolved.effective().to_value();
+        let effective = resolved.effective().to_value();
         let layers: Vec<Value> = resolved
             .fragments
             .iter()
             .map(|f| {
                 json!({
                     "layer": f.layer,
-                    "path": f.path.display().to_string(),
+                    "file": f.path.display().to_string(),
                     "fragment": f.as_value(),
                 })
             })
             .collect();
-        render::to_json(&json!({"skill": skill, "layers": layers}))
+        render::to_json(&json!({
+            "skill": resolved.name(),
+            "effective": effective,
+            "layers": layers,
+        }))
     } else {
         let mut out = render::effective_to_json(&resolved.effective());
         for f in &resolved.fragments {

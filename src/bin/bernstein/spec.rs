@@ -5,9 +5,10 @@ use std::process::ExitCode;
 use clap::Args;
 
 use bernstein_skills::source::confine::read_bounded;
-use bernstein_skills::spec::{Constraints, Field, MAX_SPEC_BYTES, Strategy};
+use bernstein_skills::spec::{Constraints, Field, FoundSpec, MAX_SPEC_BYTES, SpecSource, Strategy};
 use bernstein_skills::validate::ownership;
-use bernstein_skills::{Error, Result};
+use bernstein_skills::{Error, MergeSpec, Result, output::render};
+use serde_json::{Value, json};
 
 use crate::cli::Global;
 use crate::output::{self, Column};
@@ -27,6 +28,10 @@ pub struct SpecArgs {
     /// With --install: replace an installed spec that differs.
     #[arg(long, requires = "install")]
     pub force: bool,
+    /// Print one JSON document (docs/json.md): the spec in use, where it
+    /// was found and its fields; with --install, what was written.
+    #[arg(long)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: Option<SpecCommand>,
 }
@@ -72,7 +77,7 @@ pub const SHIPPED_TARGETS: [(&str, &[u8]); 6] = [
 /// Writes the shipped spec, and the shipped targets in `targets/` beside
 /// it, where they are found. Whole or nothing: a file that differs from
 /// the shipped one is kept, and nothing is written, unless `force`.
-fn install(force: bool, global: &Global) -> Result<ExitCode> {
+fn install(force: bool, json: bool, global: &Global) -> Result<ExitCode> {
     let path = global.spec_search().installed();
     let targets_dir = path.with_file_name("targets");
     let mut files: Vec<(std::path::PathBuf, &[u8])> = vec![(path.clone(), SHIPPED_SPEC)];
@@ -98,13 +103,36 @@ fn install(force: bool, global: &Global) -> Result<ExitCode> {
         }
     }
     let shown = bernstein_skills::text::path(&path);
+    if json {
+        let written: Vec<String> = to_write
+            .iter()
+            .map(|(f, _)| f.display().to_string())
+            .collect();
+        write_all(&to_write)?;
+        output::print(&render::to_json(&json!({
+            "file": path.display().to_string(),
+            "targets_dir": targets_dir.display().to_string(),
+            "written": written,
+        })));
+        return Ok(ExitCode::SUCCESS);
+    }
     if to_write.is_empty() {
         output::print(&format!(
             "{shown}: the shipped merge spec and targets are already installed\n"
         ));
         return Ok(ExitCode::SUCCESS);
     }
-    for (file, bytes) in to_write {
+    write_all(&to_write)?;
+    output::print(&format!(
+        "installed the shipped merge spec to {shown}, and its targets to {}\n",
+        bernstein_skills::text::path(&targets_dir)
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes each file (its directory first).
+fn write_all(files: &[(&std::path::PathBuf, &[u8])]) -> Result<()> {
+    for (file, bytes) in files {
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir).map_err(|source| Error::Write {
                 path: dir.to_path_buf(),
@@ -113,11 +141,7 @@ fn install(force: bool, global: &Global) -> Result<ExitCode> {
         }
         bernstein_skills::export::write_atomic(file, bytes)?;
     }
-    output::print(&format!(
-        "installed the shipped merge spec to {shown}, and its targets to {}\n",
-        bernstein_skills::text::path(&targets_dir)
-    ));
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Warns, once per run, that the user-installed spec in use is not the one
@@ -153,14 +177,85 @@ pub fn warn_if_stale(path: &std::path::Path, bytes: &[u8]) {
     )]);
 }
 
+impl SpecArgs {
+    /// Does the command print JSON (`spec --json`, `spec impact --json`)?
+    pub fn json(&self) -> bool {
+        match &self.command {
+            Some(SpecCommand::Impact(a)) => a.json,
+            None => self.json,
+        }
+    }
+}
+
+/// Where the spec in use was found, as one word: `flag`, `variable` (as
+/// the layers' `found_by`), `installed`, `beside-binary`, `source-tree`.
+fn found_by(source: SpecSource) -> &'static str {
+    match source {
+        SpecSource::Explicit => "flag",
+        SpecSource::EnvVar => "variable",
+        SpecSource::Installed => "installed",
+        SpecSource::BesideBinary => "beside-binary",
+        SpecSource::SourceTree => "source-tree",
+    }
+}
+
+/// `spec --json`.
+fn to_json(spec: &MergeSpec, found: &FoundSpec) -> Value {
+    let mut fields = Vec::new();
+    for f in &spec.fields {
+        push_json(f, &f.name, &mut fields);
+    }
+    let mut owners: Vec<_> = spec.file_owners.iter().collect();
+    owners.sort_by(|a, b| a.dir.cmp(&b.dir));
+    json!({
+        "file": spec.path.display().to_string(),
+        "found_by": found_by(found.source),
+        "why": found.source.to_string(),
+        "passed_over": found.passed_over,
+        "version": spec.version,
+        "body_field": spec.body_field,
+        "name_field": spec.name_field,
+        "enabled_field": spec.enabled_field,
+        "targets_field": spec.targets_field,
+        "fields": fields,
+        "file_owners": owners.iter().map(|o| json!({
+            "dir": o.dir,
+            "layers": o.layers,
+            "set_by": if o.by == "files" { Value::Null } else { json!(o.by) },
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// [`push_rows`] as JSON.
+fn push_json(f: &Field, path: &str, out: &mut Vec<Value>) {
+    let checks = checks(f);
+    out.push(json!({
+        "field": path,
+        "strategy": f.strategy.name(),
+        "type": f.strategy.type_description(),
+        "default": if path.contains('.') && !f.has_default { Value::Null } else { f.default.clone() },
+        "required": f.required,
+        "checks": if checks.is_empty() { Vec::new() } else { checks.split(", ").collect() },
+    }));
+    if let Strategy::DeepMerge { fields } = &f.strategy {
+        for key in fields {
+            push_json(key, &format!("{path}.{}", key.name), out);
+        }
+    }
+}
+
 pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
     if let Some(SpecCommand::Impact(a)) = args.command {
         return crate::impact::run(a, global);
     }
     if args.install {
-        return install(args.force, global);
+        return install(args.force, args.json, global);
     }
     let (spec, found) = global.load_found_spec()?;
+    if args.json {
+        output::print(&render::to_json(&to_json(&spec, &found)));
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = format!(
         "spec: {}\nfrom: {}\n",
         bernstein_skills::text::path(&spec.path),

@@ -19,7 +19,7 @@ use crate::output::{self, Column};
 pub struct TargetsArgs {
     /// One target to describe field by field (default: list them all).
     pub name: Option<String>,
-    /// Print one JSON document.
+    /// Print one JSON document, `{"targets": [...]}` (docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -33,22 +33,23 @@ fn format_label(f: TargetFormat) -> &'static str {
 
 fn to_json(t: &Target) -> serde_json::Value {
     json!({
-        "name": t.name,
+        "target": t.name,
         "description": t.description,
         "file": t.path.display().to_string(),
         "format": format_label(t.format),
-        "places": {"user": t.user_place, "project": t.project_place},
+        "user_place": t.user_place,
+        "project_place": t.project_place,
         "other_fields": match t.other_fields {
             OtherFields::Drop => "drop",
             OtherFields::Refuse => "refuse",
             OtherFields::Keep => "keep",
         },
         "fields": t.fields.iter().map(|f| json!({
-            "name": f.name,
+            "field": f.name,
             "required": f.required,
             "type": f.rule.type_description(),
         })).collect::<Vec<_>>(),
-        "source": t.source,
+        "docs": t.source,
     })
 }
 

@@ -16,11 +16,14 @@ use crate::output;
 )]
 pub struct ValidateArgs {
     /// Only these skills (default: every skill in any layer).
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::complete::skill_names))]
     pub names: Vec<String>,
     /// Fail on warnings too.
     #[arg(long)]
     pub strict: bool,
-    /// Print the problems as a JSON list.
+    /// Print one JSON object: `{"places", "diagnostics", "errors",
+    /// "warnings", "notes", "files", "skills"}`, each diagnostic `{severity,
+    /// file, layer, line, column, field, message}` (docs/json.md).
     #[arg(long)]
     pub json: bool,
     /// Worker threads [default: one per core].
@@ -43,6 +46,18 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     let skills =
         bernstein_skills::Skills::new(spec, global.layers_quiet(), global.max_fragment_bytes)
             .with_targets(targets);
+    if args.spec_only && args.json {
+        output::print(&render::to_json(&json!({
+            "places": [],
+            "diagnostics": [],
+            "errors": 0,
+            "warnings": 0,
+            "notes": 0,
+            "files": 0,
+            "skills": 0,
+        })));
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.spec_only {
         output::print(&format!(
             "{}: ok\n",
