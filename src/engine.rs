@@ -31,6 +31,7 @@ impl Skills {
         let options = LoadOptions {
             max_bytes,
             body_field: spec.body_field.clone(),
+            ..LoadOptions::default()
         };
         Skills {
             spec,
@@ -45,6 +46,9 @@ impl Skills {
     /// Judges every effective skill [`Skills::check`] checks for `targets`
     /// too: their rules are errors, the fields they leave out notes.
     pub fn with_targets(mut self, targets: Vec<crate::target::Target>) -> Skills {
+        // A target's findings are located: most fragments will be asked
+        // for positions, which one pass over each then gives with its value.
+        self.options.positions = !targets.is_empty();
         self.targets = targets;
         self
     }

@@ -183,6 +183,7 @@ pub fn compare(
         options: LoadOptions {
             max_bytes: options.max_fragment_bytes,
             body_field: spec.body_field.clone(),
+            ..LoadOptions::default()
         },
     };
     let (old, new) = (side(old), side(new));

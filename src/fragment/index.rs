@@ -137,98 +137,14 @@ impl Index {
 
     /// The index of a YAML text.
     pub(crate) fn yaml(text: &str, line_offset: usize) -> Index {
-        let mut b = Builder::default();
-        b.index.line_offset = line_offset;
-        // Where the parent mapping is: waiting for a key, or holding one
-        // (`None` for a key that is not a plain scalar, whose value is
-        // indexed but cannot be found).
-        enum State {
-            Seq,
-            AwaitKey,
-            Key(Option<(String, P)>),
-            /// A container used as a key: nothing below it is a value.
-            InKey,
-        }
-        let mut states: Vec<State> = Vec::new();
-        // A block mapping's start event is marked at its first `:`; when its
-        // first key is on the same line, the key's position reads better.
-        let mut fixup: Option<(usize, P)> = None;
+        let mut indexer = YamlIndexer::new(line_offset);
         let mut parser = Parser::new_from_str(text);
         while let Ok((event, mark)) = parser.next_token() {
-            let pos = P::new((mark.line(), mark.col() + 1));
-            if let Some((node, at)) = fixup.take()
-                && matches!(event, Event::Scalar(..))
-                && matches!(states.last(), Some(State::AwaitKey))
-                && pos.0 == at.0
-                && pos.1 < at.1
-            {
-                b.index.nodes[node].value = pos;
-            }
-            let container = match event {
-                Event::StreamEnd => break,
-                Event::SequenceStart(..) => Some(Kind::Seq),
-                Event::MappingStart(..) => Some(Kind::Map),
-                Event::Scalar(..) | Event::Alias(..) => None,
-                Event::SequenceEnd | Event::MappingEnd => {
-                    if !matches!(states.pop(), Some(State::InKey)) {
-                        b.close();
-                    }
-                    value_done(&mut states);
-                    continue;
-                }
-                _ => continue,
-            };
-            match states.last_mut() {
-                Some(State::InKey) => {
-                    if container.is_some() {
-                        states.push(State::InKey);
-                    }
-                    continue;
-                }
-                Some(state @ State::AwaitKey) => {
-                    match (&event, container) {
-                        (Event::Scalar(s, ..), _) => *state = State::Key(Some((s.clone(), pos))),
-                        (_, Some(_)) => states.push(State::InKey),
-                        _ => *state = State::Key(None),
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-            let key = match states.last_mut() {
-                Some(State::Key(k)) => Some(k.take()),
-                _ => None,
-            };
-            let key = match &key {
-                Some(Some((name, at))) => Some(Some((name.as_str(), *at))),
-                Some(None) => Some(None),
-                None => None,
-            };
-            let node = b.node(key, pos, container.unwrap_or(Kind::Leaf));
-            match container {
-                Some(kind) => {
-                    if kind == Kind::Map && node > 0 {
-                        fixup = Some((node, pos));
-                    }
-                    states.push(if kind == Kind::Map {
-                        State::AwaitKey
-                    } else {
-                        State::Seq
-                    });
-                }
-                None => value_done(&mut states),
+            if !indexer.event(&event, &mark) {
+                break;
             }
         }
-        fn value_done(states: &mut [State]) {
-            if let Some(state) = states.last_mut() {
-                match state {
-                    State::Key(_) => *state = State::AwaitKey,
-                    State::AwaitKey => *state = State::Key(None),
-                    State::Seq | State::InKey => {}
-                }
-            }
-        }
-        b.finish()
+        indexer.finish()
     }
 
     /// The index of a TOML text, from its parse `doc`.
@@ -380,6 +296,124 @@ impl Builder {
             self.close();
         }
         self.index
+    }
+}
+
+/// Where the parent mapping is: waiting for a key, or holding one (`None`
+/// for a key that is not a plain scalar, whose value is indexed but cannot
+/// be found).
+enum State {
+    Seq,
+    AwaitKey,
+    Key(Option<(String, P)>),
+    /// A container used as a key: nothing below it is a value.
+    InKey,
+}
+
+/// Builds the [`Index`] of a YAML text from its parser's events, fed one by
+/// one: by [`Index::yaml`]'s own pass, or by the pass that reads the
+/// fragment's value when positions are known to be needed, so that the
+/// text is scanned once.
+pub(crate) struct YamlIndexer {
+    b: Builder,
+    states: Vec<State>,
+    /// A block mapping's start event is marked at its first `:`; when its
+    /// first key is on the same line, the key's position reads better.
+    fixup: Option<(usize, P)>,
+}
+
+impl YamlIndexer {
+    pub(crate) fn new(line_offset: usize) -> YamlIndexer {
+        let mut b = Builder::default();
+        b.index.line_offset = line_offset;
+        YamlIndexer {
+            b,
+            states: Vec::new(),
+            fixup: None,
+        }
+    }
+
+    /// Takes one event; `false` at the end of the stream.
+    pub(crate) fn event(&mut self, event: &Event, mark: &yaml_rust2::scanner::Marker) -> bool {
+        let pos = P::new((mark.line(), mark.col() + 1));
+        let states = &mut self.states;
+        if let Some((node, at)) = self.fixup.take()
+            && matches!(event, Event::Scalar(..))
+            && matches!(states.last(), Some(State::AwaitKey))
+            && pos.0 == at.0
+            && pos.1 < at.1
+        {
+            self.b.index.nodes[node].value = pos;
+        }
+        let container = match event {
+            Event::StreamEnd => return false,
+            Event::SequenceStart(..) => Some(Kind::Seq),
+            Event::MappingStart(..) => Some(Kind::Map),
+            Event::Scalar(..) | Event::Alias(..) => None,
+            Event::SequenceEnd | Event::MappingEnd => {
+                if !matches!(states.pop(), Some(State::InKey)) {
+                    self.b.close();
+                }
+                value_done(states);
+                return true;
+            }
+            _ => return true,
+        };
+        match states.last_mut() {
+            Some(State::InKey) => {
+                if container.is_some() {
+                    states.push(State::InKey);
+                }
+                return true;
+            }
+            Some(state @ State::AwaitKey) => {
+                match (event, container) {
+                    (Event::Scalar(s, ..), _) => *state = State::Key(Some((s.clone(), pos))),
+                    (_, Some(_)) => states.push(State::InKey),
+                    _ => *state = State::Key(None),
+                }
+                return true;
+            }
+            _ => {}
+        }
+        let key = match states.last_mut() {
+            Some(State::Key(k)) => Some(k.take()),
+            _ => None,
+        };
+        let key = match &key {
+            Some(Some((name, at))) => Some(Some((name.as_str(), *at))),
+            Some(None) => Some(None),
+            None => None,
+        };
+        let node = self.b.node(key, pos, container.unwrap_or(Kind::Leaf));
+        match container {
+            Some(kind) => {
+                if kind == Kind::Map && node > 0 {
+                    self.fixup = Some((node, pos));
+                }
+                states.push(if kind == Kind::Map {
+                    State::AwaitKey
+                } else {
+                    State::Seq
+                });
+            }
+            None => value_done(states),
+        }
+        true
+    }
+
+    pub(crate) fn finish(self) -> Index {
+        self.b.finish()
+    }
+}
+
+fn value_done(states: &mut [State]) {
+    if let Some(state) = states.last_mut() {
+        match state {
+            State::Key(_) => *state = State::AwaitKey,
+            State::AwaitKey => *state = State::Key(None),
+            State::Seq | State::InKey => {}
+        }
     }
 }
 
@@ -601,5 +635,65 @@ k = 1
                 Some(p)
             );
         }
+    }
+
+    #[test]
+    fn positions_indexed_while_parsing_are_those_of_the_index_pass() {
+        // Every YAML file the project ships as an example or fixture, and
+        // shapes the index has special cases for.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts: Vec<String> = vec![
+            "a: 1\nb:\n  c: [1, {d: 2}]\n  e: |\n    text\n".into(),
+            "? [complex, key]\n: v\nplain: &x {a: 1}\nref: *x\n".into(),
+            "- a\n- {b: c}\n- - nested\n".into(),
+            "k: v".into(),
+        ];
+        let mut dirs = vec![
+            root.join("examples"),
+            root.join("tests/fixtures"),
+            root.join(".ci/skills-ref/fixtures"),
+        ];
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                    texts.extend(std::fs::read_to_string(&p).ok());
+                } else if p.extension().is_some_and(|x| x == "md") {
+                    // A SKILL.md's frontmatter.
+                    let text = std::fs::read_to_string(&p).unwrap_or_default();
+                    if let Some(rest) = text.strip_prefix("---\n")
+                        && let Some((fm, _)) = rest.split_once("\n---")
+                    {
+                        texts.push(format!("{fm}\n"));
+                    }
+                }
+            }
+        }
+        assert!(texts.len() > 40, "{} texts", texts.len());
+        let mut compared = 0;
+        for text in &texts {
+            let Ok((Some(value), Some(fused))) =
+                super::super::yaml::parse_indexed(text, u64::MAX, 3)
+            else {
+                continue;
+            };
+            let lazy = Index::yaml(text, 3);
+            let mut all = Vec::new();
+            pointers(&value, String::new(), &mut all);
+            for p in &all {
+                for key in [false, true] {
+                    assert_eq!(
+                        fused.position(p, key),
+                        lazy.position(p, key),
+                        "{p} in {text}"
+                    );
+                    compared += 1;
+                }
+            }
+            assert_eq!(fused.top_level_keys(), lazy.top_level_keys());
+        }
+        assert!(compared > 100, "{compared}");
     }
 }

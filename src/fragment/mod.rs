@@ -43,6 +43,9 @@ pub struct LoadOptions {
     pub max_bytes: u64,
     /// The field a SKILL.md body goes to (the spec's `body_field`).
     pub body_field: Option<String>,
+    /// Index every node's position while parsing, rather than on the first
+    /// question: for callers that will locate something in most fragments.
+    pub positions: bool,
 }
 
 impl Default for LoadOptions {
@@ -50,6 +53,7 @@ impl Default for LoadOptions {
         LoadOptions {
             max_bytes: DEFAULT_MAX_BYTES,
             body_field: None,
+            positions: false,
         }
     }
 }
@@ -119,6 +123,11 @@ impl Fragment {
         let mut index = OnceLock::new();
         let cap = options.max_bytes;
         let (value, body) = match form {
+            Form::Yaml | Form::Yml if options.positions => {
+                let (value, positions) = yaml::parse_indexed(&text, cap, 0).map_err(fail)?;
+                index = OnceLock::from(positions);
+                (value, None)
+            }
             Form::Yaml | Form::Yml => (yaml::parse(&text, cap).map_err(fail)?, None),
             Form::Files => (None, None),
             Form::Toml => {
@@ -129,10 +138,17 @@ impl Fragment {
             Form::SkillMd => {
                 let split = markdown::split(&text).map_err(fail)?;
                 line_offset = split.frontmatter_line;
+                let located = |(pos, kind): (Option<Pos>, DiagnosticKind)| {
+                    fail((pos.map(|(l, c)| (l + line_offset, c)), kind))
+                };
                 let value = match split.frontmatter {
-                    Some(fm) => yaml::parse(fm, cap).map_err(|(pos, kind)| {
-                        fail((pos.map(|(l, c)| (l + line_offset, c)), kind))
-                    })?,
+                    Some(fm) if options.positions => {
+                        let (value, positions) =
+                            yaml::parse_indexed(fm, cap, line_offset).map_err(located)?;
+                        index = OnceLock::from(positions);
+                        value
+                    }
+                    Some(fm) => yaml::parse(fm, cap).map_err(located)?,
                     None => None,
                 };
                 // A checkout with `core.autocrlf` must not change the skill.

@@ -682,11 +682,15 @@ impl<'a> Walk<'a> {
             ..Sourced::default_value(&rule.default)
         };
         let mut by_section = false;
+        // A body replaced whole is split into sections only when a higher
+        // layer asks to change it by section: most bodies never are.
+        let mut whole: Option<(&str, Origin)> = None;
         for c in rest.iter_mut() {
             let (Some(text), Some(origin)) = (c.value.as_str(), c.origin()) else {
                 // A value that is not text (only a spec without a type
                 // lets one through): replaced whole.
                 pieces.clear();
+                whole = None;
                 by_section = false;
                 out = replaced_by(out, c);
                 continue;
@@ -700,6 +704,12 @@ impl<'a> Walk<'a> {
                 .and_then(Result::ok)
             {
                 Some(ops) => {
+                    if let Some((text, origin)) = whole.take() {
+                        pieces = sections::pieces(text, &|line| SectionOrigin {
+                            origin: origin.clone(),
+                            line,
+                        });
+                    }
                     by_section = true;
                     let (merged, applied) = sections::apply(std::mem::take(&mut pieces), ops, &at);
                     pieces = merged;
@@ -733,7 +743,8 @@ impl<'a> Walk<'a> {
                 }
                 None => {
                     by_section = false;
-                    pieces = sections::pieces(text, &at);
+                    pieces.clear();
+                    whole = Some((text, origin.clone()));
                 }
             }
             out = replaced_by(out, c);

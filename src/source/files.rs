@@ -109,10 +109,11 @@ pub fn collect(located: &[Located], limits: &FileLimits) -> Result<Vec<SkillFile
             l,
             limits,
             visited: HashSet::new(),
+            dev: 0,
             entries: 0,
             out: Vec::new(),
         };
-        walk.dir(dir, "", 0)?;
+        walk.dir(dir, "", 0, None)?;
         for (rel, source) in walk.out {
             match merged.get_mut(&rel) {
                 Some(f) => {
@@ -178,14 +179,33 @@ struct Walk<'l> {
     l: &'l Located,
     limits: &'l FileLimits,
     visited: HashSet<(u64, u64)>,
+    /// The device of the walk's root directory.
+    dev: u64,
     entries: usize,
     out: Vec<(String, Source)>,
 }
 
 impl Walk<'_> {
     /// Every file below `dir` (relative to the layer; relative path `prefix`
-    /// in the skill), depth first.
-    fn dir(&mut self, dir: &Path, prefix: &str, depth: usize) -> Result<(), Diagnostic> {
+    /// in the skill), depth first. Each directory is walked once, by its
+    /// identity (device and inode), which ends every symlink loop: `id` is
+    /// the inode its parent's listing gave, on the root's device, or where
+    /// a symlink to it led; `None` (the walk's root) asks the directory
+    /// itself. A directory that is a mount point is known by two
+    /// identities and may be walked twice; the walk's caps bound it all the
+    /// same.
+    fn dir(
+        &mut self,
+        dir: &Path,
+        prefix: &str,
+        depth: usize,
+        id: Option<(u64, u64)>,
+    ) -> Result<(), Diagnostic> {
+        if let Some(id) = id
+            && !self.visited.insert(id)
+        {
+            return Ok(());
+        }
         let l = self.l;
         let shown = |rel: &Path| l.root.path().join(rel);
         if depth > self.limits.max_depth {
@@ -198,7 +218,7 @@ impl Walk<'_> {
                 ),
             ));
         }
-        let (meta, entries) = l.root.entries(dir).map_err(|r| {
+        let (meta, entries) = l.root.entries_with_files(dir, id.is_none()).map_err(|r| {
             refuse(
                 l,
                 &shown(dir),
@@ -208,8 +228,13 @@ impl Walk<'_> {
                 },
             )
         })?;
-        if !self.visited.insert(meta.id) {
-            return Ok(());
+        if let Some(meta) = meta {
+            if depth == 0 {
+                self.dev = meta.id.0;
+            }
+            if !self.visited.insert(meta.id) {
+                return Ok(());
+            }
         }
         for entry in entries {
             self.entries += 1;
@@ -249,16 +274,28 @@ impl Walk<'_> {
                 format!("{prefix}/{lossy}")
             };
             // Where it really is: beneath its layer and not hidden, or
-            // refused (crate::confine).
-            let meta = l.root.metadata(&at).map_err(|r| {
-                let reason = match r {
-                    Refusal::Io(e) => format!("cannot read file: {e}"),
-                    r => r.describe(&shown(&at), &l.layer.to_string()),
-                };
-                refuse(l, &shown(&at), reason)
-            })?;
+            // refused (crate::confine). A regular file or a directory that
+            // is no symlink is beneath the directory listed, so only the
+            // rest (symlinks, types the listing did not give) are walked.
+            let meta = if entry.is_dir {
+                None
+            } else if let Some(meta) = entry.meta {
+                Some(meta)
+            } else {
+                Some(l.root.metadata(&at).map_err(|r| {
+                    let reason = match r {
+                        Refusal::Io(e) => format!("cannot read file: {e}"),
+                        r => r.describe(&shown(&at), &l.layer.to_string()),
+                    };
+                    refuse(l, &shown(&at), reason)
+                })?)
+            };
+            let Some(meta) = meta else {
+                self.dir(&at, &rel, depth + 1, Some((self.dev, entry.ino)))?;
+                continue;
+            };
             match meta.kind {
-                Kind::Dir => self.dir(&at, &rel, depth + 1)?,
+                Kind::Dir => self.dir(&at, &rel, depth + 1, Some(meta.id))?,
                 Kind::File => {
                     self.out.push((
                         rel,

@@ -615,13 +615,25 @@ const FILES_ONLY_PROBE: usize = 10_000;
 /// listed beneath the root counts, so that walking it reports why.
 fn skill_dir_forms(root: &Root, dir: &Path, files_only: bool) -> Vec<(Form, PathBuf)> {
     let mut out = Vec::new();
+    // One open of the directory and one stat per name; a symlink is walked
+    // as any path is, and a directory that cannot be opened beneath the
+    // root is looked at name by name, so that reading it reports why.
+    let stats = root.stat_names(dir, &SKILL_MD_NAMES).ok();
     let mut first = None;
-    for name in SKILL_MD_NAMES {
+    for (i, name) in SKILL_MD_NAMES.into_iter().enumerate() {
         let rel = dir.join(name);
-        if !has_file(root, &rel) {
-            continue;
-        }
-        let id = root.metadata(&rel).ok().map(|m| m.id);
+        let id = match stats.as_ref().map(|s| s[i]) {
+            Some(Some(meta)) if meta.kind == Kind::File => Some(meta.id),
+            Some(Some(meta)) if meta.kind == Kind::Dir => continue,
+            Some(None) => continue,
+            _ => {
+                if !has_file(root, &rel) {
+                    continue;
+                }
+                root.metadata(&rel).ok().map(|m| m.id)
+            }
+        };
+        // On a file system that ignores case the two names are one file.
         if id.is_some() && id == first {
             continue;
         }

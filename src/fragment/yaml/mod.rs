@@ -34,6 +34,7 @@ use crate::error::DiagnosticKind;
 use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt};
 
 use self::resolve::{Kind, Scalar};
+use super::index::{Index, YamlIndexer};
 use super::{ParseError, Pos};
 
 /// The deepest nesting of lists and mappings a value may have (the limit
@@ -44,7 +45,18 @@ const MAX_DEPTH: usize = 128;
 /// [`Budget`] under a size cap of `cap` bytes allows. `Ok(None)` for an
 /// empty or comment-only text, or a document that is only `null`.
 pub(crate) fn parse(text: &str, cap: u64) -> Result<Option<Value>, ParseError> {
-    read(text, cap, None).map(|(v, _)| v)
+    read(text, cap, None, None).map(|(v, _, _)| v)
+}
+
+/// Parses like [`parse`], and indexes every node's position in the same
+/// pass (positions `line_offset` lines down): for a fragment whose
+/// positions are known to be needed, one scan of the text instead of two.
+pub(crate) fn parse_indexed(
+    text: &str,
+    cap: u64,
+    line_offset: usize,
+) -> Result<(Option<Value>, Option<Index>), ParseError> {
+    read(text, cap, None, Some(line_offset)).map(|(v, _, index)| (v, index))
 }
 
 /// Parses like [`parse`], and also gives the keys of the mapping under the
@@ -55,14 +67,15 @@ pub(crate) fn parse_keeping_order(
     cap: u64,
     key: &'static str,
 ) -> Result<(Option<Value>, Vec<String>), ParseError> {
-    read(text, cap, Some(key))
+    read(text, cap, Some(key), None).map(|(v, keys, _)| (v, keys))
 }
 
 fn read(
     text: &str,
     cap: u64,
     order: Option<&'static str>,
-) -> Result<(Option<Value>, Vec<String>), ParseError> {
+    index: Option<usize>,
+) -> Result<(Option<Value>, Vec<String>, Option<Index>), ParseError> {
     // A byte order mark starts the stream, not the text.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if let Some(pos) = flow_too_deep(text) {
@@ -89,21 +102,21 @@ fn read(
         terminated = format!("{text}\n");
         &terminated
     };
-    Builder::new(text, input, cap, order)
-        .run()
-        .map_err(|(pos, kind)| {
-            let end = || super::offset_to_pos(text, text.len());
-            (
-                pos.map(|p| {
-                    if input.len() > text.len() {
-                        p.min(end())
-                    } else {
-                        p
-                    }
-                }),
-                kind,
-            )
-        })
+    let mut builder = Builder::new(text, input, cap, order);
+    builder.indexer = index.map(YamlIndexer::new);
+    builder.run().map_err(|(pos, kind)| {
+        let end = || super::offset_to_pos(text, text.len());
+        (
+            pos.map(|p| {
+                if input.len() > text.len() {
+                    p.min(end())
+                } else {
+                    p
+                }
+            }),
+            kind,
+        )
+    })
 }
 
 /// The first character YAML does not allow in a text (outside `c-printable`:
@@ -164,6 +177,8 @@ struct Builder<'t> {
     replaying: bool,
     /// The root key whose mapping's key order is recorded, and that order.
     order: Option<(&'static str, Vec<String>)>,
+    /// The positions of the nodes, indexed from the same events, when asked.
+    indexer: Option<YamlIndexer>,
 }
 
 /// An open list or mapping.
@@ -212,16 +227,20 @@ impl<'t> Builder<'t> {
             anchored: 0,
             replaying: false,
             order: order.map(|k| (k, Vec::new())),
+            indexer: None,
         }
     }
 
-    fn run(mut self) -> Result<(Option<Value>, Vec<String>), ParseError> {
+    fn run(mut self) -> Result<(Option<Value>, Vec<String>, Option<Index>), ParseError> {
         let mut documents = 0;
         loop {
             let (event, mark) = self.parser.next_token().map_err(|e| {
                 let message = excerpt(e.info(), MESSAGE_CHARS);
                 (Some(pos(e.marker())), DiagnosticKind::Syntax { message })
             })?;
+            if let Some(indexer) = self.indexer.as_mut() {
+                indexer.event(&event, &mark);
+            }
             let at = pos(&mark);
             match event {
                 Event::StreamEnd => break,
@@ -265,7 +284,7 @@ impl<'t> Builder<'t> {
             }
             _ => Vec::new(),
         };
-        Ok((value, keys))
+        Ok((value, keys, self.indexer.map(YamlIndexer::finish)))
     }
 
     /// The value of a block scalar (`|`, `>`) that ends the input, as the
