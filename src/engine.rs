@@ -417,13 +417,20 @@ impl Skills {
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, &effective, &fragments,
             ));
-            for t in &self.targets {
-                out.diagnostics.extend(t.check(
-                    &self.spec,
-                    &effective,
-                    &fragments,
-                    crate::error::Severity::Error,
-                ));
+            if !self.targets.is_empty() {
+                let values = match effective.to_value() {
+                    serde_json::Value::Object(m) => m,
+                    _ => serde_json::Map::new(),
+                };
+                for t in &self.targets {
+                    out.diagnostics.extend(t.check_values(
+                        &self.spec,
+                        &effective,
+                        &values,
+                        &fragments,
+                        crate::error::Severity::Error,
+                    ));
+                }
             }
             if let Ok(files) = &files {
                 out.diagnostics

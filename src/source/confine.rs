@@ -681,6 +681,8 @@ fn meta_of(fd: &OwnedFd) -> Result<Meta, Refusal> {
     Ok(meta_of_stat(&rustix::fs::fstat(fd)?))
 }
 
+// The field types of `stat` differ between platforms.
+#[allow(clippy::unnecessary_cast)]
 fn meta_of_stat(stat: &rustix::fs::Stat) -> Meta {
     Meta {
         kind: kind_of(FileType::from_raw_mode(stat.st_mode)),

@@ -601,7 +601,21 @@ impl Target {
             Value::Object(m) => m,
             _ => Map::new(),
         };
-        let rendered = self.render(spec, &values);
+        self.check_values(spec, effective, &values, fragments, severity)
+    }
+
+    /// [`Target::check`] with the effective skill's values already made
+    /// (`effective.to_value()`): several targets judging one skill share
+    /// them.
+    pub fn check_values(
+        &self,
+        spec: &MergeSpec,
+        effective: &Effective,
+        values: &Map<String, Value>,
+        fragments: &[Fragment],
+        severity: Severity,
+    ) -> Vec<Diagnostic> {
+        let rendered = self.render(spec, values);
         let mut out = Vec::new();
         let finding = |field: &str, problem: String, severity: Severity| {
             let mut d = Diagnostic::error(

@@ -67,11 +67,10 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     }
     skills.require_layers()?;
     let names = (!args.names.is_empty()).then_some(args.names.as_slice());
-    let report = skills.check(
-        names,
-        args.jobs
-            .unwrap_or_else(bernstein_skills::par::default_jobs),
-    );
+    let jobs = args
+        .jobs
+        .unwrap_or_else(bernstein_skills::par::default_jobs);
+    let report = skills.check(names, jobs);
     let (errors, warnings, notes) = (report.errors(), report.warnings(), report.notes());
     if args.json {
         let v: Vec<Value> = report.diagnostics.iter().map(|d| d.to_json()).collect();
@@ -86,9 +85,18 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
         })));
     } else {
         let mut out = Global::places(skills.layers());
-        for d in &report.diagnostics {
-            out.push_str(&output::diagnostic(d, output::Stream::Out));
-            out.push('\n');
+        // Each line is escaped and located: a tree with many problems
+        // formats them on every thread, in order.
+        let chunks: Vec<_> = report.diagnostics.chunks(1024).collect();
+        for part in bernstein_skills::par::map(&chunks, jobs, |chunk| {
+            let mut part = String::new();
+            for d in *chunk {
+                part.push_str(&output::diagnostic(d, output::Stream::Out));
+                part.push('\n');
+            }
+            part
+        }) {
+            out.push_str(&part);
         }
         out.push_str(&format!(
             "{errors} error(s), {warnings} warning(s){} in {} file(s)\n",

@@ -70,12 +70,16 @@ pub(crate) fn parse_keeping_order(
     read(text, cap, Some(key), None).map(|(v, keys, _)| (v, keys))
 }
 
+/// What one pass over a YAML text gives: its value, the key order asked
+/// for, and its positions if asked.
+type Read = (Option<Value>, Vec<String>, Option<Index>);
+
 fn read(
     text: &str,
     cap: u64,
     order: Option<&'static str>,
     index: Option<usize>,
-) -> Result<(Option<Value>, Vec<String>, Option<Index>), ParseError> {
+) -> Result<Read, ParseError> {
     // A byte order mark starts the stream, not the text.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if let Some(pos) = flow_too_deep(text) {
@@ -231,7 +235,7 @@ impl<'t> Builder<'t> {
         }
     }
 
-    fn run(mut self) -> Result<(Option<Value>, Vec<String>, Option<Index>), ParseError> {
+    fn run(mut self) -> Result<Read, ParseError> {
         let mut documents = 0;
         loop {
             let (event, mark) = self.parser.next_token().map_err(|e| {
