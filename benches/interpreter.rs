@@ -64,6 +64,7 @@ mod hand {
     static EMPTY: Value = Value::String(String::new());
     /// The default of its boolean fields.
     static NULL: Value = Value::Null;
+    static TRUE: Value = Value::Bool(true);
     /// The key of a directive.
     const PATCH: &str = "$patch";
     /// Above this many comparisons, a list is searched through an index.
@@ -749,6 +750,7 @@ mod hand {
             string_field(log, fs, "context", None),
             string_field(log, fs, "description", None),
             bool_field(log, fs, "disable-model-invocation"),
+            override_field(log, fs, "enabled", &TRUE, None),
             deep_field(log, fs, "hooks", implicit),
             string_field(log, fs, "license", None),
             deep_field(log, fs, "metadata", implicit),
@@ -756,6 +758,7 @@ mod hand {
             string_field(log, fs, "name", Some(name)),
             keyed_field(log, fs, "references", &KEYS, false),
             keyed_field(log, fs, "scripts", &KEYS, false),
+            deep_field(log, fs, "targets", implicit),
             append_field(log, fs, "trigger_keywords", false),
             bool_field(log, fs, "user-invocable"),
             string_field(log, fs, "version", None),
@@ -929,7 +932,17 @@ mod values_only {
             }
             out.insert(field.to_owned(), Value::Array(list));
         }
-        for field in ["hooks", "metadata"] {
+        // `enabled`: a boolean whose default is true (a null resets it).
+        let mut enabled = Value::Bool(true);
+        for f in fs {
+            match f.fields().get("enabled") {
+                Some(Value::Null) => enabled = Value::Bool(true),
+                Some(x) => enabled = x.clone(),
+                None => {}
+            }
+        }
+        out.insert("enabled".into(), enabled);
+        for field in ["hooks", "metadata", "targets"] {
             let mut meta = Value::Object(Map::new());
             for f in fs {
                 match f.fields().get(field) {
