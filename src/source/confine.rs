@@ -392,21 +392,7 @@ impl Root {
             rel,
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
         )?;
-        let stat = rustix::fs::fstat(&fd)?;
-        match kind_of(FileType::from_raw_mode(stat.st_mode)) {
-            Kind::File => {}
-            Kind::Dir => {
-                return Err(Refusal::NotRegular {
-                    what: "a directory",
-                });
-            }
-            Kind::Other(what) => return Err(Refusal::NotRegular { what }),
-        }
-        let size = stat.st_size.max(0) as u64;
-        if size > max {
-            return Err(Refusal::TooLarge { size, limit: max });
-        }
-        read_capped(std::fs::File::from(fd), size, max)
+        read_regular(fd, max)
     }
 
     /// What is at `rel` beneath the root (following symlinks that stay
@@ -747,6 +733,12 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
         },
         e => e.into(),
     })?;
+    read_regular(fd, max)
+}
+
+/// The bytes of the open file `fd`, if it is a regular file of at most
+/// `max` bytes (read without trusting the size it reports).
+fn read_regular(fd: OwnedFd, max: u64) -> Result<Vec<u8>, Refusal> {
     let stat = rustix::fs::fstat(&fd)?;
     match kind_of(FileType::from_raw_mode(stat.st_mode)) {
         Kind::File => {}

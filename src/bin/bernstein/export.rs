@@ -114,6 +114,26 @@ pub enum ExportFormat {
 }
 
 /// Says on stderr that another export holds the directory.
+/// What the flags say of an export, for `target` if one is given (whose
+/// format then decides).
+fn options<'a>(
+    args: &ExportArgs,
+    target: Option<&'a bernstein_skills::target::Target>,
+) -> ExportOptions<'a> {
+    ExportOptions {
+        prune: args.prune,
+        adopt: args.adopt.clone(),
+        adopt_all: args.adopt_all,
+        force: args.force,
+        keep_going: args.keep_going,
+        jobs: args.jobs.unwrap_or_else(par::default_jobs),
+        on_wait: Some(&waiting),
+        boundary: None,
+        target,
+        ..ExportOptions::default()
+    }
+}
+
 fn waiting(dir: &Path) {
     output::warn([format!(
         "waiting for another export into {} to finish",
@@ -132,15 +152,7 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     };
     let options = ExportOptions {
         format,
-        prune: args.prune,
-        adopt: args.adopt.clone(),
-        adopt_all: args.adopt_all,
-        force: args.force,
-        keep_going: args.keep_going,
-        jobs: args.jobs.unwrap_or_else(par::default_jobs),
-        on_wait: Some(&waiting),
-        boundary: None,
-        target: None,
+        ..options(&args, None)
     };
     let (code, doc) = one(&args, &options, skills)?;
     if args.json {
@@ -211,18 +223,7 @@ fn run_targets(
                 text::path(&dir)
             ));
         }
-        let options = ExportOptions {
-            prune: args.prune,
-            adopt: args.adopt.clone(),
-            adopt_all: args.adopt_all,
-            force: args.force,
-            keep_going: args.keep_going,
-            jobs: args.jobs.unwrap_or_else(par::default_jobs),
-            on_wait: Some(&waiting),
-            boundary: None,
-            target: Some(target),
-            ..ExportOptions::default()
-        };
+        let options = options(&args, Some(target));
         let per = ExportArgs {
             out: args.check.is_none().then(|| dir.clone()),
             check: args.check.as_ref().map(|_| dir.clone()),
