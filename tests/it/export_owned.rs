@@ -8,7 +8,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::support::{Run, Sandbox};
+use super::support::{Run, Sandbox, public_collection};
 
 const RECORD: &str = ".bernstein-skills.json";
 
@@ -151,28 +151,9 @@ fn issue_19_2_a_hand_written_skill_of_a_layered_name_is_refused_by_name() {
     assert_eq!(read(out.join("writer/my-notes.md")), "mine\n");
 }
 
-/// Seventeen public skills, one of them with a description over the
-/// standard's 1,024 characters.
-fn seventeen_with_one_bad() -> Sandbox {
-    let sb = Sandbox::new();
-    for i in 1..=17 {
-        let description = if i == 9 {
-            "d".repeat(1068)
-        } else {
-            format!("Skill number {i}.")
-        };
-        sb.write(
-            "base",
-            &format!("s{i:02}/SKILL.md"),
-            format!("---\nname: s{i:02}\ndescription: {description}\n---\n\nBody.\n"),
-        );
-    }
-    sb
-}
-
 #[test]
 fn issue_19_4_keep_going_writes_the_good_skills_and_names_the_bad_one() {
-    let sb = seventeen_with_one_bad();
+    let sb = public_collection();
     // Whole or nothing by default: a new directory does not appear. (The
     // 1,068-character description is the standard's refusal: its target's.)
     let run = sb.run(&["export", "--target", "agent-skills", "--out", "skills"]);

@@ -321,3 +321,23 @@ pub fn permissions_are_enforced(dir: &Path) -> bool {
     std::fs::remove_file(&probe).unwrap();
     enforced
 }
+
+/// A public collection of 17 skills in the standard's shape; one has a
+/// 1,068-character description (Claude Code takes up to 1,536, the
+/// standard 1,024).
+pub fn public_collection() -> Sandbox {
+    let sb = Sandbox::new().with_layer_dirs();
+    for i in 1..=17 {
+        let description = if i == 9 {
+            "d".repeat(1068)
+        } else {
+            format!("Skill number {i}.")
+        };
+        sb.write(
+            "base",
+            &format!("s{i:02}/SKILL.md"),
+            format!("---\nname: s{i:02}\ndescription: {description}\n---\n\nBody {i}.\n"),
+        );
+    }
+    sb
+}

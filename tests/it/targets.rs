@@ -5,31 +5,11 @@
 
 use serde_json::{Value, json};
 
-use super::support::Sandbox;
-
-/// A public collection of 17 skills in the standard's shape; one has a
-/// 1,068-character description (Claude Code takes up to 1,536, the
-/// standard 1,024).
-fn collection() -> Sandbox {
-    let sb = Sandbox::new().with_layer_dirs();
-    for i in 1..=17 {
-        let description = if i == 9 {
-            "d".repeat(1068)
-        } else {
-            format!("Skill number {i}.")
-        };
-        sb.write(
-            "base",
-            &format!("s{i:02}/SKILL.md"),
-            format!("---\nname: s{i:02}\ndescription: {description}\n---\n\nBody {i}.\n"),
-        );
-    }
-    sb
-}
+use super::support::{Sandbox, public_collection};
 
 #[test]
 fn the_whole_collection_exports_for_claude_code() {
-    let sb = collection();
+    let sb = public_collection();
     let run = sb.run(&["export", "--target", "claude-code", "--out", "claude"]);
     assert!(run.ok().starts_with("17 written"), "{run:#?}");
     assert!(sb.path().join("claude/s09/SKILL.md").is_file());
@@ -39,7 +19,7 @@ fn the_whole_collection_exports_for_claude_code() {
 
 #[test]
 fn the_standard_refuses_the_long_description_until_a_team_override_shortens_it() {
-    let sb = collection();
+    let sb = public_collection();
     let run = sb.run(&["validate", "--target", "agent-skills"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert!(
@@ -211,7 +191,7 @@ fn a_targets_switch_must_be_a_boolean() {
 
 #[test]
 fn export_goes_to_the_targets_place_for_the_scope() {
-    let sb = collection();
+    let sb = public_collection();
     // Within every shipped target's limits.
     sb.write("team", "s09.yaml", "description: Skill number 9.\n");
     let home = sb.path().join("home");
