@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::merge::provenance::{Shadowed, Sourced};
 use crate::spec::{Field, StrategyKind};
 
-use super::{ChangeKind, Contribution, Walk, item_pointer, origin, patch_of};
+use super::{ChangeKind, Contribution, Walk, item_pointer, origin};
+use crate::spec::directive::{self, Form, form_of};
 
 /// Above this many comparisons, equality is checked through a set of the
 /// items' JSON text instead of a scan, so a huge list cannot make the merge
@@ -25,7 +26,7 @@ pub(super) fn merge<'a>(
     layers: &[Contribution<'a>],
     top: bool,
 ) -> Vec<Sourced<'a>> {
-    let replaced = walk.list_replaced(layers);
+    let replaced = walk.list_replaced(&field.strategy, layers);
     let mut out: Vec<Sourced<'a>> = Vec::new();
     let mut seen: Option<BTreeSet<String>> = None;
     if (top || field.has_default)
@@ -48,8 +49,8 @@ pub(super) fn merge<'a>(
                     let deletes: Vec<(&'a Value, usize)> = items
                         .iter()
                         .enumerate()
-                        .filter(|(_, v)| patch_of(v) == Some(super::Patch::Delete))
-                        .filter_map(|(i, v)| Some((v.get("value")?, i)))
+                        .filter(|(_, v)| form_of(&field.strategy, v) == Some(Form::ItemDelete))
+                        .filter_map(|(i, v)| Some((v.get(directive::ITEM)?, i)))
                         .collect();
                     if !deletes.is_empty() {
                         let lower = out.len();
@@ -61,7 +62,7 @@ pub(super) fn merge<'a>(
                     // Deletes are done; `{$patch: replace}` was applied
                     // before the merge; a misspelled directive never passes
                     // validation.
-                    if walk.directives && patch_of(v).is_some() {
+                    if walk.directives && directive::is_directive(v) {
                         continue;
                     }
                     let at = origin(f, item_pointer(&c.pointer, i));

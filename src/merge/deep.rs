@@ -9,10 +9,10 @@ use serde_json::Value;
 use crate::spec::Field;
 
 use super::{
-    Contribution, IMPLICIT, Merged, PATCH, Tree, Walk, key_rule, maps_are_sorted, patch_of,
-    replaced_by,
+    Contribution, IMPLICIT, Merged, PATCH, Tree, Walk, key_rule, maps_are_sorted, replaced_by,
 };
 use crate::spec::Strategy;
+use crate::spec::directive::{Form, form_of};
 
 /// Merges one DEEP_MERGE mapping (or a key below one without a rule).
 pub(crate) fn merge<'a>(
@@ -24,7 +24,7 @@ pub(crate) fn merge<'a>(
     let replaced = walk.directives
         && layers
             .first()
-            .is_some_and(|c| patch_of(c.value) == Some(super::Patch::Replace));
+            .is_some_and(|c| form_of(&rule.strategy, c.value) == Some(Form::MapReplace));
     // The default, as the lowest contribution (it has no origin).
     let mut with_default;
     let layers = if (top || rule.has_default)

@@ -13,9 +13,10 @@ use crate::merge::provenance::{Shadowed, Sourced};
 use crate::spec::{EntriesMode, Field, StrategyKind};
 
 use super::{
-    ChangeKind, Contribution, IMPLICIT, Merged, PATCH, Walk, deep, is_list_replace, item_pointer,
-    keyed_segment, origin, patch_of,
+    ChangeKind, Contribution, IMPLICIT, Merged, PATCH, Walk, deep, item_pointer, keyed_segment,
+    origin,
 };
+use crate::spec::directive::{self, Form, form_of};
 
 /// An entry's identity: the key field that identifies it and its value,
 /// borrowed from the spec and the entry.
@@ -76,7 +77,7 @@ pub(super) fn merge<'a>(
     layers: &[Contribution<'a>],
     top: bool,
 ) -> Vec<Entry<'a>> {
-    let replaced = walk.list_replaced(layers);
+    let replaced = walk.list_replaced(&field.strategy, layers);
     let merging = mode == EntriesMode::Merge;
     let mut out: Vec<Option<Slot<'a>>> = Vec::new();
     if (top || field.has_default)
@@ -132,11 +133,9 @@ pub(super) fn merge<'a>(
             let pointer = item_pointer(&c.pointer, i);
             let mut whole = !merging;
             let mut value = Cow::Borrowed(v);
-            if walk.directives
-                && let Some(p) = patch_of(v)
-            {
-                match p {
-                    super::Patch::Delete => {
+            if walk.directives && directive::is_directive(v) {
+                match form_of(&field.strategy, v) {
+                    Some(Form::EntryDelete) => {
                         let seg = keyed_segment(id.as_ref(), keys, i);
                         let by = origin(f, pointer);
                         match find(&out, id) {
@@ -170,7 +169,7 @@ pub(super) fn merge<'a>(
                     }
                     // The entry replaces the lower one whole, even when
                     // entries merge; the directive itself is not kept.
-                    super::Patch::Replace if !is_list_replace(v) => {
+                    Some(Form::EntryReplace) => {
                         whole = true;
                         if let Value::Object(m) = v {
                             let mut m = m.clone();

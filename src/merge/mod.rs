@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::fragment::{Fragment, escape_pointer};
 use crate::layer::Layer;
 use crate::merge::provenance::{Origin, Shadowed, Sourced};
+use crate::spec::directive::{Form, form_of};
 use crate::spec::{Field, LAYERS_PRESENT, MergeSpec, Strategy, StrategyKind};
 
 pub use keyed::{Entry, Identity, identity};
@@ -494,59 +495,29 @@ pub(crate) fn key_rule<'a>(rule: &'a Field, key: &str) -> &'a Field {
     rule.key_rule(key).unwrap_or(&IMPLICIT)
 }
 
-/// A `$patch` directive, as a fragment writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Patch<'a> {
-    /// `$patch: delete`: remove what the lower layers have there.
-    Delete,
-    /// `$patch: replace`: replace it whole instead of merging into it.
-    Replace,
-    /// Any other value: an error `validate` words (never merged).
-    Unknown(&'a Value),
-}
-
-impl Patch<'_> {
-    /// Reads a directive's value.
-    pub fn of(verb: &Value) -> Patch<'_> {
-        match verb.as_str() {
-            Some("delete") => Patch::Delete,
-            Some("replace") => Patch::Replace,
-            _ => Patch::Unknown(verb),
-        }
-    }
-}
-
-/// The directive of `value` when it is a mapping holding `$patch`.
-pub(crate) fn patch_of(value: &Value) -> Option<Patch<'_>> {
-    match value {
-        Value::Object(m) => m.get(PATCH).map(Patch::of),
-        _ => None,
-    }
-}
-
-/// Is `item` the list directive `{$patch: replace}`?
-pub(crate) fn is_list_replace(item: &Value) -> bool {
-    matches!(item, Value::Object(m) if m.len() == 1 && patch_of(item) == Some(Patch::Replace))
+/// Is `value` a list under `strategy` holding `{$patch: replace}`?
+fn replaces_list(strategy: &Strategy, value: &Value) -> bool {
+    value.as_array().is_some_and(|items| {
+        items
+            .iter()
+            .any(|v| form_of(strategy, v) == Some(Form::ListReplace))
+    })
 }
 
 impl<'a> Walk<'a> {
     /// Does the first of `layers` (the lowest after the cut) start a list
-    /// afresh with `{$patch: replace}`?
-    fn list_replaced(&self, layers: &[Contribution<'_>]) -> bool {
+    /// under `strategy` afresh with `{$patch: replace}`?
+    fn list_replaced(&self, strategy: &Strategy, layers: &[Contribution<'_>]) -> bool {
         self.directives
-            && layers.first().is_some_and(|c| {
-                c.value
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(is_list_replace))
-            })
+            && layers
+                .first()
+                .is_some_and(|c| replaces_list(strategy, c.value))
     }
 
     /// Does `value` delete the whole value of a mapping rule
     /// (`{$patch: delete}`)?
     fn deletes_mapping(&self, strategy: &Strategy, value: &Value) -> bool {
-        self.directives
-            && matches!(strategy, Strategy::DeepMerge { .. })
-            && patch_of(value) == Some(Patch::Delete)
+        self.directives && form_of(strategy, value) == Some(Form::MapDelete)
     }
 
     /// Does `value` delete the lower layers' value (below the top level),
@@ -555,22 +526,12 @@ impl<'a> Walk<'a> {
         match value {
             Value::Null => (true, false),
             _ if !self.directives => (false, false),
-            Value::Object(_) if matches!(strategy, Strategy::DeepMerge { .. }) => {
-                match patch_of(value) {
-                    Some(Patch::Delete) => (true, false),
-                    Some(Patch::Replace) => (false, true),
-                    _ => (false, false),
-                }
-            }
-            Value::Array(items)
-                if matches!(
-                    strategy,
-                    Strategy::Append { .. } | Strategy::KeyedReplace { .. }
-                ) =>
-            {
-                (false, items.iter().any(is_list_replace))
-            }
-            _ => (false, false),
+            Value::Array(_) => (false, replaces_list(strategy, value)),
+            _ => match form_of(strategy, value) {
+                Some(Form::MapDelete) => (true, false),
+                Some(Form::MapReplace) => (false, true),
+                _ => (false, false),
+            },
         }
     }
 

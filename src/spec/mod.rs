@@ -7,6 +7,7 @@
 //! A bad spec is one [`Error::Spec`] naming the spec file and the entry,
 //! before any skill is read.
 
+pub mod directive;
 mod pattern;
 mod schema;
 
@@ -712,8 +713,7 @@ pub struct MergeSpec {
 /// The default KEYED_REPLACE key fields.
 const DEFAULT_KEYS: [&str; 3] = ["name", "id", "code"];
 
-/// The key of a directive in a fragment (spec version 2): `$patch`.
-pub const PATCH: &str = "$patch";
+pub use directive::PATCH;
 
 /// The name the effective skill uses for its list of contributing layers.
 pub const LAYERS_PRESENT: &str = "layers_present";

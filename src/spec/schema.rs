@@ -7,6 +7,7 @@ use std::path::Path;
 use schemars::transform::{RestrictFormats, Transform};
 use serde_json::{Map, Value, json};
 
+use super::directive::{self, Beside, ITEM, Verb};
 use super::{Field, MergeSpec, RawSpec, Strategy, ValueRule, ValueType};
 use crate::error::{Diagnostic, DiagnosticKind, Error};
 use crate::fragment::{self, Syntax};
@@ -52,25 +53,6 @@ pub fn strategy_help(strategy: &Strategy) -> String {
         Strategy::DeepMerge { .. } => "DEEP_MERGE: merged key by key with the lower layers; where both \
              set the same path your value wins; null deletes a key."
             .into(),
-    }
-}
-
-/// The directives a strategy takes, in a sentence (spec version 2).
-fn directive_help(strategy: &Strategy) -> Option<&'static str> {
-    match strategy {
-        Strategy::Override { .. } => None,
-        Strategy::Append { .. } => Some(
-            "An item {$patch: delete, value: X} removes the lower layers' items equal to X; \
-             an item {$patch: replace} makes your items replace theirs.",
-        ),
-        Strategy::KeyedReplace { .. } => Some(
-            "An entry {name: X, $patch: delete} removes the lower layers' entry X; \
-             an item {$patch: replace} makes your entries replace theirs.",
-        ),
-        Strategy::DeepMerge { .. } => Some(
-            "In a mapping, $patch: replace replaces the lower layers' mapping whole; \
-             {$patch: delete} removes it.",
-        ),
     }
 }
 
@@ -162,26 +144,10 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
             let mut m = typed(Some("array"));
             let item = value_schema(items);
             let item = if directives {
-                let mut delete = Map::new();
-                delete.insert("type".into(), json!("object"));
-                delete.insert("required".into(), json!([PATCH, "value"]));
-                delete.insert(
-                    "properties".into(),
-                    obj([
-                        (PATCH, json!({ "enum": ["delete"] })),
-                        ("value", Value::Object(item.clone())),
-                    ]),
-                );
-                delete.insert("additionalProperties".into(), json!(false));
+                let forms = form_schemas(strategy, &Value::Object(item.clone()), &[]);
                 obj([
                     ("if", is_directive()),
-                    (
-                        "then",
-                        obj([(
-                            "anyOf",
-                            Value::Array(vec![list_replace(), Value::Object(delete)]),
-                        )]),
-                    ),
+                    ("then", obj([("anyOf", Value::Array(forms))])),
                     ("else", Value::Object(plain(items, item))),
                 ])
             } else {
@@ -210,28 +176,7 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
                 let merge = *entries == super::EntriesMode::Merge;
                 object["additionalProperties"] =
                     json!({ "$ref": if merge { DEEP_REF } else { PLAIN_REF } });
-                // A delete names the entry by its key, and holds nothing else.
-                let mut named: Map<String, Value> =
-                    keys.iter().map(|k| (k.clone(), json!({}))).collect();
-                named.insert(PATCH.into(), json!({ "enum": ["delete"] }));
-                let mut forms = vec![
-                    list_replace(),
-                    obj([
-                        ("type", json!("object")),
-                        ("properties", Value::Object(named)),
-                        ("additionalProperties", Value::Bool(false)),
-                        ("anyOf", Value::Array(with_key.clone())),
-                    ]),
-                ];
-                // Under `entries: merge`, an entry may replace the lower one whole.
-                if merge {
-                    forms.push(obj([
-                        ("type", json!("object")),
-                        ("properties", json!({ PATCH: { "enum": ["replace"] } })),
-                        ("additionalProperties", json!({ "$ref": DEEP_REF })),
-                        ("anyOf", Value::Array(with_key)),
-                    ]));
-                }
+                let forms = form_schemas(strategy, &Value::Null, &with_key);
                 obj([
                     ("if", is_directive()),
                     ("then", obj([("anyOf", Value::Array(forms))])),
@@ -250,7 +195,7 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
                 return m;
             }
             let mut properties = Map::new();
-            properties.insert(PATCH.into(), json!({ "enum": ["replace", "delete"] }));
+            properties.insert(PATCH.into(), verbs(strategy));
             for f in fields {
                 let schema = nullable(rule_schema(&f.strategy, true, annotate));
                 let schema = described(f, schema, true, annotate);
@@ -258,15 +203,79 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
             }
             m.insert("properties".into(), Value::Object(properties));
             m.insert("additionalProperties".into(), json!({ "$ref": DEEP_REF }));
-            // `{$patch: delete}` deletes the key: nothing may come with it.
-            m.insert("if".into(), is_delete());
-            m.insert(
-                "then".into(),
-                json!({ "type": "object", "maxProperties": 1 }),
-            );
+            m.extend(standing_alone(strategy));
             m
         }
     }
+}
+
+/// The schema of `$patch`'s value in a mapping under `strategy`.
+fn verbs(strategy: &Strategy) -> Value {
+    let verbs: Vec<&str> = directive::forms(strategy)
+        .iter()
+        .map(|f| f.verb().name())
+        .collect();
+    json!({ "enum": verbs })
+}
+
+/// For a mapping under `strategy`: the form whose `$patch` stands alone
+/// (`{$patch: delete}`) holds nothing else, as `if`/`then`.
+fn standing_alone(strategy: &Strategy) -> Map<String, Value> {
+    let mut m = Map::new();
+    if let Some(form) = directive::forms(strategy)
+        .iter()
+        .find(|f| f.beside() == Beside::Nothing)
+    {
+        m.insert("if".into(), with_verb(form.verb()));
+        m.insert(
+            "then".into(),
+            json!({ "type": "object", "maxProperties": 1 }),
+        );
+    }
+    m
+}
+
+/// The schema of each list-element form of `strategy`
+/// ([`directive::forms`]): `item` is what an APPEND delete names, and
+/// `with_key` the ways a KEYED_REPLACE entry is named.
+fn form_schemas(strategy: &Strategy, item: &Value, with_key: &[Value]) -> Vec<Value> {
+    let keys: &[String] = match strategy {
+        Strategy::KeyedReplace { keys, .. } => keys,
+        _ => &[],
+    };
+    directive::forms(strategy)
+        .iter()
+        .map(|form| {
+            let mut properties = Map::new();
+            properties.insert(PATCH.into(), json!({ "enum": [form.verb().name()] }));
+            let mut required = vec![json!(PATCH)];
+            let mut m = Map::new();
+            m.insert("type".into(), json!("object"));
+            let beside = match form.beside() {
+                Beside::Nothing => Value::Bool(false),
+                Beside::Item => {
+                    properties.insert(ITEM.into(), item.clone());
+                    required.push(json!(ITEM));
+                    Value::Bool(false)
+                }
+                Beside::Key => {
+                    for k in keys {
+                        properties.insert(k.clone(), json!({}));
+                    }
+                    Value::Bool(false)
+                }
+                Beside::Entry => json!({ "$ref": DEEP_REF }),
+                Beside::Keys => json!({}),
+            };
+            if matches!(form.beside(), Beside::Key | Beside::Entry) {
+                m.insert("anyOf".into(), Value::Array(with_key.to_vec()));
+            }
+            m.insert("required".into(), Value::Array(required));
+            m.insert("properties".into(), Value::Object(properties));
+            m.insert("additionalProperties".into(), beside);
+            Value::Object(m)
+        })
+        .collect()
 }
 
 /// A JSON object of `pairs`, the values moved in (`json!` would copy an
@@ -309,19 +318,9 @@ fn is_directive() -> Value {
     json!({ "type": "object", "required": [PATCH], "properties": { PATCH: {} } })
 }
 
-/// A mapping whose `$patch` is `delete`.
-fn is_delete() -> Value {
-    json!({ "type": "object", "required": [PATCH], "properties": { PATCH: { "enum": ["delete"] } } })
-}
-
-/// The list element `{$patch: replace}`.
-fn list_replace() -> Value {
-    json!({
-        "type": "object",
-        "required": [PATCH],
-        "properties": { PATCH: { "enum": ["replace"] } },
-        "additionalProperties": false
-    })
+/// A mapping whose `$patch` is `verb`.
+fn with_verb(verb: Verb) -> Value {
+    json!({ "type": "object", "required": [PATCH], "properties": { PATCH: { "enum": [verb.name()] } } })
 }
 
 /// The definitions the directive schemas refer to: a value below a
@@ -329,20 +328,26 @@ fn list_replace() -> Value {
 /// may hold `$patch`; a list there is replaced whole, so a directive in it
 /// means nothing and is refused.
 fn deep_defs() -> Value {
-    let mut deep = json!({
-        "if": { "type": "object" },
-        "then": {
-            "type": "object",
-            "properties": { PATCH: { "enum": ["replace", "delete"] } },
-            "additionalProperties": { "$ref": DEEP_REF },
-            "then": { "type": "object", "maxProperties": 1 }
-        },
-        "else": {
-            "if": { "type": "array" },
-            "then": { "type": "array", "items": { "$ref": PLAIN_REF } }
-        }
-    });
-    deep["then"]["if"] = is_delete();
+    let below = Strategy::DeepMerge { fields: Vec::new() };
+    let mut then = obj([
+        ("type", json!("object")),
+        ("properties", obj([(PATCH, verbs(&below))])),
+        ("additionalProperties", json!({ "$ref": DEEP_REF })),
+    ]);
+    if let Value::Object(m) = &mut then {
+        m.extend(standing_alone(&below));
+    }
+    let deep = obj([
+        ("if", json!({ "type": "object" })),
+        ("then", then),
+        (
+            "else",
+            json!({
+                "if": { "type": "array" },
+                "then": { "type": "array", "items": { "$ref": PLAIN_REF } }
+            }),
+        ),
+    ]);
     obj([("deep", deep), ("plain", plain_def())])
 }
 
@@ -375,7 +380,7 @@ fn described(
         return schema;
     }
     let mut description = strategy_help(&field.strategy);
-    if directives && let Some(help) = directive_help(&field.strategy) {
+    if directives && let Some(help) = super::directive::help(&field.strategy) {
         description = format!("{description} {help}");
     }
     match field.sections {

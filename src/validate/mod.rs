@@ -21,10 +21,12 @@ use serde_json::Value;
 
 use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
 use crate::fragment::{Fragment, Pos, describe, escape_pointer, unescape_pointer};
-use crate::merge::{Patch, identity};
+use crate::merge::identity;
 use std::sync::{Arc, OnceLock};
 
-use crate::spec::{Field, MergeSpec, Strategy, ValueRule, schema_message, validation_schema};
+use crate::spec::{
+    Field, MergeSpec, Strategy, ValueRule, directive, schema_message, validation_schema,
+};
 use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt, json_excerpt, list, sanitized_excerpt};
 
 /// Compiles a fragment schema under draft 7 (see the module documentation).
@@ -140,7 +142,7 @@ impl Validator {
                     // Suggestions are looked for, and long names cut, only
                     // for the unknown fields that are shown.
                     DiagnosticKind::UnknownField { field, .. }
-                        if spec.directives() && field == crate::merge::PATCH =>
+                        if spec.directives() && field == directive::PATCH =>
                     {
                         directive_problem(
                             spec,
@@ -590,23 +592,6 @@ fn rule_at<'s>(spec: &'s MergeSpec, root: &Value, pointer: &str) -> Option<RuleA
     })
 }
 
-/// `a`, `a or b`, `a, b or c` (each an excerpt); past a handful, [`list`].
-fn or_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => excerpt(one, EXCERPT_CHARS),
-        [rest @ .., last] if items.len() <= 5 => format!(
-            "{} or {}",
-            rest.iter()
-                .map(|k| excerpt(k, EXCERPT_CHARS))
-                .collect::<Vec<_>>()
-                .join(", "),
-            excerpt(last, EXCERPT_CHARS)
-        ),
-        _ => list(items.iter().map(String::as_str), false),
-    }
-}
-
 /// A misused directive, in words: the error at `pointer` is about a
 /// mapping holding `$patch` (`instance`), or about `$patch`'s own value.
 /// `None` when the error has nothing to do with a directive.
@@ -616,7 +601,7 @@ fn directive_problem(
     pointer: &str,
     instance: &Value,
 ) -> Option<DiagnosticKind> {
-    use crate::merge::PATCH;
+    use directive::PATCH;
     let (map_pointer, map) = match pointer.rsplit_once('/') {
         Some((parent, last)) if last == PATCH => (parent, None),
         _ => match instance {
@@ -643,127 +628,38 @@ fn directive_problem(
     }
     let at = rule_at(spec, root, map_pointer)?;
     let path = pointer_to_path(root, map_pointer);
-    let others = |m: &serde_json::Map<String, Value>, allowed: &[&str]| -> Vec<String> {
-        m.keys()
-            .filter(|k| k.as_str() != PATCH && !allowed.contains(&k.as_str()))
-            .map(|k| excerpt(k, EXCERPT_CHARS))
-            .collect()
-    };
-    match (&at.rule.strategy, at.rest.len(), at.index) {
+    let in_list = at.rest.iter().any(|s| matches!(s, Seg::Index(_)));
+    let strategy = &at.rule.strategy;
+    let placed = match strategy {
         // The field's own value, or a mapping below a DEEP_MERGE key.
-        (Strategy::DeepMerge { .. }, _, _)
-            if !at.rest.iter().any(|s| matches!(s, Seg::Index(_))) =>
-        {
-            match (Patch::of(verb), map) {
-                (Patch::Delete, Some(m)) => problem(
-                    path,
-                    format!(
-                        "$patch: delete removes the whole mapping, so nothing may be set beside it (remove {})",
-                        list(others(m, &[]).iter().map(String::as_str), false)
-                    ),
-                ),
-                _ => problem(
-                    path,
-                    format!(
-                        "unknown directive $patch: {}; in a mapping, $patch: replace replaces the lower layers' mapping whole and $patch: delete removes it",
-                        shown()
-                    ),
-                ),
-            }
+        Strategy::DeepMerge { .. } => !in_list,
+        Strategy::Append { .. } | Strategy::KeyedReplace { .. } => {
+            at.rest.len() == 1 && at.index.is_some()
         }
-        (Strategy::DeepMerge { .. }, _, _) => problem(
-            path,
-            "a directive means nothing in a list below a DEEP_MERGE key: such a list is replaced whole already (give the key a rule under 'fields:' in the spec to merge it)".into(),
-        ),
-        (Strategy::Override { .. }, 0, _) => problem(
-            path,
-            "an OVERRIDE value is replaced whole, so it takes no directive: write null to reset it".into(),
-        ),
-        (Strategy::Append { .. }, 1, Some(_)) => {
-            let m = map?;
-            match Patch::of(verb) {
-                Patch::Replace => problem(
-                    path,
-                    format!(
-                        "{{$patch: replace}} stands alone in the list (remove {})",
-                        list(others(m, &[]).iter().map(String::as_str), false)
-                    ),
-                ),
-                Patch::Delete if !m.contains_key("value") => problem(
-                    path,
-                    "a delete names the item to remove: {$patch: delete, value: <item>}".into(),
-                ),
-                Patch::Delete if !others(m, &["value"]).is_empty() => problem(
-                    path,
-                    format!(
-                        "a delete holds only $patch and value (remove {})",
-                        list(others(m, &["value"]).iter().map(String::as_str), false)
-                    ),
-                ),
-                // A delete whose value is not an item: the item's rule says why.
-                Patch::Delete => None,
-                _ => problem(
-                    path,
-                    format!(
-                        "unknown directive $patch: {}; in an APPEND list write {{$patch: delete, value: <item>}} to remove items or {{$patch: replace}} to replace the list",
-                        shown()
-                    ),
-                ),
-            }
-        }
-        (Strategy::KeyedReplace { keys, entries }, 1, Some(_)) => {
-            let m = map?;
-            let named = keys.iter().any(|k| m.get(k).and_then(Value::as_str).is_some_and(|v| !v.is_empty()));
-            let merge = *entries == crate::spec::EntriesMode::Merge;
-            let first = keys.first().map(String::as_str).unwrap_or("name");
-            // What the entry holds besides `$patch` and its keys.
-            let beside_key = others(m, &keys.iter().map(String::as_str).collect::<Vec<_>>());
-            match Patch::of(verb) {
-                Patch::Replace if !named || !merge => problem(
-                    path,
-                    if merge {
-                        format!("{{$patch: replace}} stands alone in the list, or replaces one entry named by its {}", or_list(keys))
-                    } else {
-                        format!(
-                            "{{$patch: replace}} stands alone in the list (remove {}); an entry already replaces the lower one whole",
-                            list(others(m, &[]).iter().map(String::as_str), false)
-                        )
-                    },
-                ),
-                Patch::Delete if !named => problem(
-                    path,
-                    format!(
-                        "a delete names the entry by its {}: {{{first}: <entry>, $patch: delete}}",
-                        or_list(keys)
-                    ),
-                ),
-                Patch::Delete if !beside_key.is_empty() => problem(
-                    path,
-                    format!(
-                        "a delete holds only $patch and the entry's key (remove {})",
-                        list(beside_key.iter().map(String::as_str), false)
-                    ),
-                ),
-                Patch::Delete | Patch::Replace => None,
-                _ => problem(
-                    path,
-                    format!(
-                        "unknown directive $patch: {}; in a KEYED_REPLACE list write {{{first}: <entry>, $patch: delete}} to remove an entry or {{$patch: replace}} to replace the list{}",
-                        shown(),
-                        if merge { ", or $patch: replace on an entry to replace it whole" } else { "" }
-                    ),
-                ),
-            }
-        }
-        _ => problem(
-            path,
-            format!(
+        Strategy::Override { .. } => false,
+    };
+    if placed {
+        // A `$patch` whose own value is wrong, or a mapping holding one.
+        let misuse = match map {
+            Some(m) => directive::classify(strategy, m).err()?,
+            // A list element's `$patch` is judged with the element.
+            None if !matches!(strategy, Strategy::DeepMerge { .. }) => return None,
+            None => directive::Misuse::Unknown,
+        };
+        return problem(path, misuse.message(strategy, &shown()));
+    }
+    problem(
+        path,
+        match strategy {
+            Strategy::DeepMerge { .. } => "a directive means nothing in a list below a DEEP_MERGE key: such a list is replaced whole already (give the key a rule under 'fields:' in the spec to merge it)".into(),
+            Strategy::Override { .. } if at.rest.is_empty() => "an OVERRIDE value is replaced whole, so it takes no directive: write null to reset it".into(),
+            _ => format!(
                 "a directive means nothing inside {} ({}): it belongs to a list element or a mapping that merges",
                 at.path,
-                at.rule.strategy.name()
+                strategy.name()
             ),
-        ),
-    }
+        },
+    )
 }
 
 /// An `anyOf` that failed because of a `$patch` deep inside the value (a

@@ -166,11 +166,7 @@ pub enum Refusal<'s> {
 /// directives) `{$patch: delete}` or a mapping with `$patch: replace`?
 fn resets(spec: &MergeSpec, value: &Value) -> bool {
     value.is_null()
-        || (spec.directives()
-            && matches!(
-                crate::merge::patch_of(value),
-                Some(crate::merge::Patch::Delete | crate::merge::Patch::Replace)
-            ))
+        || (spec.directives() && crate::spec::directive::Verb::of_mapping(value).is_some())
 }
 
 /// The first key below a DEEP_MERGE rule (at any depth) that `layer` may

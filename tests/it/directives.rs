@@ -383,8 +383,9 @@ fn a_numeric_mapping_key_is_a_key_not_an_index() {
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert!(
         run.stdout.contains(
-            "error: 'metadata.2024': unknown directive $patch: \"delte\"; in a mapping, $patch: \
-             replace replaces the lower layers' mapping whole and $patch: delete removes it"
+            "error: 'metadata.2024': unknown directive $patch: \"delte\"; in a mapping write \
+             $patch: replace to replace the lower layers' mapping whole or {$patch: delete} to \
+             remove it"
         ),
         "{run:#?}"
     );
