@@ -63,12 +63,9 @@ fn main() -> ExitCode {
         }
         let mut files = vec![OutFile::new(format!("{name}/SKILL.md"), top)];
         for f in bernstein_skills::source::files::collect(located, &limits).ok()? {
-            let bytes = bernstein_skills::source::confine::read_in_root(
-                &f.root,
-                &f.source.path,
-                f.source.size,
-            )
-            .ok()?;
+            let bytes =
+                bernstein_skills::source::read_in_root(&f.root, &f.source.path, f.source.size)
+                    .ok()?;
             files.push(OutFile {
                 rel: format!("{name}/{}", f.rel),
                 bytes,

@@ -50,7 +50,7 @@ fn merged_is_empty(merged: &Merged) -> bool {
 /// Does [`effective`] look at this field? The required ones, and the
 /// OVERRIDE fields with constraints (whose value the merge may have made).
 /// A caller that merges only to check can merge just these
-/// ([`crate::merge::merge_only`]).
+/// (`merge_only`).
 pub fn needs(field: &Field) -> bool {
     field.required
         || matches!(&field.strategy, Strategy::Override { value } if value.has_constraints())

@@ -76,7 +76,7 @@ impl Skills {
     /// The largest committed manifest read (by `export --check` and when
     /// comparing before a write): eight times the fragment cap, room for
     /// three full layers and JSON escaping.
-    pub fn max_manifest_bytes(&self) -> u64 {
+    pub(crate) fn max_manifest_bytes(&self) -> u64 {
         self.options.max_bytes.saturating_mul(8)
     }
 
@@ -182,7 +182,7 @@ impl Skills {
     }
 
     /// [`Skills::files`] for files already located.
-    pub fn files_of(&self, located: &[Located]) -> Result<Vec<SkillFile>> {
+    pub(crate) fn files_of(&self, located: &[Located]) -> Result<Vec<SkillFile>> {
         crate::source::files::collect(located, &self.file_limits).map_err(Error::from)
     }
 
@@ -199,7 +199,7 @@ impl Skills {
     /// The checks of an effective skill after the merge ([`crate::check`]):
     /// required fields, and values the merge made (the skill's file name as
     /// its name) against their rule.
-    pub fn check_effective(
+    pub(crate) fn check_effective(
         &self,
         effective: &Effective,
         fragments: &[Fragment],
@@ -224,7 +224,7 @@ impl Skills {
 
     /// Warnings and errors about the layer directories themselves: see
     /// [`Layers::diagnostics`].
-    pub fn layer_warnings(&self) -> Vec<Diagnostic> {
+    pub(crate) fn layer_warnings(&self) -> Vec<Diagnostic> {
         self.layers.diagnostics()
     }
 
@@ -335,7 +335,7 @@ impl Skills {
     }
 
     /// Checks one skill.
-    pub fn check_one(&self, name: &str) -> Report {
+    pub(crate) fn check_one(&self, name: &str) -> Report {
         match self.locate(name) {
             Ok(located) => self.check_located(name, &located),
             Err(_) => {
@@ -354,7 +354,7 @@ impl Skills {
     }
 
     /// [`Skills::check_one`] for files already located.
-    pub fn check_located(&self, name: &str, located: &[Located]) -> Report {
+    pub(crate) fn check_located(&self, name: &str, located: &[Located]) -> Report {
         let mut out = Report::default();
         if located.is_empty() {
             out.diagnostics.push(Diagnostic::error(

@@ -485,7 +485,7 @@ impl Diagnostic {
     }
 
     /// Sets the layer.
-    pub fn in_layer(mut self, layer: Layer) -> Self {
+    pub(crate) fn in_layer(mut self, layer: Layer) -> Self {
         self.layer = Some(layer);
         self
     }
@@ -500,13 +500,13 @@ impl Diagnostic {
     }
 
     /// Sets the field.
-    pub fn on_field(mut self, field: impl Into<String>) -> Self {
+    pub(crate) fn on_field(mut self, field: impl Into<String>) -> Self {
         self.field = Some(field.into());
         self
     }
 
     /// Is this an error (rather than a warning)?
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
 
@@ -578,7 +578,7 @@ pub enum Error {
         /// The layer directories searched.
         searched: Vec<PathBuf>,
         /// The nearest skill name in the layers, if one is close enough to
-        /// be a typo ([`did_you_mean`]).
+        /// be a typo (`did_you_mean`).
         suggestion: Option<String>,
     },
     /// The requested name is not a valid skill name.
@@ -656,7 +656,7 @@ impl From<Diagnostic> for Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The closest of `candidates` to `word`, if it is close enough to be a typo.
-pub fn did_you_mean<'a>(
+pub(crate) fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {

@@ -55,7 +55,7 @@ pub struct Changed {
     /// has), sorted.
     pub fields: Vec<String>,
     /// A short line diff, old → new: each line an escaped excerpt
-    /// ([`short_diff`]).
+    /// (`short_diff`).
     pub diff: Vec<String>,
 }
 

@@ -27,11 +27,6 @@ impl Layer {
             Layer::User => "user",
         }
     }
-
-    /// Parses a label back into a layer.
-    pub fn from_label(label: &str) -> Option<Layer> {
-        Layer::ALL.into_iter().find(|l| l.label() == label)
-    }
 }
 
 impl fmt::Display for Layer {
@@ -69,7 +64,7 @@ pub enum Form {
 /// The names of the file that makes a directory a skill, in the order they
 /// win: the Agent Skills reference validator looks for `SKILL.md`, then
 /// `skill.md`.
-pub const SKILL_MD_NAMES: [&str; 2] = ["SKILL.md", "skill.md"];
+pub(crate) const SKILL_MD_NAMES: [&str; 2] = ["SKILL.md", "skill.md"];
 
 impl Form {
     /// The forms that hold fields, in lookup order: the first that exists
@@ -138,7 +133,7 @@ pub fn check_name(name: &str) -> Result<(), &'static str> {
 
 /// The layers in words, for messages and hover text: `the base layer`,
 /// `the base and team layers`, `the base, team and user layers`.
-pub fn layers_phrase(layers: &[Layer]) -> String {
+pub(crate) fn layers_phrase(layers: &[Layer]) -> String {
     let labels: Vec<&str> = layers.iter().map(|l| l.label()).collect();
     match labels.as_slice() {
         [] => "no layer".to_owned(),
@@ -148,7 +143,7 @@ pub fn layers_phrase(layers: &[Layer]) -> String {
 }
 
 /// The longest file name, in bytes, that file systems allow (`NAME_MAX`).
-pub const FILE_NAME_MAX: usize = 255;
+pub(crate) const FILE_NAME_MAX: usize = 255;
 
 #[cfg(test)]
 mod tests {

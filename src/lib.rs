@@ -8,7 +8,7 @@
 //! 1. [`spec`]: read `mergespec.yaml` into a checked [`MergeSpec`] (which
 //!    also generates the fragment JSON Schema editors and [`validate`] use);
 //! 2. [`source`]: find the layer directories and each skill's file in them,
-//!    every read confined beneath its layer ([`source::confine`]);
+//!    every read confined beneath its layer ([`source::read_in_root`]);
 //! 3. [`fragment`]: load each file (YAML, SKILL.md, TOML) into a [`Fragment`];
 //! 4. [`validate`]: judge each fragment by the schema compiled once
 //!    (`jsonschema`), and by the spec's ownership of fields and files;
@@ -24,6 +24,9 @@
 //!
 //! [`Skills`] ([`engine`]) puts the stages together for a spec and a set of
 //! layers; [`layer`], [`error`] and [`text`] are the vocabulary they share.
+//! `examples/library.rs` runs the whole pipeline over the bundled example
+//! layers (`cargo run --example library`). The parsers, the confined walk,
+//! each strategy's merge and export's record are private to the crate.
 //!
 //! ```
 //! use std::path::Path;

@@ -40,18 +40,18 @@ pub const EXCERPT_CHARS: usize = 120;
 pub const MESSAGE_CHARS: usize = 400;
 
 /// The most items of a list any message names before "and N more".
-pub const LIST_ITEMS: usize = 5;
+pub(crate) const LIST_ITEMS: usize = 5;
 
 /// Is `c` a character that must not be printed as is: a control character
 /// (Cc) or one that renders as nothing or as something it is not
-/// ([`is_invisible`])?
+/// (`is_invisible`)?
 pub fn is_unsafe(c: char) -> bool {
     c.is_control() || is_invisible(c)
 }
 
 /// The bidirectional embedding, override, isolate and mark characters
 /// (all of them format characters, so also [`is_invisible`]).
-pub fn is_bidi(c: char) -> bool {
+pub(crate) fn is_bidi(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
 }
 
@@ -64,7 +64,7 @@ pub fn is_bidi(c: char) -> bool {
 /// joiner, the Khmer inherent vowels and the Hangul and Mongolian fillers
 /// that fonts draw empty. A name holding one is refused
 /// ([`crate::layer::check_name`]).
-pub fn is_invisible(c: char) -> bool {
+pub(crate) fn is_invisible(c: char) -> bool {
     if c.is_ascii() {
         return false;
     }
@@ -103,7 +103,7 @@ fn is_invisible_by_definition(c: char) -> bool {
 /// emoji...), so that scanners (the JSON writer's, [`escape`]'s) decode and
 /// classify only the few characters that may be unsafe. `next` is ignored
 /// after an ASCII `lead`. A test checks the table against every character.
-pub fn may_be_unsafe(lead: u8, next: u8) -> bool {
+pub(crate) fn may_be_unsafe(lead: u8, next: u8) -> bool {
     if lead < 0x80 {
         return lead < 0x20 || lead == 0x7f;
     }
@@ -229,7 +229,7 @@ fn excerpt_with(s: &str, max: usize, backslash: bool) -> String {
     out
 }
 
-/// At most [`LIST_ITEMS`] of `items` for a message, each an [`excerpt`]
+/// At most `LIST_ITEMS` of `items` for a message, each an [`excerpt`]
 /// (in single quotes when `quote` is set), joined with `, `, then `and N
 /// more` for the rest. Items past the last one shown are only counted, so a
 /// list of a million names costs a count.
@@ -260,7 +260,7 @@ pub fn list<'a>(items: impl IntoIterator<Item = &'a str>, quote: bool) -> String
 /// A JSON value as a message quotes it: its compact JSON, cut to a
 /// [`sanitized_excerpt`] of `max` characters. Only about as much of the value is
 /// serialised as is shown, however large it is.
-pub fn json_excerpt(value: &serde_json::Value, max: usize) -> String {
+pub(crate) fn json_excerpt(value: &serde_json::Value, max: usize) -> String {
     /// A writer that takes a fixed number of bytes, then fails.
     struct Capped(Vec<u8>, usize);
     impl std::io::Write for Capped {

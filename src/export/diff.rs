@@ -15,7 +15,7 @@ const DEADLINE: Duration = Duration::from_millis(200);
 /// A unified-style line diff of `old` → `new` (`similar`'s Myers diff,
 /// bounded in time), at most `max` changed lines, each an escaped excerpt
 /// ([`crate::text::excerpt`]), then how many more there are.
-pub fn short_diff(old: &str, new: &str, max: usize) -> Vec<String> {
+pub(crate) fn short_diff(old: &str, new: &str, max: usize) -> Vec<String> {
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Myers)
         .timeout(DEADLINE)

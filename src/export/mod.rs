@@ -6,7 +6,7 @@
 //! **What export owns.** An output directory is usually shared: an agent's
 //! skills directory also holds the person's own skills and what other
 //! installers put there. Export records what it wrote in
-//! `DIR/.bernstein-skills.json` ([`record`]) and creates, updates and
+//! `DIR/.bernstein-skills.json` ([`RECORD_NAME`]) and creates, updates and
 //! removes only what that record lists:
 //!
 //! - a skill directory or manifest that exists and is not listed is
@@ -30,22 +30,23 @@
 //! yet is built beside its place and renamed into it whole.
 //!
 //! **Confinement and concurrency** are the output directory's own business:
-//! see [`outdir`].
+//! see [`OutDir`].
 
 mod diff;
-pub mod outdir;
-pub mod record;
+mod outdir;
+mod record;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use diff::short_diff;
+pub(crate) use diff::short_diff;
 pub use outdir::OutDir;
 use outdir::{Holds, Kind, Probe};
-use record::{Digest, FileRecord, RECORD_NAME, Record, SkillRecord, sha256};
-pub use write::{write_atomic, write_atomic_mode};
+pub use record::RECORD_NAME;
+use record::{Digest, FileRecord, Record, SkillRecord, sha256};
+pub use write::write_atomic;
 
 use crate::engine::Skills;
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
@@ -55,7 +56,7 @@ use crate::text::{EXCERPT_CHARS, excerpt};
 
 /// Called before an export waits for another one to finish with the
 /// directory (given as the person named it).
-pub type OnWait = dyn Fn(&Path) + Sync;
+pub(crate) type OnWait = dyn Fn(&Path) + Sync;
 
 /// How to export.
 #[derive(Default)]
@@ -79,7 +80,7 @@ pub struct ExportOptions<'a> {
     /// Called before waiting for another export.
     pub on_wait: Option<&'a OnWait>,
     /// The directory below which no component of the output path may be a
-    /// symlink ([`outdir`]); by default the root of the git work tree
+    /// symlink ([`OutDir`]); by default the root of the git work tree
     /// holding the working directory, else the working directory.
     pub boundary: Option<&'a Path>,
     /// The consumer to export for ([`crate::target`]): its format (instead
@@ -154,8 +155,8 @@ pub enum ConflictKind {
     HandEdited,
 }
 
-pub use crate::layer::FILE_NAME_MAX;
-pub use crate::source::{unexportable, unexportable_at};
+pub(crate) use crate::layer::FILE_NAME_MAX;
+pub(crate) use crate::source::unexportable_at;
 
 /// The most lines one skill's drift lists before counting the rest.
 const MAX_LINES: usize = 20;
@@ -245,7 +246,7 @@ impl OutFile {
 }
 
 /// One skill's output.
-pub type Rendered = Vec<OutFile>;
+pub(crate) type Rendered = Vec<OutFile>;
 
 /// What is to be done with one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -751,7 +752,7 @@ impl Skills {
 
     /// What skill `name` exports as for `target` (or, without one, in
     /// `format`); `None` when it is switched off (`honour_switches`).
-    pub fn rendered_for(
+    pub(crate) fn rendered_for(
         &self,
         name: &str,
         located: &[Located],
@@ -1292,7 +1293,7 @@ impl Skills {
 
     /// Compares what `dir` holds with what exporting in `format` would
     /// write; see [`Skills::check_export_with`].
-    pub fn check_export_as(
+    pub(crate) fn check_export_as(
         &self,
         dir: &Path,
         format: Format,

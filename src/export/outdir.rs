@@ -45,23 +45,23 @@ use crate::error::{Error, Result};
 use crate::text;
 
 /// How staging directories are named: this, the process id, `-`, random.
-pub const STAGING_PREFIX: &str = ".bernstein-export-";
+pub(crate) const STAGING_PREFIX: &str = ".bernstein-export-";
 
 /// How temporary files are named: this, then random.
 const TEMP_PREFIX: &str = ".bs-";
 
 /// The most entries one listing of the output directory visits.
-pub const MAX_ENTRIES: usize = 1_000_000;
+pub(crate) const MAX_ENTRIES: usize = 1_000_000;
 
 /// The most entries a walk below one skill's directory visits.
-pub const MAX_SKILL_ENTRIES: usize = 10_000;
+pub(crate) const MAX_SKILL_ENTRIES: usize = 10_000;
 
 /// The deepest a walk or a removal goes below the directory it starts at.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// What an entry is, never following a symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A directory.
     Dir,
     /// A regular file.
@@ -96,7 +96,7 @@ impl Kind {
 /// What a path of the output directory holds, against what export would
 /// write there and what it wrote before.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Probe {
+pub(crate) enum Probe {
     /// Nothing.
     Missing,
     /// A regular file.
@@ -113,7 +113,7 @@ pub enum Probe {
 
 /// Whose bytes a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Holds {
+pub(crate) enum Holds {
     /// Exactly the expected bytes.
     New,
     /// The known content of this index.
@@ -158,7 +158,7 @@ const MAX_CACHED: usize = 64;
 /// once per file halves the system calls of a check. Single-threaded: one
 /// per skill, dropped with it.
 #[derive(Default)]
-pub struct Cache {
+pub(crate) struct Cache {
     dirs: RefCell<Vec<(String, Rc<OwnedFd>)>>,
 }
 
@@ -212,7 +212,7 @@ struct Route {
 
 /// The root of the git work tree holding `cwd` (the nearest directory with
 /// a `.git` entry), else `cwd`.
-pub fn boundary_of(cwd: &Path) -> PathBuf {
+pub(crate) fn boundary_of(cwd: &Path) -> PathBuf {
     cwd.ancestors()
         .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
         .unwrap_or(cwd)
@@ -535,7 +535,7 @@ impl OutDir {
     /// [`OutDir::open`] with another boundary than the default (the root
     /// of the git work tree holding the working directory, else the
     /// working directory).
-    pub fn open_with(
+    pub(crate) fn open_with(
         dir: &Path,
         boundary: Option<&Path>,
         on_wait: Option<&super::OnWait>,
@@ -714,7 +714,7 @@ impl OutDir {
     }
 
     /// Is this a new directory, built in staging until [`OutDir::finish`]?
-    pub fn is_new(&self) -> bool {
+    pub(crate) fn is_new(&self) -> bool {
         self.staging.is_some()
     }
 
@@ -788,7 +788,7 @@ impl OutDir {
     }
 
     /// What is at `rel`, not following a symlink; `None` when nothing.
-    pub fn kind(&self, rel: &str) -> Option<Kind> {
+    pub(crate) fn kind(&self, rel: &str) -> Option<Kind> {
         let (dir, leaf) = self.parent_of(rel, false, false, None).ok()?;
         kind_at(&dir, leaf).ok()
     }
@@ -797,7 +797,7 @@ impl OutDir {
     /// and the `known` contents export wrote there before (digest and
     /// size), reading it only when its size matches one of them, at most
     /// that many bytes, and hashing only what is not `expected`.
-    pub fn probe(
+    pub(crate) fn probe(
         &self,
         rel: &str,
         expected: Option<&[u8]>,
@@ -895,7 +895,7 @@ impl OutDir {
     }
 
     /// The regular file at `rel`, if it is one of at most `cap` bytes.
-    pub fn read(&self, rel: &str, cap: u64, cache: Option<&Cache>) -> Option<Vec<u8>> {
+    pub(crate) fn read(&self, rel: &str, cap: u64, cache: Option<&Cache>) -> Option<Vec<u8>> {
         let (file, size) = self.open_file(rel, cache)?;
         if size > cap {
             return None;
@@ -907,7 +907,7 @@ impl OutDir {
 
     /// The regular file at `rel`, opened without following a symlink, and
     /// its size.
-    pub fn open_file(&self, rel: &str, cache: Option<&Cache>) -> Option<(File, u64)> {
+    pub(crate) fn open_file(&self, rel: &str, cache: Option<&Cache>) -> Option<(File, u64)> {
         let (dir, leaf) = self.parent_of(rel, false, false, cache).ok()?;
         let flags =
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
@@ -934,7 +934,7 @@ impl OutDir {
 
     /// [`OutDir::write`] of what `fill` writes into the file (buffered), for
     /// contents too large to build in memory first.
-    pub fn write_with(
+    pub(crate) fn write_with(
         &self,
         rel: &str,
         executable: bool,
@@ -1008,7 +1008,7 @@ impl OutDir {
     }
 
     /// Removes the directory `rel` if it is empty; returns whether it did.
-    pub fn remove_dir_if_empty(&self, rel: &str) -> bool {
+    pub(crate) fn remove_dir_if_empty(&self, rel: &str) -> bool {
         match self.parent_of(rel, false, false, None) {
             Ok((dir, leaf)) => rustix::fs::unlinkat(&dir, leaf, AtFlags::REMOVEDIR).is_ok(),
             Err(_) => false,
@@ -1017,7 +1017,7 @@ impl OutDir {
 
     /// The entries of the directory itself, hidden ones left out, with what
     /// each is; an error naming the directory past [`MAX_ENTRIES`].
-    pub fn list(&self) -> Result<Vec<(OsString, Kind)>> {
+    pub(crate) fn list(&self) -> Result<Vec<(OsString, Kind)>> {
         let mut budget = MAX_ENTRIES;
         let mut all = entries(&self.root, &mut budget).map_err(|source| Error::Write {
             path: self.given.clone(),
@@ -1038,7 +1038,12 @@ impl OutDir {
     /// hidden entries left out; never following a symlink. Visits at most
     /// `budget` entries and [`MAX_DEPTH`] levels; the flag says whether it
     /// stopped early.
-    pub fn leaves(&self, rel: &str, budget: usize, cache: &Cache) -> (Vec<(String, Kind)>, bool) {
+    pub(crate) fn leaves(
+        &self,
+        rel: &str,
+        budget: usize,
+        cache: &Cache,
+    ) -> (Vec<(String, Kind)>, bool) {
         let mut out = Vec::new();
         let mut budget = budget;
         let mut cut = false;

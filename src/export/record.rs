@@ -12,7 +12,7 @@
 //! paths: the same export gives the same bytes on every machine), so it can
 //! be committed beside the manifests and checked in CI. Committed, it is
 //! attacker input like every other file there: it is read capped
-//! ([`MAX_RECORD_BYTES`]), every skill name is checked as a layer's would be
+//! (`MAX_RECORD_BYTES`), every skill name is checked as a layer's would be
 //! and every path must be a plain relative path inside its skill, and a bad
 //! record is refused whole with one located error.
 //!
@@ -35,20 +35,20 @@ use crate::text::{EXCERPT_CHARS, excerpt};
 pub const RECORD_NAME: &str = ".bernstein-skills.json";
 
 /// The record format this version reads and writes.
-pub const RECORD_VERSION: u64 = 1;
+pub(crate) const RECORD_VERSION: u64 = 1;
 
 /// The largest record read: 64 MiB, about ten times the record of 10,000
 /// skills of five files each.
-pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_RECORD_BYTES: u64 = 64 << 20;
 
 /// The deepest path a record may list below a skill's directory.
-pub const MAX_DEPTH: usize = 16;
+pub(crate) const MAX_DEPTH: usize = 16;
 
 /// The longest path a record may list, in bytes (`PATH_MAX`).
 const MAX_PATH_BYTES: usize = 4096;
 
 /// The tool that writes records, as the record names it.
-pub const TOOL: &str = concat!("bernstein-skills ", env!("CARGO_PKG_VERSION"));
+pub(crate) const TOOL: &str = concat!("bernstein-skills ", env!("CARGO_PKG_VERSION"));
 
 /// A SHA-256 digest.
 pub type Digest = [u8; 32];
@@ -62,7 +62,7 @@ pub fn sha256(bytes: &[u8]) -> Digest {
 /// One file export wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(from = "RawFile")]
-pub struct FileRecord {
+pub(crate) struct FileRecord {
     /// Its SHA-256.
     pub sha256: Digest,
     /// Its size in bytes.
@@ -91,7 +91,7 @@ impl FileRecord {
 /// map per skill would cost a tree node of room for eleven (over a
 /// kilobyte) for each of 10,000 skills.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SkillRecord {
+pub(crate) struct SkillRecord {
     files: Vec<(String, FileRecord)>,
 }
 
@@ -126,16 +126,11 @@ impl SkillRecord {
     pub fn len(&self) -> usize {
         self.files.len()
     }
-
-    /// No file at all?
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
 }
 
 /// What export wrote into one output directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
+pub(crate) struct Record {
     /// What the directory holds: manifests or skill directories.
     pub format: Format,
     /// Every skill export manages there, by name.
@@ -151,16 +146,18 @@ impl Record {
         }
     }
 
+    #[cfg(test)]
     /// The record's bytes: pretty JSON, keys sorted at every depth, a
     /// trailing newline; `spec_sha256` names the spec the skills were
     /// merged under.
-    pub fn to_bytes(&self, spec_sha256: &Digest) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self, spec_sha256: &Digest) -> Vec<u8> {
         self.to_bytes_patched(spec_sha256, &BTreeMap::new())
     }
 
+    #[cfg(test)]
     /// [`Record::to_bytes`] of this record with the skills of `patch` in
     /// place of its own (and added), without copying it.
-    pub fn to_bytes_patched(
+    pub(crate) fn to_bytes_patched(
         &self,
         spec_sha256: &Digest,
         patch: &BTreeMap<String, SkillRecord>,
@@ -191,7 +188,7 @@ impl Record {
 
     /// Writes [`Record::to_bytes_patched`] to `w`, a skill at a time: the
     /// record of 10,000 skills is never built whole in memory.
-    pub fn write_to(
+    pub(crate) fn write_to(
         &self,
         w: &mut dyn std::io::Write,
         spec_sha256: &Digest,
@@ -262,6 +259,7 @@ impl Record {
         w.write_all(out.as_bytes())
     }
 
+    #[cfg(test)]
     /// Reads a record's bytes, `path` naming it in errors; see
     /// [`Record::read`].
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Record> {
@@ -447,7 +445,11 @@ fn strip_position(e: &serde_json::Error) -> String {
 /// `NAME.json` for a manifest; for a skill directory, `NAME/` then one or
 /// more components, none empty, `.`, `..`, hidden, over 255 bytes or
 /// holding a NUL, at most [`MAX_DEPTH`] deep.
-pub fn check_rel(name: &str, rel: &str, format: Format) -> std::result::Result<(), &'static str> {
+pub(crate) fn check_rel(
+    name: &str,
+    rel: &str,
+    format: Format,
+) -> std::result::Result<(), &'static str> {
     match format {
         Format::Json => {
             if rel.strip_suffix(".json") == Some(name) {
@@ -492,13 +494,6 @@ fn hex(out: &mut String, digest: &Digest) {
         out.push(char::from(HEX[usize::from(b >> 4)]));
         out.push(char::from(HEX[usize::from(b & 0xf)]));
     }
-}
-
-/// `digest` as 64 lowercase hexadecimal digits.
-pub fn to_hex(digest: &Digest) -> String {
-    let mut out = String::with_capacity(64);
-    hex(&mut out, digest);
-    out
 }
 
 fn parse_hex(s: &str) -> Option<Digest> {

@@ -23,7 +23,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// [`write_atomic`] with the execute bits set when `executable` (the umask
 /// applies, as to any new file).
-pub fn write_atomic_mode(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
+pub(crate) fn write_atomic_mode(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
     use std::io::Write;
     let fail = |source| Error::Write {
         path: path.to_path_buf(),

@@ -24,16 +24,16 @@ pub(crate) struct Split<'a> {
     /// The frontmatter text (between the fences), if there is one.
     pub frontmatter: Option<&'a str>,
     /// The 0-based line on which the frontmatter text starts.
-    pub frontmatter_line: usize,
+    pub(crate) frontmatter_line: usize,
     /// The body as written, without the line endings that frame it.
     pub body: &'a str,
     /// The file's line endings are CRLF: the body's `\r\n` stand for `\n`.
     pub crlf: bool,
     /// The 1-based line of the body's first character that is not blank
     /// space (where a reader looks for it).
-    pub body_line: usize,
+    pub(crate) body_line: usize,
     /// The 1-based line of the body's first line (blank or not).
-    pub text_line: usize,
+    pub(crate) text_line: usize,
 }
 
 fn is_fence(line: &str) -> bool {

@@ -22,7 +22,7 @@ use crate::layer::{Form, Layer};
 use crate::source::Located;
 
 /// A 1-based `(line, column)`.
-pub type Pos = (usize, usize);
+pub(crate) type Pos = (usize, usize);
 
 /// The default cap on a fragment file's size: 4 MiB.
 pub const DEFAULT_MAX_BYTES: u64 = 4 * 1024 * 1024;
@@ -273,7 +273,7 @@ impl Fragment {
     /// The position of line `line` (0-based) of the string value at
     /// `pointer`: exact for a SKILL.md body, whose lines are the file's;
     /// the value's own position for a YAML or TOML string.
-    pub fn position_in_value(&self, pointer: &str, line: usize) -> Option<Pos> {
+    pub(crate) fn position_in_value(&self, pointer: &str, line: usize) -> Option<Pos> {
         if let Some(at) = &self.body_at
             && pointer.strip_prefix('/') == Some(escape_pointer(&at.field).as_str())
         {
@@ -423,7 +423,7 @@ pub fn escape_pointer(key: &str) -> String {
 }
 
 /// Reverses [`escape_pointer`].
-pub fn unescape_pointer(seg: &str) -> String {
+pub(crate) fn unescape_pointer(seg: &str) -> String {
     seg.replace("~1", "/").replace("~0", "~")
 }
 

@@ -28,7 +28,7 @@ pub use keyed::{Entry, Identity, identity};
 pub use crate::spec::PATCH;
 
 /// A merged mapping: each key's merged value, in byte order of the keys.
-pub type Tree<'a> = BTreeMap<&'a str, Merged<'a>>;
+pub(crate) type Tree<'a> = BTreeMap<&'a str, Merged<'a>>;
 
 /// One merged value with provenance: a field of the effective skill, or a
 /// key below a DEEP_MERGE field.
@@ -87,7 +87,7 @@ pub enum ChangeKind {
 
 impl ChangeKind {
     /// The words explain uses: `deleted by`, `replaced whole by`, ...
-    pub fn phrase(self) -> &'static str {
+    pub(crate) fn phrase(self) -> &'static str {
         match self {
             ChangeKind::Deleted => "deleted by",
             ChangeKind::Replaced => "replaced whole by",
@@ -151,7 +151,7 @@ pub struct FieldMerge<'a> {
 }
 
 /// A piece of a value merged by section, and where it came from.
-pub type SectionPiece<'a> = sections::Piece<'a, SectionOrigin>;
+pub(crate) type SectionPiece<'a> = sections::Piece<'a, SectionOrigin>;
 
 /// Where a piece of a value merged by section came from: the layer and
 /// fragment ([`Origin`], pointing at the value) and the 0-based line inside
@@ -283,7 +283,7 @@ pub(crate) fn push_segment(pointer: &mut String, key: &str) {
 
 /// The path segment of a keyed entry, as `explain` writes it: `[style]`
 /// for the first key, `[id=x]` for the others, `[3]` without an identity.
-pub fn keyed_segment(id: Option<&Identity>, keys: &[String], index: usize) -> String {
+pub(crate) fn keyed_segment(id: Option<&Identity>, keys: &[String], index: usize) -> String {
     match id {
         Some(id) if keys.first().map(String::as_str) == Some(id.key) => format!("[{}]", id.value),
         Some(id) => format!("[{}={}]", id.key, id.value),
@@ -302,7 +302,7 @@ pub fn merge<'a>(spec: &'a MergeSpec, name: &str, fragments: &'a [Fragment]) -> 
 
 /// [`merge`] of only the fields `keep` selects, for a check that needs a
 /// few fields of the effective skill (its other fields are left out).
-pub fn merge_only<'a>(
+pub(crate) fn merge_only<'a>(
     spec: &'a MergeSpec,
     name: &str,
     fragments: &'a [Fragment],
@@ -738,7 +738,7 @@ impl<'a> Walk<'a> {
 
 /// One value of the effective skill met by [`visit`].
 #[derive(Debug, Clone, Copy)]
-pub enum Visited<'m, 'a> {
+pub(crate) enum Visited<'m, 'a> {
     /// An OVERRIDE value or a DEEP_MERGE leaf.
     Value(&'m Sourced<'a>),
     /// An APPEND item.
@@ -755,7 +755,7 @@ pub enum Visited<'m, 'a> {
 /// path as `explain` writes it (`path` is the path of `merged` itself),
 /// and the strategy of the rule that merged it. Keys below a DEEP_MERGE
 /// rule without a rule of their own are reported under DEEP_MERGE.
-pub fn visit<'m, 'a>(
+pub(crate) fn visit<'m, 'a>(
     rule: &Field,
     merged: &'m Merged<'a>,
     path: &mut String,
@@ -926,7 +926,7 @@ pub(crate) mod tests {
     }
 
     /// The contributions of `fs` to `field`, as [`super::merge`] passes them.
-    pub fn contributions<'a>(
+    pub(crate) fn contributions<'a>(
         field: &crate::spec::Field,
         fs: &'a [Fragment],
     ) -> Vec<super::Contribution<'a>> {

@@ -86,7 +86,7 @@ impl Key {
 /// A section of a body: a heading line and the text under it, up to the
 /// next heading.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Section<'a> {
+pub(crate) struct Section<'a> {
     /// Its key.
     pub key: Key,
     /// Its text, heading line included, line endings included.
@@ -158,7 +158,7 @@ fn lines(body: &str) -> Vec<(&str, Option<(usize, &str)>)> {
 
 /// `body` split into sections: the preamble (possibly empty), then one per
 /// heading outside fenced code blocks.
-pub fn split(body: &str) -> Vec<Section<'_>> {
+pub(crate) fn split(body: &str) -> Vec<Section<'_>> {
     let mut out = Vec::new();
     let mut seen: std::collections::HashMap<&str, usize> = Default::default();
     let mut start = 0;
@@ -193,7 +193,7 @@ pub fn split(body: &str) -> Vec<Section<'_>> {
 
 /// Where an insertion goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Anchor {
+pub(crate) enum Anchor {
     /// At the start of the body.
     Start,
     /// At the end of the body.
@@ -206,7 +206,7 @@ pub enum Anchor {
 
 /// One change a layer's body makes to the lower body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Op<'a> {
+pub(crate) enum Op<'a> {
     /// A section that replaces the lower one with its key, or is appended
     /// when there is none (`must_replace`: a warning then).
     Put {
@@ -235,7 +235,7 @@ pub enum Op<'a> {
 
 /// Why a layer's body cannot be read as changes by section.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// The 0-based line in the body.
     pub line: usize,
     /// What is wrong.
@@ -273,7 +273,7 @@ pub fn asks(body: &str) -> bool {
 
 /// The changes a layer's body makes, read from its text (the marker line,
 /// if there, left out). Every problem is reported, with its line.
-pub fn ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
+pub(crate) fn ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
     let mut ops = Vec::new();
     let mut problems = Vec::new();
     // The body's lines with their byte offsets.
@@ -428,7 +428,7 @@ pub struct Piece<'a, O> {
 
 /// What applying a layer's changes did that its author should hear of.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Applied<'a, O> {
+pub(crate) enum Applied<'a, O> {
     /// A delete, a `$patch: replace` or an anchor named a section the
     /// lower body does not have (renamed upstream, or a typo).
     Stale {
@@ -452,7 +452,7 @@ pub enum Applied<'a, O> {
 
 /// The lower body's pieces with `ops` applied (`line_origin` gives the
 /// origin of a line of the layer's body): see the module docs.
-pub fn apply<'a, O: Clone>(
+pub(crate) fn apply<'a, O: Clone>(
     mut pieces: Vec<Piece<'a, O>>,
     ops: Vec<Op<'a>>,
     line_origin: &dyn Fn(usize) -> O,
@@ -562,7 +562,7 @@ pub fn apply<'a, O: Clone>(
 /// The pieces joined into one body. Pieces that were written one after the
 /// other (`adjacent`) are joined as they were; between others, a piece
 /// that does not end a line gets one, and a heading follows a blank line.
-pub fn join<O>(
+pub(crate) fn join<O>(
     pieces: &[Piece<'_, O>],
     adjacent: &dyn Fn(&Piece<'_, O>, &Piece<'_, O>) -> bool,
 ) -> String {
@@ -588,7 +588,10 @@ pub fn join<O>(
 }
 
 /// The pieces of a body as one layer wrote it.
-pub fn pieces<'a, O: Clone>(body: &'a str, line_origin: &dyn Fn(usize) -> O) -> Vec<Piece<'a, O>> {
+pub(crate) fn pieces<'a, O: Clone>(
+    body: &'a str,
+    line_origin: &dyn Fn(usize) -> O,
+) -> Vec<Piece<'a, O>> {
     split(body)
         .into_iter()
         .filter(|s| !(s.key == Key::preamble() && s.text.is_empty()))

@@ -29,7 +29,7 @@ use crate::spec::MergeSpec;
 /// The `SKILL.md` text of an effective skill; refused when its body field
 /// holds something other than text (which a checked spec, whose body field
 /// is an OVERRIDE field of type string, and validated fragments never give).
-pub fn try_render(spec: &MergeSpec, effective: &Effective) -> Result<String, Error> {
+pub(crate) fn try_render(spec: &MergeSpec, effective: &Effective) -> Result<String, Error> {
     let values = effective.to_value();
     let body_field = spec.body_field.as_deref();
     let body = match body_field.and_then(|f| values.get(f).map(|v| (f, v))) {
@@ -78,7 +78,7 @@ pub fn document<'v>(front: impl IntoIterator<Item = (&'v str, &'v Value)>, body:
 }
 
 /// The body of an effective skill's values, if its body field holds text.
-pub fn body_of<'v>(spec: &MergeSpec, values: &'v serde_json::Map<String, Value>) -> &'v str {
+pub(crate) fn body_of<'v>(spec: &MergeSpec, values: &'v serde_json::Map<String, Value>) -> &'v str {
     spec.body_field
         .as_deref()
         .and_then(|f| values.get(f))
@@ -86,7 +86,7 @@ pub fn body_of<'v>(spec: &MergeSpec, values: &'v serde_json::Map<String, Value>)
         .unwrap_or("")
 }
 
-/// [`try_render`] for an effective skill merged from validated fragments
+/// `try_render` for an effective skill merged from validated fragments
 /// under a checked spec, whose body is always text.
 ///
 /// # Panics

@@ -10,7 +10,7 @@
 //! [`Root`]:
 //!
 //! 1. **The root is opened once**, as a directory file descriptor. Below
-//!    the [`Boundary`] (the git work tree the command runs in, else the
+//!    the `Boundary` (the git work tree the command runs in, else the
 //!    working directory) no component of its path may be a symlink, and the
 //!    root itself may never be one: those are files a pull request can
 //!    commit. Components above the boundary are taken as the person gave
@@ -61,7 +61,7 @@ pub enum Refusal {
         /// The resolved path relative to the root.
         resolved: PathBuf,
     },
-    /// Resolving it followed more symlinks than [`MAX_SYMLINKS`].
+    /// Resolving it followed more symlinks than `MAX_SYMLINKS`.
     Loop,
     /// It is not a regular file.
     NotRegular {
@@ -126,7 +126,7 @@ impl From<Errno> for Refusal {
 }
 
 /// The most symlinks one resolution follows (Linux's own limit).
-pub const MAX_SYMLINKS: usize = 40;
+pub(crate) const MAX_SYMLINKS: usize = 40;
 
 /// Directories whose files are never read, wherever a root is.
 const SPECIAL: [&str; 3] = ["/proc", "/sys", "/dev"];
@@ -140,20 +140,20 @@ fn is_special(real: &Path) -> bool {
 /// directory up, that holds a `.git` entry), else the working directory.
 /// Below it, no component of a root or output path may be a symlink.
 #[derive(Debug, Clone, Default)]
-pub struct Boundary {
+pub(crate) struct Boundary {
     dir: Option<PathBuf>,
 }
 
 impl Boundary {
     /// The boundary of this process's working directory.
-    pub fn of_process() -> Boundary {
+    pub(crate) fn of_process() -> Boundary {
         std::env::current_dir()
             .map(|cwd| Boundary::of_dir(&cwd))
             .unwrap_or_default()
     }
 
     /// The boundary for a command run in `cwd` (an absolute, real path).
-    pub fn of_dir(cwd: &Path) -> Boundary {
+    pub(crate) fn of_dir(cwd: &Path) -> Boundary {
         let repo = cwd
             .ancestors()
             .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok());
@@ -162,6 +162,7 @@ impl Boundary {
         }
     }
 
+    #[cfg(test)]
     /// No boundary: only the final component is checked.
     pub fn none() -> Boundary {
         Boundary { dir: None }
@@ -202,7 +203,7 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// Why a root (a layer directory) was not opened.
 #[derive(Debug)]
-pub enum RootRefusal {
+pub(crate) enum RootRefusal {
     /// The root, or a component of its path below the boundary, is a symlink.
     Symlink {
         /// The component that is a symlink.
@@ -252,7 +253,10 @@ impl RootRefusal {
 /// Opens the directory at `path` (absolute, normalised), never through a
 /// symlink below `boundary` nor at its last component. `Ok(None)` when it
 /// does not exist.
-pub fn open_dir_beneath(path: &Path, boundary: &Boundary) -> Result<Option<OwnedFd>, RootRefusal> {
+pub(crate) fn open_dir_beneath(
+    path: &Path,
+    boundary: &Boundary,
+) -> Result<Option<OwnedFd>, RootRefusal> {
     let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let (start, below): (PathBuf, Vec<&OsStr>) = match boundary.dir() {
         Some(b) if path.starts_with(b) && path != b => {
@@ -342,7 +346,7 @@ pub struct Entry {
     pub is_symlink: bool,
     /// Is it a directory (not following a symlink)?
     pub is_dir: bool,
-    /// A regular file's [`Meta`], from [`Root::entries_with_files`].
+    /// A regular file's [`Meta`], from `entries_with_files`.
     pub meta: Option<Meta>,
     /// Its inode number, as the listing gives it.
     pub ino: u64,
@@ -355,7 +359,7 @@ static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 impl Root {
     /// Opens `path` as a root, checked against `boundary` (see the module
     /// docs). `Ok(None)` when it does not exist.
-    pub fn open(path: &Path, boundary: &Boundary) -> Result<Option<Root>, RootRefusal> {
+    pub(crate) fn open(path: &Path, boundary: &Boundary) -> Result<Option<Root>, RootRefusal> {
         let abs = absolute(path);
         let Some(fd) = open_dir_beneath(&abs, boundary)? else {
             return Ok(None);
@@ -403,7 +407,7 @@ impl Root {
     }
 
     /// The entries of the directory at `rel` beneath the root, sorted by
-    /// name, and that directory's own [`Meta`].
+    /// name, and that directory's own `Meta`.
     pub fn entries(&self, rel: &Path) -> Result<(Meta, Vec<Entry>), Refusal> {
         let fd = self.resolve(rel, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
         let meta = meta_of(&fd)?;
@@ -417,7 +421,7 @@ impl Root {
     /// needs no walk of its own. Walks that need every file's size use
     /// this instead of one [`Root::metadata`] (three system calls) per file.
     /// The directory's own [`Meta`] only when `dir_meta` asks for it.
-    pub fn entries_with_files(
+    pub(crate) fn entries_with_files(
         &self,
         rel: &Path,
         dir_meta: bool,
@@ -431,7 +435,7 @@ impl Root {
     /// name does not start with a dot? Stops at the first, and after
     /// `limit` entries answers yes: a directory of hidden entries costs at
     /// most that many, whatever its size.
-    pub fn has_visible_entry(&self, rel: &Path, limit: usize) -> Result<bool, Refusal> {
+    pub(crate) fn has_visible_entry(&self, rel: &Path, limit: usize) -> Result<bool, Refusal> {
         let fd = self.resolve(rel, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
         let dir = rustix::fs::Dir::new(fd)?;
         for (seen, entry) in dir.enumerate() {
@@ -452,7 +456,11 @@ impl Root {
     /// [`Root::metadata`] to learn where it leads). One open of the
     /// directory and one `fstatat` per name: each name is a single
     /// component of a directory beneath the root, so nothing needs a walk.
-    pub fn stat_names(&self, rel: &Path, names: &[&str]) -> Result<Vec<Option<Meta>>, Refusal> {
+    pub(crate) fn stat_names(
+        &self,
+        rel: &Path,
+        names: &[&str],
+    ) -> Result<Vec<Option<Meta>>, Refusal> {
         let dir = self.resolve(rel, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
         Ok(names
             .iter()

@@ -8,7 +8,7 @@
 //! base adds files and changes no field.
 //!
 //! Listing reads no file: it walks the directories, and every entry must
-//! resolve to a regular file inside its layer ([`crate::source::confine`]), with a
+//! resolve to a regular file inside its layer ([`crate::source::read_in_root`]), with a
 //! printable UTF-8 name. The number of files, their total size and the depth
 //! are capped ([`FileLimits`]). Contents are read only by whoever copies the
 //! files (`export --format skill`), as bytes, never parsed.
@@ -26,14 +26,14 @@ use crate::source::confine::{Kind, Refusal, Root};
 #[derive(Debug, Clone, Copy)]
 pub struct FileLimits {
     /// The most files in one skill.
-    pub max_files: usize,
+    pub(crate) max_files: usize,
     /// The most bytes of all of them together.
-    pub max_total_bytes: u64,
+    pub(crate) max_total_bytes: u64,
     /// The deepest directory below the skill directory.
-    pub max_depth: usize,
+    pub(crate) max_depth: usize,
     /// The most directory entries one layer's walk of a skill visits
     /// (files, directories, symlinks, hidden entries alike).
-    pub max_entries: usize,
+    pub(crate) max_entries: usize,
 }
 
 impl Default for FileLimits {
@@ -80,7 +80,7 @@ impl PartialEq for SkillFile {
 }
 
 impl SkillFile {
-    /// Reads the file, as bytes, beneath its layer ([`crate::source::confine`]).
+    /// Reads the file, as bytes, beneath its layer ([`crate::source::read_in_root`]).
     pub fn read(&self) -> Result<Vec<u8>, Diagnostic> {
         crate::source::confine::read_in_root(&self.root, &self.source.path, self.source.size)
             .map_err(|r| {

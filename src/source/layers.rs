@@ -8,7 +8,7 @@
 //! its repository, and the XDG directories. The choice is data
 //! ([`Place`], [`PlaceSource`]) so that every command can say where each
 //! layer came from and why. Every place is opened the same way, whichever
-//! chose it ([`crate::source::confine`]).
+//! chose it ([`crate::source::read_in_root`]).
 //!
 //! Discovery takes its environment as an argument ([`Env`]) so that tests and
 //! embedders never have to mutate the process environment.
@@ -23,7 +23,7 @@ use crate::layer::{Form, Layer, SKILL_MD_NAMES, check_name};
 
 /// Where the project-local team layer is, relative to the directory that
 /// holds it.
-pub const PROJECT_DIR: &str = ".bernstein/skills";
+pub(crate) const PROJECT_DIR: &str = ".bernstein/skills";
 
 /// The variable that names one layer's directory.
 pub fn variable(layer: Layer) -> &'static str {
@@ -51,7 +51,7 @@ pub struct Env {
     pub user: Option<PathBuf>,
     /// The working directory (absolute, with no symlink in it, as the
     /// operating system reports it): where the project-local team layer is
-    /// looked for, and the [`Boundary`] layer directories are checked
+    /// looked for, and the `Boundary` layer directories are checked
     /// against. `None`: no project-local layer, and the boundary of the
     /// process's working directory.
     pub cwd: Option<PathBuf>,
@@ -113,7 +113,7 @@ impl Env {
     /// `.bernstein` that is a symlink counts as holding it, so that
     /// opening it refuses it rather than skipping it in silence. The path
     /// is relative to the working directory.
-    pub fn project_dir(&self) -> Option<PathBuf> {
+    pub(crate) fn project_dir(&self) -> Option<PathBuf> {
         let cwd = self.cwd.as_deref()?;
         let top = Boundary::of_dir(cwd);
         for dir in cwd.ancestors() {
@@ -171,7 +171,7 @@ pub enum PlaceSource {
     /// The layer's own variable (named).
     Variable(&'static str),
     /// The project-local team layer, found from the working directory
-    /// ([`Env::project_dir`]).
+    /// (`project_dir`).
     Project,
     /// The XDG directory below the variable named; `set` is false when the
     /// variable is unset, empty or relative and its default below `$HOME`
@@ -294,7 +294,7 @@ pub struct LayerDir {
     /// The path exists but is not a directory: the layer counts as absent.
     pub not_a_directory: bool,
     /// Why the directory was refused (a symlink, or reached through one
-    /// inside the working tree; see [`crate::source::confine`]): the layer counts as
+    /// inside the working tree; see [`crate::source::read_in_root`]): the layer counts as
     /// absent, and every command that reads layers reports it as an error.
     pub refused: Option<String>,
     /// The opened directory, which every file read from the layer stays
@@ -350,7 +350,7 @@ pub struct Located {
     /// Other forms of the same skill in the same layer, ignored.
     pub shadowed: Vec<PathBuf>,
     /// The layer directory, which the file is read beneath (see
-    /// [`crate::source::confine`]).
+    /// [`crate::source::read_in_root`]).
     pub root: Arc<Root>,
 }
 
@@ -363,7 +363,7 @@ impl Located {
 
     /// The skill's directory relative to its layer directory (`writer`),
     /// for the forms that have one: `NAME/SKILL.md` and files-only.
-    pub fn skill_dir(&self) -> Option<&Path> {
+    pub(crate) fn skill_dir(&self) -> Option<&Path> {
         match self.form {
             Form::SkillMd => self.rel().parent(),
             Form::Files => Some(self.rel()),
@@ -386,7 +386,7 @@ impl Layers {
     }
 
     /// The layers the flags and the environment choose ([`places`]), each
-    /// checked against the [`Boundary`] of the environment's working
+    /// checked against the `Boundary` of the environment's working
     /// directory.
     pub fn choose(env: &Env, flags: &LayerFlags) -> Layers {
         let boundary = match &env.cwd {
@@ -407,14 +407,14 @@ impl Layers {
     }
 
     /// Three explicit directories, base, team, user, checked against the
-    /// [`Boundary`] of this process's working directory.
+    /// `Boundary` of this process's working directory.
     pub fn from_paths(paths: [PathBuf; 3]) -> Layers {
         Layers::from_paths_in(paths, &Boundary::of_process())
     }
 
     /// Three explicit directories, base, team, user, checked against
     /// `boundary` (see [`crate::source::confine`]).
-    pub fn from_paths_in(paths: [PathBuf; 3], boundary: &Boundary) -> Layers {
+    pub(crate) fn from_paths_in(paths: [PathBuf; 3], boundary: &Boundary) -> Layers {
         let mut paths = paths.into_iter();
         let places = Layer::ALL.map(|layer| Place {
             layer,
@@ -427,7 +427,7 @@ impl Layers {
     /// Opens each place, checked against `boundary` (see
     /// [`crate::source::confine`]): the same rules whichever way a place
     /// was chosen.
-    pub fn open(places: [Place; 3], boundary: &Boundary) -> Layers {
+    pub(crate) fn open(places: [Place; 3], boundary: &Boundary) -> Layers {
         let mut places = places.to_vec();
         places.sort_by_key(|p| p.layer);
         let dirs = places
@@ -502,14 +502,9 @@ impl Layers {
         out
     }
 
-    /// Does none of the three directories exist?
-    pub fn none_exist(&self) -> bool {
-        self.dirs.iter().all(|d| !d.is_dir && d.refused.is_none())
-    }
-
     /// The file of skill `name` in each layer that has it, base first. A FIFO,
     /// socket or device of a skill's name counts: reading it is refused with
-    /// an error ([`crate::source::confine`]) rather than skipped in silence.
+    /// an error ([`crate::source::read_in_root`]) rather than skipped in silence.
     pub fn locate(&self, name: &str) -> Vec<Located> {
         self.dirs
             .iter()
@@ -538,7 +533,7 @@ impl Layers {
     }
 
     /// [`Layers::catalog`], plus the entries skipped for their names.
-    pub fn catalog_with_skipped(&self) -> (Vec<(String, Vec<Located>)>, Vec<Skipped>) {
+    pub(crate) fn catalog_with_skipped(&self) -> (Vec<(String, Vec<Located>)>, Vec<Skipped>) {
         let mut all: BTreeMap<String, Vec<Located>> = BTreeMap::new();
         let mut skipped = Vec::new();
         for dir in &self.dirs {
@@ -689,7 +684,7 @@ fn locate_in(dir: &LayerDir, name: &str) -> Option<Located> {
 /// a skill name (not UTF-8, a control, bidi or invisible character): it is
 /// never read, and `validate` warns about it.
 #[derive(Debug, Clone)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// The layer.
     pub layer: Layer,
     /// The entry's path (its name may not be UTF-8).
@@ -760,25 +755,9 @@ fn scan(root: &Root, files_only: bool) -> (Vec<Found>, Vec<(PathBuf, &'static st
     (found, skipped)
 }
 
-/// The names of the skills defined in one layer directory (a directory
-/// with no `SKILL.md` is none, as in the base layer), sorted and unique.
-pub fn names_in(dir: &Path) -> Vec<String> {
-    let Ok(Some(root)) = Root::open(dir, &Boundary::of_process()) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = scan(&root, false)
-        .0
-        .into_iter()
-        .map(|(n, _, _)| n)
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names
-}
-
 /// [`unexportable`] as an error located at the skill's first
 /// file.
-pub fn unexportable_at(name: &str, located: &[Located]) -> Option<Diagnostic> {
+pub(crate) fn unexportable_at(name: &str, located: &[Located]) -> Option<Diagnostic> {
     let kind = unexportable(name)?;
     let first = located.first();
     let mut d = Diagnostic::error(first.map(|l| l.path.as_path()), kind);
@@ -789,7 +768,7 @@ pub fn unexportable_at(name: &str, located: &[Located]) -> Option<Diagnostic> {
 /// Why skill `name` cannot be exported, if it cannot: its manifest's file
 /// name, `<name>.json`, would be longer than [`FILE_NAME_MAX`](crate::layer::FILE_NAME_MAX) bytes (a
 /// layer can hold such a name as `<name>.yml` or `<name>/SKILL.md`).
-pub fn unexportable(name: &str) -> Option<DiagnosticKind> {
+pub(crate) fn unexportable(name: &str) -> Option<DiagnosticKind> {
     let bytes = name.len() + ".json".len();
     (bytes > crate::layer::FILE_NAME_MAX).then_some(DiagnosticKind::NameTooLong {
         bytes,

@@ -1,13 +1,14 @@
 //! Where skills come from: the layer directories, every read from them
-//! confined beneath them ([`confine`]), the skill files found in them
+//! confined beneath them ([`read_in_root`]), the skill files found in them
 //! ([`layers`]) and the files a skill ships ([`files`]). The first stage of
 //! the pipeline: nothing here parses a skill.
 
-pub mod confine;
+pub(crate) mod confine;
 pub mod files;
 pub mod layers;
 
+pub use confine::{Refusal as ReadRefusal, Root, read_bounded, read_in_root};
+pub(crate) use layers::unexportable_at;
 pub use layers::{
-    Env, LayerDir, LayerFlags, Layers, Located, PROJECT_DIR, Place, PlaceSource, Skipped, names_in,
-    places, unexportable, unexportable_at, variable,
+    Env, LayerDir, LayerFlags, Layers, Located, Place, PlaceSource, places, variable,
 };

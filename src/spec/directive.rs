@@ -4,7 +4,7 @@
 //! Three stages read this table and nothing else: the schema generator
 //! builds each form's JSON Schema from it, `validate` words a misused
 //! directive with it, and the merge recognises each form through
-//! [`form_of`].
+//! `form_of`.
 
 use serde_json::{Map, Value};
 
@@ -42,7 +42,7 @@ impl Verb {
     }
 
     /// The verb of `value` when it is a mapping holding a known `$patch`.
-    pub fn of_mapping(value: &Value) -> Option<Verb> {
+    pub(crate) fn of_mapping(value: &Value) -> Option<Verb> {
         Verb::of(value.as_object()?.get(PATCH)?)
     }
 }
@@ -88,7 +88,7 @@ pub enum Beside {
 }
 
 /// The key beside `$patch` that names the item an APPEND delete removes.
-pub const ITEM: &str = "value";
+pub(crate) const ITEM: &str = "value";
 
 impl Form {
     /// Its verb.
@@ -265,7 +265,7 @@ fn complete(form: Form, map: &Map<String, Value>, keys: &[String]) -> bool {
 
 /// The form of `map` (a mapping holding `$patch`) under `strategy`, or
 /// what is wrong with it, in words.
-pub fn classify(strategy: &Strategy, map: &Map<String, Value>) -> Result<Form, Misuse> {
+pub(crate) fn classify(strategy: &Strategy, map: &Map<String, Value>) -> Result<Form, Misuse> {
     let keys = keys(strategy);
     let verb = map.get(PATCH).and_then(Verb::of);
     let mut candidates = forms(strategy)
@@ -297,19 +297,19 @@ pub fn classify(strategy: &Strategy, map: &Map<String, Value>) -> Result<Form, M
 /// The form of `value` under `strategy`, when it is a mapping holding a
 /// `$patch` in one of the forms the strategy takes (a validated fragment
 /// holds no other).
-pub fn form_of(strategy: &Strategy, value: &Value) -> Option<Form> {
+pub(crate) fn form_of(strategy: &Strategy, value: &Value) -> Option<Form> {
     let map = value.as_object().filter(|m| m.contains_key(PATCH))?;
     classify(strategy, map).ok()
 }
 
 /// Is `value` a mapping holding `$patch`, in any form?
-pub fn is_directive(value: &Value) -> bool {
+pub(crate) fn is_directive(value: &Value) -> bool {
     value.as_object().is_some_and(|m| m.contains_key(PATCH))
 }
 
 /// Why a mapping holding `$patch` is in none of its place's forms.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Misuse {
+pub(crate) enum Misuse {
     /// Its verb is none that the place takes.
     Unknown,
     /// Its verb is right, but it lacks or holds too much: the rules it

@@ -3,7 +3,7 @@
 //! The spec is data, read at run time from `spec/mergespec.yaml` (or a file
 //! the user names). [`MergeSpec::from_str`] turns it into a checked plan: the
 //! only thing compiled into this crate about fields is the set of four
-//! strategies ([`Strategy`]) and the attributes each one takes ([`RawRule`]).
+//! strategies ([`Strategy`]) and the attributes each one takes (`RawRule`).
 //! A bad spec is one [`Error::Spec`] naming the spec file and the entry,
 //! before any skill is read.
 
@@ -25,7 +25,8 @@ use crate::layer::Layer;
 use crate::text;
 
 pub(crate) use pattern::compile_draft7;
-pub use schema::{constraint_help, file_schema, fragment_schema, mergespec_schema, strategy_help};
+pub(crate) use schema::file_schema;
+pub use schema::{fragment_schema, mergespec_schema, strategy_help};
 pub(crate) use schema::{schema_message, validation_schema, value_schema};
 
 /// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the
@@ -38,30 +39,28 @@ pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
 /// a DEEP_MERGE field (`fields`), `unique`, `entries` and `layers`. A
 /// version 1 spec reads and merges exactly as before: `$patch` is an
 /// ordinary key under it.
-pub const SUPPORTED_VERSIONS: [u64; 2] = [1, 2];
+pub(crate) const SUPPORTED_VERSIONS: [u64; 2] = [1, 2];
 
 /// The first version with directives and the rule attributes that go with them.
-pub const RULES_V2: u64 = 2;
+pub(crate) const RULES_V2: u64 = 2;
 
 /// The deepest nesting of `fields` a spec may declare. Real specs nest two
 /// or three levels; the cap bounds the recursion over a hostile spec.
-pub const MAX_RULE_DEPTH: usize = 16;
+pub(crate) const MAX_RULE_DEPTH: usize = 16;
 
 /// The most rules a spec may declare, at every depth together: each one is
 /// a check on every fragment and a branch of the generated schema.
-pub const MAX_RULES: usize = 1000;
+pub(crate) const MAX_RULES: usize = 1000;
 
 /// The most values one `enum` may list: every value a fragment sets under
 /// the rule is compared with each of them.
-pub const MAX_ENUM_VALUES: usize = 1000;
-
-pub use pattern::MAX_PATTERN_CHARS;
+pub(crate) const MAX_ENUM_VALUES: usize = 1000;
 
 /// The file as written: the shape `schemas/mergespec.schema.json` describes.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "bernstein merge specification")]
-pub struct RawSpec {
+pub(crate) struct RawSpec {
     /// The format version of this file: 1, or 2 for directives in fragments and the rule attributes `fields`, `unique`, `entries` and `layers`.
     pub version: u64,
     /// The OVERRIDE string field that receives the Markdown after a SKILL.md frontmatter.
@@ -86,7 +85,7 @@ pub struct RawSpec {
 /// Who may provide the files under one directory of a skill.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RawFilesRule {
+pub(crate) struct RawFilesRule {
     /// The layers allowed to provide files there. A file there in any other layer is an error.
     pub layers: Vec<LayerName>,
 }
@@ -112,7 +111,7 @@ pub struct FileOwner {
 /// APPEND takes a type and constraints for each item.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(tag = "strategy", deny_unknown_fields)]
-pub enum RawRule {
+pub(crate) enum RawRule {
     /// Scalars: the highest layer that sets the field replaces it wholesale.
     #[serde(rename = "OVERRIDE")]
     Override {
@@ -245,7 +244,7 @@ pub enum RawRule {
 /// A layer's name as a spec writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum LayerName {
+pub(crate) enum LayerName {
     /// The base layer.
     Base,
     /// The team layer.
@@ -288,7 +287,7 @@ pub enum EntriesMode {
 /// A type as written: one name, or a list of names (`[string, array]`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum RawTypes {
+pub(crate) enum RawTypes {
     /// One type.
     One(ValueType),
     /// Any of these types.
@@ -299,7 +298,7 @@ pub enum RawTypes {
 /// with a type and constraints (`items: {type: string, max_length: 64}`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum RawItems {
+pub(crate) enum RawItems {
     /// Just the items' type.
     Type(RawTypes),
     /// A type with constraints.
@@ -309,10 +308,10 @@ pub enum RawItems {
 /// A list item's type and constraints, as written.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RawItemRule {
+pub(crate) struct RawItemRule {
     /// The item's type, or a list of the types it may have (default: any JSON value).
     #[serde(rename = "type", default)]
-    pub value_type: Option<RawTypes>,
+    pub(crate) value_type: Option<RawTypes>,
     /// A string item must match this regular expression (ECMA-262, unanchored: use ^ and $).
     #[serde(default)]
     pub pattern: Option<String>,
@@ -358,7 +357,7 @@ pub enum ValueType {
 
 impl ValueType {
     /// The name used in the spec and in JSON Schema (`None` for any).
-    pub fn json_type(self) -> Option<&'static str> {
+    pub(crate) fn json_type(self) -> Option<&'static str> {
         match self {
             ValueType::String => Some("string"),
             ValueType::Integer => Some("integer"),
@@ -371,7 +370,7 @@ impl ValueType {
     }
 
     /// "a string", "an integer", ...
-    pub fn phrase(self) -> &'static str {
+    pub(crate) fn phrase(self) -> &'static str {
         match self {
             ValueType::String => "a string",
             ValueType::Integer => "an integer",
@@ -384,7 +383,7 @@ impl ValueType {
     }
 
     /// The plural, for list items: "strings", "integers", ...
-    pub fn plural(self) -> &'static str {
+    pub(crate) fn plural(self) -> &'static str {
         match self {
             ValueType::String => "strings",
             ValueType::Integer => "integers",
@@ -463,22 +462,22 @@ impl ValueRule {
     }
 
     /// Is this exactly one type, `t`, or any?
-    pub fn is_only(&self, t: ValueType) -> bool {
+    pub(crate) fn is_only(&self, t: ValueType) -> bool {
         self.types.is_empty() || self.types == [t]
     }
 
     /// Does it check anything beyond the type, here or in its items?
-    pub fn has_constraints(&self) -> bool {
+    pub(crate) fn has_constraints(&self) -> bool {
         !self.constraints.is_empty() || self.items.as_ref().is_some_and(|i| i.has_constraints())
     }
 
     /// "a string", "a string or a list", "any value".
-    pub fn phrase(&self) -> String {
+    pub(crate) fn phrase(&self) -> String {
         self.join(ValueType::phrase, "any value")
     }
 
     /// The plural, for list items: "strings", "strings or integers", "values".
-    pub fn plural(&self) -> String {
+    pub(crate) fn plural(&self) -> String {
         self.join(ValueType::plural, "values")
     }
 
@@ -669,7 +668,7 @@ impl Field {
     }
 
     /// May `layer` set this value?
-    pub fn allows_layer(&self, layer: Layer) -> bool {
+    pub(crate) fn allows_layer(&self, layer: Layer) -> bool {
         self.layers.as_ref().is_none_or(|ls| ls.contains(&layer))
     }
 }
@@ -879,7 +878,7 @@ impl MergeSpec {
     /// Who may provide the file at `rel` (relative to the skill's
     /// directory), if the spec says: the owner of the longest directory
     /// that holds it.
-    pub fn file_owner(&self, rel: &str) -> Option<&FileOwner> {
+    pub(crate) fn file_owner(&self, rel: &str) -> Option<&FileOwner> {
         self.file_owners.iter().find(|o| {
             rel.strip_prefix(o.dir.as_str())
                 .is_some_and(|rest| rest.starts_with('/'))
@@ -899,7 +898,7 @@ impl MergeSpec {
 
     /// The declared field names in the order the spec file lists them
     /// (sorted, for a spec that was not read from text).
-    pub fn field_order(&self) -> Vec<&str> {
+    pub(crate) fn field_order(&self) -> Vec<&str> {
         if self.order.len() == self.fields.len() {
             self.order.iter().map(String::as_str).collect()
         } else {
@@ -908,7 +907,7 @@ impl MergeSpec {
     }
 
     /// The declared field names, sorted.
-    pub fn field_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn field_names(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|f| f.name.as_str())
     }
 }
@@ -1511,7 +1510,7 @@ pub const INSTALLED_NAME: &str = "mergespec.yaml";
 /// Where a prefix keeps the shipped spec and targets, relative to the
 /// prefix (`/usr`, `/usr/local`, a virtual environment): the conventional
 /// place for a program's installed data.
-pub const SHARE_DIR: &str = "share/bernstein/skills";
+pub(crate) const SHARE_DIR: &str = "share/bernstein/skills";
 
 /// Which place of the [`SpecSearch`] the spec in use came from, in order of
 /// precedence (an earlier variant wins).
@@ -1751,7 +1750,11 @@ mod tests {
         assert_eq!(spec.field("any").unwrap().default, json!(""));
         assert_eq!(spec.field("n").unwrap().default, Value::Null);
         assert!(spec.fields.iter().all(|f| !f.required));
-        assert!(spec.fields.iter().all(|f| constraint_help(f).is_none()));
+        assert!(
+            spec.fields
+                .iter()
+                .all(|f| schema::constraint_help(f).is_none())
+        );
     }
 
     #[test]

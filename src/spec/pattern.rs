@@ -25,7 +25,7 @@ use std::sync::Arc;
 use jsonschema::PatternOptions;
 
 /// The longest pattern a spec may hold, in characters.
-pub const MAX_PATTERN_CHARS: usize = 1000;
+pub(crate) const MAX_PATTERN_CHARS: usize = 1000;
 
 /// The compiled size a pattern may reach (the `regex` crate's own default
 /// is 10 MiB; a spec's patterns are small).

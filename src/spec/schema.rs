@@ -21,7 +21,7 @@ pub fn mergespec_schema() -> Value {
 }
 
 /// The draft 2020-12 schema of a file read into `T`, with `$id` `id`.
-pub fn file_schema<T: schemars::JsonSchema>(id: &str) -> Value {
+pub(crate) fn file_schema<T: schemars::JsonSchema>(id: &str) -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let mut root = generator.into_root_schema_for::<T>();
     // schemars marks a `u64` with `"format": "uint64"`, which draft 2020-12
@@ -443,7 +443,7 @@ pub(super) fn value_accepts(rule: &ValueRule, value: &Value) -> bool {
 
 /// The constraints of a field (and `required`) in words, for the schema's
 /// hover text; `None` when it has none.
-pub fn constraint_help(field: &Field) -> Option<String> {
+pub(crate) fn constraint_help(field: &Field) -> Option<String> {
     let mut parts = Vec::new();
     if field.required {
         parts.push(

@@ -38,16 +38,16 @@ use crate::spec::{MergeSpec, RawItemRule, RawTypes, ValueRule};
 use crate::text::{self, EXCERPT_CHARS};
 
 /// The versions of the target file format this build reads.
-pub const SUPPORTED_VERSIONS: [u64; 1] = [1];
+pub(crate) const SUPPORTED_VERSIONS: [u64; 1] = [1];
 
 /// The largest target file read.
-pub const MAX_TARGET_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_TARGET_BYTES: u64 = 256 * 1024;
 
 /// The file as written: the shape `schemas/target.schema.json` describes.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "bernstein export target")]
-pub struct RawTarget {
+pub(crate) struct RawTarget {
     /// The format version of this file: 1.
     pub version: u64,
     /// The target's name, equal to the file's name without `.yaml`.
@@ -89,7 +89,7 @@ pub enum TargetFormat {
 /// Where a consumer loads skills from, per scope.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RawPlaces {
+pub(crate) struct RawPlaces {
     /// The directory of the person's own skills; `~` is the home directory.
     #[serde(default)]
     pub user: Option<String>,
@@ -114,13 +114,13 @@ pub enum OtherFields {
 /// One field a target takes, with its rules.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RawTargetField {
+pub(crate) struct RawTargetField {
     /// The effective skill must have a non-empty value.
     #[serde(default)]
     pub required: Option<bool>,
     /// The value's type as the consumer reads it (after `render`), or a list of types.
     #[serde(rename = "type", default)]
-    pub value_type: Option<RawTypes>,
+    pub(crate) value_type: Option<RawTypes>,
     /// A string value must match this ECMA-262 regular expression (no backreferences or lookaround).
     #[serde(default)]
     pub pattern: Option<String>,
@@ -156,7 +156,7 @@ pub struct RawTargetField {
 /// A normalisation step, or several in order.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum Normalizations {
+pub(crate) enum Normalizations {
     /// One step.
     One(Normalize),
     /// Steps applied in order.
@@ -192,7 +192,7 @@ pub enum Render {
 /// A field the consumer reads from another file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RawTranslate {
+pub(crate) struct RawTranslate {
     /// The effective skill's field.
     pub field: String,
     /// The YAML file inside the exported skill directory it is written to.
@@ -207,7 +207,7 @@ pub struct RawTranslate {
 /// One effective value and what a translation writes for it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RawValueMap {
+pub(crate) struct RawValueMap {
     /// The effective value.
     pub from: Value,
     /// What is written.
@@ -273,7 +273,7 @@ pub struct Translate {
 
 /// A target's output for one skill: the frontmatter, and what it left out.
 #[derive(Debug, Clone, Default)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     /// The fields written, in order, rendered.
     pub front: Vec<(String, Value)>,
     /// Set fields the target does not take (left out, or refused).
@@ -533,7 +533,7 @@ impl Target {
     /// out (the name field always written); the fields it does not take,
     /// and the files of its translations. `values` is the effective skill's
     /// values ([`Effective::to_value`]).
-    pub fn render(&self, spec: &MergeSpec, values: &Map<String, Value>) -> Rendered {
+    pub(crate) fn render(&self, spec: &MergeSpec, values: &Map<String, Value>) -> Rendered {
         let mut out = Rendered::default();
         let set = |name: &str| -> Option<&Value> {
             let v = values.get(name)?;
@@ -607,7 +607,7 @@ impl Target {
     /// [`Target::check`] with the effective skill's values already made
     /// (`effective.to_value()`): several targets judging one skill share
     /// them.
-    pub fn check_values(
+    pub(crate) fn check_values(
         &self,
         spec: &MergeSpec,
         effective: &Effective,
@@ -756,7 +756,7 @@ pub struct Switch {
 
 impl Switch {
     /// Does the skill go to target `name`?
-    pub fn goes_to(&self, name: &str) -> bool {
+    pub(crate) fn goes_to(&self, name: &str) -> bool {
         self.enabled && !self.off_for.iter().any(|(t, _)| t == name)
     }
 }
@@ -797,7 +797,7 @@ pub fn switch(spec: &MergeSpec, effective: &Effective) -> Switch {
 
 /// Values of the spec's `targets_field` that are not booleans: an error at
 /// each, since the switch could not be read.
-pub fn switch_problems(
+pub(crate) fn switch_problems(
     spec: &MergeSpec,
     effective: &Effective,
     fragments: &[Fragment],

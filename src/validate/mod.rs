@@ -10,7 +10,7 @@
 //! dialect makes the `jsonschema` crate first build its validator for the
 //! 2020-12 meta-schema and its vocabularies, three times the cost of draft
 //! 7's. The generator only uses keywords whose meaning is the same in draft
-//! 7 and 2020-12 ([`SHARED_KEYWORDS`], pinned by a test), so the validator
+//! 7 and 2020-12 (a test pins the list), so the validator
 //! reads the very same document under draft 7's rules.
 
 pub mod ownership;
@@ -93,7 +93,7 @@ impl Validator {
     }
 
     /// Every error in `fragment`, located, in source order: at most
-    /// [`MAX_PER_FILE`] of them (the first ones in the file), then one
+    /// `MAX_PER_FILE` of them (the first ones in the file), then one
     /// [`DiagnosticKind::TooManyErrors`] counting the rest. Empty when it
     /// is valid.
     pub fn check(&self, spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic> {
@@ -176,7 +176,12 @@ impl Validator {
     /// The problems of one value of field `field` (its type and constraints),
     /// unlocated: for a value the merge made rather than read from a layer
     /// (the name field's default, the skill's file name).
-    pub fn check_value(&self, spec: &MergeSpec, field: &str, value: &Value) -> Vec<DiagnosticKind> {
+    pub(crate) fn check_value(
+        &self,
+        spec: &MergeSpec,
+        field: &str,
+        value: &Value,
+    ) -> Vec<DiagnosticKind> {
         let instance = Value::Object([(field.to_owned(), value.clone())].into_iter().collect());
         let schema = match self.schema_valid(&instance) {
             Ok(true) => return Vec::new(),
@@ -197,8 +202,9 @@ impl Validator {
             .collect()
     }
 
+    #[cfg(test)]
     /// Is `fragment` valid? (No diagnostics are built.)
-    pub fn is_valid(&self, spec: &MergeSpec, fragment: &Fragment) -> bool {
+    pub(crate) fn is_valid(&self, spec: &MergeSpec, fragment: &Fragment) -> bool {
         if !self.schema_valid(fragment.as_value()).unwrap_or(false) {
             return false;
         }
@@ -210,9 +216,10 @@ impl Validator {
 
 const DRAFT7: &str = "http://json-schema.org/draft-07/schema#";
 
+#[cfg(test)]
 /// The keywords the fragment schema generator may use: each means the same
 /// in draft 7 and draft 2020-12 (for `items`, the single-schema form).
-pub const SHARED_KEYWORDS: &[&str] = &[
+pub(crate) const SHARED_KEYWORDS: &[&str] = &[
     "$schema",
     "$id",
     "title",
@@ -250,7 +257,7 @@ pub const SHARED_KEYWORDS: &[&str] = &[
 ];
 
 /// The most problems reported (and located) per file, of each severity.
-pub const MAX_PER_FILE: usize = 50;
+pub(crate) const MAX_PER_FILE: usize = 50;
 
 /// The first `max` problems of one file by position, chosen as they come
 /// (a heap of the `max` earliest), and how many more there were. Each
@@ -373,7 +380,7 @@ fn located(
 }
 
 /// `/metadata/limits/0` → `metadata.limits[0]`.
-pub fn pointer_to_path(root: &Value, pointer: &str) -> String {
+pub(crate) fn pointer_to_path(root: &Value, pointer: &str) -> String {
     let mut out = String::new();
     for seg in segments(root, pointer) {
         match seg {
@@ -392,7 +399,7 @@ pub fn pointer_to_path(root: &Value, pointer: &str) -> String {
 /// One step of a JSON pointer into a value: a key of a mapping, or an
 /// index of a list. A key that reads as a number (`"2024"`) stays a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seg {
+pub(crate) enum Seg {
     /// A mapping's key.
     Key(String),
     /// A list's index.
@@ -402,7 +409,7 @@ pub enum Seg {
 /// The segments of `pointer`, typed by what they step into in `root`: an
 /// index only where the value there is a list. Past the end of `root` (a
 /// pointer the value does not hold), keys.
-pub fn segments(root: &Value, pointer: &str) -> Vec<Seg> {
+pub(crate) fn segments(root: &Value, pointer: &str) -> Vec<Seg> {
     let mut at = Some(root);
     let mut out = Vec::new();
     for raw in pointer.split('/').skip(1) {

@@ -9,9 +9,9 @@
 //! personal layer may not widen.
 //!
 //! [`walk`] visits the values a fragment sets that a rule covers, at any
-//! depth; [`refused`] uses it to find the ones the fragment's layer may not
+//! depth; `refused` uses it to find the ones the fragment's layer may not
 //! set. The validator runs it only when some rule of the spec has `layers`
-//! ([`any_owned`]), so a spec without the attribute pays nothing.
+//! (`any_owned`), so a spec without the attribute pays nothing.
 
 use serde_json::{Map, Value};
 
@@ -136,7 +136,7 @@ pub fn owners(field: &Field) -> Option<&[Layer]> {
 }
 
 /// Does any rule of `spec`, at any depth, keep a layer from setting it?
-pub fn any_owned(spec: &MergeSpec) -> bool {
+pub(crate) fn any_owned(spec: &MergeSpec) -> bool {
     fn owned(fields: &[Field]) -> bool {
         fields.iter().any(|f| {
             owners(f).is_some()
@@ -148,7 +148,7 @@ pub fn any_owned(spec: &MergeSpec) -> bool {
 
 /// Why a layer may not set a value.
 #[derive(Debug, Clone, Copy)]
-pub enum Refusal<'s> {
+pub(crate) enum Refusal<'s> {
     /// The value's own rule does not list the layer.
     NotOwner,
     /// The value resets or replaces a mapping that holds `owned` (at
@@ -186,7 +186,7 @@ fn owned_below(rule: &Field, layer: Layer) -> Option<(&Field, String)> {
 /// Calls `found` with each value of `fragment` that its layer may not set
 /// (see [`walk`] for the order): the outermost one only, not the values
 /// inside it.
-pub fn refused<'s>(
+pub(crate) fn refused<'s>(
     spec: &'s MergeSpec,
     fragment: &Fragment,
     found: &mut dyn FnMut(&At<'_>, &'s Field, Refusal<'_>),
@@ -278,7 +278,7 @@ pub fn files(spec: &MergeSpec, files: &[crate::source::files::SkillFile]) -> Vec
 /// layer not allowed under an owned directory have that directory? One
 /// lookup per owned directory and layer, so that commands that read no
 /// files (`show`) only walk them when they must.
-pub fn may_hold_owned_files(spec: &MergeSpec, located: &[crate::source::Located]) -> bool {
+pub(crate) fn may_hold_owned_files(spec: &MergeSpec, located: &[crate::source::Located]) -> bool {
     located.iter().any(|l| {
         let Some(skill_dir) = l.skill_dir() else {
             return false;
@@ -299,17 +299,6 @@ pub fn refusal(path: &str, rule: &Field) -> DiagnosticKind {
     DiagnosticKind::LayerNotAllowed {
         field: excerpt(path, EXCERPT_CHARS),
         allowed: rule.layers.clone().unwrap_or_default(),
-    }
-}
-
-/// The layers in words, for messages and hover text: `the base layer`,
-/// `the base and team layers`, `the base, team and user layers`.
-pub fn layers_phrase(layers: &[Layer]) -> String {
-    let labels: Vec<&str> = layers.iter().map(|l| l.label()).collect();
-    match labels.as_slice() {
-        [] => "no layer".to_owned(),
-        [one] => format!("the {one} layer"),
-        [init @ .., last] => format!("the {} and {last} layers", init.join(", ")),
     }
 }
 
@@ -494,6 +483,7 @@ mod tests {
 
     #[test]
     fn layers_in_words() {
+        use crate::layer::layers_phrase;
         assert_eq!(layers_phrase(&[Layer::Base]), "the base layer");
         assert_eq!(
             layers_phrase(&[Layer::Base, Layer::Team]),

@@ -427,7 +427,7 @@ fn man(command: &[String], out: Option<&std::path::Path>) -> Result<ExitCode> {
     // a page of ours is kept, and nothing is written.
     for (name, _) in &pages {
         let path = dir.join(name);
-        match bernstein_skills::source::confine::read_bounded(&path, 1 << 20) {
+        match bernstein_skills::source::read_bounded(&path, 1 << 20) {
             Err(r) if r.is_not_found() => {}
             Ok(old) if old.windows(4).any(|w| w == b".TH ") && contains(&old, b"bernstein") => {}
             _ => {

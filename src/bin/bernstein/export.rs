@@ -522,7 +522,7 @@ fn export(
             .iter()
             .map(|p| format!("removed stale export staging directory {}", text::path(p))),
     );
-    let record = text::path(&dir.join(bernstein_skills::export::record::RECORD_NAME));
+    let record = text::path(&dir.join(bernstein_skills::export::RECORD_NAME));
     let mut errors = Vec::new();
     for c in &report.refused {
         let name = text::escape(&c.name);

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use bernstein_skills::source::confine::read_bounded;
+use bernstein_skills::source::read_bounded;
 use bernstein_skills::spec::{Constraints, Field, FoundSpec, MAX_SPEC_BYTES, SpecSource, Strategy};
 use bernstein_skills::validate::ownership;
 use bernstein_skills::{Error, MergeSpec, Result, output::render};
