@@ -1,0 +1,501 @@
+//! What an export will do to the output directory, decided before anything
+//! is written: each skill's files compared with what is there and with the
+//! record, drift found, and the actions that follow.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use super::diff::short_diff;
+use super::outdir::{self, Holds, Kind, OutDir, Probe};
+use super::record::{self, Digest, FileRecord, RECORD_NAME, Record, SkillRecord};
+use super::{Conflict, ConflictKind, Format, MAX_LINES, OutFile};
+use crate::error::{Error, Result};
+use crate::text::{EXCERPT_CHARS, excerpt};
+
+/// What is to be done with one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Action {
+    /// Nothing: it holds what export would write.
+    Keep,
+    /// Write it.
+    Write,
+    /// Remove it: the skill no longer has it.
+    Remove,
+    /// Nothing on disk; drop it from the record.
+    Forget,
+}
+
+/// One file of a plan.
+#[derive(Debug)]
+pub(super) struct FilePlan {
+    pub(super) rel: String,
+    /// What export would write there (none: the skill no longer has it).
+    pub(super) new: Option<FileRecord>,
+    pub(super) action: Action,
+    /// The content export wrote before that the file holds now.
+    pub(super) was: Option<(Digest, u64)>,
+}
+
+/// What exporting one skill takes, found before anything is written.
+#[derive(Debug, Default)]
+pub(super) struct Plan {
+    pub(super) files: Vec<FilePlan>,
+    /// Lines for `--check`: output out of date.
+    pub(super) changed: Vec<String>,
+    /// Hand edits in the way (lines).
+    pub(super) hand_edited: Vec<String>,
+    /// Files export did not write, below the skill's directory.
+    pub(super) hand_added: Vec<String>,
+    /// How many more the walk found.
+    pub(super) hand_added_more: usize,
+    /// The walk stopped at its bound: there may be more.
+    pub(super) walk_cut: bool,
+    /// Unmanaged output: what is there.
+    pub(super) unmanaged: Option<&'static str>,
+    /// Write over what is in the way (forced or adopted).
+    pub(super) replace: bool,
+}
+
+impl Plan {
+    pub(super) fn writes(&self) -> bool {
+        self.files
+            .iter()
+            .any(|f| matches!(f.action, Action::Write | Action::Remove))
+    }
+
+    /// The record entry once the plan is carried out.
+    pub(super) fn entry(&self) -> SkillRecord {
+        SkillRecord::new(
+            self.files
+                .iter()
+                .filter_map(|f| Some((f.rel.clone(), f.new.clone()?)))
+                .collect(),
+        )
+    }
+
+    /// Is [`Plan::entry`] `old`?
+    pub(super) fn entry_is(&self, old: Option<&SkillRecord>) -> bool {
+        let Some(old) = old else {
+            return false;
+        };
+        let mut n = 0;
+        for f in &self.files {
+            if let Some(new) = &f.new {
+                n += 1;
+                if old.get(&f.rel) != Some(new) {
+                    return false;
+                }
+            }
+        }
+        n == old.len()
+    }
+
+    /// Nothing to write, nothing to record, nothing to say.
+    pub(super) fn is_noop(&self, old: Option<&SkillRecord>) -> bool {
+        !self.writes()
+            && self.unmanaged.is_none()
+            && self.hand_edited.is_empty()
+            && self.entry_is(old)
+    }
+
+    /// The record entry while the plan is carried out: the new digest of
+    /// every file to write with the one it replaces, and the files to
+    /// remove as they were.
+    pub(super) fn pending(&self, old: Option<&SkillRecord>) -> SkillRecord {
+        let mut files = Vec::with_capacity(self.files.len());
+        for f in &self.files {
+            match (&f.new, f.action) {
+                (Some(new), Action::Write) => {
+                    let mut new = new.clone();
+                    new.was = f.was.map(Box::new);
+                    files.push((f.rel.clone(), new));
+                }
+                (Some(new), _) => files.push((f.rel.clone(), new.clone())),
+                (None, Action::Remove) => {
+                    if let Some(old) = old.and_then(|o| o.get(&f.rel)) {
+                        files.push((f.rel.clone(), old.clone()));
+                    }
+                }
+                (None, _) => {}
+            }
+        }
+        SkillRecord::new(files)
+    }
+
+    pub(super) fn conflict(&self, name: &str, format: Format, out: &OutDir) -> Option<Conflict> {
+        let path = shown_output(out, name, format);
+        if let Some(what) = self.unmanaged {
+            return Some(Conflict {
+                name: name.to_owned(),
+                kind: ConflictKind::Unmanaged(what),
+                path,
+                lines: Vec::new(),
+            });
+        }
+        (!self.hand_edited.is_empty() && !self.replace).then(|| Conflict {
+            name: name.to_owned(),
+            kind: ConflictKind::HandEdited,
+            path,
+            lines: self.hand_edited.clone(),
+        })
+    }
+}
+
+/// `DIR/NAME/` or `DIR/NAME.json`, as the person would name it.
+pub(super) fn shown_output(out: &OutDir, name: &str, format: Format) -> PathBuf {
+    match format {
+        Format::Json => out.shown(&format!("{name}.json")),
+        Format::Skill => {
+            let mut p = out.shown(name).into_os_string();
+            p.push("/");
+            PathBuf::from(p)
+        }
+    }
+}
+
+/// Pushes `line` unless `lines` already holds it or [`MAX_LINES`] lines.
+pub(super) fn push_line(lines: &mut Vec<String>, line: String) {
+    if lines.contains(&line) {
+        return;
+    }
+    match lines.len() {
+        n if n < MAX_LINES => lines.push(line),
+        n if n == MAX_LINES => lines.push("... more".to_owned()),
+        _ => {}
+    }
+}
+
+/// What the planner needs besides the skill.
+pub(super) struct Ctx<'a> {
+    pub(super) out: &'a OutDir,
+    pub(super) format: Format,
+    /// Lines for every change, not only for conflicts (`--check`).
+    pub(super) all_lines: bool,
+    /// The largest old file read for a diff.
+    pub(super) cap: u64,
+}
+
+impl Ctx<'_> {
+    /// `rel` as a line names it: inside the skill's directory for a skill.
+    pub(super) fn shown<'r>(&self, name: &str, rel: &'r str) -> &'r str {
+        match self.format {
+            Format::Json => rel,
+            Format::Skill => rel
+                .strip_prefix(name)
+                .and_then(|r| r.strip_prefix('/'))
+                .unwrap_or(rel),
+        }
+    }
+
+    /// How the file at `rel` differs from `new`: a short diff for a
+    /// manifest or `SKILL.md`, sizes for other files. For a manifest the
+    /// diff is all there is; otherwise it follows a `~ path` line.
+    pub(super) fn diff(
+        &self,
+        name: &str,
+        rel: &str,
+        new: &[u8],
+        note: &str,
+        lines: &mut Vec<String>,
+        cache: &outdir::Cache,
+    ) {
+        let shown = excerpt(self.shown(name, rel), EXCERPT_CHARS);
+        let old = self.out.read(rel, self.cap, Some(cache));
+        let text = self.format == Format::Json || rel == format!("{name}/SKILL.md");
+        match old {
+            Some(old) if text => {
+                let diff = short_diff(
+                    &String::from_utf8_lossy(&old),
+                    &String::from_utf8_lossy(new),
+                    12,
+                );
+                if self.format == Format::Json {
+                    if !note.is_empty() {
+                        push_line(lines, format!("~ {shown}{note}"));
+                    }
+                    lines.extend(diff);
+                } else {
+                    push_line(lines, format!("~ {shown}{note}"));
+                    lines.extend(diff.into_iter().map(|l| format!("  {l}")));
+                }
+            }
+            Some(old) => push_line(
+                lines,
+                format!("~ {shown}{note} ({} → {} bytes)", old.len(), new.len()),
+            ),
+            None => push_line(lines, format!("~ {shown}{note}")),
+        }
+    }
+
+    /// Plans skill `name`: `files` is what export would write (none for a
+    /// managed skill no layer provides), `old` its record entry, `on_disk`
+    /// what is at its output's place.
+    pub(super) fn plan(
+        &self,
+        name: &str,
+        files: Option<&[OutFile]>,
+        old: Option<&SkillRecord>,
+        on_disk: Option<Kind>,
+        adopt: bool,
+        force: bool,
+    ) -> Plan {
+        let mut plan = Plan {
+            replace: adopt || force,
+            ..Plan::default()
+        };
+        if files.is_some()
+            && old.is_none()
+            && !adopt
+            && let Some(kind) = on_disk
+        {
+            plan.unmanaged = Some(kind.words());
+            return plan;
+        }
+        // A skill directory that is not one: nothing below it is probed
+        // (a link is never followed), every file is written once allowed.
+        let blocked_dir = match (self.format, on_disk) {
+            (Format::Skill, Some(k)) if k != Kind::Dir => Some(k),
+            _ => None,
+        };
+        if let Some(kind) = blocked_dir
+            && old.is_some()
+        {
+            plan.hand_edited.push(format!(
+                "! {} is {}, not the directory export wrote",
+                excerpt(name, EXCERPT_CHARS),
+                kind.words()
+            ));
+        }
+        let nothing_there = on_disk.is_none() || blocked_dir.is_some();
+        // The skill's directories, opened once: by the walk for files
+        // export did not write, then reused by every file's comparison.
+        let cache = outdir::Cache::default();
+        let walked = (self.format == Format::Skill && on_disk == Some(Kind::Dir))
+            .then(|| self.out.leaves(name, outdir::MAX_SKILL_ENTRIES, &cache));
+        let mut seen = BTreeSet::new();
+        for f in files.unwrap_or_default() {
+            seen.insert(f.rel.as_str());
+            let rec = old.and_then(|o| o.get(&f.rel));
+            let known = rec.map(FileRecord::known).unwrap_or_default();
+            let probe = if nothing_there {
+                Probe::Missing
+            } else {
+                self.out.probe(&f.rel, Some(&f.bytes), &known, &cache)
+            };
+            let shown = excerpt(self.shown(name, &f.rel), EXCERPT_CHARS);
+            let (action, was) = match probe {
+                Probe::Missing => {
+                    if self.all_lines {
+                        push_line(&mut plan.changed, format!("+ {shown}"));
+                    }
+                    (Action::Write, None)
+                }
+                Probe::File {
+                    holds: Holds::New,
+                    executable,
+                } if executable == f.executable => (Action::Keep, None),
+                Probe::File {
+                    holds: Holds::New, ..
+                } => {
+                    if self.all_lines {
+                        push_line(
+                            &mut plan.changed,
+                            format!(
+                                "~ {shown} (execute bit {})",
+                                if f.executable { "missing" } else { "set" }
+                            ),
+                        );
+                    }
+                    (Action::Write, None)
+                }
+                Probe::File {
+                    holds: Holds::Known(i),
+                    ..
+                } => {
+                    if self.all_lines {
+                        self.diff(name, &f.rel, &f.bytes, "", &mut plan.changed, &cache);
+                    }
+                    (Action::Write, Some(known[i]))
+                }
+                Probe::File {
+                    holds: Holds::Other,
+                    ..
+                } => {
+                    let note = if rec.is_some() {
+                        ""
+                    } else {
+                        " (not written by export)"
+                    };
+                    self.diff(name, &f.rel, &f.bytes, note, &mut plan.hand_edited, &cache);
+                    (Action::Write, None)
+                }
+                Probe::Blocked(what) => {
+                    push_line(
+                        &mut plan.hand_edited,
+                        format!("! {}", self.blocked(name, &what)),
+                    );
+                    (Action::Write, None)
+                }
+            };
+            plan.files.push(FilePlan {
+                rel: f.rel.clone(),
+                new: Some(f.record()),
+                action,
+                was,
+            });
+        }
+        for (rel, rec) in old.into_iter().flat_map(SkillRecord::files) {
+            if seen.contains(rel) {
+                continue;
+            }
+            let probe = if nothing_there {
+                Probe::Missing
+            } else {
+                self.out.probe(rel, None, &rec.known(), &cache)
+            };
+            let shown = excerpt(self.shown(name, rel), EXCERPT_CHARS);
+            let action = match probe {
+                Probe::Missing => Action::Forget,
+                Probe::File {
+                    holds: Holds::Known(_) | Holds::New,
+                    ..
+                } => {
+                    if self.all_lines {
+                        push_line(&mut plan.changed, format!("- {shown}"));
+                    }
+                    Action::Remove
+                }
+                Probe::File {
+                    holds: Holds::Other,
+                    ..
+                } => {
+                    push_line(
+                        &mut plan.hand_edited,
+                        format!("~ {shown} (export would remove it)"),
+                    );
+                    Action::Remove
+                }
+                Probe::Blocked(what) => {
+                    push_line(
+                        &mut plan.hand_edited,
+                        format!("! {}", self.blocked(name, &what)),
+                    );
+                    Action::Remove
+                }
+            };
+            plan.files.push(FilePlan {
+                rel: rel.to_owned(),
+                new: None,
+                action,
+                was: None,
+            });
+        }
+        if let Some((leaves, cut)) = walked {
+            // The files export lists and the directories above them: a
+            // leaf among those is in the way of a file (a hand edit), not
+            // an addition.
+            let mut listed: BTreeSet<&str> = BTreeSet::new();
+            for f in &plan.files {
+                let mut rel = f.rel.as_str();
+                listed.insert(rel);
+                while let Some((parent, _)) = rel.rsplit_once('/') {
+                    if !listed.insert(parent) {
+                        break;
+                    }
+                    rel = parent;
+                }
+            }
+            for (rel, _) in leaves {
+                if listed.contains(rel.as_str()) {
+                    continue;
+                }
+                if plan.hand_added.len() < MAX_LINES {
+                    plan.hand_added.push(rel);
+                } else {
+                    plan.hand_added_more += 1;
+                }
+            }
+            plan.walk_cut = cut;
+        }
+        plan
+    }
+
+    /// A blocked path's description, inside the skill's directory.
+    pub(super) fn blocked(&self, name: &str, what: &str) -> String {
+        match self.format {
+            Format::Json => what.to_owned(),
+            Format::Skill => what
+                .strip_prefix(name)
+                .and_then(|r| r.strip_prefix('/'))
+                .unwrap_or(what)
+                .to_owned(),
+        }
+    }
+}
+
+/// Reads `out`'s record, if it has one, refusing one for another format.
+pub(super) fn read_record(out: &OutDir, format: Format) -> Result<Option<(Record, Digest)>> {
+    let path = out.shown(RECORD_NAME);
+    let bad = |message: String| Error::BadRecord {
+        path: path.clone(),
+        at: None,
+        message,
+    };
+    let file = match out.kind(RECORD_NAME) {
+        None => return Ok(None),
+        Some(Kind::File) => {
+            out.open_file(RECORD_NAME, None)
+                .ok_or_else(|| bad("cannot be read".to_owned()))?
+                .0
+        }
+        Some(kind) => return Err(bad(format!("is {}, not a file export wrote", kind.words()))),
+    };
+    let (record, digest) = Record::read(file, &path, || {
+        out.read(RECORD_NAME, record::MAX_RECORD_BYTES, None)
+    })?;
+    if record.format != format {
+        return Err(Error::Refused {
+            path: None,
+            message: format!(
+                "{}: holds skills exported with --format {} (its {RECORD_NAME} says so); \
+                 export with --format {} or into another directory",
+                crate::text::path(out.given()),
+                record.format.label(),
+                record.format.label(),
+            ),
+        });
+    }
+    Ok(Some((record, digest)))
+}
+
+/// What is at each skill's output place in `out`, by skill name: the
+/// directory's entries named `<name>.json` for manifests, or any entry for
+/// skill directories; hidden entries and names that are not UTF-8 left out.
+pub(super) fn on_disk(out: &OutDir, format: Format) -> Result<BTreeMap<String, Kind>> {
+    Ok(out
+        .list()?
+        .into_iter()
+        .filter_map(|(name, kind)| {
+            let name = name.into_string().ok()?;
+            let name = match format {
+                Format::Json => name.strip_suffix(".json")?.to_owned(),
+                Format::Skill => name,
+            };
+            Some((name, kind))
+        })
+        .collect())
+}
+
+/// One live skill's planning result.
+///
+/// Small (boxed parts): one is held per skill, three times over while the
+/// workers' results are put back in order.
+pub(super) enum Planned {
+    Failed(Box<Error>),
+    /// Nothing to do.
+    Unchanged,
+    Ready(Box<Plan>),
+    /// Switched off (for the target): not exported, and what export wrote
+    /// of it before goes.
+    Off,
+}

@@ -1,0 +1,178 @@
+//! What one skill exports as: its files in the output directory, for a
+//! format or a target.
+
+use super::record;
+use super::{Format, OutFile, Rendered, unexportable_at};
+use crate::engine::Skills;
+use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
+use crate::output::render;
+use crate::source::Located;
+use crate::text::{EXCERPT_CHARS, excerpt};
+
+impl Skills {
+    /// The effective skill's manifest: the `show` JSON.
+    pub fn manifest(&self, name: &str) -> Result<String> {
+        Ok(render::effective_to_json(&self.resolve(name)?.effective()))
+    }
+
+    /// What skill `name` exports as in `format` (paths relative to the
+    /// output directory); an error if it cannot be exported.
+    pub fn rendered(&self, name: &str, located: &[Located], format: Format) -> Result<Rendered> {
+        Ok(self
+            .rendered_for(name, located, format, None, true)?
+            .unwrap_or_default())
+    }
+
+    /// What skill `name` exports as for `target` (or, without one, in
+    /// `format`); `None` when it is switched off (`honour_switches`).
+    pub(crate) fn rendered_for(
+        &self,
+        name: &str,
+        located: &[Located],
+        format: Format,
+        target: Option<&crate::target::Target>,
+        honour_switches: bool,
+    ) -> Result<Option<Rendered>> {
+        if let Some(d) = unexportable_at(name, located) {
+            return Err(d.into());
+        }
+        let resolved = self.resolve_located(name, located)?;
+        let effective = resolved.effective();
+        if honour_switches {
+            let switch = crate::target::switch(self.spec(), &effective);
+            if !switch.enabled || target.is_some_and(|t| !switch.goes_to(&t.name)) {
+                return Ok(None);
+            }
+        }
+        if let Some(t) = target {
+            let errors: Vec<Diagnostic> = t
+                .check(
+                    self.spec(),
+                    &effective,
+                    &resolved.fragments,
+                    crate::error::Severity::Error,
+                )
+                .into_iter()
+                .filter(Diagnostic::is_error)
+                .collect();
+            if !errors.is_empty() {
+                return Err(Error::Invalid(errors));
+            }
+        }
+        match format {
+            Format::Json => Ok(Some(vec![OutFile::new(
+                format!("{name}.json"),
+                render::effective_to_json(&effective).into_bytes(),
+            )])),
+            Format::Skill => {
+                let (skill_md, translated) = match target {
+                    None => (
+                        crate::output::skillmd::try_render(self.spec(), &effective)?,
+                        Vec::new(),
+                    ),
+                    Some(t) => {
+                        let values = match effective.to_value() {
+                            serde_json::Value::Object(m) => m,
+                            _ => serde_json::Map::new(),
+                        };
+                        let r = t.render(self.spec(), &values);
+                        let doc = crate::output::skillmd::document(
+                            r.front.iter().map(|(k, v)| (k.as_str(), v)),
+                            crate::output::skillmd::body_of(self.spec(), &values),
+                        );
+                        (doc, r.files)
+                    }
+                };
+                let mut out = vec![OutFile::new(
+                    format!("{name}/SKILL.md"),
+                    skill_md.into_bytes(),
+                )];
+                for f in self.files_of(located)? {
+                    let refused = |reason: String| {
+                        Error::from(
+                            Diagnostic::error(
+                                Some(&f.source.path),
+                                DiagnosticKind::Refused { reason },
+                            )
+                            .in_layer(f.source.layer),
+                        )
+                    };
+                    let rel = format!("{name}/{}", f.rel);
+                    // The record must be able to name it.
+                    if let Err(why) = record::check_rel(name, &rel, format) {
+                        return Err(refused(format!(
+                            "cannot be exported: its path inside the skill has {why}"
+                        )));
+                    }
+                    // Copied as bytes, never parsed; confined like every read.
+                    let bytes = crate::source::confine::read_in_root(
+                        &f.root,
+                        &f.source.path,
+                        f.source.size,
+                    )
+                    .map_err(|r| {
+                        refused(r.describe(&f.source.path, &f.source.layer.to_string()))
+                    })?;
+                    out.push(OutFile {
+                        rel,
+                        bytes,
+                        executable: f.source.executable,
+                    });
+                }
+                // A target's translations: written as YAML files of the
+                // skill, merged into a file of that name a layer provides.
+                for (rel, doc) in translated {
+                    let rel = format!("{name}/{rel}");
+                    let mut doc = doc;
+                    if let Some(i) = out.iter().position(|o| o.rel == rel) {
+                        let given = String::from_utf8(out[i].bytes.clone()).ok();
+                        let parsed = given
+                            .as_deref()
+                            .map(crate::fragment::parse_yaml)
+                            .and_then(Result::ok)
+                            .flatten();
+                        let Some(mut base) = parsed.filter(serde_json::Value::is_object) else {
+                            return Err(Error::Refused {
+                                path: None,
+                                message: format!(
+                                    "skill '{}': {} is not a YAML mapping, so the target's \
+                                     settings cannot be added to it",
+                                    excerpt(name, EXCERPT_CHARS),
+                                    excerpt(&rel, EXCERPT_CHARS)
+                                ),
+                            });
+                        };
+                        deep_merge(&mut base, std::mem::take(&mut doc));
+                        doc = base;
+                        out.remove(i);
+                    }
+                    let serde_json::Value::Object(m) = &doc else {
+                        continue;
+                    };
+                    let text =
+                        crate::output::yaml_out::mapping(m.iter().map(|(k, v)| (k.as_str(), v)));
+                    out.push(OutFile::new(rel, text.into_bytes()));
+                }
+                Ok(Some(out))
+            }
+        }
+    }
+}
+
+/// `from` merged into `into` key by key (`from` wins where both have a
+/// value that is not a mapping).
+fn deep_merge(into: &mut serde_json::Value, from: serde_json::Value) {
+    match (into, from) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) => deep_merge(existing, v),
+                    None => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (into, from) => *into = from,
+    }
+}
