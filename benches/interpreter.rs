@@ -150,6 +150,7 @@ mod hand {
                 by,
                 dropped,
                 section: None,
+                dropped_line: None,
             });
         }
     }

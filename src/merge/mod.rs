@@ -129,6 +129,9 @@ pub struct Change<'a> {
     /// inside the value, and the directive (`delete`, `replace`, `before`,
     /// `after`).
     pub section: Option<(usize, &'static str)>,
+    /// For a deleted section: its 0-based line inside the lower value it
+    /// was removed from.
+    pub dropped_line: Option<usize>,
 }
 
 /// One merged field.
@@ -550,6 +553,7 @@ impl<'a> Walk<'a> {
             by,
             dropped,
             section: None,
+            dropped_line: None,
         });
     }
 
@@ -675,22 +679,26 @@ impl<'a> Walk<'a> {
                     let (merged, applied) = sections::apply(std::mem::take(&mut pieces), ops, &at);
                     pieces = merged;
                     for a in applied {
+                        let mut dropped_line = None;
                         let (key, line, kind, verb, dropped) = match a {
                             sections::Applied::Stale { key, line, what } => {
                                 (key, line, ChangeKind::Unanchored, what, Vec::new())
                             }
-                            sections::Applied::Deleted { key, line, removed } => (
-                                key,
-                                line,
-                                ChangeKind::Deleted,
-                                "delete",
-                                vec![Shadowed {
-                                    value: std::borrow::Cow::Owned(Value::String(
-                                        removed.text.into_owned(),
-                                    )),
-                                    origin: removed.origin.origin,
-                                }],
-                            ),
+                            sections::Applied::Deleted { key, line, removed } => {
+                                dropped_line = Some(removed.origin.line);
+                                (
+                                    key,
+                                    line,
+                                    ChangeKind::Deleted,
+                                    "delete",
+                                    vec![Shadowed {
+                                        value: std::borrow::Cow::Owned(Value::String(
+                                            removed.text.into_owned(),
+                                        )),
+                                        origin: removed.origin.origin,
+                                    }],
+                                )
+                            }
                         };
                         self.changes.push(Change {
                             path: format!("{}[{}]", self.path, key.label()),
@@ -699,6 +707,7 @@ impl<'a> Walk<'a> {
                             by: origin.clone(),
                             dropped,
                             section: Some((line, verb)),
+                            dropped_line,
                         });
                     }
                 }

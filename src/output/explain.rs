@@ -261,7 +261,17 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
                     Some((line, _)) => Place::of_section(&change.by, line, frags),
                     None => Place::of_origin(&change.by, frags),
                 },
-                dropped: change.dropped.iter().map(shadow).collect(),
+                dropped: change
+                    .dropped
+                    .iter()
+                    .map(|sh| match change.dropped_line {
+                        Some(line) => Replaced {
+                            value: sh.value.clone().into_owned(),
+                            place: Place::of_section(&sh.origin, line, frags),
+                        },
+                        None => shadow(sh),
+                    })
+                    .collect(),
             };
             let under: Vec<usize> = (first..rows.len())
                 .filter(|&i| is_under(&rows[i].path, &change.path))

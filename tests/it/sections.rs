@@ -171,6 +171,10 @@ fn explain_and_origins_say_where_each_section_came_from() {
     let legacy = find("body[Legacy]");
     assert_eq!(legacy["removed"], true);
     assert_eq!(legacy["changes"][0]["by"]["line"], 13);
+    // What it removed is shown where it was: the `## Legacy` line upstream.
+    let was = &legacy["changes"][0]["dropped"][0];
+    assert_eq!(was["origin"]["layer"], "base");
+    assert_eq!(was["origin"]["line"], 20);
     let origins = sb.run(&["show", "pdf", "--origins"]).ok().to_owned();
     assert!(
         origins.contains(
