@@ -107,8 +107,8 @@ impl ExportOptions<'_> {
 #[derive(Debug, Default)]
 pub struct Exported {
     /// Skills whose output was written (new or changed files, or files
-    /// removed that the skill no longer has).
-    pub written: usize,
+    /// removed that the skill no longer has), by name.
+    pub written: Vec<String>,
     /// Skills whose output was already up to date.
     pub unchanged: usize,
     /// Managed skills no layer provides any more, removed (with `prune`).
@@ -457,7 +457,7 @@ impl Skills {
             let entry = match r {
                 Some(Ok(())) => {
                     if plan.writes() {
-                        report.written += 1;
+                        report.written.push((*name).to_owned());
                         self.report_kept(&out, plan, &mut report);
                     } else {
                         report.unchanged += 1;
@@ -622,7 +622,7 @@ impl Skills {
         for ((name, _), r) in catalog.iter().zip(results) {
             match r {
                 Ok(Some(Some(entry))) => {
-                    report.written += 1;
+                    report.written.push(name.clone());
                     record.skills.insert(name.clone(), entry);
                 }
                 Ok(Some(None)) => {}
@@ -635,7 +635,7 @@ impl Skills {
         if !whole {
             // Whole or not at all: dropped, the staging directory goes.
             drop(out);
-            report.not_written += std::mem::take(&mut report.written);
+            report.not_written += std::mem::take(&mut report.written).len();
             return Ok(report);
         }
         let spec_sha = self.spec().sha256();

@@ -292,7 +292,7 @@ fn a_broken_skill_into_a_new_directory_puts_nothing_in_place() {
     assert_eq!(entries(sb.path()), ["home", "layers"]);
     // The library says the same.
     let report = sb.skills().export(&out, false, 2).unwrap();
-    assert_eq!((report.written, report.failed.len()), (0, 1));
+    assert_eq!((report.written.len(), report.failed.len()), (0, 1));
     assert_eq!(report.not_written, 1);
     assert!(report.new_dir);
     assert_eq!(entries(sb.path()), ["home", "layers"]);
@@ -343,7 +343,7 @@ fn export_never_writes_through_symlinks_at_the_old_temporary_names() {
     symlink(&outside, sb.path().join(format!(".n.tmp-{pid}"))).unwrap();
     let before = snapshot(&outside);
     let report = sb.skills().export(&m, false, 2).unwrap();
-    assert_eq!((report.written, report.failed.len()), (2, 0));
+    assert_eq!((report.written.len(), report.failed.len()), (2, 0));
     sb.skills().export(&n, false, 2).unwrap();
     assert_eq!(snapshot(&outside), before);
     for dir in [&m, &n] {

@@ -577,7 +577,7 @@ fn export(
     output::warn(errors);
     let mut summary = format!(
         "{} written, {} unchanged, {} removed, {} failed",
-        report.written,
+        report.written.len(),
         report.unchanged,
         report.removed.len(),
         report.failed.len()
@@ -597,7 +597,7 @@ fn export(
                 .failed
                 .iter()
                 .any(|e| !matches!(e, Error::Write { .. })));
-    if report.new_dir && bad && report.written == 0 {
+    if report.new_dir && bad && report.written.is_empty() {
         summary.push_str(&format!("; {} was not created", text::path(dir)));
     } else if hint {
         summary.push_str("; nothing was written");
