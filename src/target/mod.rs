@@ -24,6 +24,10 @@
 //! strategies are; every target is a file a person can edit without
 //! recompiling.
 
+mod raw;
+mod search;
+mod switch;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -34,46 +38,18 @@ use serde_json::{Map, Value};
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result, Severity};
 use crate::fragment::{self, Fragment, Syntax};
 use crate::merge::{Effective, Merged};
-use crate::spec::{MergeSpec, RawItemRule, RawTypes, ValueRule};
+use crate::spec::{MergeSpec, RawItemRule, ValueRule};
 use crate::text::{self, EXCERPT_CHARS};
+use raw::{Normalizations, RawTarget};
+pub use search::TargetSearch;
+pub(crate) use switch::switch_problems;
+pub use switch::{Switch, switch};
 
 /// The versions of the target file format this build reads.
 pub(crate) const SUPPORTED_VERSIONS: [u64; 1] = [1];
 
 /// The largest target file read.
 pub(crate) const MAX_TARGET_BYTES: u64 = 256 * 1024;
-
-/// The file as written: the shape `schemas/target.schema.json` describes.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(title = "bernstein export target")]
-pub(crate) struct RawTarget {
-    /// The format version of this file: 1.
-    pub version: u64,
-    /// The target's name, equal to the file's name without `.yaml`.
-    pub name: String,
-    /// One sentence: the consumer and what it accepts.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// The documentation its rules are taken from.
-    #[serde(default)]
-    pub source: Vec<String>,
-    /// What export writes for each skill: `skill` (an Agent Skills directory, `DIR/<name>/SKILL.md` and its files) or `json` (`DIR/<name>.json`, the effective skill as `show` prints it).
-    #[serde(default)]
-    pub format: TargetFormat,
-    /// Where the consumer loads skills from.
-    #[serde(default)]
-    pub places: RawPlaces,
-    /// What happens to an effective field the target does not list.
-    #[serde(default)]
-    pub other_fields: OtherFields,
-    /// The frontmatter fields the consumer takes, in the order they are written, with its rules for each.
-    #[serde(default)]
-    pub fields: std::collections::BTreeMap<String, RawTargetField>,
-    /// Fields the consumer reads from another file of the skill's directory.
-    #[serde(default)]
-    pub translate: Vec<RawTranslate>,
-}
 
 /// What export writes for each skill.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -84,18 +60,6 @@ pub enum TargetFormat {
     Skill,
     /// `DIR/<name>.json`: the effective skill as `show` prints it.
     Json,
-}
-
-/// Where a consumer loads skills from, per scope.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawPlaces {
-    /// The directory of the person's own skills; `~` is the home directory.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// The directory of a project's skills, relative to the project's root (its git work tree).
-    #[serde(default)]
-    pub project: Option<String>,
 }
 
 /// What happens to an effective field a target does not list.
@@ -109,58 +73,6 @@ pub enum OtherFields {
     Refuse,
     /// Written as it is, after the listed fields.
     Keep,
-}
-
-/// One field a target takes, with its rules.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawTargetField {
-    /// The effective skill must have a non-empty value.
-    #[serde(default)]
-    pub required: Option<bool>,
-    /// The value's type as the consumer reads it (after `render`), or a list of types.
-    #[serde(rename = "type", default)]
-    pub(crate) value_type: Option<RawTypes>,
-    /// A string value must match this ECMA-262 regular expression (no backreferences or lookaround).
-    #[serde(default)]
-    pub pattern: Option<String>,
-    /// What `pattern` asks for, in words.
-    #[serde(default)]
-    pub pattern_help: Option<String>,
-    /// A string value has at least this many characters (Unicode code points), after `normalize`.
-    #[serde(default)]
-    pub min_length: Option<u64>,
-    /// A string value has at most this many characters (Unicode code points), after `normalize`.
-    #[serde(default)]
-    pub max_length: Option<u64>,
-    /// The only values allowed.
-    #[serde(rename = "enum", default)]
-    pub allowed: Option<Vec<Value>>,
-    /// A number value is at least this.
-    #[serde(default)]
-    pub minimum: Option<serde_json::Number>,
-    /// A number value is at most this.
-    #[serde(default)]
-    pub maximum: Option<serde_json::Number>,
-    /// How the consumer normalises a string before checking it: one step, or a list of steps applied in order.
-    #[serde(default)]
-    pub normalize: Option<Normalizations>,
-    /// The value must equal the skill's directory name.
-    #[serde(default)]
-    pub matches_directory: Option<bool>,
-    /// How the value is written for the consumer.
-    #[serde(default)]
-    pub render: Option<Render>,
-}
-
-/// A normalisation step, or several in order.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub(crate) enum Normalizations {
-    /// One step.
-    One(Normalize),
-    /// Steps applied in order.
-    Many(Vec<Normalize>),
 }
 
 /// How a consumer normalises a string before it checks it.
@@ -187,31 +99,6 @@ pub enum Render {
     SpaceSeparated,
     /// A list of strings written as one string, separated by `, `.
     CommaSeparated,
-}
-
-/// A field the consumer reads from another file.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawTranslate {
-    /// The effective skill's field.
-    pub field: String,
-    /// The YAML file inside the exported skill directory it is written to.
-    pub file: String,
-    /// The dotted key in that file (`policy.allow_implicit_invocation`).
-    pub key: String,
-    /// Effective values and what is written for each; a value not listed is written as it is.
-    #[serde(default)]
-    pub values: Vec<RawValueMap>,
-}
-
-/// One effective value and what a translation writes for it.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawValueMap {
-    /// The effective value.
-    pub from: Value,
-    /// What is written.
-    pub to: Value,
 }
 
 /// A checked target.
@@ -741,106 +628,6 @@ impl Target {
     }
 }
 
-/// Whether an effective skill is switched on, for every target and per
-/// target, and which layer said so (the spec's `enabled_field` and
-/// `targets_field`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Switch {
-    /// Off for every target when `false`.
-    pub enabled: bool,
-    /// The layer that set `enabled` (`None`: the default).
-    pub set_by: Option<crate::layer::Layer>,
-    /// The targets it is switched off for, with the layer that did it.
-    pub off_for: Vec<(String, Option<crate::layer::Layer>)>,
-}
-
-impl Switch {
-    /// Does the skill go to target `name`?
-    pub(crate) fn goes_to(&self, name: &str) -> bool {
-        self.enabled && !self.off_for.iter().any(|(t, _)| t == name)
-    }
-}
-
-/// The [`Switch`] of `effective` under `spec`.
-pub fn switch(spec: &MergeSpec, effective: &Effective) -> Switch {
-    let mut out = Switch {
-        enabled: true,
-        set_by: None,
-        off_for: Vec::new(),
-    };
-    if let Some(f) = spec
-        .enabled_field
-        .as_deref()
-        .and_then(|f| effective.field(f))
-        && let Merged::Override(s) = &f.merged
-    {
-        out.enabled = s.value.as_bool() != Some(false);
-        out.set_by = s.origin.as_ref().map(|o| o.layer);
-    }
-    if let Some(f) = spec
-        .targets_field
-        .as_deref()
-        .and_then(|f| effective.field(f))
-        && let Merged::Deep(tree) = &f.merged
-    {
-        for (target, v) in tree {
-            if let Merged::Override(s) = v
-                && s.value.as_bool() == Some(false)
-            {
-                out.off_for
-                    .push(((*target).to_owned(), s.origin.as_ref().map(|o| o.layer)));
-            }
-        }
-    }
-    out
-}
-
-/// Values of the spec's `targets_field` that are not booleans: an error at
-/// each, since the switch could not be read.
-pub(crate) fn switch_problems(
-    spec: &MergeSpec,
-    effective: &Effective,
-    fragments: &[Fragment],
-) -> Vec<Diagnostic> {
-    let Some(name) = spec.targets_field.as_deref() else {
-        return Vec::new();
-    };
-    let Some(Merged::Deep(tree)) = effective.field(name).map(|f| &f.merged) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (target, v) in tree {
-        let Merged::Override(s) = v else {
-            continue;
-        };
-        if s.value.is_boolean() {
-            continue;
-        }
-        let Some(o) = &s.origin else { continue };
-        let Some(f) = fragments.iter().find(|f| f.layer == o.layer) else {
-            continue;
-        };
-        out.push(
-            Diagnostic::error(
-                Some(&f.path),
-                DiagnosticKind::Constraint {
-                    field: format!("{name}.{}", text::excerpt(target, EXCERPT_CHARS)),
-                    constraint: "type".into(),
-                    problem: format!(
-                        "switches the skill for target '{}': write true or false; got {}",
-                        text::excerpt(target, EXCERPT_CHARS),
-                        text::json_excerpt(&s.value, 60)
-                    ),
-                },
-            )
-            .in_layer(f.layer)
-            .at(f.position(&o.pointer, false))
-            .on_field(name),
-        );
-    }
-    out
-}
-
 /// `v` as `how` writes it.
 fn render(how: Render, v: &Value) -> Value {
     match (how, v) {
@@ -1017,75 +804,6 @@ pub fn annotate_fragment_schema(schema: &mut Value, targets: &[Target]) {
 /// The JSON Schema of a target file (`schemas/target.schema.json`).
 pub fn target_schema() -> Value {
     crate::spec::file_schema::<RawTarget>("urn:bernstein-skills:schema:target:1")
-}
-
-/// Where targets are looked for, by name: the directories in order (the
-/// person's own `$XDG_CONFIG_HOME/bernstein/skills/targets`, then the
-/// `targets/` directory beside the spec in use). A name with a `/` or
-/// ending in `.yaml` is a file.
-#[derive(Debug, Clone, Default)]
-pub struct TargetSearch {
-    /// The directories, first match wins.
-    pub dirs: Vec<PathBuf>,
-}
-
-impl TargetSearch {
-    /// The target named `name` (or the file `name`).
-    pub fn find(&self, name: &str) -> Result<Target> {
-        if name.contains('/') || name.ends_with(".yaml") {
-            return Target::load(Path::new(name));
-        }
-        if crate::layer::check_name(name).is_ok() {
-            for dir in &self.dirs {
-                let path = dir.join(format!("{name}.yaml"));
-                if path.is_file() {
-                    return Target::load(&path);
-                }
-            }
-        }
-        let known = self.names();
-        let suggestion = crate::error::did_you_mean(name, known.iter().map(String::as_str));
-        Err(Error::Invalid(vec![Diagnostic::error(
-            None,
-            DiagnosticKind::Spec {
-                message: format!(
-                    "no target '{}'{}; targets: {} (looked in {})",
-                    text::excerpt(name, EXCERPT_CHARS),
-                    suggestion
-                        .map(|s| format!(" (did you mean '{s}'?)"))
-                        .unwrap_or_default(),
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        text::list(known.iter().map(String::as_str), false)
-                    },
-                    self.dirs
-                        .iter()
-                        .map(|d| text::path(d))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            },
-        )]))
-    }
-
-    /// Every target name found, sorted.
-    pub fn names(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .dirs
-            .iter()
-            .filter_map(|d| std::fs::read_dir(d).ok())
-            .flatten()
-            .filter_map(|e| {
-                let name = e.ok()?.file_name().into_string().ok()?;
-                name.strip_suffix(".yaml").map(str::to_owned)
-            })
-            .filter(|n| !n.starts_with('.'))
-            .collect();
-        out.sort();
-        out.dedup();
-        out
-    }
 }
 
 #[cfg(test)]

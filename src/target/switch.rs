@@ -1,0 +1,108 @@
+//! The switch fields: whether an effective skill is exported at all, and
+//! for which targets.
+
+use crate::error::{Diagnostic, DiagnosticKind};
+use crate::fragment::Fragment;
+use crate::merge::{Effective, Merged};
+use crate::spec::MergeSpec;
+use crate::text::{self, EXCERPT_CHARS};
+
+/// Whether an effective skill is switched on, for every target and per
+/// target, and which layer said so (the spec's `enabled_field` and
+/// `targets_field`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Switch {
+    /// Off for every target when `false`.
+    pub enabled: bool,
+    /// The layer that set `enabled` (`None`: the default).
+    pub set_by: Option<crate::layer::Layer>,
+    /// The targets it is switched off for, with the layer that did it.
+    pub off_for: Vec<(String, Option<crate::layer::Layer>)>,
+}
+
+impl Switch {
+    /// Does the skill go to target `name`?
+    pub(crate) fn goes_to(&self, name: &str) -> bool {
+        self.enabled && !self.off_for.iter().any(|(t, _)| t == name)
+    }
+}
+
+/// The [`Switch`] of `effective` under `spec`.
+pub fn switch(spec: &MergeSpec, effective: &Effective) -> Switch {
+    let mut out = Switch {
+        enabled: true,
+        set_by: None,
+        off_for: Vec::new(),
+    };
+    if let Some(f) = spec
+        .enabled_field
+        .as_deref()
+        .and_then(|f| effective.field(f))
+        && let Merged::Override(s) = &f.merged
+    {
+        out.enabled = s.value.as_bool() != Some(false);
+        out.set_by = s.origin.as_ref().map(|o| o.layer);
+    }
+    if let Some(f) = spec
+        .targets_field
+        .as_deref()
+        .and_then(|f| effective.field(f))
+        && let Merged::Deep(tree) = &f.merged
+    {
+        for (target, v) in tree {
+            if let Merged::Override(s) = v
+                && s.value.as_bool() == Some(false)
+            {
+                out.off_for
+                    .push(((*target).to_owned(), s.origin.as_ref().map(|o| o.layer)));
+            }
+        }
+    }
+    out
+}
+
+/// Values of the spec's `targets_field` that are not booleans: an error at
+/// each, since the switch could not be read.
+pub(crate) fn switch_problems(
+    spec: &MergeSpec,
+    effective: &Effective,
+    fragments: &[Fragment],
+) -> Vec<Diagnostic> {
+    let Some(name) = spec.targets_field.as_deref() else {
+        return Vec::new();
+    };
+    let Some(Merged::Deep(tree)) = effective.field(name).map(|f| &f.merged) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (target, v) in tree {
+        let Merged::Override(s) = v else {
+            continue;
+        };
+        if s.value.is_boolean() {
+            continue;
+        }
+        let Some(o) = &s.origin else { continue };
+        let Some(f) = fragments.iter().find(|f| f.layer == o.layer) else {
+            continue;
+        };
+        out.push(
+            Diagnostic::error(
+                Some(&f.path),
+                DiagnosticKind::Constraint {
+                    field: format!("{name}.{}", text::excerpt(target, EXCERPT_CHARS)),
+                    constraint: "type".into(),
+                    problem: format!(
+                        "switches the skill for target '{}': write true or false; got {}",
+                        text::excerpt(target, EXCERPT_CHARS),
+                        text::json_excerpt(&s.value, 60)
+                    ),
+                },
+            )
+            .in_layer(f.layer)
+            .at(f.position(&o.pointer, false))
+            .on_field(name),
+        );
+    }
+    out
+}
