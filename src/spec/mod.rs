@@ -9,6 +9,7 @@
 
 mod check;
 pub mod directive;
+mod misfit;
 mod model;
 mod pattern;
 mod raw;
@@ -26,6 +27,7 @@ use crate::text;
 
 pub(crate) use check::value_rule;
 use check::{RuleChecker, file_owners, spec_error};
+pub(crate) use misfit::schema_message;
 use model::find_field;
 pub use model::{
     Constraints, EntriesMode, Field, FileOwner, Sections, Strategy, StrategyKind, ValueRule,
@@ -35,7 +37,7 @@ pub(crate) use pattern::compile_draft7;
 pub(crate) use raw::{RawItemRule, RawSpec, RawTypes};
 pub(crate) use schema::file_schema;
 pub use schema::{fragment_schema, mergespec_schema, strategy_help};
-pub(crate) use schema::{schema_message, validation_schema, value_schema};
+pub(crate) use schema::{validation_schema, value_schema};
 pub use search::{FoundSpec, INSTALLED_NAME, SpecSearch, SpecSource};
 
 /// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the
@@ -157,7 +159,7 @@ impl MergeSpec {
             Ok(raw) => raw,
             // The typed parse and the schema describe the same shape; the
             // schema's instance path makes the better message, so ask it.
-            Err(e) => return Err(schema::explain_spec_error(text, path, &value, e)),
+            Err(e) => return Err(misfit::explain_spec_error(text, path, &value, e)),
         };
         let mut spec = MergeSpec::check(raw, text, path)?;
         spec.order = order;
