@@ -294,12 +294,25 @@ pub(crate) fn classify(strategy: &Strategy, map: &Map<String, Value>) -> Result<
     Err(Misuse::Broken(why.join(", or ")))
 }
 
-/// The form of `value` under `strategy`, when it is a mapping holding a
-/// `$patch` in one of the forms the strategy takes (a validated fragment
-/// holds no other).
-pub(crate) fn form_of(strategy: &Strategy, value: &Value) -> Option<Form> {
+/// The form the merge applies to `value` under `strategy`, when it is a
+/// mapping holding a `$patch`: its form as [`classify`] finds it (a
+/// validated fragment holds no other). One leniency keeps the merge total
+/// on a fragment nobody validated: a named entry with `$patch: replace` in
+/// a list whose entries replace (validation refuses it, as such an entry
+/// replaces the lower one whole already) is taken for what it says.
+pub fn form_of(strategy: &Strategy, value: &Value) -> Option<Form> {
     let map = value.as_object().filter(|m| m.contains_key(PATCH))?;
-    classify(strategy, map).ok()
+    match classify(strategy, map) {
+        Ok(form) => Some(form),
+        Err(_)
+            if matches!(strategy, Strategy::KeyedReplace { .. })
+                && map.get(PATCH).and_then(Verb::of) == Some(Verb::Replace)
+                && named(map, keys(strategy)) =>
+        {
+            Some(Form::EntryReplace)
+        }
+        Err(_) => None,
+    }
 }
 
 /// Is `value` a mapping holding `$patch`, in any form?
@@ -426,7 +439,6 @@ mod tests {
         for (s, v) in [
             (&append, json!({PATCH: "delete"})),
             (&append, json!({PATCH: "delete", "value": 1, "x": 2})),
-            (&replace, json!({PATCH: "replace", "name": "x"})),
             (&replace, json!({PATCH: "delete", "name": ""})),
             (&merge, json!({PATCH: "delete", "name": "x", "u": 1})),
             (&deep, json!({PATCH: "delete", "a": 1})),
@@ -436,6 +448,10 @@ mod tests {
             assert!(of(s, v.clone()).is_err(), "{s:?} {v}");
             assert_eq!(form_of(s, &v), None);
         }
+        // Refused by validation, but merged for what it says.
+        let named = json!({PATCH: "replace", "name": "x"});
+        assert!(of(&replace, named.clone()).is_err());
+        assert_eq!(form_of(&replace, &named), Some(Form::EntryReplace));
         let over = Strategy::Override {
             value: ValueRule::default(),
         };
