@@ -295,7 +295,7 @@ pub(crate) fn classify(strategy: &Strategy, map: &Map<String, Value>) -> Result<
 }
 
 /// The form the merge applies to `value` under `strategy`, when it is a
-/// mapping holding a `$patch`: its form as [`classify`] finds it (a
+/// mapping holding a `$patch`: its form as `classify` finds it (a
 /// validated fragment holds no other). One leniency keeps the merge total
 /// on a fragment nobody validated: a named entry with `$patch: replace` in
 /// a list whose entries replace (validation refuses it, as such an entry
