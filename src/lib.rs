@@ -70,6 +70,9 @@
 //! "#);
 //! # Ok::<(), bernstein_skills::Error>(())
 //! ```
+// Every system call goes through a crate's safe wrapper (rustix, tempfile,
+// mimalloc); no unsafe block of our own.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 // A located `Diagnostic` is the error of one fragment; it is returned once
 // per file, off the hot path, so its size does not matter.

@@ -4,6 +4,7 @@
 // Doc comments on clap types are `--help` text, written for a terminal
 // (`DIR/<name>.json`), not HTML.
 #![allow(rustdoc::invalid_html_tags)]
+#![forbid(unsafe_code)]
 
 mod cli;
 mod complete;
