@@ -26,9 +26,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// mimalloc, chosen at build time for every command: parsing builds many
-/// small values, and it runs 12% fewer instructions than the C library's
-/// allocator over every skill, 16% fewer for `show` (whose ~100 more page
-/// faults cost it a little time). Figures: benches/README.md.
+/// small values, and it runs fewer instructions than the C library's
+/// allocator for bulk commands and `show` alike (benches/README.md).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
