@@ -243,9 +243,9 @@ impl Global {
     /// The spec and layers put together, for the rest of the process.
     ///
     /// Leaked on purpose: a command runs once and exits, and freeing the
-    /// spec, its schema and every fragment read one by one at the end cost
-    /// a `show` 2% of its instructions; the operating system takes the
-    /// memory back at exit at no cost.
+    /// spec, its schema and every fragment read one by one at the end is
+    /// work for nothing; the operating system takes the memory back at
+    /// exit at no cost.
     pub fn skills(&self) -> Result<&'static Skills> {
         let spec = self.load_spec()?;
         Ok(Box::leak(Box::new(Skills::new(
