@@ -622,6 +622,20 @@ pub enum Error {
         /// The directory.
         dir: PathBuf,
     },
+    /// An export into a place outside the project that would take the
+    /// project's own layer, which the person has not trusted as it is now
+    /// (`source::trust`). Nothing was written or removed.
+    #[error("{}", untrusted(layer, out, changes.as_deref()))]
+    Untrusted {
+        /// The project-local layer, as the person would name it.
+        layer: PathBuf,
+        /// The project's root.
+        project: PathBuf,
+        /// The output directory.
+        out: PathBuf,
+        /// `None`: never trusted; else what changed since it was.
+        changes: Option<Vec<FileChange>>,
+    },
     /// An output directory's record of what export wrote
     /// (`.bernstein-skills.json`) cannot be used.
     #[error("{}{}: {message}", crate::text::path(path), at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
@@ -649,6 +663,61 @@ impl Error {
 impl From<Diagnostic> for Error {
     fn from(d: Diagnostic) -> Self {
         Error::Invalid(vec![d])
+    }
+}
+
+/// How one file differs between two states of a directory (a trusted
+/// layer and the layer now).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "change", content = "file", rename_all = "lowercase")]
+pub enum FileChange {
+    /// A file the earlier state did not have.
+    Added(String),
+    /// A file the earlier state had and that is gone.
+    Removed(String),
+    /// A file whose content differs.
+    Changed(String),
+}
+
+impl FileChange {
+    /// The file, relative to the directory.
+    pub fn file(&self) -> &str {
+        match self {
+            FileChange::Added(f) | FileChange::Removed(f) | FileChange::Changed(f) => f,
+        }
+    }
+
+    /// `added`, `removed` or `changed`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            FileChange::Added(_) => "added",
+            FileChange::Removed(_) => "removed",
+            FileChange::Changed(_) => "changed",
+        }
+    }
+}
+
+/// [`Error::Untrusted`] in words: what was refused, why, and what to do.
+fn untrusted(layer: &Path, out: &Path, changes: Option<&[FileChange]>) -> String {
+    let head = format!(
+        "refusing to export into {}, outside this project: it would take the project-local team layer {}",
+        crate::text::path(out),
+        crate::text::path(layer)
+    );
+    match changes {
+        None => format!(
+            "{head}, which you have not trusted; review it, then run `bernstein skills trust` here"
+        ),
+        Some(changes) => {
+            let items: Vec<String> = changes
+                .iter()
+                .map(|c| format!("{} {}", c.label(), c.file()))
+                .collect();
+            format!(
+                "{head}, which changed since you trusted it ({}); review the changes, then run `bernstein skills trust` here",
+                crate::text::list(items.iter().map(String::as_str), false)
+            )
+        }
     }
 }
 

@@ -22,7 +22,7 @@ mod it {
     mod hostile_output;
     mod hostile_read;
     mod hostile_write;
-    mod json;
+    pub mod json;
     mod layout;
     mod ownership;
     mod places;
@@ -38,6 +38,7 @@ mod it {
     mod standalone;
     mod targets;
     mod terminal;
+    mod trust;
     mod validate;
     mod xdg;
 }

@@ -90,6 +90,10 @@ pub struct ExportOptions<'a> {
     /// (the spec's `enabled_field` or `targets_field`) is not exported, and
     /// what export wrote of it before is removed.
     pub target: Option<&'a crate::target::Target>,
+    /// The person's trust in projects ([`crate::source::trust`]): an
+    /// export outside the project whose own layer is the team layer takes
+    /// it only if it is trusted as it is now. `None`: nothing is trusted.
+    pub trust: Option<&'a crate::source::trust::TrustStore>,
 }
 
 impl ExportOptions<'_> {
@@ -282,6 +286,7 @@ impl Skills {
     /// refused output path, a bad record, another format).
     pub fn export_with(&self, dir: &Path, options: &ExportOptions) -> Result<Exported> {
         self.require_layers()?;
+        self.check_reach(dir, options)?;
         let catalog = self.layers().catalog();
         for name in &options.adopt {
             if catalog
@@ -498,6 +503,40 @@ impl Skills {
             write_record(&record, &BTreeMap::new())?;
         }
         Ok(report)
+    }
+
+    /// Refuses, before anything is written or removed, an export into
+    /// `dir` outside the project whose own layer is the team layer, unless
+    /// the person trusts that layer as it is now ([`crate::source::trust`]).
+    fn check_reach(&self, dir: &Path, options: &ExportOptions) -> Result<()> {
+        use crate::source::trust::{Snapshot, TrustState};
+        let Some((project, cwd)) = self.layers().project() else {
+            return Ok(());
+        };
+        if project.holds(dir, cwd) {
+            return Ok(());
+        }
+        let team = &self.layers().dirs()[1];
+        let Some(root) = &team.root else {
+            // Refused or gone: reading it fails on its own.
+            return Ok(());
+        };
+        let now = Snapshot::of(root)?;
+        let state = match options.trust {
+            Some(store) => store.state(project, &now)?,
+            None => TrustState::Untrusted,
+        };
+        let changes = match state {
+            TrustState::Trusted => return Ok(()),
+            TrustState::Untrusted => None,
+            TrustState::Changed(c) => Some(c),
+        };
+        Err(Error::Untrusted {
+            layer: team.path.clone(),
+            project: project.root.clone(),
+            out: dir.to_path_buf(),
+            changes,
+        })
     }
 
     /// Lists `plan`'s hand-added files in `report`.

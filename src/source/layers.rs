@@ -43,6 +43,10 @@ pub struct Env {
     pub xdg_data_home: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME`.
     pub xdg_config_home: Option<PathBuf>,
+    /// `$XDG_STATE_HOME`: where what the tool keeps for the person (their
+    /// trust in projects, [`crate::source::trust`]) lives, outside every
+    /// repository.
+    pub xdg_state_home: Option<PathBuf>,
     /// `$BERNSTEIN_SKILLS_BASE`: the base layer's directory.
     pub base: Option<PathBuf>,
     /// `$BERNSTEIN_SKILLS_TEAM`: the team layer's directory.
@@ -72,6 +76,7 @@ impl Env {
             home: var("HOME"),
             xdg_data_home: var("XDG_DATA_HOME"),
             xdg_config_home: var("XDG_CONFIG_HOME"),
+            xdg_state_home: var("XDG_STATE_HOME"),
             base: var(variable(Layer::Base)),
             team: var(variable(Layer::Team)),
             user: var(variable(Layer::User)),
@@ -97,6 +102,21 @@ impl Env {
         Self::base_dir(&self.xdg_config_home, &self.home, ".config").join("bernstein/skills")
     }
 
+    /// `$XDG_STATE_HOME/bernstein/skills`, defaulting to
+    /// `~/.local/state/...`; `None` when neither is set (absolute): what
+    /// the person keeps is never put relative to the working directory.
+    pub fn state_dir(&self) -> Option<PathBuf> {
+        let base = match &self.xdg_state_home {
+            Some(p) if p.is_absolute() => p.clone(),
+            _ => self
+                .home
+                .as_ref()
+                .filter(|h| h.is_absolute())?
+                .join(".local/state"),
+        };
+        Some(base.join("bernstein/skills"))
+    }
+
     /// The layer's own variable, if set.
     fn layer_variable(&self, layer: Layer) -> Option<&PathBuf> {
         match layer {
@@ -115,18 +135,41 @@ impl Env {
     /// is relative to the working directory.
     pub(crate) fn project_dir(&self) -> Option<PathBuf> {
         let cwd = self.cwd.as_deref()?;
+        let (dir, _) = self.project_holder()?;
+        // Relative to the working directory, as a person would type it:
+        // `.bernstein/skills`, `../../.bernstein/skills`.
+        let up = cwd.components().count() - dir.components().count();
+        let mut rel: PathBuf = std::iter::repeat_n("..", up).collect();
+        rel.push(PROJECT_DIR);
+        Some(rel)
+    }
+
+    /// The project whose own layer [`Env::project_dir`] finds, with
+    /// absolute paths: the layer, and the project's root (the git work
+    /// tree's, else the directory holding `.bernstein/`).
+    pub fn project(&self) -> Option<super::trust::Project> {
+        let (dir, top) = self.project_holder()?;
+        Some(super::trust::Project {
+            root: top.unwrap_or_else(|| dir.clone()),
+            layer: dir.join(PROJECT_DIR),
+        })
+    }
+
+    /// The directory holding the project-local layer, and the root of the
+    /// git work tree it is in, if any.
+    fn project_holder(&self) -> Option<(PathBuf, Option<PathBuf>)> {
+        let cwd = self.cwd.as_deref()?;
         let top = Boundary::of_dir(cwd);
+        let git = top
+            .dir()
+            .filter(|t| std::fs::symlink_metadata(t.join(".git")).is_ok())
+            .map(Path::to_path_buf);
         for dir in cwd.ancestors() {
             let found = std::fs::symlink_metadata(dir.join(PROJECT_DIR)).is_ok()
                 || std::fs::symlink_metadata(dir.join(".bernstein"))
                     .is_ok_and(|m| m.file_type().is_symlink());
             if found {
-                // Relative to the working directory, as a person would
-                // type it: `.bernstein/skills`, `../../.bernstein/skills`.
-                let up = cwd.components().count() - dir.components().count();
-                let mut rel: PathBuf = std::iter::repeat_n("..", up).collect();
-                rel.push(PROJECT_DIR);
-                return Some(rel);
+                return Some((dir.to_path_buf(), git));
             }
             if top.dir().is_none_or(|t| t == dir) {
                 break;
@@ -376,6 +419,9 @@ impl Located {
 #[derive(Debug, Clone)]
 pub struct Layers {
     dirs: Vec<LayerDir>,
+    /// The project whose own layer is the team layer (found from the
+    /// working directory), and that working directory.
+    project: Option<(super::trust::Project, PathBuf)>,
 }
 
 impl Layers {
@@ -393,7 +439,21 @@ impl Layers {
             Some(cwd) => Boundary::of_dir(cwd),
             None => Boundary::of_process(),
         };
-        Layers::open(places(env, flags), &boundary)
+        let places = places(env, flags);
+        let mut layers = Layers::open(places, &boundary);
+        let team = &layers.dirs[1];
+        if team.source == PlaceSource::Project && (team.is_dir || team.refused.is_some()) {
+            layers.project = env.project().zip(env.cwd.clone());
+        }
+        layers
+    }
+
+    /// The project whose own layer (found from the working directory) is
+    /// the team layer, if it is; and the working directory it was found
+    /// from. An export outside that project needs the person's trust
+    /// ([`crate::source::trust`]).
+    pub fn project(&self) -> Option<(&super::trust::Project, &Path)> {
+        self.project.as_ref().map(|(p, cwd)| (p, cwd.as_path()))
     }
 
     /// `root/base`, `root/team`, `root/user`: for sandboxes, tests and demos.
@@ -454,7 +514,10 @@ impl Layers {
                 dir
             })
             .collect();
-        Layers { dirs }
+        Layers {
+            dirs,
+            project: None,
+        }
     }
 
     /// All three directories, base first.

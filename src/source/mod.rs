@@ -6,6 +6,7 @@
 pub(crate) mod confine;
 pub mod files;
 pub mod layers;
+pub mod trust;
 
 pub use confine::{Refusal as ReadRefusal, Root, read_bounded, read_in_root};
 pub(crate) use layers::unexportable_at;

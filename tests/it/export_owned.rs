@@ -89,7 +89,10 @@ fn issue_19_1_prune_never_deletes_a_hand_written_skill_no_layer_provides() {
     hand_written_skill(&out, "my-own-skill");
     let mine = snapshot(&out.join("my-own-skill"));
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--prune"]);
-    assert_eq!(run.ok(), "2 written, 0 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "skills: 2 written, 0 unchanged, 0 removed, 0 failed\n"
+    );
     assert_eq!(snapshot(&out.join("my-own-skill")), mine);
     // --check neither calls it removed nor suggests --prune for it.
     let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
@@ -100,7 +103,10 @@ fn issue_19_1_prune_never_deletes_a_hand_written_skill_no_layer_provides() {
     // And a later prune, after a layer dropped a skill, still leaves it.
     std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--prune"]);
-    assert_eq!(run.ok(), "0 written, 1 unchanged, 1 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "skills: 0 written, 1 unchanged, 1 removed, 0 failed\n"
+    );
     assert!(!out.join("reviewer").exists());
     assert_eq!(snapshot(&out.join("my-own-skill")), mine);
 }
@@ -142,7 +148,10 @@ fn issue_19_2_a_hand_written_skill_of_a_layered_name_is_refused_by_name() {
         "export", "--format", "skill", "--out", "skills", "--adopt", "writer",
     ]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    assert_eq!(run.stdout, "2 written, 0 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.report(),
+        "skills: 2 written, 0 unchanged, 0 removed, 0 failed\n"
+    );
     assert_eq!(
         run.stderr,
         "warning: skills/writer/my-notes.md: not written by export; kept\n"
@@ -311,8 +320,8 @@ fn a_no_change_re_export_rewrites_no_file() {
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert_eq!(
             sb.run(&["export", "--format", format, "--out", &dir, "--prune"])
-                .ok(),
-            "0 written, 2 unchanged, 0 removed, 0 failed\n"
+                .ok_report(),
+            &format!("{dir}: 0 written, 2 unchanged, 0 removed, 0 failed\n")
         );
         assert_eq!(stamps(&out), before, "{format}");
     }
@@ -422,7 +431,10 @@ fn a_hand_edit_is_refused_with_a_short_diff_until_forced() {
     );
     assert!(!check.stdout.contains("changed: writer"), "{check:#?}");
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--force"]);
-    assert_eq!(run.ok(), "1 written, 1 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "skills: 1 written, 1 unchanged, 0 removed, 0 failed\n"
+    );
     assert!(read(&skill_md).contains("Team docs."));
     sb.run(&["export", "--format", "skill", "--check", "skills"])
         .ok();
@@ -464,7 +476,10 @@ fn hand_added_files_are_kept_and_reported_also_when_the_skill_is_pruned() {
     std::fs::remove_file(sb.layer("base").join("writer/references/style.md")).unwrap();
     let run = sb.run(&["export", "--format", "skill", "--out", "skills"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    assert_eq!(run.stdout, "1 written, 1 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.report(),
+        "skills: 1 written, 1 unchanged, 0 removed, 0 failed\n"
+    );
     assert_eq!(
         run.stderr,
         "warning: skills/writer/references/notes.md: not written by export; kept\n"
@@ -476,7 +491,10 @@ fn hand_added_files_are_kept_and_reported_also_when_the_skill_is_pruned() {
     std::fs::remove_dir_all(sb.layer("base").join("writer")).unwrap();
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--prune"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    assert_eq!(run.stdout, "0 written, 1 unchanged, 1 removed, 0 failed\n");
+    assert_eq!(
+        run.report(),
+        "skills: 0 written, 1 unchanged, 1 removed, 0 failed\n"
+    );
     assert!(!out.join("writer/SKILL.md").exists());
     assert_eq!(read(out.join("writer/references/notes.md")), "mine\n");
     // No longer managed, nothing more is said about it.
@@ -498,7 +516,10 @@ fn a_hand_edited_skill_is_not_pruned_without_force() {
     );
     assert!(sb.path().join("m/reviewer.json").exists());
     let run = sb.run(&["export", "--out", "m", "--prune", "--force"]);
-    assert_eq!(run.ok(), "0 written, 1 unchanged, 1 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "m: 0 written, 1 unchanged, 1 removed, 0 failed\n"
+    );
     assert!(!sb.path().join("m/reviewer.json").exists());
 }
 
@@ -556,7 +577,10 @@ fn a_directory_from_an_older_version_is_adopted_with_adopt_all() {
         "skills",
         "--adopt-all",
     ]);
-    assert_eq!(run.ok(), "0 written, 2 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "skills: 0 written, 2 unchanged, 0 removed, 0 failed\n"
+    );
     assert!(out.join(RECORD).is_file());
     // The files were already right: only the record was written.
     let after: Vec<_> = stamps(&out)
@@ -595,7 +619,10 @@ fn pruning_next_to_unmanaged_skills_removes_only_managed_ones() {
     std::fs::remove_file(sb.layer("base").join("extra.yaml")).unwrap();
     std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--prune"]);
-    assert_eq!(run.ok(), "0 written, 1 unchanged, 2 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "skills: 0 written, 1 unchanged, 2 removed, 0 failed\n"
+    );
     let mut names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -655,9 +682,9 @@ fn a_second_export_waits_for_the_first_and_says_so() {
     held.unlock().unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "1 written, 1 unchanged, 0 removed, 0 failed\n"
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .ends_with("\nm: 1 written, 1 unchanged, 0 removed, 0 failed\n")
     );
     assert!(read(sb.path().join("m/writer.json")).contains("Team."));
     // --check waits too (a shared lock), and then reads a finished export.
@@ -724,7 +751,10 @@ fn exporting_into_a_directory_with_a_hand_written_skill_leaves_it_alone() {
     hand_written_skill(&out, "my-notes");
     let mine = snapshot(&out.join("my-notes"));
     let run: Run = sb.run(&["export", "--format", "skill", "--out", "claude-skills"]);
-    assert_eq!(run.ok(), "1 written, 0 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "claude-skills: 1 written, 0 unchanged, 0 removed, 0 failed\n"
+    );
     assert_eq!(snapshot(&out.join("my-notes")), mine);
     assert!(out.join("pdf-tables/SKILL.md").is_file());
 }

@@ -149,8 +149,8 @@ fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
     }
     assert_eq!(
         sb.run(&["export", "--format", "skill", "--out", "out", "--prune"])
-            .ok(),
-        "1 written, 0 unchanged, 1 removed, 0 failed\n"
+            .ok_report(),
+        "out: 1 written, 0 unchanged, 1 removed, 0 failed\n"
     );
     assert!(!out.join("gone").exists());
     assert!(!out.join("writer/references/style.md").exists());
@@ -170,7 +170,7 @@ fn check_tells_hand_edits_and_hand_added_files_from_changes() {
     let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(
-        run.stdout,
+        run.report(),
         "changed: writer (out/writer/)\n    + references/glossary.md\n\
          hand-edited: writer (out/writer/)\n    ~ references/style.md (9 → 13 bytes)\n\
          hand-added: writer (out/writer/)\n    ? references/extra.md\n\

@@ -444,8 +444,8 @@ fn manifest_symlinks_are_replaced_and_pruned_never_followed() {
     // Adopted, they are replaced as links; the others are not export's.
     let run = sb.run(&["export", "--out", m_s, "--prune", "--adopt-all"]);
     assert_eq!(
-        run.ok(),
-        "2 written, 0 unchanged, 0 removed, 0 failed\n",
+        run.ok_report(),
+        "[ROOT]/m: 2 written, 0 unchanged, 0 removed, 0 failed\n",
         "{run:#?}"
     );
     assert_eq!(snapshot(&outside), before, "nothing outside changed");
@@ -479,7 +479,10 @@ fn manifest_symlinks_are_replaced_and_pruned_never_followed() {
         "{run:#?}"
     );
     let run = sb.run(&["export", "--out", m_s, "--prune", "--force"]);
-    assert_eq!(run.ok(), "0 written, 1 unchanged, 1 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "[ROOT]/m: 0 written, 1 unchanged, 1 removed, 0 failed\n"
+    );
     assert!(std::fs::symlink_metadata(m.join("reviewer.json")).is_err());
     assert_eq!(snapshot(&outside), before, "nothing outside changed");
     for link in ["sub", "gone.json", "dirlink.json"] {
@@ -843,7 +846,11 @@ fn components_above_the_repository_root_are_taken_as_given() {
     let mut cmd = sb.skills_cmd(&["export", "--out", out.to_str().unwrap()]);
     cmd.current_dir(repo.join("sub"));
     let run = sb.run_cmd(cmd);
-    assert_eq!(run.ok(), "2 written, 0 unchanged, 0 removed, 0 failed\n");
+    assert!(
+        run.ok()
+            .ends_with("/home-link/skills: 2 written, 0 unchanged, 0 removed, 0 failed\n"),
+        "{run:#?}"
+    );
     assert!(sb.path().join("real-home/skills/writer.json").is_file());
     // Inside the repository, from a subdirectory, `..` included: refused.
     std::fs::create_dir(sb.path().join("elsewhere")).unwrap();

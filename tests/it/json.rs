@@ -19,7 +19,7 @@ fn schema(name: &str) -> Value {
 }
 
 /// Asserts that `doc` is valid under `schemas/output/<name>.schema.json`.
-fn assert_matches(name: &str, doc: &Value) {
+pub fn assert_matches(name: &str, doc: &Value) {
     let validator = jsonschema::draft202012::new(&schema(name))
         .unwrap_or_else(|e| panic!("{name}.schema.json: {e}"));
     let errors: Vec<String> = validator

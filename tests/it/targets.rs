@@ -11,7 +11,11 @@ use super::support::{Sandbox, public_collection};
 fn the_whole_collection_exports_for_claude_code() {
     let sb = public_collection();
     let run = sb.run(&["export", "--target", "claude-code", "--out", "claude"]);
-    assert!(run.ok().starts_with("17 written"), "{run:#?}");
+    assert!(
+        run.ok_report()
+            .starts_with("claude (claude-code): 17 written"),
+        "{run:#?}"
+    );
     assert!(sb.path().join("claude/s09/SKILL.md").is_file());
     // Nothing is refused for the standard's rules when none is asked for.
     sb.run(&["validate", "--strict"]).ok();
@@ -43,7 +47,11 @@ fn the_standard_refuses_the_long_description_until_a_team_override_shortens_it()
     sb.run(&["validate", "--target", "agent-skills", "--strict"])
         .ok();
     let run = sb.run(&["export", "--target", "agent-skills", "--out", "std"]);
-    assert!(run.ok().starts_with("17 written"), "{run:#?}");
+    assert!(
+        run.ok_report()
+            .starts_with("std (agent-skills): 17 written"),
+        "{run:#?}"
+    );
     let md = std::fs::read_to_string(sb.path().join("std/s09/SKILL.md")).unwrap();
     assert_eq!(
         md,
@@ -124,7 +132,10 @@ fn a_skill_switched_off_is_not_exported_and_its_managed_copy_goes() {
     // The team switches b off for its project.
     sb.write("team", "b.yaml", "enabled: false\n");
     let run = sb.run(&["export", "--target", "claude-code", "--out", "out"]);
-    assert_eq!(run.ok(), "0 written, 1 unchanged, 1 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "out (claude-code): 0 written, 1 unchanged, 1 removed, 0 failed\n"
+    );
     assert!(!sb.path().join("out/b").exists());
     let listed = sb.run(&["list"]);
     assert!(listed.ok().contains("b     off (team)  B."), "{listed:#?}");
@@ -197,7 +208,11 @@ fn export_goes_to_the_targets_place_for_the_scope() {
     let home = sb.path().join("home");
     // --scope user: the target's place below the home directory.
     let run = sb.run(&["export", "--target", "claude-code"]);
-    assert!(run.ok().starts_with("17 written"), "{run:#?}");
+    assert!(
+        run.ok_report()
+            .starts_with("[ROOT]/home/.claude/skills (claude-code): 17 written"),
+        "{run:#?}"
+    );
     assert!(home.join(".claude/skills/s01/SKILL.md").is_file());
     // --scope project: below the git work tree's root.
     let repo = sb.path().join("repo");
@@ -206,14 +221,18 @@ fn export_goes_to_the_targets_place_for_the_scope() {
     let mut cmd = sb.skills_cmd(&["export", "--target", "gemini-cli", "--scope", "project"]);
     cmd.current_dir(repo.join("sub"));
     let run = sb.run_cmd(cmd);
-    assert!(run.ok().starts_with("17 written"), "{run:#?}");
+    assert!(
+        run.ok_report()
+            .starts_with("[ROOT]/repo/.gemini/skills (gemini-cli): 17 written"),
+        "{run:#?}"
+    );
     assert!(repo.join(".gemini/skills/s01/SKILL.md").is_file());
     // Several targets in one run, each to its place.
     let run = sb.run(&["export", "--target", "claude-code", "--target", "agents"]);
     let out = run.ok();
     assert!(
-        out.contains("claude-code: [ROOT]/home/.claude/skills\n0 written, 17 unchanged")
-            && out.contains("agents: [ROOT]/home/.agents/skills\n17 written"),
+        out.contains("\n[ROOT]/home/.claude/skills (claude-code): 0 written, 17 unchanged")
+            && out.contains("\n[ROOT]/home/.agents/skills (agents): 17 written"),
         "{out}"
     );
     // --out takes one target.

@@ -110,6 +110,8 @@ pub enum SkillsCommand {
     Schema(crate::schema::SchemaArgs),
     /// List the targets (consumers of effective skills), or describe one.
     Targets(crate::targets::TargetsArgs),
+    /// Trust this project's own layer (.bernstein/skills) to reach places outside the project.
+    Trust(crate::trust::TrustArgs),
 }
 
 impl Global {
@@ -312,6 +314,7 @@ impl Cli {
             SkillsCommand::Spec(a) => a.json(),
             SkillsCommand::Schema(_) => false,
             SkillsCommand::Targets(a) => a.json,
+            SkillsCommand::Trust(a) => a.json,
         }
     }
 }
@@ -468,6 +471,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             SkillsCommand::Spec(a) => crate::spec::run(a, &cli.global),
             SkillsCommand::Schema(a) => crate::schema::run(a, &cli.global),
             SkillsCommand::Targets(a) => crate::targets::run(a, &cli.global),
+            SkillsCommand::Trust(a) => crate::trust::run(a, &cli.global),
         },
     }
 }

@@ -8,6 +8,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use bernstein_skills::export::{ConflictKind, Drift, ExportOptions, Exported, Format};
+use bernstein_skills::source::trust::TrustStore;
 use bernstein_skills::{Error, Result, output::render, par, text};
 
 use crate::cli::Global;
@@ -119,6 +120,7 @@ pub enum ExportFormat {
 fn options<'a>(
     args: &ExportArgs,
     target: Option<&'a bernstein_skills::target::Target>,
+    trust: &'a TrustStore,
 ) -> ExportOptions<'a> {
     ExportOptions {
         prune: args.prune,
@@ -130,6 +132,7 @@ fn options<'a>(
         on_wait: Some(&waiting),
         boundary: None,
         target,
+        trust: Some(trust),
         ..ExportOptions::default()
     }
 }
@@ -143,8 +146,9 @@ fn waiting(dir: &Path) {
 
 pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
+    let trust = TrustStore::of(&global.env());
     if !args.targets.is_empty() {
-        return run_targets(args, global, skills);
+        return run_targets(args, global, skills, &trust);
     }
     let format = match args.format {
         ExportFormat::Json => Format::Json,
@@ -152,11 +156,11 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     };
     let options = ExportOptions {
         format,
-        ..options(&args, None)
+        ..options(&args, None, &trust)
     };
     let (code, doc) = one(&args, &options, skills)?;
     if args.json {
-        print_json(&args, vec![doc]);
+        print_json(&args, skills, vec![doc]);
     }
     Ok(code)
 }
@@ -168,21 +172,34 @@ fn one(
     options: &ExportOptions,
     skills: &bernstein_skills::Skills,
 ) -> Result<(ExitCode, Value)> {
+    // Every layer place that takes part is named with the result, once.
+    let places = if PLACES_SHOWN.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        String::new()
+    } else {
+        Global::places(skills.layers())
+    };
     match (&args.check, &args.out) {
-        (Some(dir), _) => check(skills, dir, options, args.json),
-        (None, Some(dir)) => export(skills, dir, options, args.json),
+        (Some(dir), _) => check(skills, dir, options, args.json, &places),
+        (None, Some(dir)) => export(skills, dir, options, args.json, &places),
         (None, None) => unreachable!("clap requires --out, --check or --target"),
     }
 }
 
-/// Prints the JSON documents of the exports (or checks) run.
-fn print_json(args: &ExportArgs, docs: Vec<Value>) {
+/// Have the layer places been printed (by the first of several exports)?
+static PLACES_SHOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Prints the JSON documents of the exports (or checks) run, with the
+/// layer places that took part.
+fn print_json(args: &ExportArgs, skills: &bernstein_skills::Skills, docs: Vec<Value>) {
     let key = if args.check.is_some() {
         "checks"
     } else {
         "exports"
     };
-    output::print(&render::to_json(&json!({ key: docs })));
+    output::print(&render::to_json(&json!({
+        "places": Global::places_json(skills.layers()),
+        key: docs,
+    })));
 }
 
 /// What is written per skill, in words: `json`, `skill`, or the target's.
@@ -199,6 +216,7 @@ fn run_targets(
     args: ExportArgs,
     global: &Global,
     skills: &bernstein_skills::Skills,
+    trust: &TrustStore,
 ) -> Result<ExitCode> {
     let targets = global.targets(skills.spec(), &args.targets)?;
     if targets.len() > 1 && (args.out.is_some() || args.check.is_some()) {
@@ -216,14 +234,7 @@ fn run_targets(
             (Some(d), _) | (None, Some(d)) => d.clone(),
             (None, None) => place(target, args.scope, &global.env())?,
         };
-        if targets.len() > 1 && !args.json {
-            output::print(&format!(
-                "{}: {}\n",
-                text::escape(&target.name),
-                text::path(&dir)
-            ));
-        }
-        let options = options(&args, Some(target));
+        let options = options(&args, Some(target), trust);
         let per = ExportArgs {
             out: args.check.is_none().then(|| dir.clone()),
             check: args.check.as_ref().map(|_| dir.clone()),
@@ -238,7 +249,7 @@ fn run_targets(
         docs.push(doc);
     }
     if args.json {
-        print_json(&args, docs);
+        print_json(&args, skills, docs);
     }
     Ok(code)
 }
@@ -348,6 +359,7 @@ fn check(
     dir: &Path,
     options: &ExportOptions,
     json: bool,
+    places: &str,
 ) -> Result<(ExitCode, Value)> {
     let format = options.effective_format();
     let drift = skills.check_export_with(dir, options)?;
@@ -370,10 +382,13 @@ fn check(
         return Ok((code, doc));
     }
     if drift.is_empty() {
-        output::print(&format!("{}: all manifests up to date\n", text::path(dir)));
+        output::print(&format!(
+            "{places}{}: all manifests up to date\n",
+            text::path(dir)
+        ));
         return Ok((code, Value::Null));
     }
-    let mut out = String::new();
+    let mut out = places.to_owned();
     let (mut unmanaged, mut hand_edited, mut hand_added) = (false, false, false);
     let mut names = std::collections::BTreeSet::new();
     for (name, d) in &drift {
@@ -505,6 +520,7 @@ fn export(
     dir: &Path,
     options: &ExportOptions,
     json: bool,
+    places: &str,
 ) -> Result<(ExitCode, Value)> {
     let report = skills.export_with(dir, options)?;
     if json {
@@ -515,6 +531,11 @@ fn export(
             ExitCode::from(1)
         };
         return Ok((code, doc));
+    }
+    let bad = !report.failed.is_empty() || !report.refused.is_empty();
+    if bad {
+        // On failure stdout stays empty: the places go with the errors.
+        output::warn(places.lines().map(str::to_owned));
     }
     output::warn(
         report
@@ -575,8 +596,13 @@ fn export(
         }
     }
     output::warn(errors);
+    let target = options
+        .target
+        .map(|t| format!(" ({})", text::escape(&t.name)))
+        .unwrap_or_default();
     let mut summary = format!(
-        "{} written, {} unchanged, {} removed, {} failed",
+        "{}{target}: {} written, {} unchanged, {} removed, {} failed",
+        text::path(dir),
         report.written.len(),
         report.unchanged,
         report.removed.len(),
@@ -588,7 +614,6 @@ fn export(
     if report.not_written > 0 {
         summary.push_str(&format!(", {} not written", report.not_written));
     }
-    let bad = !report.failed.is_empty() || !report.refused.is_empty();
     // Whole or nothing stopped it, not a failed write: say how to go on.
     let hint = !options.keep_going
         && report.not_written > 0
@@ -607,7 +632,7 @@ fn export(
     }
     summary.push('\n');
     if !bad {
-        output::print(&summary);
+        output::print(&format!("{places}{summary}"));
         Ok((ExitCode::SUCCESS, Value::Null))
     } else {
         // On failure stdout stays empty; the summary goes with the errors.

@@ -19,6 +19,7 @@ mod schema;
 mod show;
 mod spec;
 mod targets;
+mod trust;
 mod validate;
 
 use std::process::ExitCode;

@@ -1,0 +1,158 @@
+//! `bernstein skills trust [--revoke | --list | --status]`: the person's
+//! say that the project-local layer found from here may reach places
+//! outside the project (an export to `~/.claude/skills`).
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+
+use bernstein_skills::source::trust::{Snapshot, TrustState, TrustStore};
+use bernstein_skills::{Error, Result, output::render, text};
+
+use crate::cli::Global;
+use crate::output;
+
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct TrustArgs {
+    /// Forget the trust in this project's layer.
+    #[arg(long, conflicts_with_all = ["list", "status"])]
+    pub revoke: bool,
+    /// List every trusted project layer.
+    #[arg(long, conflicts_with = "status")]
+    pub list: bool,
+    /// Say whether this project's layer is trusted as it is now, and what
+    /// changed since it was (exit 1 when it is not), without trusting it.
+    #[arg(long)]
+    pub status: bool,
+    /// Print one JSON document (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+const AFTER_HELP: &str = "\
+A project's own layer (.bernstein/skills in its git work tree) comes with
+every clone. Commands read it inside the project, but an export into a
+place outside it (the default --scope user of export --target, or an --out
+elsewhere) takes it only after you have reviewed it and run this command in
+the project. Trust covers the layer's files as they are now: when any is
+added, removed or changed, such an export is refused again and names them.
+Trust is kept outside every repository, in $XDG_STATE_HOME/bernstein/skills/
+(default ~/.local/state/bernstein/skills/).
+
+Examples:
+  bernstein skills trust            # trust this project's layer as it is now
+  bernstein skills trust --status   # is it trusted? what changed since?
+  bernstein skills trust --revoke
+  bernstein skills trust --list";
+
+pub fn run(args: TrustArgs, global: &Global) -> Result<ExitCode> {
+    let env = global.env();
+    let store = TrustStore::of(&env);
+    if args.list {
+        let trusted = store.list()?;
+        if args.json {
+            output::print(&render::to_json(&json!({
+                "trust_file": store.file().map(|p| p.display().to_string()),
+                "trusted": trusted
+                    .iter()
+                    .map(|p| json!({"dir": p.display().to_string()}))
+                    .collect::<Vec<_>>(),
+            })));
+        } else {
+            let mut out: String = trusted
+                .iter()
+                .map(|p| format!("{}\n", text::path(p)))
+                .collect();
+            out.push_str(&format!("{} trusted project layer(s)\n", trusted.len()));
+            output::print(&out);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let layers = global.layers()?;
+    let Some((project, _)) = layers.project() else {
+        return Err(Error::Refused {
+            path: None,
+            message: "no project-local layer here: trust is for a .bernstein/skills directory \
+                      found from the working directory (in it or above it, within its git work \
+                      tree), and the team layer is not one here"
+                .into(),
+        });
+    };
+    let team = &layers.dirs()[1];
+    let shown = text::path(&team.path);
+    if args.revoke {
+        let was = store.revoke(project)?;
+        if args.json {
+            output::print(&render::to_json(&json!({
+                "layer": "team",
+                "dir": project.layer.display().to_string(),
+                "revoked": was,
+            })));
+        } else if was {
+            output::print(&format!("no longer trusted: {shown}\n"));
+        } else {
+            output::print(&format!("{shown} was not trusted\n"));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(root) = &team.root else {
+        return Err(Error::Refused {
+            path: Some(team.path.clone()),
+            message: "the project-local layer cannot be read".into(),
+        });
+    };
+    let now = Snapshot::of(root)?;
+    let files = now.files.len();
+    let (state, trusted) = if args.status {
+        (store.state(project, &now)?, false)
+    } else {
+        (store.trust(project, now)?, true)
+    };
+    let changes = match &state {
+        TrustState::Changed(c) => c.as_slice(),
+        _ => &[],
+    };
+    if args.json {
+        output::print(&render::to_json(&json!({
+            "layer": "team",
+            "dir": project.layer.display().to_string(),
+            "project": project.root.display().to_string(),
+            "files": files,
+            "was": match &state {
+                TrustState::Trusted => "trusted",
+                TrustState::Untrusted => "untrusted",
+                TrustState::Changed(_) => "changed",
+            },
+            "trusted": trusted || state == TrustState::Trusted,
+            "changes": changes,
+        })));
+    } else {
+        let mut out = String::new();
+        for c in changes {
+            out.push_str(&format!("    {}: {}\n", c.label(), text::escape(c.file())));
+        }
+        let head = match (&state, trusted) {
+            (TrustState::Trusted, _) => format!("{shown} is trusted as it is ({files} file(s))\n"),
+            (TrustState::Untrusted, false) => format!(
+                "{shown} is not trusted ({files} file(s)); review it, then run `bernstein skills trust`\n"
+            ),
+            (TrustState::Changed(c), false) => format!(
+                "{shown} changed in {} file(s) since you trusted it:\n{out}review the changes, then run `bernstein skills trust`\n",
+                c.len()
+            ),
+            (TrustState::Untrusted, true) => format!("trusted {shown} ({files} file(s))\n"),
+            (TrustState::Changed(c), true) => format!(
+                "trusted {shown} ({files} file(s)), with {} change(s) since you last trusted it:\n{out}",
+                c.len()
+            ),
+        };
+        output::print(&head);
+    }
+    Ok(if trusted || state == TrustState::Trusted {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

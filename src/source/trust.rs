@@ -1,0 +1,455 @@
+//! Trusting a project's own layer before it reaches outside the project.
+//!
+//! A project-local team layer (`.bernstein/skills/` in a git work tree)
+//! arrives with every clone: whoever can land a commit in the repository
+//! writes it. Inside the repository that is the point, and every command
+//! may read it. But an export into a place outside the repository — the
+//! person's `~/.claude/skills`, which every later agent session loads in
+//! every project — would let a cloned repository rewrite the person's
+//! global skills, or switch them off. So such an export takes a
+//! project-local layer only when the person has said they trust it, the
+//! way git's `safe.directory`, direnv's `allow` and mise's `trust` work:
+//!
+//! - `bernstein skills trust`, run in the project, records a [`Snapshot`]
+//!   of the layer (the SHA-256 of every file in it) in a trust file kept
+//!   outside every repository ([`TrustStore`], under `$XDG_STATE_HOME`);
+//! - an export outside the project compares the layer with that snapshot
+//!   and refuses, before anything is written or removed, when the project
+//!   was never trusted or when any file was added, removed or changed
+//!   since: the error lists what changed, so the person reviews it before
+//!   it takes effect, and trusts it again.
+//!
+//! Only a layer found from the working directory needs trust; one the
+//! person names (a flag, a variable) or the XDG place is their own say.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::confine::{Kind, Root};
+use super::layers::Env;
+use crate::error::{Error, Result};
+
+/// The trust file's name in the state directory.
+pub const TRUST_FILE: &str = "trusted.json";
+
+/// The trust file's format version.
+const VERSION: u64 = 1;
+
+/// The largest trust file read: it holds one line per file of each trusted
+/// project layer, far below this for any real set of projects.
+const MAX_TRUST_BYTES: u64 = 16 << 20;
+
+/// The most files one snapshot takes: a layer with more is refused rather
+/// than hashed without end.
+const MAX_FILES: usize = 100_000;
+
+/// The most entries (files, directories, anything) one snapshot visits.
+const MAX_ENTRIES: usize = 200_000;
+
+/// The deepest directory a snapshot walks into.
+const MAX_DEPTH: usize = 16;
+
+/// The largest file a snapshot hashes: a skill's files together are capped
+/// at 64 MiB ([`crate::source::files::FileLimits`]), so one file is too.
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// A project whose own layer was found from the working directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    /// The root of the project: the git work tree holding the layer, else
+    /// the directory holding `.bernstein/`. Absolute, with no symlink.
+    pub root: PathBuf,
+    /// The project-local layer's directory, absolute (the key of its trust).
+    pub layer: PathBuf,
+}
+
+impl Project {
+    /// Is `dir` (absolute, or relative to `cwd`) inside the project? Its
+    /// deepest existing ancestor is resolved by the operating system, so a
+    /// symlink out of (or into) the project counts where it leads.
+    pub fn holds(&self, dir: &Path, cwd: &Path) -> bool {
+        let abs = lexical(&cwd.join(dir));
+        let mut existing = abs.as_path();
+        let mut rest = Vec::new();
+        let real = loop {
+            match std::fs::canonicalize(existing) {
+                Ok(real) => break real,
+                Err(_) => match (existing.parent(), existing.file_name()) {
+                    (Some(parent), Some(name)) => {
+                        rest.push(name.to_owned());
+                        existing = parent;
+                    }
+                    _ => return false,
+                },
+            }
+        };
+        let full = rest.iter().rev().fold(real, |p, n| p.join(n));
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        full.starts_with(root)
+    }
+}
+
+/// `.` and `..` resolved lexically.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// What a layer holds: the SHA-256 of every file in it, by its path
+/// relative to the layer (`/`-separated). Hidden entries are no part of a
+/// layer and are not taken.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Path → hex SHA-256.
+    pub files: BTreeMap<String, String>,
+}
+
+/// One difference between a trusted snapshot and the layer now.
+pub use crate::error::FileChange as Change;
+
+impl Snapshot {
+    /// Hashes every file beneath `root`, each read confined beneath it
+    /// (symlinks that stay inside are followed, as every layer read
+    /// does). A file that cannot be read, or a layer over the caps, is an
+    /// error naming it: a snapshot that skipped it would trust what no one
+    /// saw.
+    pub fn of(root: &Root) -> Result<Snapshot> {
+        let mut snapshot = Snapshot::default();
+        let mut entries = 0usize;
+        let mut stack: Vec<(PathBuf, usize)> = vec![(PathBuf::new(), 0)];
+        let refuse = |rel: &Path, message: String| Error::Refused {
+            path: Some(root.path().join(rel)),
+            message,
+        };
+        while let Some((dir, depth)) = stack.pop() {
+            let (_, list) = root
+                .entries(&dir)
+                .map_err(|r| refuse(&dir, r.describe(&root.path().join(&dir), "team layer")))?;
+            for entry in list {
+                entries += 1;
+                if entries > MAX_ENTRIES {
+                    return Err(refuse(
+                        Path::new(""),
+                        format!("the layer holds more than {MAX_ENTRIES} entries"),
+                    ));
+                }
+                let Some(name) = entry.name.to_str() else {
+                    // Never a skill nor one of its files (see `layers`).
+                    continue;
+                };
+                if name.starts_with('.') {
+                    continue;
+                }
+                let rel = dir.join(name);
+                let kind = if entry.is_symlink {
+                    match root.metadata(&rel) {
+                        Ok(meta) => meta.kind,
+                        Err(r) if r.is_not_found() => continue,
+                        Err(r) => {
+                            return Err(refuse(
+                                &rel,
+                                r.describe(&root.path().join(&rel), "team layer"),
+                            ));
+                        }
+                    }
+                } else if entry.is_dir {
+                    Kind::Dir
+                } else {
+                    Kind::File
+                };
+                match kind {
+                    Kind::Dir if depth + 1 > MAX_DEPTH => {
+                        return Err(refuse(
+                            &rel,
+                            format!("directories nest more than {MAX_DEPTH} levels deep"),
+                        ));
+                    }
+                    Kind::Dir => stack.push((rel, depth + 1)),
+                    _ => {
+                        let bytes = root.read(&rel, MAX_FILE_BYTES).map_err(|r| {
+                            refuse(&rel, r.describe(&root.path().join(&rel), "team layer"))
+                        })?;
+                        if snapshot.files.len() >= MAX_FILES {
+                            return Err(refuse(
+                                Path::new(""),
+                                format!("the layer holds more than {MAX_FILES} files"),
+                            ));
+                        }
+                        let key = rel
+                            .components()
+                            .map(|c| c.as_os_str().to_string_lossy())
+                            .collect::<Vec<_>>()
+                            .join("/");
+                        snapshot.files.insert(key, hex(&sha256(&bytes)));
+                    }
+                }
+            }
+        }
+        Ok(snapshot)
+    }
+
+    /// What changed from `self` (trusted) to `now`, sorted by file.
+    pub fn changes_to(&self, now: &Snapshot) -> Vec<Change> {
+        let mut out = Vec::new();
+        for (file, digest) in &now.files {
+            match self.files.get(file) {
+                None => out.push(Change::Added(file.clone())),
+                Some(d) if d != digest => out.push(Change::Changed(file.clone())),
+                Some(_) => {}
+            }
+        }
+        for file in self.files.keys() {
+            if !now.files.contains_key(file) {
+                out.push(Change::Removed(file.clone()));
+            }
+        }
+        out.sort_by(|a, b| a.file().cmp(b.file()));
+        out
+    }
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+fn hex(digest: &[u8; 32]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether a project's layer is trusted as it is now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustState {
+    /// Trusted, and unchanged since.
+    Trusted,
+    /// Never trusted (or trust was revoked).
+    Untrusted,
+    /// Trusted once; these files changed since.
+    Changed(Vec<Change>),
+}
+
+/// The trust file as written: sorted, no timestamps.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Stored {
+    version: u64,
+    /// Layer directory (absolute) → its trusted snapshot.
+    projects: BTreeMap<String, Snapshot>,
+}
+
+/// Where the person's trust is kept: `$XDG_STATE_HOME/bernstein/skills/`
+/// [`TRUST_FILE`] (by default `~/.local/state/...`), outside every
+/// repository. With neither variable set there is nowhere to keep it, and
+/// nothing is trusted.
+#[derive(Debug, Clone)]
+pub struct TrustStore {
+    file: Option<PathBuf>,
+}
+
+impl TrustStore {
+    /// The store an environment points at.
+    pub fn of(env: &Env) -> TrustStore {
+        TrustStore {
+            file: env.state_dir().map(|d| d.join(TRUST_FILE)),
+        }
+    }
+
+    /// A store kept in `file` (for tests and embedders).
+    pub fn at(file: PathBuf) -> TrustStore {
+        TrustStore { file: Some(file) }
+    }
+
+    /// The trust file, if there is a place for it.
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    fn load(&self) -> Result<Stored> {
+        let Some(file) = &self.file else {
+            return Ok(Stored::default());
+        };
+        let bytes = match super::confine::read_bounded(file, MAX_TRUST_BYTES) {
+            Ok(b) => b,
+            Err(r) if r.is_not_found() => return Ok(Stored::default()),
+            Err(r) => {
+                return Err(Error::Refused {
+                    path: Some(file.clone()),
+                    message: r.describe(file, "state directory"),
+                });
+            }
+        };
+        let stored: Stored = serde_json::from_slice(&bytes).map_err(|e| Error::Refused {
+            path: Some(file.clone()),
+            message: format!(
+                "cannot read the trust file: {e}; remove it and trust each project again"
+            ),
+        })?;
+        if stored.version != VERSION {
+            return Err(Error::Refused {
+                path: Some(file.clone()),
+                message: format!(
+                    "trust file version {} is not {VERSION}; remove it and trust each project again",
+                    stored.version
+                ),
+            });
+        }
+        Ok(stored)
+    }
+
+    fn save(&self, stored: &Stored) -> Result<()> {
+        let Some(file) = &self.file else {
+            return Err(no_place());
+        };
+        if let Some(dir) = file.parent() {
+            create_private_dir(dir).map_err(|source| Error::Write {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let mut bytes = serde_json::to_vec_pretty(stored).expect("plain data serializes");
+        bytes.push(b'\n');
+        // A new file beside it, then a rename: a reader never sees half.
+        let write = || -> std::io::Result<()> {
+            use std::io::Write;
+            let dir = file.parent().unwrap_or(Path::new("."));
+            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+            tmp.write_all(&bytes)?;
+            tmp.persist(file).map_err(|e| e.error)?;
+            Ok(())
+        };
+        write().map_err(|source| Error::Write {
+            path: file.clone(),
+            source,
+        })
+    }
+
+    /// Whether `project`'s layer, as `now` holds it, is trusted.
+    pub fn state(&self, project: &Project, now: &Snapshot) -> Result<TrustState> {
+        let stored = self.load()?;
+        Ok(match stored.projects.get(&key(project)) {
+            None => TrustState::Untrusted,
+            Some(trusted) => {
+                let changes = trusted.changes_to(now);
+                if changes.is_empty() {
+                    TrustState::Trusted
+                } else {
+                    TrustState::Changed(changes)
+                }
+            }
+        })
+    }
+
+    /// Trusts `project`'s layer as `now` holds it; returns the state it was
+    /// in before (what changed since the last trust).
+    pub fn trust(&self, project: &Project, now: Snapshot) -> Result<TrustState> {
+        if self.file.is_none() {
+            return Err(no_place());
+        }
+        let mut stored = self.load()?;
+        stored.version = VERSION;
+        let before = match stored.projects.get(&key(project)) {
+            None => TrustState::Untrusted,
+            Some(old) => match old.changes_to(&now) {
+                c if c.is_empty() => TrustState::Trusted,
+                c => TrustState::Changed(c),
+            },
+        };
+        stored.projects.insert(key(project), now);
+        self.save(&stored)?;
+        Ok(before)
+    }
+
+    /// Forgets `project`; was it trusted?
+    pub fn revoke(&self, project: &Project) -> Result<bool> {
+        let mut stored = self.load()?;
+        let was = stored.projects.remove(&key(project)).is_some();
+        if was {
+            self.save(&stored)?;
+        }
+        Ok(was)
+    }
+
+    /// Every trusted layer directory, sorted.
+    pub fn list(&self) -> Result<Vec<PathBuf>> {
+        Ok(self
+            .load()?
+            .projects
+            .into_keys()
+            .map(PathBuf::from)
+            .collect())
+    }
+}
+
+fn key(project: &Project) -> String {
+    project.layer.display().to_string()
+}
+
+fn no_place() -> Error {
+    Error::Refused {
+        path: None,
+        message: "nowhere to keep trust: neither XDG_STATE_HOME nor HOME is set".into(),
+    }
+}
+
+/// Creates `dir` and its parents, the last with mode 0700: what a person
+/// trusts is nobody else's business.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(files: &[(&str, &str)]) -> Snapshot {
+        Snapshot {
+            files: files
+                .iter()
+                .map(|(f, d)| ((*f).to_owned(), (*d).to_owned()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn changes_are_sorted_by_file() {
+        let old = snap(&[("a.yaml", "1"), ("b/SKILL.md", "2"), ("c.yaml", "3")]);
+        let now = snap(&[("a.yaml", "1"), ("b/SKILL.md", "9"), ("d.yaml", "4")]);
+        assert_eq!(
+            old.changes_to(&now),
+            vec![
+                Change::Changed("b/SKILL.md".into()),
+                Change::Removed("c.yaml".into()),
+                Change::Added("d.yaml".into()),
+            ]
+        );
+        assert!(now.changes_to(&now).is_empty());
+    }
+
+    #[test]
+    fn project_holds_what_is_below_its_root() {
+        let p = Project {
+            root: PathBuf::from("/nonexistent-project-root/p"),
+            layer: PathBuf::from("/nonexistent-project-root/p/.bernstein/skills"),
+        };
+        let cwd = Path::new("/nonexistent-project-root/p/sub");
+        assert!(p.holds(Path::new(".claude/skills"), cwd));
+        assert!(p.holds(Path::new("../out"), cwd));
+        assert!(!p.holds(Path::new("../../elsewhere"), cwd));
+        assert!(!p.holds(Path::new("/home/someone/.claude/skills"), cwd));
+    }
+}
