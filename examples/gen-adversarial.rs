@@ -25,6 +25,15 @@
 //! | `deep-flow` | ~4 MiB of nested flow sequences |
 //! | `plain-maps` | ~4 MiB of one-entry mappings, no alias: ~524k of them (refused past one per 32 bytes of the cap) |
 //! | `long-key` | a 256 KiB key above 20,000 values: refused, its paths add up to over 4× the cap |
+//! | `section-hashes` | a base body and a team body merged by section, each ~4 MiB of `#` lines (empty headings) |
+//! | `section-anchors` | a base body of ~4 MiB of distinct headings; a team body of ~4 MiB of `before` / `after` directives naming them |
+//! | `section-duplicates` | a base body of one heading repeated ~4 MiB; a team body deleting the first occurrences and inserting after the n-th ones (`"H" n`) |
+//! | `section-stale` | a base body of ~4 MiB of headings; a team body of ~4 MiB of deletes, replaces and anchors naming headings it lacks |
+//! | `section-one-anchor` | a team body of ~4 MiB of insertions before, after, at the start and at the end of one section |
+//! | `section-levels` | ~4 MiB of headings of every level, `#` to `######`, and fences, in both bodies; the team replaces every other one |
+//! | `append-deletes` | 200,000 trigger keywords and 60,000 `{$patch: delete, value: …}` entries naming them |
+//! | `keyed-deletes` | 60,000 `references` and a `{name: …, $patch: delete}` entry for each |
+//! | `deep-deletes` | 100,000 `metadata` keys and 60,000 `{$patch: delete}` values |
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -44,11 +53,33 @@ pub const CASES: &[&str] = &[
     "spec-keys",
     "deep-flow",
     "plain-maps",
+    "section-hashes",
+    "section-anchors",
+    "section-duplicates",
+    "section-stale",
+    "section-one-anchor",
+    "section-levels",
+    "append-deletes",
+    "keyed-deletes",
+    "deep-deletes",
 ];
 
 /// Cases the targets are known to miss, not written unless named (see
 /// `benches/README.md`, "Adversarial inputs").
 pub const KNOWN_MISSES: &[&str] = &[];
+
+/// The frontmatter of a base `SKILL.md`.
+const FM: &str = "---\ndescription: d\n---\n";
+
+/// The line that asks for a merge by section.
+const MARKER: &str = "<!-- $patch: sections -->\n";
+
+/// The `i`-th of a sequence that visits `0..n` in no simple order (a
+/// multiplicative step coprime with most `n`), so that anchors and deletes
+/// are not met in the order of the body they name.
+fn spread(i: usize, n: usize) -> usize {
+    (i.wrapping_mul(7_919) + i / n) % n
+}
 
 /// As many lines made by `line(i)` as fit in `CAP - reserve` bytes, and
 /// how many that is.
@@ -177,6 +208,164 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
                 base.join("s.yaml"),
                 text,
                 "a 256 KiB key above 20000 values".into(),
+            )
+        }
+        "section-hashes" => {
+            // Every line an empty heading: a section per two bytes.
+            let (body, n) = fill(FM.len(), |_, s| s.push_str("#\n"));
+            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            let (body, m) = fill(MARKER.len() + 8, |_, s| s.push_str("#\n"));
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("base body of {n} '#' lines, team body of {m} merged by section"),
+            )
+        }
+        "section-anchors" => {
+            let (body, n) = fill(FM.len(), |i, s| {
+                let _ = writeln!(s, "## h{i}");
+            });
+            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            // Anchors spread over the base's headings, in no order.
+            let (body, m) = fill(MARKER.len() + 8, |i, s| {
+                let verb = ["before", "after"][i % 2];
+                let _ = writeln!(s, "<!-- $patch: {verb} \"h{}\" -->\nx", spread(i, n));
+            });
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{n} base headings, {m} team anchors naming them"),
+            )
+        }
+        "section-duplicates" => {
+            let (body, n) = fill(FM.len(), |_, s| s.push_str("## H\n"));
+            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            // The first occurrences deleted (a layer's n-th `## H` is the
+            // lower body's n-th), then insertions after the n-th ones.
+            let deletes = n / 8;
+            let (body, m) = fill(MARKER.len() + 8, |i, s| {
+                if i < deletes {
+                    s.push_str("## H\n<!-- $patch: delete -->\n");
+                } else {
+                    let at = deletes + 1 + spread(i, n - deletes);
+                    let verb = ["before", "after"][i % 2];
+                    let _ = writeln!(s, "<!-- $patch: {verb} \"H\" {at} -->\nx");
+                }
+            });
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{n} base '## H', {m} team deletes and anchors by occurrence"),
+            )
+        }
+        "section-stale" => {
+            let (body, n) = fill(FM.len(), |i, s| {
+                let _ = writeln!(s, "## h{i}");
+            });
+            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            let (body, m) = fill(MARKER.len() + 8, |i, s| {
+                let _ = match i % 4 {
+                    0 => writeln!(s, "## gone{i}\n<!-- $patch: delete -->"),
+                    1 => writeln!(s, "## gone{i}\n<!-- $patch: replace -->"),
+                    2 => writeln!(s, "<!-- $patch: before \"gone{i}\" -->\nx"),
+                    _ => writeln!(s, "<!-- $patch: after \"h{n}\" 2 -->\nx"),
+                };
+            });
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{n} base headings, {m} team directives naming none of them"),
+            )
+        }
+        "section-one-anchor" => {
+            write(
+                &base.join("s/SKILL.md"),
+                &format!("{FM}Intro.\n\n## A\n\nText.\n\n## B\n\nMore.\n"),
+            )?;
+            let (body, m) = fill(MARKER.len() + 8, |i, s| {
+                let at = ["before \"A\"", "after \"A\"", "start", "end"][i % 4];
+                let _ = writeln!(s, "<!-- $patch: {at} -->\nx");
+            });
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{m} team insertions around one section"),
+            )
+        }
+        "section-levels" => {
+            // Every level, a fenced block among them, nothing repeated.
+            let level = |i: usize, s: &mut String| {
+                let hashes = &"######"[..1 + i % 6];
+                let _ = writeln!(s, "{hashes} l{i}");
+                if i % 64 == 0 {
+                    s.push_str("```\n# not a heading\n```\n");
+                }
+            };
+            let (body, n) = fill(FM.len(), level);
+            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            let (body, m) = fill(MARKER.len() + 8, |i, s| {
+                let i = 2 * i;
+                let hashes = &"######"[..1 + i % 6];
+                let _ = writeln!(s, "{hashes} l{i}\n<!-- $patch: replace -->\ny");
+            });
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{n} base headings of levels 1-6, {m} team replacements"),
+            )
+        }
+        "append-deletes" => {
+            // The figures of the report that found `explain` quadratic in
+            // deletes (a file may hold one mapping per 32 bytes of the cap).
+            let (n, m) = (200_000, 60_000);
+            let mut text = String::from("description: d\ntrigger_keywords:\n");
+            for i in 0..n {
+                let _ = writeln!(text, "  - kw{i}");
+            }
+            write(&base.join("s.yaml"), &text)?;
+            let mut items = String::from("trigger_keywords:\n");
+            for i in 0..m {
+                let _ = writeln!(items, "  - {{$patch: delete, value: kw{}}}", spread(i, n));
+            }
+            (
+                layers.join("team/s.yaml"),
+                items,
+                format!("{n} keywords, {m} deletes"),
+            )
+        }
+        "keyed-deletes" => {
+            let (n, m) = (60_000, 60_000);
+            let mut text = String::from("description: d\nreferences:\n");
+            for i in 0..n {
+                let _ = writeln!(text, "  - {{name: r{i}, url: u}}");
+            }
+            write(&base.join("s.yaml"), &text)?;
+            let mut items = String::from("references:\n");
+            for i in 0..m {
+                let _ = writeln!(items, "  - {{name: r{}, $patch: delete}}", spread(i, n));
+            }
+            (
+                layers.join("team/s.yaml"),
+                items,
+                format!("{n} references, {m} deletes"),
+            )
+        }
+        "deep-deletes" => {
+            let (n, m) = (100_000, 60_000);
+            let mut text = String::from("description: d\nmetadata:\n");
+            for i in 0..n {
+                let _ = writeln!(text, "  k{i}: v");
+            }
+            write(&base.join("s.yaml"), &text)?;
+            // Each key once: a mapping holds no key twice.
+            let mut items = String::from("metadata:\n");
+            for i in 0..m {
+                let _ = writeln!(items, "  k{}: {{$patch: delete}}", spread(i, n));
+            }
+            (
+                layers.join("team/s.yaml"),
+                items,
+                format!("{n} metadata keys, {m} deletes"),
             )
         }
         other => {
