@@ -450,31 +450,63 @@ pub(crate) enum Applied<'a, O> {
     },
 }
 
+/// Where a piece is while a layer's deletes and replacements are applied:
+/// among the pieces put before the first (a new preamble) or among the
+/// lower ones and those appended after them.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Front(usize),
+    Rest(usize),
+}
+
 /// The lower body's pieces with `ops` applied (`line_origin` gives the
 /// origin of a line of the layer's body): see the module docs.
+///
+/// Time linear in the pieces and the ops (plus a sort of the insertions):
+/// sections are found through a map from key to where they are, a delete
+/// leaves a hole that is closed once at the end, and an insertion is
+/// filed under the gap between two lower pieces it goes into, not inserted
+/// into the list.
 pub(crate) fn apply<'a, O: Clone>(
-    mut pieces: Vec<Piece<'a, O>>,
+    pieces: Vec<Piece<'a, O>>,
     ops: Vec<Op<'a>>,
     line_origin: &dyn Fn(usize) -> O,
 ) -> (Vec<Piece<'a, O>>, Vec<Applied<'a, O>>) {
+    use std::collections::{HashMap, VecDeque};
     let mut applied = Vec::new();
-    let find = |pieces: &[Piece<'a, O>], key: &Key| {
-        pieces.iter().position(|p| p.key.as_ref() == Some(key))
-    };
+    // The pieces, as `Slot`s: `front` holds pieces put before the first,
+    // the latest first; `rest` the lower pieces, then those appended.
+    let mut front: Vec<Option<Piece<'a, O>>> = Vec::new();
+    let mut rest: Vec<Option<Piece<'a, O>>> = pieces.into_iter().map(Some).collect();
+    // Where each key's pieces are, in the order of the list. A key is on
+    // one piece, but for the preamble, whose key an empty heading (`#`)
+    // may also have.
+    let mut by_key: HashMap<Key, VecDeque<Slot>> = HashMap::with_capacity(rest.len());
+    for (i, p) in rest.iter().enumerate() {
+        if let Some(k) = p.as_ref().and_then(|p| p.key.as_ref()) {
+            by_key.entry(k.clone()).or_default().push_back(Slot::Rest(i));
+        }
+    }
     let mut inserts = Vec::new();
     for op in ops {
         match op {
-            Op::Delete { key, line } => match find(&pieces, &key) {
-                Some(i) => {
-                    let removed = pieces.remove(i);
-                    applied.push(Applied::Deleted { key, line, removed });
+            Op::Delete { key, line } => {
+                match by_key.get_mut(&key).and_then(VecDeque::pop_front) {
+                    Some(slot) => {
+                        let removed = match slot {
+                            Slot::Front(i) => front[i].take(),
+                            Slot::Rest(i) => rest[i].take(),
+                        }
+                        .expect("a piece in the map is in the list");
+                        applied.push(Applied::Deleted { key, line, removed });
+                    }
+                    None => applied.push(Applied::Stale {
+                        key,
+                        line,
+                        what: "delete",
+                    }),
                 }
-                None => applied.push(Applied::Stale {
-                    key,
-                    line,
-                    what: "delete",
-                }),
-            },
+            }
             Op::Put {
                 section,
                 must_replace,
@@ -485,12 +517,19 @@ pub(crate) fn apply<'a, O: Clone>(
                     origin: line_origin(section.line),
                     replaced: Vec::new(),
                 };
-                match find(&pieces, &section.key) {
-                    Some(i) => {
-                        let old = std::mem::replace(&mut pieces[i], new);
+                let found = by_key.get(&section.key).and_then(|q| q.front().copied());
+                match found {
+                    Some(slot) => {
+                        let piece = match slot {
+                            Slot::Front(i) => &mut front[i],
+                            Slot::Rest(i) => &mut rest[i],
+                        }
+                        .as_mut()
+                        .expect("a piece in the map is in the list");
+                        let old = std::mem::replace(piece, new);
                         let mut replaced = vec![(old.text, old.origin)];
                         replaced.extend(old.replaced);
-                        pieces[i].replaced = replaced;
+                        piece.replaced = replaced;
                     }
                     None => {
                         if must_replace {
@@ -501,10 +540,14 @@ pub(crate) fn apply<'a, O: Clone>(
                             });
                         }
                         // A new preamble goes first; a new section last.
-                        if section.key == Key::preamble() {
-                            pieces.insert(0, new);
+                        // Nothing else has the key (none was found).
+                        let q = by_key.entry(section.key).or_default();
+                        if new.key == Some(Key::preamble()) {
+                            q.push_front(Slot::Front(front.len()));
+                            front.push(Some(new));
                         } else {
-                            pieces.push(new);
+                            q.push_back(Slot::Rest(rest.len()));
+                            rest.push(Some(new));
                         }
                     }
                 }
@@ -512,37 +555,68 @@ pub(crate) fn apply<'a, O: Clone>(
             Op::Insert { at, text, line } => inserts.push((at, text, line)),
         }
     }
+    drop(by_key);
+    let list: Vec<Piece<'a, O>> = front.into_iter().rev().chain(rest).flatten().collect();
+    if inserts.is_empty() {
+        return (list, applied);
+    }
     // Insertions after the sections are in place, so an anchor may name a
-    // section this layer added.
-    for (at, text, line) in inserts {
-        let piece = Piece {
-            key: None,
-            text: Cow::Borrowed(text),
-            origin: line_origin(line),
-            replaced: Vec::new(),
-        };
-        let pos = match &at {
-            Anchor::Start => Some(
+    // section this layer added. Each goes into a gap of `list`: gap `g` is
+    // before `list[g]` (gap `list.len()` at the end), and within a gap an
+    // insertion goes after those already there, or (at the start) before
+    // them. The first piece with each key is the one an anchor names.
+    let mut first: HashMap<&Key, usize> = HashMap::with_capacity(list.len());
+    for (i, p) in list.iter().enumerate() {
+        if let Some(k) = &p.key {
+            first.entry(k).or_insert(i);
+        }
+    }
+    // The gap after a piece and whatever was inserted after it: the one
+    // before the next section (inserted pieces have no key).
+    let mut next_section: Vec<usize> = Vec::new();
+    let mut placed: Vec<(usize, i64, Piece<'a, O>)> = Vec::with_capacity(inserts.len());
+    let mut in_first_gap = 0usize;
+    for (n, (anchor, text, line)) in inserts.into_iter().enumerate() {
+        // Later insertions go after earlier ones in a gap (`n`), or before
+        // them (`-n`).
+        let n = n as i64 + 1;
+        let gap = match &anchor {
+            Anchor::Start => {
                 // After the preamble, which is the body's opening text.
-                usize::from(
-                    pieces
-                        .first()
-                        .is_some_and(|p| p.key == Some(Key::preamble())),
-                ),
-            ),
-            Anchor::End => Some(pieces.len()),
-            Anchor::Before(k) => find(&pieces, k),
-            Anchor::After(k) => find(&pieces, k).map(|i| {
-                // After the section and whatever was inserted after it.
-                let mut j = i + 1;
-                while j < pieces.len() && pieces[j].key.is_none() {
-                    j += 1;
+                let after_preamble = in_first_gap == 0
+                    && list.first().is_some_and(|p| p.key == Some(Key::preamble()));
+                Some((usize::from(after_preamble), -n))
+            }
+            Anchor::End => Some((list.len(), n)),
+            Anchor::Before(k) => first.get(k).map(|&i| (i, n)),
+            Anchor::After(k) => first.get(k).map(|&i| {
+                if next_section.is_empty() {
+                    next_section = vec![list.len(); list.len()];
+                    let mut next = list.len();
+                    for j in (0..list.len()).rev() {
+                        next_section[j] = next;
+                        if list[j].key.is_some() {
+                            next = j;
+                        }
+                    }
                 }
-                j
+                (next_section[i], n)
             }),
         };
-        match (pos, at) {
-            (Some(p), _) => pieces.insert(p, piece),
+        match (gap, anchor) {
+            (Some((g, order)), _) => {
+                in_first_gap += usize::from(g == 0);
+                placed.push((
+                    g,
+                    order,
+                    Piece {
+                        key: None,
+                        text: Cow::Borrowed(text),
+                        origin: line_origin(line),
+                        replaced: Vec::new(),
+                    },
+                ));
+            }
             (None, Anchor::Before(key)) => applied.push(Applied::Stale {
                 key,
                 line,
@@ -556,7 +630,18 @@ pub(crate) fn apply<'a, O: Clone>(
             (None, _) => {}
         }
     }
-    (pieces, applied)
+    drop(first);
+    placed.sort_unstable_by_key(|&(g, order, _)| (g, order));
+    let mut out = Vec::with_capacity(list.len() + placed.len());
+    let mut placed = placed.into_iter().peekable();
+    for (i, p) in list.into_iter().enumerate() {
+        while let Some((_, _, q)) = placed.next_if(|&(g, _, _)| g == i) {
+            out.push(q);
+        }
+        out.push(p);
+    }
+    out.extend(placed.map(|(_, _, q)| q));
+    (out, applied)
 }
 
 /// The pieces joined into one body. Pieces that were written one after the
