@@ -132,28 +132,25 @@ fn fence(line: &str) -> Option<(char, usize)> {
 }
 
 /// The lines of `body` (with their endings), each with whether it is a
-/// heading outside a fenced code block.
-fn lines(body: &str) -> Vec<(&str, Option<(usize, &str)>)> {
-    let mut out = Vec::new();
+/// heading outside a fenced code block, one at a time: nothing is kept per
+/// line, so a body of many short lines costs no more than its text.
+fn lines(body: &str) -> impl Iterator<Item = (&str, Option<(usize, &str)>)> {
     let mut open: Option<(char, usize)> = None;
-    for line in body.split_inclusive('\n') {
+    body.split_inclusive('\n').map(move |line| {
         if let Some((c, n)) = open {
             if fence(line).is_some_and(|(c2, n2)| c2 == c && n2 >= n)
                 && line.trim().chars().all(|x| x == c)
             {
                 open = None;
             }
-            out.push((line, None));
-            continue;
+            return (line, None);
         }
         if let Some(f) = fence(line) {
             open = Some(f);
-            out.push((line, None));
-            continue;
+            return (line, None);
         }
-        out.push((line, heading(line)));
-    }
-    out
+        (line, heading(line))
+    })
 }
 
 /// `body` split into sections: the preamble (possibly empty), then one per
@@ -165,7 +162,7 @@ pub(crate) fn split(body: &str) -> Vec<Section<'_>> {
     let mut key = Key::preamble();
     let mut line_start = 0;
     let mut offset = 0;
-    for (i, (line, h)) in lines(body).into_iter().enumerate() {
+    for (i, (line, h)) in lines(body).enumerate() {
         if let Some((_, text)) = h {
             out.push(Section {
                 key: std::mem::replace(&mut key, Key::preamble()),
@@ -275,107 +272,216 @@ pub fn asks(body: &str) -> bool {
 /// if there, left out). Every problem is reported, with its line.
 pub(crate) fn ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
     let mut ops = Vec::new();
-    let mut problems = Vec::new();
-    // The body's lines with their byte offsets.
-    let all = lines(body);
-    let mut offsets = Vec::with_capacity(all.len() + 1);
-    let mut at = 0;
-    for (line, _) in &all {
-        offsets.push(at);
-        at += line.len();
+    let problems = read(body, &mut |op| ops.push(op));
+    if problems.is_empty() {
+        Ok(ops)
+    } else {
+        Err(problems)
     }
-    offsets.push(at);
+}
+
+/// The problems of a layer's body of changes ([`ops`] without the changes).
+pub(crate) fn problems(body: &str) -> Vec<Problem> {
+    read(body, &mut |_| {})
+}
+
+/// What the line being read in [`read`] belongs to.
+enum Block {
+    /// Text under no heading or directive (the layer's preamble), from
+    /// line `line` (byte `start`).
+    Text { line: usize, start: usize },
+    /// A heading's section; `open` until its first non-blank line after
+    /// the heading, which may be a `delete` or `replace` for it.
+    Heading {
+        key: Key,
+        line: usize,
+        start: usize,
+        open: bool,
+    },
+    /// A deleted section: the directive's line, and whether anything but
+    /// blank lines follows it.
+    Deleted { key: Key, line: usize, text: bool },
+    /// A section written with `$patch: replace`: the heading's line and
+    /// byte, and the bytes of the directive line, which is left out.
+    Replacing {
+        key: Key,
+        line: usize,
+        start: usize,
+        directive: (usize, usize),
+    },
+    /// The text after a directive (`None`: a directive that is a problem).
+    Insert {
+        at: Option<Anchor>,
+        line: usize,
+        start: usize,
+    },
+}
+
+/// Reads a layer's body of changes in one pass over its lines, giving
+/// each change to `op` in order, and returns the problems. A section ends
+/// at the next heading or directive line (a directive line ends it even
+/// inside a fenced code block).
+fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
+    let mut problems = Vec::new();
     let mut marker_seen = false;
-    let mut seen: std::collections::HashMap<String, usize> = Default::default();
-    let mut i = 0;
-    // The end (exclusive line index) of the block starting at `from`: the
-    // next heading or directive line.
-    let block_end = |from: usize| {
-        (from..all.len())
-            .find(|&j| all[j].1.is_some() || directive(all[j].0).is_some())
-            .unwrap_or(all.len())
+    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    let mut block = Block::Text { line: 0, start: 0 };
+    // Ends `block` at byte `end`.
+    let mut close = |block: Block, end: usize, problems: &mut Vec<Problem>| match block {
+        Block::Text { line, start } => {
+            let text = &body[start..end];
+            // Blank lines alone are nothing.
+            if !text.trim().is_empty() {
+                op(Op::Put {
+                    section: Section {
+                        key: Key::preamble(),
+                        text: Cow::Borrowed(text),
+                        line,
+                    },
+                    must_replace: false,
+                });
+            }
+        }
+        Block::Heading {
+            key, line, start, ..
+        } => op(Op::Put {
+            section: Section {
+                key,
+                text: Cow::Borrowed(&body[start..end]),
+                line,
+            },
+            must_replace: false,
+        }),
+        Block::Deleted { key, line, text } => {
+            if text {
+                problems.push(Problem {
+                    line,
+                    message: format!(
+                        "section '{}' is deleted, so nothing may follow the directive \
+                         under its heading",
+                        key.label()
+                    ),
+                });
+            }
+            op(Op::Delete { key, line });
+        }
+        Block::Replacing {
+            key,
+            line,
+            start,
+            directive: (from, to),
+        } => {
+            // The heading, then what follows the directive.
+            let mut text = String::with_capacity(end - start - (to - from));
+            text.push_str(&body[start..from]);
+            text.push_str(&body[to..end]);
+            op(Op::Put {
+                section: Section {
+                    key,
+                    text: Cow::Owned(text),
+                    line,
+                },
+                must_replace: true,
+            });
+        }
+        Block::Insert {
+            at: Some(at),
+            line,
+            start,
+        } => op(Op::Insert {
+            at,
+            text: &body[start..end],
+            line,
+        }),
+        Block::Insert { at: None, .. } => {}
     };
-    while i < all.len() {
-        let (line, h) = all[i];
+    let mut offset = 0;
+    for (i, (line, h)) in lines(body).enumerate() {
+        let (start, end) = (offset, offset + line.len());
+        offset = end;
+        let blank = line.trim().is_empty();
+        let d = if h.is_some() { None } else { directive(line) };
+        match &mut block {
+            // A directive right under a heading applies to the section.
+            Block::Heading { open: true, .. } if !blank => {
+                let Block::Heading {
+                    key,
+                    line: heading,
+                    start: from,
+                    ..
+                } = std::mem::replace(&mut block, Block::Text { line: 0, start: 0 })
+                else {
+                    unreachable!("matched above")
+                };
+                block = match d {
+                    Some("delete") => Block::Deleted {
+                        key,
+                        line: i,
+                        text: false,
+                    },
+                    Some("replace") => Block::Replacing {
+                        key,
+                        line: heading,
+                        start: from,
+                        directive: (start, end),
+                    },
+                    _ => Block::Heading {
+                        key,
+                        line: heading,
+                        start: from,
+                        open: false,
+                    },
+                };
+                if matches!(d, Some("delete" | "replace")) {
+                    continue;
+                }
+            }
+            Block::Deleted { text, .. } if !blank && h.is_none() && d.is_none() => *text = true,
+            _ => {}
+        }
         if let Some((_, text)) = h {
-            let end = block_end(i + 1);
-            let nth = seen.entry(text.to_owned()).or_insert(0);
+            let nth = seen.entry(text).or_insert(0);
             *nth += 1;
             let key = Key {
                 heading: text.to_owned(),
                 nth: *nth,
             };
-            // A directive right under the heading applies to the section.
-            let first = (i + 1..all.len()).find(|&j| !all[j].0.trim().is_empty());
-            match first.and_then(|j| directive(all[j].0).map(|d| (j, d))) {
-                Some((j, "delete")) => {
-                    let rest_end = block_end(j + 1);
-                    if all[j + 1..rest_end]
-                        .iter()
-                        .any(|(l, _)| !l.trim().is_empty())
-                    {
-                        problems.push(Problem {
-                            line: j,
-                            message: format!(
-                                "section '{}' is deleted, so nothing may follow the directive \
-                                 under its heading",
-                                key.label()
-                            ),
-                        });
-                    }
-                    ops.push(Op::Delete { key, line: j });
-                    i = rest_end;
-                    continue;
-                }
-                Some((j, "replace")) => {
-                    // The heading, then what follows the directive.
-                    let end = block_end(j + 1);
-                    let mut text = String::from(line);
-                    text.push_str(&body[offsets[i + 1]..offsets[j]]);
-                    text.push_str(&body[offsets[j + 1]..offsets[end]]);
-                    ops.push(Op::Put {
-                        section: Section {
-                            key,
-                            text: Cow::Owned(text),
-                            line: i,
-                        },
-                        must_replace: true,
-                    });
-                    i = end;
-                    continue;
-                }
-                _ => {}
-            }
-            ops.push(Op::Put {
-                section: Section {
+            let ended = std::mem::replace(
+                &mut block,
+                Block::Heading {
                     key,
-                    text: Cow::Borrowed(&body[offsets[i]..offsets[end]]),
                     line: i,
+                    start,
+                    open: true,
                 },
-                must_replace: false,
-            });
-            i = end;
-            continue;
-        }
-        if let Some(d) = directive(line) {
+            );
+            close(ended, start, &mut problems);
+        } else if let Some(d) = d {
             let (verb, arg) = d.split_once(' ').unwrap_or((d, ""));
-            let end = block_end(i + 1);
-            let text = &body[offsets[i + 1]..offsets[end]];
-            let anchor = match verb {
-                "sections" if !marker_seen && arg.is_empty() => {
-                    marker_seen = true;
-                    i += 1;
-                    continue;
+            let next = if verb == "sections" && !marker_seen && arg.is_empty() {
+                marker_seen = true;
+                Block::Text {
+                    line: i + 1,
+                    start: end,
                 }
-                "start" if arg.is_empty() => Some(Anchor::Start),
-                "end" if arg.is_empty() => Some(Anchor::End),
-                "before" => key_arg(arg).map(Anchor::Before),
-                "after" => key_arg(arg).map(Anchor::After),
-                _ => None,
+            } else {
+                let at = match verb {
+                    "start" if arg.is_empty() => Some(Anchor::Start),
+                    "end" if arg.is_empty() => Some(Anchor::End),
+                    "before" => key_arg(arg).map(Anchor::Before),
+                    "after" => key_arg(arg).map(Anchor::After),
+                    _ => None,
+                };
+                Block::Insert {
+                    at,
+                    line: i,
+                    start: end,
+                }
             };
-            match anchor {
-                Some(at) => ops.push(Op::Insert { at, text, line: i }),
-                None => problems.push(Problem {
+            let ended = std::mem::replace(&mut block, next);
+            close(ended, start, &mut problems);
+            if matches!(block, Block::Insert { at: None, .. }) {
+                problems.push(Problem {
                     line: i,
                     message: format!(
                         "unknown directive {}; in a body merged by section write \
@@ -383,32 +489,12 @@ pub(crate) fn ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
                          before text, or $patch: delete or replace under a heading",
                         crate::text::excerpt(line.trim(), 60)
                     ),
-                }),
+                });
             }
-            i = end;
-            continue;
         }
-        // Text before any heading or directive: the layer's preamble,
-        // which replaces the lower one. Blank lines alone are nothing.
-        let end = block_end(i);
-        let text = &body[offsets[i]..offsets[end]];
-        if !text.trim().is_empty() {
-            ops.push(Op::Put {
-                section: Section {
-                    key: Key::preamble(),
-                    text: Cow::Borrowed(text),
-                    line: i,
-                },
-                must_replace: false,
-            });
-        }
-        i = end;
     }
-    if problems.is_empty() {
-        Ok(ops)
-    } else {
-        Err(problems)
-    }
+    close(block, body.len(), &mut problems);
+    problems
 }
 
 /// One piece of a merged body, with the layer (given as `O`) it came from

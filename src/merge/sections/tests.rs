@@ -352,3 +352,228 @@ proptest::proptest! {
         proptest::prop_assume!(!fast.1.is_empty());
     }
 }
+
+// The first reading of a body, kept as the reference the one-pass reading
+// must agree with: every line kept with its heading, and a scan ahead for
+// the end of each block.
+
+/// [`lines`] as it was: the lines of `body` (with their endings), each with whether it is a
+/// heading outside a fenced code block.
+fn reference_lines(body: &str) -> Vec<(&str, Option<(usize, &str)>)> {
+    let mut out = Vec::new();
+    let mut open: Option<(char, usize)> = None;
+    for line in body.split_inclusive('\n') {
+        if let Some((c, n)) = open {
+            if fence(line).is_some_and(|(c2, n2)| c2 == c && n2 >= n)
+                && line.trim().chars().all(|x| x == c)
+            {
+                open = None;
+            }
+            out.push((line, None));
+            continue;
+        }
+        if let Some(f) = fence(line) {
+            open = Some(f);
+            out.push((line, None));
+            continue;
+        }
+        out.push((line, heading(line)));
+    }
+    out
+}
+
+/// [`split`] as it was: `body` split into sections: the preamble (possibly empty), then one per
+/// heading outside fenced code blocks.
+fn reference_split(body: &str) -> Vec<Section<'_>> {
+    let mut out = Vec::new();
+    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    let mut start = 0;
+    let mut key = Key::preamble();
+    let mut line_start = 0;
+    let mut offset = 0;
+    for (i, (line, h)) in reference_lines(body).into_iter().enumerate() {
+        if let Some((_, text)) = h {
+            out.push(Section {
+                key: std::mem::replace(&mut key, Key::preamble()),
+                text: Cow::Borrowed(&body[start..offset]),
+                line: line_start,
+            });
+            let nth = seen.entry(text).or_insert(0);
+            *nth += 1;
+            key = Key {
+                heading: text.to_owned(),
+                nth: *nth,
+            };
+            start = offset;
+            line_start = i;
+        }
+        offset += line.len();
+    }
+    out.push(Section {
+        key,
+        text: Cow::Borrowed(&body[start..]),
+        line: line_start,
+    });
+    out
+}
+
+/// [`ops`] as it was: the changes a layer's body makes, read from its text (the marker line,
+/// if there, left out). Every problem is reported, with its line.
+fn reference_ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
+    let mut ops = Vec::new();
+    let mut problems = Vec::new();
+    // The body's lines with their byte offsets.
+    let all = reference_lines(body);
+    let mut offsets = Vec::with_capacity(all.len() + 1);
+    let mut at = 0;
+    for (line, _) in &all {
+        offsets.push(at);
+        at += line.len();
+    }
+    offsets.push(at);
+    let mut marker_seen = false;
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    let mut i = 0;
+    // The end (exclusive line index) of the block starting at `from`: the
+    // next heading or directive line.
+    let block_end = |from: usize| {
+        (from..all.len())
+            .find(|&j| all[j].1.is_some() || directive(all[j].0).is_some())
+            .unwrap_or(all.len())
+    };
+    while i < all.len() {
+        let (line, h) = all[i];
+        if let Some((_, text)) = h {
+            let end = block_end(i + 1);
+            let nth = seen.entry(text.to_owned()).or_insert(0);
+            *nth += 1;
+            let key = Key {
+                heading: text.to_owned(),
+                nth: *nth,
+            };
+            // A directive right under the heading applies to the section.
+            let first = (i + 1..all.len()).find(|&j| !all[j].0.trim().is_empty());
+            match first.and_then(|j| directive(all[j].0).map(|d| (j, d))) {
+                Some((j, "delete")) => {
+                    let rest_end = block_end(j + 1);
+                    if all[j + 1..rest_end]
+                        .iter()
+                        .any(|(l, _)| !l.trim().is_empty())
+                    {
+                        problems.push(Problem {
+                            line: j,
+                            message: format!(
+                                "section '{}' is deleted, so nothing may follow the directive \
+                                 under its heading",
+                                key.label()
+                            ),
+                        });
+                    }
+                    ops.push(Op::Delete { key, line: j });
+                    i = rest_end;
+                    continue;
+                }
+                Some((j, "replace")) => {
+                    // The heading, then what follows the directive.
+                    let end = block_end(j + 1);
+                    let mut text = String::from(line);
+                    text.push_str(&body[offsets[i + 1]..offsets[j]]);
+                    text.push_str(&body[offsets[j + 1]..offsets[end]]);
+                    ops.push(Op::Put {
+                        section: Section {
+                            key,
+                            text: Cow::Owned(text),
+                            line: i,
+                        },
+                        must_replace: true,
+                    });
+                    i = end;
+                    continue;
+                }
+                _ => {}
+            }
+            ops.push(Op::Put {
+                section: Section {
+                    key,
+                    text: Cow::Borrowed(&body[offsets[i]..offsets[end]]),
+                    line: i,
+                },
+                must_replace: false,
+            });
+            i = end;
+            continue;
+        }
+        if let Some(d) = directive(line) {
+            let (verb, arg) = d.split_once(' ').unwrap_or((d, ""));
+            let end = block_end(i + 1);
+            let text = &body[offsets[i + 1]..offsets[end]];
+            let anchor = match verb {
+                "sections" if !marker_seen && arg.is_empty() => {
+                    marker_seen = true;
+                    i += 1;
+                    continue;
+                }
+                "start" if arg.is_empty() => Some(Anchor::Start),
+                "end" if arg.is_empty() => Some(Anchor::End),
+                "before" => key_arg(arg).map(Anchor::Before),
+                "after" => key_arg(arg).map(Anchor::After),
+                _ => None,
+            };
+            match anchor {
+                Some(at) => ops.push(Op::Insert { at, text, line: i }),
+                None => problems.push(Problem {
+                    line: i,
+                    message: format!(
+                        "unknown directive {}; in a body merged by section write \
+                         <!-- $patch: before \"Heading\" -->, after \"Heading\", start or end \
+                         before text, or $patch: delete or replace under a heading",
+                        crate::text::excerpt(line.trim(), 60)
+                    ),
+                }),
+            }
+            i = end;
+            continue;
+        }
+        // Text before any heading or directive: the layer's preamble,
+        // which replaces the lower one. Blank lines alone are nothing.
+        let end = block_end(i);
+        let text = &body[offsets[i]..offsets[end]];
+        if !text.trim().is_empty() {
+            ops.push(Op::Put {
+                section: Section {
+                    key: Key::preamble(),
+                    text: Cow::Borrowed(text),
+                    line: i,
+                },
+                must_replace: false,
+            });
+        }
+        i = end;
+    }
+    if problems.is_empty() {
+        Ok(ops)
+    } else {
+        Err(problems)
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    /// Reading a body in one pass finds the same sections, changes and
+    /// problems, at the same lines, as the first reading did.
+    #[test]
+    fn one_pass_reading_agrees_with_the_reference(
+        lines in proptest::collection::vec(0usize..21, 0..60),
+        marker in proptest::bool::ANY,
+    ) {
+        let body = format!("{}{}", if marker { "<!-- $patch: sections -->\n" } else { "" }, body_of(&lines));
+        proptest::prop_assert_eq!(ops(&body), reference_ops(&body));
+        proptest::prop_assert_eq!(split(&body), reference_split(&body));
+        proptest::prop_assert_eq!(problems(&body), reference_ops(&body).err().unwrap_or_default());
+        // And without the last line ending.
+        let cut = body.strip_suffix('\n').unwrap_or(&body);
+        proptest::prop_assert_eq!(ops(cut), reference_ops(cut));
+        proptest::prop_assert_eq!(split(cut), reference_split(cut));
+    }
+}
