@@ -45,7 +45,8 @@
 //! Headings inside fenced code blocks are text. When a heading appears
 //! several times, each occurrence is its own key: a layer's second
 //! `## Example` is the lower body's second, and a directive names the
-//! n-th with `"Example" 2`.
+//! n-th with `"Example" 2`. The preamble's key is the empty text's first,
+//! so a heading with no text (a lone `#`) is `"" 2`, the next `"" 3`.
 
 use std::borrow::Cow;
 
@@ -72,11 +73,14 @@ impl Key {
         }
     }
 
-    /// How paths and messages name it: `House style`, `Example (2)`, and
-    /// `(preamble)` for the text before the first heading.
+    /// How paths and messages name it: `House style`, `Example (2)`,
+    /// `(preamble)` for the text before the first heading, and
+    /// `(empty heading) (2)` for the first heading with no text (a lone
+    /// `#`), which comes after the preamble's empty key.
     pub fn label(&self) -> String {
         match (self.heading.as_str(), self.nth) {
-            ("", _) => "(preamble)".to_owned(),
+            ("", 1) => "(preamble)".to_owned(),
+            ("", n) => format!("(empty heading) ({n})"),
             (h, 1) => h.to_owned(),
             (h, n) => format!("{h} ({n})"),
         }
@@ -153,11 +157,18 @@ fn lines(body: &str) -> impl Iterator<Item = (&str, Option<(usize, &str)>)> {
     })
 }
 
+/// How many times each heading's text was met, for the keys of the next:
+/// the preamble counts as the first of the empty text, so that an empty
+/// heading (`#` alone) is never taken for it.
+fn occurrences<'a>() -> std::collections::HashMap<&'a str, usize> {
+    std::collections::HashMap::from([("", 1)])
+}
+
 /// `body` split into sections: the preamble (possibly empty), then one per
 /// heading outside fenced code blocks.
 pub(crate) fn split(body: &str) -> Vec<Section<'_>> {
     let mut out = Vec::new();
-    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    let mut seen = occurrences();
     let mut start = 0;
     let mut key = Key::preamble();
     let mut line_start = 0;
@@ -324,7 +335,7 @@ enum Block {
 fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut marker_seen = false;
-    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    let mut seen = occurrences();
     let mut block = Block::Text { line: 0, start: 0 };
     // Ends `block` at byte `end`.
     let mut close = |block: Block, end: usize, problems: &mut Vec<Problem>| match block {
@@ -749,7 +760,7 @@ pub(crate) fn join<O>(
             if !out.ends_with('\n') {
                 out.push('\n');
             }
-            if p.key.as_ref().is_some_and(|k| !k.heading.is_empty()) && !out.ends_with("\n\n") {
+            if p.key.as_ref().is_some_and(|k| *k != Key::preamble()) && !out.ends_with("\n\n") {
                 out.push('\n');
             }
         }

@@ -140,6 +140,27 @@ fn unknown_directives_and_text_under_a_delete_are_problems() {
 }
 
 #[test]
+fn an_empty_heading_is_not_the_preamble() {
+    // A lone `#` is a heading with no text; its key is not the preamble's,
+    // so a layer's `#` section replaces the lower `#` section, not the
+    // text before the first heading.
+    let lower = "Intro.\n\n#\nOld.\n\n## A\na\n";
+    let layer = "<!-- $patch: sections -->\n#\nNew.\n";
+    assert_eq!(merged(lower, layer).0, "Intro.\n\n#\nNew.\n\n## A\na\n");
+    let keys: Vec<String> = split(lower).iter().map(|s| s.key.label()).collect();
+    assert_eq!(keys, ["(preamble)", "(empty heading) (2)", "A"]);
+    // A new `#` section goes last, like any new section, not first.
+    let (body, _) = merged("## A\na\n", layer);
+    assert_eq!(body, "## A\na\n\n#\nNew.\n");
+    // And a directive names it after the preamble.
+    let layer = "<!-- $patch: sections -->\n<!-- $patch: after \"\" 2 -->\nAfter.\n";
+    assert_eq!(
+        merged(lower, layer).0,
+        "Intro.\n\n#\nOld.\n\nAfter.\n\n## A\na\n"
+    );
+}
+
+#[test]
 fn asking_is_the_first_non_blank_line() {
     assert!(asks("\n<!-- $patch: sections -->\n## A\n"));
     assert!(!asks("## A\n<!-- $patch: sections -->\n"));
@@ -355,7 +376,8 @@ proptest::proptest! {
 
 // The first reading of a body, kept as the reference the one-pass reading
 // must agree with: every line kept with its heading, and a scan ahead for
-// the end of each block.
+// the end of each block. (With one change since: the preamble counts as
+// the first empty heading, as in the reading it is compared with.)
 
 /// [`lines`] as it was: the lines of `body` (with their endings), each with whether it is a
 /// heading outside a fenced code block.
@@ -386,7 +408,7 @@ fn reference_lines(body: &str) -> Vec<(&str, Option<(usize, &str)>)> {
 /// heading outside fenced code blocks.
 fn reference_split(body: &str) -> Vec<Section<'_>> {
     let mut out = Vec::new();
-    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    let mut seen = occurrences();
     let mut start = 0;
     let mut key = Key::preamble();
     let mut line_start = 0;
@@ -432,7 +454,8 @@ fn reference_ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
     }
     offsets.push(at);
     let mut marker_seen = false;
-    let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    let mut seen: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::from([(String::new(), 1)]);
     let mut i = 0;
     // The end (exclusive line index) of the block starting at `from`: the
     // next heading or directive line.
