@@ -508,6 +508,42 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
     problems
 }
 
+/// How many units of work `body` is for a merge by section: its changes
+/// ([`ops`]) when it is a layer's body of changes, its sections ([`split`])
+/// when it is a lower body split to take them; or, if it has more than
+/// `limit`, the 0-based line of the one past it. One pass, nothing kept
+/// but a count.
+pub(crate) fn count(body: &str, changes: bool, limit: u64) -> Result<u64, usize> {
+    let mut n = 0u64;
+    let mut past = None;
+    let mut count = |line: usize| {
+        n += 1;
+        if n == limit.saturating_add(1) {
+            past = Some(line);
+        }
+    };
+    if changes {
+        read(body, &mut |op| {
+            count(match op {
+                Op::Put { section, .. } => section.line,
+                Op::Delete { line, .. } | Op::Insert { line, .. } => line,
+            })
+        });
+    } else {
+        // The preamble, then one per heading.
+        count(0);
+        for (i, (_, h)) in lines(body).enumerate() {
+            if h.is_some() {
+                count(i);
+            }
+        }
+    }
+    match past {
+        Some(line) => Err(line),
+        None => Ok(n),
+    }
+}
+
 /// One piece of a merged body, with the layer (given as `O`) it came from
 /// and what it replaced.
 #[derive(Debug, Clone, PartialEq)]
@@ -581,29 +617,30 @@ pub(crate) fn apply<'a, O: Clone>(
     let mut by_key: HashMap<Key, VecDeque<Slot>> = HashMap::with_capacity(rest.len());
     for (i, p) in rest.iter().enumerate() {
         if let Some(k) = p.as_ref().and_then(|p| p.key.as_ref()) {
-            by_key.entry(k.clone()).or_default().push_back(Slot::Rest(i));
+            by_key
+                .entry(k.clone())
+                .or_default()
+                .push_back(Slot::Rest(i));
         }
     }
     let mut inserts = Vec::new();
     for op in ops {
         match op {
-            Op::Delete { key, line } => {
-                match by_key.get_mut(&key).and_then(VecDeque::pop_front) {
-                    Some(slot) => {
-                        let removed = match slot {
-                            Slot::Front(i) => front[i].take(),
-                            Slot::Rest(i) => rest[i].take(),
-                        }
-                        .expect("a piece in the map is in the list");
-                        applied.push(Applied::Deleted { key, line, removed });
+            Op::Delete { key, line } => match by_key.get_mut(&key).and_then(VecDeque::pop_front) {
+                Some(slot) => {
+                    let removed = match slot {
+                        Slot::Front(i) => front[i].take(),
+                        Slot::Rest(i) => rest[i].take(),
                     }
-                    None => applied.push(Applied::Stale {
-                        key,
-                        line,
-                        what: "delete",
-                    }),
+                    .expect("a piece in the map is in the list");
+                    applied.push(Applied::Deleted { key, line, removed });
                 }
-            }
+                None => applied.push(Applied::Stale {
+                    key,
+                    line,
+                    what: "delete",
+                }),
+            },
             Op::Put {
                 section,
                 must_replace,

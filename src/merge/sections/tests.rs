@@ -297,7 +297,10 @@ fn body_of(lines: &[usize]) -> String {
         "<!-- $patch: end -->",
         "<!-- $patch: sections -->",
     ];
-    lines.iter().map(|&i| format!("{}\n", LINES[i % LINES.len()])).collect()
+    lines
+        .iter()
+        .map(|&i| format!("{}\n", LINES[i % LINES.len()]))
+        .collect()
 }
 
 /// `lines` (of [`body_of`]) with what makes a body of changes fail left
