@@ -377,14 +377,14 @@ pub fn select(rows: Vec<Row>, path: &str) -> Result<Vec<Row>, String> {
             || p.strip_prefix(path)
                 .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
     };
-    let picked: Vec<Row> = rows.iter().filter(|r| under(&r.path)).cloned().collect();
-    if picked.is_empty() {
+    if !rows.iter().any(|r| under(&r.path)) {
         let suggestion = did_you_mean(path, rows.iter().map(|r| r.path.as_str()))
             .map(|s| format!(" (did you mean '{s}'?)"))
             .unwrap_or_default();
         return Err(format!("no value at '{path}' in this skill{suggestion}"));
     }
-    Ok(picked)
+    // Taken, not copied: the rows may be very many.
+    Ok(rows.into_iter().filter(|r| under(&r.path)).collect())
 }
 
 #[cfg(test)]
