@@ -25,12 +25,13 @@
 //! | `deep-flow` | ~4 MiB of nested flow sequences |
 //! | `plain-maps` | ~4 MiB of one-entry mappings, no alias: ~524k of them (refused past one per 32 bytes of the cap) |
 //! | `long-key` | a 256 KiB key above 20,000 values: refused, its paths add up to over 4× the cap |
-//! | `section-hashes` | a base body and a team body merged by section, each ~4 MiB of `#` lines (empty headings) |
-//! | `section-anchors` | a base body of ~4 MiB of distinct headings; a team body of ~4 MiB of `before` / `after` directives naming them |
-//! | `section-duplicates` | a base body of one heading repeated ~4 MiB; a team body deleting the first occurrences and inserting after the n-th ones (`"H" n`) |
-//! | `section-stale` | a base body of ~4 MiB of headings; a team body of ~4 MiB of deletes, replaces and anchors naming headings it lacks |
-//! | `section-one-anchor` | a team body of ~4 MiB of insertions before, after, at the start and at the end of one section |
-//! | `section-levels` | ~4 MiB of headings of every level, `#` to `######`, and fences, in both bodies; the team replaces every other one |
+//! | `section-hashes` | a base body and a team body merged by section, each of 65,535 `#` lines (empty headings): the sections cap together |
+//! | `section-hashes-4mib` | the same, each ~4 MiB of `#` lines (2 million sections): refused for the sections cap |
+//! | `section-anchors` | a base body of 100,000 headings; a team body of 31,071 `before` / `after` directives naming them |
+//! | `section-duplicates` | a base body of one heading 100,000 times; a team body deleting the first occurrences and inserting before and after the n-th ones (`"H" n`) |
+//! | `section-stale` | a base body of 100,000 headings; a team body of 31,071 deletes, replaces and anchors naming headings it lacks |
+//! | `section-one-anchor` | a team body of 131,069 insertions before, after, at the start and at the end of one section |
+//! | `section-levels` | 100,000 headings of every level, `#` to `######`, and fences; the team replaces 31,071 of them |
 //! | `append-deletes` | 200,000 trigger keywords and 60,000 `{$patch: delete, value: …}` entries naming them |
 //! | `keyed-deletes` | 60,000 `references` and a `{name: …, $patch: delete}` entry for each |
 //! | `deep-deletes` | 100,000 `metadata` keys and 60,000 `{$patch: delete}` values |
@@ -54,6 +55,7 @@ pub const CASES: &[&str] = &[
     "deep-flow",
     "plain-maps",
     "section-hashes",
+    "section-hashes-4mib",
     "section-anchors",
     "section-duplicates",
     "section-stale",
@@ -67,6 +69,19 @@ pub const CASES: &[&str] = &[
 /// Cases the targets are known to miss, not written unless named (see
 /// `benches/README.md`, "Adversarial inputs").
 pub const KNOWN_MISSES: &[&str] = &[];
+
+/// The most sections and changes a value merged by section may be merged
+/// from under the default cap (one per 32 bytes of it).
+const SECTIONS: usize = CAP / 32;
+
+/// `n` sections `## h0` ... `## h{n-1}`.
+fn headings(n: usize) -> String {
+    let mut out = String::new();
+    for i in 0..n {
+        let _ = writeln!(out, "## h{i}");
+    }
+    out
+}
 
 /// The frontmatter of a base `SKILL.md`.
 const FM: &str = "---\ndescription: d\n---\n";
@@ -211,7 +226,20 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
             )
         }
         "section-hashes" => {
-            // Every line an empty heading: a section per two bytes.
+            // Every line an empty heading, on both sides, as many as the
+            // sections cap allows together.
+            let n = SECTIONS / 2 - 1;
+            let body = "#\n".repeat(n);
+            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("base and team bodies of {n} '#' lines, merged by section"),
+            )
+        }
+        "section-hashes-4mib" => {
+            // A body of '#' lines as large as the size cap: 2 million
+            // sections, refused for the sections cap.
             let (body, n) = fill(FM.len(), |_, s| s.push_str("#\n"));
             write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
             let (body, m) = fill(MARKER.len() + 8, |_, s| s.push_str("#\n"));
@@ -222,15 +250,16 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
             )
         }
         "section-anchors" => {
-            let (body, n) = fill(FM.len(), |i, s| {
-                let _ = writeln!(s, "## h{i}");
-            });
-            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
-            // Anchors spread over the base's headings, in no order.
-            let (body, m) = fill(MARKER.len() + 8, |i, s| {
+            // The report's 100,000 headings, and as many anchors naming
+            // them as the sections cap allows.
+            let n = 100_000;
+            write(&base.join("s/SKILL.md"), &format!("{FM}{}", headings(n)))?;
+            let m = SECTIONS - n - 1;
+            let mut body = String::new();
+            for i in 0..m {
                 let verb = ["before", "after"][i % 2];
-                let _ = writeln!(s, "<!-- $patch: {verb} \"h{}\" -->\nx", spread(i, n));
-            });
+                let _ = writeln!(body, "<!-- $patch: {verb} \"h{}\" -->\nx", spread(i, n));
+            }
             (
                 layers.join("team/s/SKILL.md"),
                 format!("---\n---\n{MARKER}{body}"),
@@ -238,39 +267,47 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
             )
         }
         "section-duplicates" => {
-            let (body, n) = fill(FM.len(), |_, s| s.push_str("## H\n"));
-            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            let n = 100_000;
+            write(
+                &base.join("s/SKILL.md"),
+                &format!("{FM}{}", "## H\n".repeat(n)),
+            )?;
             // The first occurrences deleted (a layer's n-th `## H` is the
-            // lower body's n-th), then insertions after the n-th ones.
-            let deletes = n / 8;
-            let (body, m) = fill(MARKER.len() + 8, |i, s| {
+            // lower body's n-th), then insertions by occurrence after them.
+            let m = SECTIONS - n - 1;
+            let deletes = m / 3;
+            let mut body = String::new();
+            for i in 0..m {
                 if i < deletes {
-                    s.push_str("## H\n<!-- $patch: delete -->\n");
+                    body.push_str("## H\n<!-- $patch: delete -->\n");
                 } else {
                     let at = deletes + 1 + spread(i, n - deletes);
                     let verb = ["before", "after"][i % 2];
-                    let _ = writeln!(s, "<!-- $patch: {verb} \"H\" {at} -->\nx");
+                    let _ = writeln!(body, "<!-- $patch: {verb} \"H\" {at} -->\nx");
                 }
-            });
+            }
             (
                 layers.join("team/s/SKILL.md"),
                 format!("---\n---\n{MARKER}{body}"),
-                format!("{n} base '## H', {m} team deletes and anchors by occurrence"),
+                format!(
+                    "{n} base '## H', {deletes} team deletes and {} anchors by occurrence",
+                    m - deletes
+                ),
             )
         }
         "section-stale" => {
-            let (body, n) = fill(FM.len(), |i, s| {
-                let _ = writeln!(s, "## h{i}");
-            });
-            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
-            let (body, m) = fill(MARKER.len() + 8, |i, s| {
+            let n = 100_000;
+            write(&base.join("s/SKILL.md"), &format!("{FM}{}", headings(n)))?;
+            let m = SECTIONS - n - 1;
+            let mut body = String::new();
+            for i in 0..m {
                 let _ = match i % 4 {
-                    0 => writeln!(s, "## gone{i}\n<!-- $patch: delete -->"),
-                    1 => writeln!(s, "## gone{i}\n<!-- $patch: replace -->"),
-                    2 => writeln!(s, "<!-- $patch: before \"gone{i}\" -->\nx"),
-                    _ => writeln!(s, "<!-- $patch: after \"h{n}\" 2 -->\nx"),
+                    0 => writeln!(body, "## gone{i}\n<!-- $patch: delete -->"),
+                    1 => writeln!(body, "## gone{i}\n<!-- $patch: replace -->"),
+                    2 => writeln!(body, "<!-- $patch: before \"gone{i}\" -->\nx"),
+                    _ => writeln!(body, "<!-- $patch: after \"h{}\" 2 -->\nx", spread(i, n)),
                 };
-            });
+            }
             (
                 layers.join("team/s/SKILL.md"),
                 format!("---\n---\n{MARKER}{body}"),
@@ -282,10 +319,12 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
                 &base.join("s/SKILL.md"),
                 &format!("{FM}Intro.\n\n## A\n\nText.\n\n## B\n\nMore.\n"),
             )?;
-            let (body, m) = fill(MARKER.len() + 8, |i, s| {
+            let m = SECTIONS - 3;
+            let mut body = String::new();
+            for i in 0..m {
                 let at = ["before \"A\"", "after \"A\"", "start", "end"][i % 4];
-                let _ = writeln!(s, "<!-- $patch: {at} -->\nx");
-            });
+                let _ = writeln!(body, "<!-- $patch: {at} -->\nx");
+            }
             (
                 layers.join("team/s/SKILL.md"),
                 format!("---\n---\n{MARKER}{body}"),
@@ -294,20 +333,23 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
         }
         "section-levels" => {
             // Every level, a fenced block among them, nothing repeated.
-            let level = |i: usize, s: &mut String| {
+            let n = 100_000;
+            let mut body = String::new();
+            for i in 0..n {
                 let hashes = &"######"[..1 + i % 6];
-                let _ = writeln!(s, "{hashes} l{i}");
+                let _ = writeln!(body, "{hashes} l{i}");
                 if i % 64 == 0 {
-                    s.push_str("```\n# not a heading\n```\n");
+                    body.push_str("```\n# not a heading\n```\n");
                 }
-            };
-            let (body, n) = fill(FM.len(), level);
+            }
             write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
-            let (body, m) = fill(MARKER.len() + 8, |i, s| {
-                let i = 2 * i;
+            let m = SECTIONS - n - 1;
+            let mut body = String::new();
+            for i in 0..m {
+                let i = 3 * i;
                 let hashes = &"######"[..1 + i % 6];
-                let _ = writeln!(s, "{hashes} l{i}\n<!-- $patch: replace -->\ny");
-            });
+                let _ = writeln!(body, "{hashes} l{i}\n<!-- $patch: replace -->\ny");
+            }
             (
                 layers.join("team/s/SKILL.md"),
                 format!("---\n---\n{MARKER}{body}"),

@@ -43,6 +43,39 @@ fn short(v: &Value) -> String {
     bernstein_skills::text::sanitized_excerpt(&v.to_string(), 59)
 }
 
+/// Prints `doc` (the canonical JSON of a document whose last key is
+/// `values`, an empty list) with `rows` as its values, each rendered and
+/// written in turn: the same text as the whole document rendered at once,
+/// without holding every row as JSON (a skill may have hundreds of
+/// thousands of rows, each several maps).
+fn print_json(doc: &str, rows: &[Row]) {
+    let Some(head) = doc.strip_suffix("[]\n}\n").filter(|_| !rows.is_empty()) else {
+        output::print(doc);
+        return;
+    };
+    let mut out = String::from(head);
+    out.push_str("[\n");
+    for (i, r) in rows.iter().enumerate() {
+        // At depth 2: pretty JSON has no line break inside a string.
+        let item = render::to_json(&r.to_json());
+        for line in item.lines() {
+            out.push_str("    ");
+            out.push_str(line);
+            out.push('\n');
+        }
+        if i + 1 < rows.len() {
+            out.pop();
+            out.push_str(",\n");
+        }
+        if out.len() >= 1 << 16 {
+            output::print(&out);
+            out.clear();
+        }
+    }
+    out.push_str("  ]\n}\n");
+    output::print(&out);
+}
+
 /// A row's cells in the table: origin, strategy, path, value.
 fn cells(r: &Row) -> Vec<String> {
     let origin = match &r.place {
@@ -132,9 +165,9 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
             "layers": resolved.fragments.iter().map(|f| json!({
                 "layer": f.layer, "file": f.path.display().to_string()
             })).collect::<Vec<_>>(),
-            "values": rows.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+            "values": [],
         });
-        output::print(&render::to_json(&doc));
+        print_json(&render::to_json(&doc), &rows);
         return Ok(ExitCode::SUCCESS);
     }
     // The table's cells and each row's notes are made twice, to measure
