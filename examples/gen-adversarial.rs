@@ -27,11 +27,14 @@
 //! | `long-key` | a 256 KiB key above 20,000 values: refused, its paths add up to over 4× the cap |
 //! | `section-hashes` | a base body and a team body merged by section, each of 65,535 `#` lines (empty headings): the sections cap together |
 //! | `section-hashes-4mib` | the same, each ~4 MiB of `#` lines (2 million sections): refused for the sections cap |
+//! | `section-hashes-20k` | the report's case: a 20 KB team body of 10,000 `#` lines merged by section |
+//! | `section-before` | the report's case: a base body of 100,000 headings and 6,000 team `before` directives |
 //! | `section-anchors` | a base body of 100,000 headings; a team body of 31,071 `before` / `after` directives naming them |
 //! | `section-duplicates` | a base body of one heading 100,000 times; a team body deleting the first occurrences and inserting before and after the n-th ones (`"H" n`) |
 //! | `section-stale` | a base body of 100,000 headings; a team body of 31,071 deletes, replaces and anchors naming headings it lacks |
 //! | `section-one-anchor` | a team body of 131,069 insertions before, after, at the start and at the end of one section |
 //! | `section-levels` | 100,000 headings of every level, `#` to `######`, and fences; the team replaces 31,071 of them |
+//! | `keyword-deletes` | the report's case: 50,000 trigger keywords and 25,000 deletes |
 //! | `append-deletes` | 200,000 trigger keywords and 60,000 `{$patch: delete, value: …}` entries naming them |
 //! | `keyed-deletes` | 60,000 `references` and a `{name: …, $patch: delete}` entry for each |
 //! | `deep-deletes` | 100,000 `metadata` keys and 60,000 `{$patch: delete}` values |
@@ -56,11 +59,14 @@ pub const CASES: &[&str] = &[
     "plain-maps",
     "section-hashes",
     "section-hashes-4mib",
+    "section-hashes-20k",
+    "section-before",
     "section-anchors",
     "section-duplicates",
     "section-stale",
     "section-one-anchor",
     "section-levels",
+    "keyword-deletes",
     "append-deletes",
     "keyed-deletes",
     "deep-deletes",
@@ -249,6 +255,30 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
                 format!("base body of {n} '#' lines, team body of {m} merged by section"),
             )
         }
+        "section-hashes-20k" => {
+            // The report's case: a 20 KB team body of 10,000 '#' lines.
+            write(&base.join("s/SKILL.md"), &format!("{FM}Intro.\n"))?;
+            let body = "#\n".repeat(10_000);
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                "a team body of 10000 '#' lines merged by section".into(),
+            )
+        }
+        "section-before" => {
+            // The report's case: 100,000 headings, 6,000 `before`.
+            let n = 100_000;
+            write(&base.join("s/SKILL.md"), &format!("{FM}{}", headings(n)))?;
+            let mut body = String::new();
+            for i in 0..6_000 {
+                let _ = writeln!(body, "<!-- $patch: before \"h{}\" -->\nx", spread(i, n));
+            }
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{n} base headings, 6000 team `before` naming them"),
+            )
+        }
         "section-anchors" => {
             // The report's 100,000 headings, and as many anchors naming
             // them as the sections cap allows.
@@ -354,6 +384,24 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
                 layers.join("team/s/SKILL.md"),
                 format!("---\n---\n{MARKER}{body}"),
                 format!("{n} base headings of levels 1-6, {m} team replacements"),
+            )
+        }
+        "keyword-deletes" => {
+            // The report's case: 50,000 keywords, 25,000 deletes.
+            let (n, m) = (50_000, 25_000);
+            let mut text = String::from("description: d\ntrigger_keywords:\n");
+            for i in 0..n {
+                let _ = writeln!(text, "  - kw{i}");
+            }
+            write(&base.join("s.yaml"), &text)?;
+            let mut items = String::from("trigger_keywords:\n");
+            for i in 0..m {
+                let _ = writeln!(items, "  - {{$patch: delete, value: kw{}}}", spread(i, n));
+            }
+            (
+                layers.join("team/s.yaml"),
+                items,
+                format!("{n} keywords, {m} deletes"),
             )
         }
         "append-deletes" => {
