@@ -105,7 +105,7 @@ fn many_sections_and_directives_merge_as_written() {
     // the 5th, inserts before 10 and after 3 of them by occurrence, and
     // names 10 sections no layer has.
     let sb = Sandbox::new();
-    let name = |i: usize| if i % 2 == 0 { "E" } else { "O" };
+    let name = |i: usize| if i.is_multiple_of(2) { "E" } else { "O" };
     let mut lower = String::from("Intro.\n");
     for i in 0..2000 {
         lower.push_str(&format!("## {}\nx{i}\n", name(i)));

@@ -327,15 +327,18 @@ fn as_changes(lines: &[usize]) -> Vec<usize> {
 
 type Layered = (usize, usize);
 
+/// [`apply`] or [`reference_apply`], over [`Layered`] origins.
+type Apply<'a> = fn(
+    Vec<Piece<'a, Layered>>,
+    Vec<Op<'a>>,
+    &dyn Fn(usize) -> Layered,
+) -> (Vec<Piece<'a, Layered>>, Vec<Applied<'a, Layered>>);
+
 /// `layers` applied in turn, by `apply`, to the pieces of `lower`; the
 /// pieces and what each layer's changes did (a layer whose body has
 /// problems is left out, as the merge replaces the body whole then).
 fn layered<'a>(
-    apply: fn(
-        Vec<Piece<'a, Layered>>,
-        Vec<Op<'a>>,
-        &dyn Fn(usize) -> Layered,
-    ) -> (Vec<Piece<'a, Layered>>, Vec<Applied<'a, Layered>>),
+    apply: Apply<'a>,
     lower: &'a str,
     layers: &'a [String],
 ) -> (Vec<Piece<'a, Layered>>, Vec<Vec<Applied<'a, Layered>>>) {
