@@ -25,6 +25,19 @@
 //! | `deep-flow` | ~4 MiB of nested flow sequences |
 //! | `plain-maps` | ~4 MiB of one-entry mappings, no alias: ~524k of them (refused past one per 32 bytes of the cap) |
 //! | `long-key` | a 256 KiB key above 20,000 values: refused, its paths add up to over 4× the cap |
+//! | `section-hashes` | a base body and a team body merged by section, each of 65,535 `#` lines (empty headings): the sections cap together |
+//! | `section-hashes-4mib` | the same, each ~4 MiB of `#` lines (2 million sections): refused for the sections cap |
+//! | `section-hashes-20k` | the report's case: a 20 KB team body of 10,000 `#` lines merged by section |
+//! | `section-before` | the report's case: a base body of 100,000 headings and 6,000 team `before` directives |
+//! | `section-anchors` | a base body of 100,000 headings; a team body of 31,071 `before` / `after` directives naming them |
+//! | `section-duplicates` | a base body of one heading 100,000 times; a team body deleting the first occurrences and inserting before and after the n-th ones (`"H" n`) |
+//! | `section-stale` | a base body of 100,000 headings; a team body of 31,071 deletes, replaces and anchors naming headings it lacks |
+//! | `section-one-anchor` | a team body of 131,069 insertions before, after, at the start and at the end of one section |
+//! | `section-levels` | 100,000 headings of every level, `#` to `######`, and fences; the team replaces 31,071 of them |
+//! | `keyword-deletes` | the report's case: 50,000 trigger keywords and 25,000 deletes |
+//! | `append-deletes` | 200,000 trigger keywords and 60,000 `{$patch: delete, value: …}` entries naming them |
+//! | `keyed-deletes` | 60,000 `references` and a `{name: …, $patch: delete}` entry for each |
+//! | `deep-deletes` | 100,000 `metadata` keys and 60,000 `{$patch: delete}` values |
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -44,11 +57,50 @@ pub const CASES: &[&str] = &[
     "spec-keys",
     "deep-flow",
     "plain-maps",
+    "section-hashes",
+    "section-hashes-4mib",
+    "section-hashes-20k",
+    "section-before",
+    "section-anchors",
+    "section-duplicates",
+    "section-stale",
+    "section-one-anchor",
+    "section-levels",
+    "keyword-deletes",
+    "append-deletes",
+    "keyed-deletes",
+    "deep-deletes",
 ];
 
 /// Cases the targets are known to miss, not written unless named (see
 /// `benches/README.md`, "Adversarial inputs").
 pub const KNOWN_MISSES: &[&str] = &[];
+
+/// The most sections and changes a value merged by section may be merged
+/// from under the default cap (one per 32 bytes of it).
+const SECTIONS: usize = CAP / 32;
+
+/// `n` sections `## h0` ... `## h{n-1}`.
+fn headings(n: usize) -> String {
+    let mut out = String::new();
+    for i in 0..n {
+        let _ = writeln!(out, "## h{i}");
+    }
+    out
+}
+
+/// The frontmatter of a base `SKILL.md`.
+const FM: &str = "---\ndescription: d\n---\n";
+
+/// The line that asks for a merge by section.
+const MARKER: &str = "<!-- $patch: sections -->\n";
+
+/// The `i`-th of a sequence that visits `0..n` in no simple order (a
+/// multiplicative step coprime with most `n`), so that anchors and deletes
+/// are not met in the order of the body they name.
+fn spread(i: usize, n: usize) -> usize {
+    (i.wrapping_mul(7_919) + i / n) % n
+}
 
 /// As many lines made by `line(i)` as fit in `CAP - reserve` bytes, and
 /// how many that is.
@@ -177,6 +229,233 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
                 base.join("s.yaml"),
                 text,
                 "a 256 KiB key above 20000 values".into(),
+            )
+        }
+        "section-hashes" => {
+            // Every line an empty heading, on both sides, as many as the
+            // sections cap allows together.
+            let n = SECTIONS / 2 - 1;
+            let body = "#\n".repeat(n);
+            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("base and team bodies of {n} '#' lines, merged by section"),
+            )
+        }
+        "section-hashes-4mib" => {
+            // A body of '#' lines as large as the size cap: 2 million
+            // sections, refused for the sections cap.
+            let (body, n) = fill(FM.len(), |_, s| s.push_str("#\n"));
+            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            let (body, m) = fill(MARKER.len() + 8, |_, s| s.push_str("#\n"));
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("base body of {n} '#' lines, team body of {m} merged by section"),
+            )
+        }
+        "section-hashes-20k" => {
+            // The report's case: a 20 KB team body of 10,000 '#' lines.
+            write(&base.join("s/SKILL.md"), &format!("{FM}Intro.\n"))?;
+            let body = "#\n".repeat(10_000);
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                "a team body of 10000 '#' lines merged by section".into(),
+            )
+        }
+        "section-before" => {
+            // The report's case: 100,000 headings, 6,000 `before`.
+            let n = 100_000;
+            write(&base.join("s/SKILL.md"), &format!("{FM}{}", headings(n)))?;
+            let mut body = String::new();
+            for i in 0..6_000 {
+                let _ = writeln!(body, "<!-- $patch: before \"h{}\" -->\nx", spread(i, n));
+            }
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{n} base headings, 6000 team `before` naming them"),
+            )
+        }
+        "section-anchors" => {
+            // The report's 100,000 headings, and as many anchors naming
+            // them as the sections cap allows.
+            let n = 100_000;
+            write(&base.join("s/SKILL.md"), &format!("{FM}{}", headings(n)))?;
+            let m = SECTIONS - n - 1;
+            let mut body = String::new();
+            for i in 0..m {
+                let verb = ["before", "after"][i % 2];
+                let _ = writeln!(body, "<!-- $patch: {verb} \"h{}\" -->\nx", spread(i, n));
+            }
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{n} base headings, {m} team anchors naming them"),
+            )
+        }
+        "section-duplicates" => {
+            let n = 100_000;
+            write(
+                &base.join("s/SKILL.md"),
+                &format!("{FM}{}", "## H\n".repeat(n)),
+            )?;
+            // The first occurrences deleted (a layer's n-th `## H` is the
+            // lower body's n-th), then insertions by occurrence after them.
+            let m = SECTIONS - n - 1;
+            let deletes = m / 3;
+            let mut body = String::new();
+            for i in 0..m {
+                if i < deletes {
+                    body.push_str("## H\n<!-- $patch: delete -->\n");
+                } else {
+                    let at = deletes + 1 + spread(i, n - deletes);
+                    let verb = ["before", "after"][i % 2];
+                    let _ = writeln!(body, "<!-- $patch: {verb} \"H\" {at} -->\nx");
+                }
+            }
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!(
+                    "{n} base '## H', {deletes} team deletes and {} anchors by occurrence",
+                    m - deletes
+                ),
+            )
+        }
+        "section-stale" => {
+            let n = 100_000;
+            write(&base.join("s/SKILL.md"), &format!("{FM}{}", headings(n)))?;
+            let m = SECTIONS - n - 1;
+            let mut body = String::new();
+            for i in 0..m {
+                let _ = match i % 4 {
+                    0 => writeln!(body, "## gone{i}\n<!-- $patch: delete -->"),
+                    1 => writeln!(body, "## gone{i}\n<!-- $patch: replace -->"),
+                    2 => writeln!(body, "<!-- $patch: before \"gone{i}\" -->\nx"),
+                    _ => writeln!(body, "<!-- $patch: after \"h{}\" 2 -->\nx", spread(i, n)),
+                };
+            }
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{n} base headings, {m} team directives naming none of them"),
+            )
+        }
+        "section-one-anchor" => {
+            write(
+                &base.join("s/SKILL.md"),
+                &format!("{FM}Intro.\n\n## A\n\nText.\n\n## B\n\nMore.\n"),
+            )?;
+            let m = SECTIONS - 3;
+            let mut body = String::new();
+            for i in 0..m {
+                let at = ["before \"A\"", "after \"A\"", "start", "end"][i % 4];
+                let _ = writeln!(body, "<!-- $patch: {at} -->\nx");
+            }
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{m} team insertions around one section"),
+            )
+        }
+        "section-levels" => {
+            // Every level, a fenced block among them, nothing repeated.
+            let n = 100_000;
+            let mut body = String::new();
+            for i in 0..n {
+                let hashes = &"######"[..1 + i % 6];
+                let _ = writeln!(body, "{hashes} l{i}");
+                if i % 64 == 0 {
+                    body.push_str("```\n# not a heading\n```\n");
+                }
+            }
+            write(&base.join("s/SKILL.md"), &format!("{FM}{body}"))?;
+            let m = SECTIONS - n - 1;
+            let mut body = String::new();
+            for i in 0..m {
+                let i = 3 * i;
+                let hashes = &"######"[..1 + i % 6];
+                let _ = writeln!(body, "{hashes} l{i}\n<!-- $patch: replace -->\ny");
+            }
+            (
+                layers.join("team/s/SKILL.md"),
+                format!("---\n---\n{MARKER}{body}"),
+                format!("{n} base headings of levels 1-6, {m} team replacements"),
+            )
+        }
+        "keyword-deletes" => {
+            // The report's case: 50,000 keywords, 25,000 deletes.
+            let (n, m) = (50_000, 25_000);
+            let mut text = String::from("description: d\ntrigger_keywords:\n");
+            for i in 0..n {
+                let _ = writeln!(text, "  - kw{i}");
+            }
+            write(&base.join("s.yaml"), &text)?;
+            let mut items = String::from("trigger_keywords:\n");
+            for i in 0..m {
+                let _ = writeln!(items, "  - {{$patch: delete, value: kw{}}}", spread(i, n));
+            }
+            (
+                layers.join("team/s.yaml"),
+                items,
+                format!("{n} keywords, {m} deletes"),
+            )
+        }
+        "append-deletes" => {
+            // The figures of the report that found `explain` quadratic in
+            // deletes (a file may hold one mapping per 32 bytes of the cap).
+            let (n, m) = (200_000, 60_000);
+            let mut text = String::from("description: d\ntrigger_keywords:\n");
+            for i in 0..n {
+                let _ = writeln!(text, "  - kw{i}");
+            }
+            write(&base.join("s.yaml"), &text)?;
+            let mut items = String::from("trigger_keywords:\n");
+            for i in 0..m {
+                let _ = writeln!(items, "  - {{$patch: delete, value: kw{}}}", spread(i, n));
+            }
+            (
+                layers.join("team/s.yaml"),
+                items,
+                format!("{n} keywords, {m} deletes"),
+            )
+        }
+        "keyed-deletes" => {
+            let (n, m) = (60_000, 60_000);
+            let mut text = String::from("description: d\nreferences:\n");
+            for i in 0..n {
+                let _ = writeln!(text, "  - {{name: r{i}, url: u}}");
+            }
+            write(&base.join("s.yaml"), &text)?;
+            let mut items = String::from("references:\n");
+            for i in 0..m {
+                let _ = writeln!(items, "  - {{name: r{}, $patch: delete}}", spread(i, n));
+            }
+            (
+                layers.join("team/s.yaml"),
+                items,
+                format!("{n} references, {m} deletes"),
+            )
+        }
+        "deep-deletes" => {
+            let (n, m) = (100_000, 60_000);
+            let mut text = String::from("description: d\nmetadata:\n");
+            for i in 0..n {
+                let _ = writeln!(text, "  k{i}: v");
+            }
+            write(&base.join("s.yaml"), &text)?;
+            // Each key once: a mapping holds no key twice.
+            let mut items = String::from("metadata:\n");
+            for i in 0..m {
+                let _ = writeln!(items, "  k{}: {{$patch: delete}}", spread(i, n));
+            }
+            (
+                layers.join("team/s.yaml"),
+                items,
+                format!("{n} metadata keys, {m} deletes"),
             )
         }
         other => {

@@ -17,6 +17,11 @@
 //!   name: a skill directory `My_Skill` that no layer names breaks a
 //!   lowercase `pattern`. (A rule's `default` is checked when the spec
 //!   loads.)
+//!
+//! And one bound no single fragment can show: a value merged by section
+//! ([`sections`]) may be merged from at most one section or change per
+//! [`CAP_BYTES_PER_SECTION`] bytes of the size cap, counted over the layers
+//! that take part, before anything is merged.
 
 use serde_json::Value;
 
@@ -137,6 +142,85 @@ pub fn effective(
                 other => other,
             };
             out.push(at_top(kind, field.name));
+        }
+    }
+    out
+}
+
+/// Bytes of the size cap per section or change a value merged by section
+/// may be merged from: 131,072 under the default 4 MiB cap, far more than
+/// any skill's instructions hold. Each becomes a piece of the merged value
+/// with its provenance, or a change, and a row of `explain` (about a
+/// kilobyte on the way out); a body of `#` lines has one every two bytes,
+/// which would cost that much per two bytes of text (`benches/README.md`).
+pub const CAP_BYTES_PER_SECTION: u64 = 32;
+
+/// The values merged by section ([`crate::merge::sections`]) whose layers
+/// hold more sections and changes than `cap` allows
+/// ([`CAP_BYTES_PER_SECTION`]): an error at the one past the limit. Counts
+/// what the merge would read, layer by layer, without merging: the
+/// changes of each layer that asks, and the sections of the value below
+/// the first of them, which a layer that replaces the value whole starts
+/// again.
+pub fn sections(spec: &MergeSpec, fragments: &[Fragment], cap: u64) -> Vec<Diagnostic> {
+    use crate::merge::sections;
+    let limit = cap / CAP_BYTES_PER_SECTION;
+    let mut out = Vec::new();
+    for field in spec.fields.iter().filter(|f| f.sections.is_some()) {
+        let always = field.sections == Some(crate::spec::Sections::Always);
+        // How many may still be read, and the value replaced whole that a
+        // layer changing it by section would split.
+        let mut left = limit;
+        let mut whole: Option<(&Fragment, &str)> = None;
+        let mut past = None;
+        for f in fragments {
+            match f.fields().get(&field.name) {
+                None => {}
+                Some(Value::String(text)) if always || sections::asks(text) => {
+                    for (f, text, changes) in whole
+                        .take()
+                        .map(|(f, t)| (f, t, false))
+                        .into_iter()
+                        .chain([(f, text.as_str(), true)])
+                    {
+                        match sections::count(text, changes, left) {
+                            Ok(n) => left -= n,
+                            Err(line) => {
+                                past = Some((f, line));
+                                break;
+                            }
+                        }
+                    }
+                    if past.is_some() {
+                        break;
+                    }
+                }
+                Some(Value::String(text)) => {
+                    left = limit;
+                    whole = Some((f, text));
+                }
+                // `null` resets the field, and a value of another type
+                // (`$patch: delete`) replaces it.
+                Some(_) => {
+                    left = limit;
+                    whole = None;
+                }
+            }
+        }
+        if let Some((f, line)) = past {
+            out.push(
+                Diagnostic::error(
+                    Some(&f.path),
+                    DiagnosticKind::TooManySections {
+                        field: field.name.clone(),
+                        limit,
+                        cap,
+                    },
+                )
+                .in_layer(f.layer)
+                .at(f.position_in_value(&field_pointer(&field.name), line))
+                .on_field(&field.name),
+            );
         }
     }
     out

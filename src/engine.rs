@@ -158,6 +158,10 @@ impl Skills {
                 return Err(Error::Invalid(errors));
             }
         }
+        let errors = crate::check::sections(&self.spec, &fragments, self.options.max_bytes);
+        if !errors.is_empty() {
+            return Err(Error::Invalid(errors));
+        }
         // Only the fields the check reads: the caller merges again for the
         // whole skill, and this keeps that second merge the only full one.
         let effective = crate::merge::merge_only(&self.spec, name, &fragments, crate::check::needs);
@@ -405,6 +409,12 @@ impl Skills {
             Ok(files) => out
                 .diagnostics
                 .extend(crate::validate::ownership::files(&self.spec, files)),
+        }
+        if !failed {
+            // Before the merge, which it bounds.
+            let too_many = crate::check::sections(&self.spec, &fragments, self.options.max_bytes);
+            failed = !too_many.is_empty();
+            out.diagnostics.extend(too_many);
         }
         if !failed {
             let effective = merge(&self.spec, name, &fragments);

@@ -415,6 +415,19 @@ pub enum DiagnosticKind {
         /// The directive: `delete`, `replace`, `before` or `after`.
         directive: String,
     },
+    /// A value merged by section from more sections and changes than the
+    /// size cap allows ([`crate::check::sections`]).
+    #[error(
+        "'{field}': merging it by section takes more than {limit} sections and changes (this layer's and those below it), one per 32 bytes of the {cap}-byte size limit; each costs memory and a row of explain (replace the value whole, or raise the limit with --max-fragment-bytes)"
+    )]
+    TooManySections {
+        /// The field.
+        field: String,
+        /// The most sections and changes it may be merged from.
+        limit: u64,
+        /// The size cap.
+        cap: u64,
+    },
     /// A value equal to the one it overrides.
     #[error("'{field}' is set to the same value as in the {below}; the override has no effect")]
     NoEffect {

@@ -32,6 +32,7 @@ mod it {
     mod rules_props;
     mod schemas;
     mod sections;
+    mod sections_scale;
     mod skill_files;
     mod spec_edit;
     mod spec_impact;

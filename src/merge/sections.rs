@@ -45,7 +45,8 @@
 //! Headings inside fenced code blocks are text. When a heading appears
 //! several times, each occurrence is its own key: a layer's second
 //! `## Example` is the lower body's second, and a directive names the
-//! n-th with `"Example" 2`.
+//! n-th with `"Example" 2`. The preamble's key is the empty text's first,
+//! so a heading with no text (a lone `#`) is `"" 2`, the next `"" 3`.
 
 use std::borrow::Cow;
 
@@ -72,11 +73,14 @@ impl Key {
         }
     }
 
-    /// How paths and messages name it: `House style`, `Example (2)`, and
-    /// `(preamble)` for the text before the first heading.
+    /// How paths and messages name it: `House style`, `Example (2)`,
+    /// `(preamble)` for the text before the first heading, and
+    /// `(empty heading) (2)` for the first heading with no text (a lone
+    /// `#`), which comes after the preamble's empty key.
     pub fn label(&self) -> String {
         match (self.heading.as_str(), self.nth) {
-            ("", _) => "(preamble)".to_owned(),
+            ("", 1) => "(preamble)".to_owned(),
+            ("", n) => format!("(empty heading) ({n})"),
             (h, 1) => h.to_owned(),
             (h, n) => format!("{h} ({n})"),
         }
@@ -132,40 +136,44 @@ fn fence(line: &str) -> Option<(char, usize)> {
 }
 
 /// The lines of `body` (with their endings), each with whether it is a
-/// heading outside a fenced code block.
-fn lines(body: &str) -> Vec<(&str, Option<(usize, &str)>)> {
-    let mut out = Vec::new();
+/// heading outside a fenced code block, one at a time: nothing is kept per
+/// line, so a body of many short lines costs no more than its text.
+fn lines(body: &str) -> impl Iterator<Item = (&str, Option<(usize, &str)>)> {
     let mut open: Option<(char, usize)> = None;
-    for line in body.split_inclusive('\n') {
+    body.split_inclusive('\n').map(move |line| {
         if let Some((c, n)) = open {
             if fence(line).is_some_and(|(c2, n2)| c2 == c && n2 >= n)
                 && line.trim().chars().all(|x| x == c)
             {
                 open = None;
             }
-            out.push((line, None));
-            continue;
+            return (line, None);
         }
         if let Some(f) = fence(line) {
             open = Some(f);
-            out.push((line, None));
-            continue;
+            return (line, None);
         }
-        out.push((line, heading(line)));
-    }
-    out
+        (line, heading(line))
+    })
+}
+
+/// How many times each heading's text was met, for the keys of the next:
+/// the preamble counts as the first of the empty text, so that an empty
+/// heading (`#` alone) is never taken for it.
+fn occurrences<'a>() -> std::collections::HashMap<&'a str, usize> {
+    std::collections::HashMap::from([("", 1)])
 }
 
 /// `body` split into sections: the preamble (possibly empty), then one per
 /// heading outside fenced code blocks.
 pub(crate) fn split(body: &str) -> Vec<Section<'_>> {
     let mut out = Vec::new();
-    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    let mut seen = occurrences();
     let mut start = 0;
     let mut key = Key::preamble();
     let mut line_start = 0;
     let mut offset = 0;
-    for (i, (line, h)) in lines(body).into_iter().enumerate() {
+    for (i, (line, h)) in lines(body).enumerate() {
         if let Some((_, text)) = h {
             out.push(Section {
                 key: std::mem::replace(&mut key, Key::preamble()),
@@ -275,107 +283,216 @@ pub fn asks(body: &str) -> bool {
 /// if there, left out). Every problem is reported, with its line.
 pub(crate) fn ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
     let mut ops = Vec::new();
-    let mut problems = Vec::new();
-    // The body's lines with their byte offsets.
-    let all = lines(body);
-    let mut offsets = Vec::with_capacity(all.len() + 1);
-    let mut at = 0;
-    for (line, _) in &all {
-        offsets.push(at);
-        at += line.len();
+    let problems = read(body, &mut |op| ops.push(op));
+    if problems.is_empty() {
+        Ok(ops)
+    } else {
+        Err(problems)
     }
-    offsets.push(at);
+}
+
+/// The problems of a layer's body of changes ([`ops`] without the changes).
+pub(crate) fn problems(body: &str) -> Vec<Problem> {
+    read(body, &mut |_| {})
+}
+
+/// What the line being read in [`read`] belongs to.
+enum Block {
+    /// Text under no heading or directive (the layer's preamble), from
+    /// line `line` (byte `start`).
+    Text { line: usize, start: usize },
+    /// A heading's section; `open` until its first non-blank line after
+    /// the heading, which may be a `delete` or `replace` for it.
+    Heading {
+        key: Key,
+        line: usize,
+        start: usize,
+        open: bool,
+    },
+    /// A deleted section: the directive's line, and whether anything but
+    /// blank lines follows it.
+    Deleted { key: Key, line: usize, text: bool },
+    /// A section written with `$patch: replace`: the heading's line and
+    /// byte, and the bytes of the directive line, which is left out.
+    Replacing {
+        key: Key,
+        line: usize,
+        start: usize,
+        directive: (usize, usize),
+    },
+    /// The text after a directive (`None`: a directive that is a problem).
+    Insert {
+        at: Option<Anchor>,
+        line: usize,
+        start: usize,
+    },
+}
+
+/// Reads a layer's body of changes in one pass over its lines, giving
+/// each change to `op` in order, and returns the problems. A section ends
+/// at the next heading or directive line (a directive line ends it even
+/// inside a fenced code block).
+fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
+    let mut problems = Vec::new();
     let mut marker_seen = false;
-    let mut seen: std::collections::HashMap<String, usize> = Default::default();
-    let mut i = 0;
-    // The end (exclusive line index) of the block starting at `from`: the
-    // next heading or directive line.
-    let block_end = |from: usize| {
-        (from..all.len())
-            .find(|&j| all[j].1.is_some() || directive(all[j].0).is_some())
-            .unwrap_or(all.len())
+    let mut seen = occurrences();
+    let mut block = Block::Text { line: 0, start: 0 };
+    // Ends `block` at byte `end`.
+    let mut close = |block: Block, end: usize, problems: &mut Vec<Problem>| match block {
+        Block::Text { line, start } => {
+            let text = &body[start..end];
+            // Blank lines alone are nothing.
+            if !text.trim().is_empty() {
+                op(Op::Put {
+                    section: Section {
+                        key: Key::preamble(),
+                        text: Cow::Borrowed(text),
+                        line,
+                    },
+                    must_replace: false,
+                });
+            }
+        }
+        Block::Heading {
+            key, line, start, ..
+        } => op(Op::Put {
+            section: Section {
+                key,
+                text: Cow::Borrowed(&body[start..end]),
+                line,
+            },
+            must_replace: false,
+        }),
+        Block::Deleted { key, line, text } => {
+            if text {
+                problems.push(Problem {
+                    line,
+                    message: format!(
+                        "section '{}' is deleted, so nothing may follow the directive \
+                         under its heading",
+                        key.label()
+                    ),
+                });
+            }
+            op(Op::Delete { key, line });
+        }
+        Block::Replacing {
+            key,
+            line,
+            start,
+            directive: (from, to),
+        } => {
+            // The heading, then what follows the directive.
+            let mut text = String::with_capacity(end - start - (to - from));
+            text.push_str(&body[start..from]);
+            text.push_str(&body[to..end]);
+            op(Op::Put {
+                section: Section {
+                    key,
+                    text: Cow::Owned(text),
+                    line,
+                },
+                must_replace: true,
+            });
+        }
+        Block::Insert {
+            at: Some(at),
+            line,
+            start,
+        } => op(Op::Insert {
+            at,
+            text: &body[start..end],
+            line,
+        }),
+        Block::Insert { at: None, .. } => {}
     };
-    while i < all.len() {
-        let (line, h) = all[i];
+    let mut offset = 0;
+    for (i, (line, h)) in lines(body).enumerate() {
+        let (start, end) = (offset, offset + line.len());
+        offset = end;
+        let blank = line.trim().is_empty();
+        let d = if h.is_some() { None } else { directive(line) };
+        match &mut block {
+            // A directive right under a heading applies to the section.
+            Block::Heading { open: true, .. } if !blank => {
+                let Block::Heading {
+                    key,
+                    line: heading,
+                    start: from,
+                    ..
+                } = std::mem::replace(&mut block, Block::Text { line: 0, start: 0 })
+                else {
+                    unreachable!("matched above")
+                };
+                block = match d {
+                    Some("delete") => Block::Deleted {
+                        key,
+                        line: i,
+                        text: false,
+                    },
+                    Some("replace") => Block::Replacing {
+                        key,
+                        line: heading,
+                        start: from,
+                        directive: (start, end),
+                    },
+                    _ => Block::Heading {
+                        key,
+                        line: heading,
+                        start: from,
+                        open: false,
+                    },
+                };
+                if matches!(d, Some("delete" | "replace")) {
+                    continue;
+                }
+            }
+            Block::Deleted { text, .. } if !blank && h.is_none() && d.is_none() => *text = true,
+            _ => {}
+        }
         if let Some((_, text)) = h {
-            let end = block_end(i + 1);
-            let nth = seen.entry(text.to_owned()).or_insert(0);
+            let nth = seen.entry(text).or_insert(0);
             *nth += 1;
             let key = Key {
                 heading: text.to_owned(),
                 nth: *nth,
             };
-            // A directive right under the heading applies to the section.
-            let first = (i + 1..all.len()).find(|&j| !all[j].0.trim().is_empty());
-            match first.and_then(|j| directive(all[j].0).map(|d| (j, d))) {
-                Some((j, "delete")) => {
-                    let rest_end = block_end(j + 1);
-                    if all[j + 1..rest_end]
-                        .iter()
-                        .any(|(l, _)| !l.trim().is_empty())
-                    {
-                        problems.push(Problem {
-                            line: j,
-                            message: format!(
-                                "section '{}' is deleted, so nothing may follow the directive \
-                                 under its heading",
-                                key.label()
-                            ),
-                        });
-                    }
-                    ops.push(Op::Delete { key, line: j });
-                    i = rest_end;
-                    continue;
-                }
-                Some((j, "replace")) => {
-                    // The heading, then what follows the directive.
-                    let end = block_end(j + 1);
-                    let mut text = String::from(line);
-                    text.push_str(&body[offsets[i + 1]..offsets[j]]);
-                    text.push_str(&body[offsets[j + 1]..offsets[end]]);
-                    ops.push(Op::Put {
-                        section: Section {
-                            key,
-                            text: Cow::Owned(text),
-                            line: i,
-                        },
-                        must_replace: true,
-                    });
-                    i = end;
-                    continue;
-                }
-                _ => {}
-            }
-            ops.push(Op::Put {
-                section: Section {
+            let ended = std::mem::replace(
+                &mut block,
+                Block::Heading {
                     key,
-                    text: Cow::Borrowed(&body[offsets[i]..offsets[end]]),
                     line: i,
+                    start,
+                    open: true,
                 },
-                must_replace: false,
-            });
-            i = end;
-            continue;
-        }
-        if let Some(d) = directive(line) {
+            );
+            close(ended, start, &mut problems);
+        } else if let Some(d) = d {
             let (verb, arg) = d.split_once(' ').unwrap_or((d, ""));
-            let end = block_end(i + 1);
-            let text = &body[offsets[i + 1]..offsets[end]];
-            let anchor = match verb {
-                "sections" if !marker_seen && arg.is_empty() => {
-                    marker_seen = true;
-                    i += 1;
-                    continue;
+            let next = if verb == "sections" && !marker_seen && arg.is_empty() {
+                marker_seen = true;
+                Block::Text {
+                    line: i + 1,
+                    start: end,
                 }
-                "start" if arg.is_empty() => Some(Anchor::Start),
-                "end" if arg.is_empty() => Some(Anchor::End),
-                "before" => key_arg(arg).map(Anchor::Before),
-                "after" => key_arg(arg).map(Anchor::After),
-                _ => None,
+            } else {
+                let at = match verb {
+                    "start" if arg.is_empty() => Some(Anchor::Start),
+                    "end" if arg.is_empty() => Some(Anchor::End),
+                    "before" => key_arg(arg).map(Anchor::Before),
+                    "after" => key_arg(arg).map(Anchor::After),
+                    _ => None,
+                };
+                Block::Insert {
+                    at,
+                    line: i,
+                    start: end,
+                }
             };
-            match anchor {
-                Some(at) => ops.push(Op::Insert { at, text, line: i }),
-                None => problems.push(Problem {
+            let ended = std::mem::replace(&mut block, next);
+            close(ended, start, &mut problems);
+            if matches!(block, Block::Insert { at: None, .. }) {
+                problems.push(Problem {
                     line: i,
                     message: format!(
                         "unknown directive {}; in a body merged by section write \
@@ -383,31 +500,47 @@ pub(crate) fn ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
                          before text, or $patch: delete or replace under a heading",
                         crate::text::excerpt(line.trim(), 60)
                     ),
-                }),
+                });
             }
-            i = end;
-            continue;
         }
-        // Text before any heading or directive: the layer's preamble,
-        // which replaces the lower one. Blank lines alone are nothing.
-        let end = block_end(i);
-        let text = &body[offsets[i]..offsets[end]];
-        if !text.trim().is_empty() {
-            ops.push(Op::Put {
-                section: Section {
-                    key: Key::preamble(),
-                    text: Cow::Borrowed(text),
-                    line: i,
-                },
-                must_replace: false,
-            });
-        }
-        i = end;
     }
-    if problems.is_empty() {
-        Ok(ops)
+    close(block, body.len(), &mut problems);
+    problems
+}
+
+/// How many units of work `body` is for a merge by section: its changes
+/// ([`ops`]) when it is a layer's body of changes, its sections ([`split`])
+/// when it is a lower body split to take them; or, if it has more than
+/// `limit`, the 0-based line of the one past it. One pass, nothing kept
+/// but a count.
+pub(crate) fn count(body: &str, changes: bool, limit: u64) -> Result<u64, usize> {
+    let mut n = 0u64;
+    let mut past = None;
+    let mut count = |line: usize| {
+        n += 1;
+        if n == limit.saturating_add(1) {
+            past = Some(line);
+        }
+    };
+    if changes {
+        read(body, &mut |op| {
+            count(match op {
+                Op::Put { section, .. } => section.line,
+                Op::Delete { line, .. } | Op::Insert { line, .. } => line,
+            })
+        });
     } else {
-        Err(problems)
+        // The preamble, then one per heading.
+        count(0);
+        for (i, (_, h)) in lines(body).enumerate() {
+            if h.is_some() {
+                count(i);
+            }
+        }
+    }
+    match past {
+        Some(line) => Err(line),
+        None => Ok(n),
     }
 }
 
@@ -450,23 +583,56 @@ pub(crate) enum Applied<'a, O> {
     },
 }
 
+/// Where a piece is while a layer's deletes and replacements are applied:
+/// among the pieces put before the first (a new preamble) or among the
+/// lower ones and those appended after them.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Front(usize),
+    Rest(usize),
+}
+
 /// The lower body's pieces with `ops` applied (`line_origin` gives the
 /// origin of a line of the layer's body): see the module docs.
+///
+/// Time linear in the pieces and the ops (plus a sort of the insertions):
+/// sections are found through a map from key to where they are, a delete
+/// leaves a hole that is closed once at the end, and an insertion is
+/// filed under the gap between two lower pieces it goes into, not inserted
+/// into the list.
 pub(crate) fn apply<'a, O: Clone>(
-    mut pieces: Vec<Piece<'a, O>>,
+    pieces: Vec<Piece<'a, O>>,
     ops: Vec<Op<'a>>,
     line_origin: &dyn Fn(usize) -> O,
 ) -> (Vec<Piece<'a, O>>, Vec<Applied<'a, O>>) {
+    use std::collections::{HashMap, VecDeque};
     let mut applied = Vec::new();
-    let find = |pieces: &[Piece<'a, O>], key: &Key| {
-        pieces.iter().position(|p| p.key.as_ref() == Some(key))
-    };
+    // The pieces, as `Slot`s: `front` holds pieces put before the first,
+    // the latest first; `rest` the lower pieces, then those appended.
+    let mut front: Vec<Option<Piece<'a, O>>> = Vec::new();
+    let mut rest: Vec<Option<Piece<'a, O>>> = pieces.into_iter().map(Some).collect();
+    // Where each key's pieces are, in the order of the list. A key is on
+    // one piece, but for the preamble, whose key an empty heading (`#`)
+    // may also have.
+    let mut by_key: HashMap<Key, VecDeque<Slot>> = HashMap::with_capacity(rest.len());
+    for (i, p) in rest.iter().enumerate() {
+        if let Some(k) = p.as_ref().and_then(|p| p.key.as_ref()) {
+            by_key
+                .entry(k.clone())
+                .or_default()
+                .push_back(Slot::Rest(i));
+        }
+    }
     let mut inserts = Vec::new();
     for op in ops {
         match op {
-            Op::Delete { key, line } => match find(&pieces, &key) {
-                Some(i) => {
-                    let removed = pieces.remove(i);
+            Op::Delete { key, line } => match by_key.get_mut(&key).and_then(VecDeque::pop_front) {
+                Some(slot) => {
+                    let removed = match slot {
+                        Slot::Front(i) => front[i].take(),
+                        Slot::Rest(i) => rest[i].take(),
+                    }
+                    .expect("a piece in the map is in the list");
                     applied.push(Applied::Deleted { key, line, removed });
                 }
                 None => applied.push(Applied::Stale {
@@ -485,12 +651,19 @@ pub(crate) fn apply<'a, O: Clone>(
                     origin: line_origin(section.line),
                     replaced: Vec::new(),
                 };
-                match find(&pieces, &section.key) {
-                    Some(i) => {
-                        let old = std::mem::replace(&mut pieces[i], new);
+                let found = by_key.get(&section.key).and_then(|q| q.front().copied());
+                match found {
+                    Some(slot) => {
+                        let piece = match slot {
+                            Slot::Front(i) => &mut front[i],
+                            Slot::Rest(i) => &mut rest[i],
+                        }
+                        .as_mut()
+                        .expect("a piece in the map is in the list");
+                        let old = std::mem::replace(piece, new);
                         let mut replaced = vec![(old.text, old.origin)];
                         replaced.extend(old.replaced);
-                        pieces[i].replaced = replaced;
+                        piece.replaced = replaced;
                     }
                     None => {
                         if must_replace {
@@ -501,10 +674,14 @@ pub(crate) fn apply<'a, O: Clone>(
                             });
                         }
                         // A new preamble goes first; a new section last.
-                        if section.key == Key::preamble() {
-                            pieces.insert(0, new);
+                        // Nothing else has the key (none was found).
+                        let q = by_key.entry(section.key).or_default();
+                        if new.key == Some(Key::preamble()) {
+                            q.push_front(Slot::Front(front.len()));
+                            front.push(Some(new));
                         } else {
-                            pieces.push(new);
+                            q.push_back(Slot::Rest(rest.len()));
+                            rest.push(Some(new));
                         }
                     }
                 }
@@ -512,37 +689,68 @@ pub(crate) fn apply<'a, O: Clone>(
             Op::Insert { at, text, line } => inserts.push((at, text, line)),
         }
     }
+    drop(by_key);
+    let list: Vec<Piece<'a, O>> = front.into_iter().rev().chain(rest).flatten().collect();
+    if inserts.is_empty() {
+        return (list, applied);
+    }
     // Insertions after the sections are in place, so an anchor may name a
-    // section this layer added.
-    for (at, text, line) in inserts {
-        let piece = Piece {
-            key: None,
-            text: Cow::Borrowed(text),
-            origin: line_origin(line),
-            replaced: Vec::new(),
-        };
-        let pos = match &at {
-            Anchor::Start => Some(
+    // section this layer added. Each goes into a gap of `list`: gap `g` is
+    // before `list[g]` (gap `list.len()` at the end), and within a gap an
+    // insertion goes after those already there, or (at the start) before
+    // them. The first piece with each key is the one an anchor names.
+    let mut first: HashMap<&Key, usize> = HashMap::with_capacity(list.len());
+    for (i, p) in list.iter().enumerate() {
+        if let Some(k) = &p.key {
+            first.entry(k).or_insert(i);
+        }
+    }
+    // The gap after a piece and whatever was inserted after it: the one
+    // before the next section (inserted pieces have no key).
+    let mut next_section: Vec<usize> = Vec::new();
+    let mut placed: Vec<(usize, i64, Piece<'a, O>)> = Vec::with_capacity(inserts.len());
+    let mut in_first_gap = 0usize;
+    for (n, (anchor, text, line)) in inserts.into_iter().enumerate() {
+        // Later insertions go after earlier ones in a gap (`n`), or before
+        // them (`-n`).
+        let n = n as i64 + 1;
+        let gap = match &anchor {
+            Anchor::Start => {
                 // After the preamble, which is the body's opening text.
-                usize::from(
-                    pieces
-                        .first()
-                        .is_some_and(|p| p.key == Some(Key::preamble())),
-                ),
-            ),
-            Anchor::End => Some(pieces.len()),
-            Anchor::Before(k) => find(&pieces, k),
-            Anchor::After(k) => find(&pieces, k).map(|i| {
-                // After the section and whatever was inserted after it.
-                let mut j = i + 1;
-                while j < pieces.len() && pieces[j].key.is_none() {
-                    j += 1;
+                let after_preamble = in_first_gap == 0
+                    && list.first().is_some_and(|p| p.key == Some(Key::preamble()));
+                Some((usize::from(after_preamble), -n))
+            }
+            Anchor::End => Some((list.len(), n)),
+            Anchor::Before(k) => first.get(k).map(|&i| (i, n)),
+            Anchor::After(k) => first.get(k).map(|&i| {
+                if next_section.is_empty() {
+                    next_section = vec![list.len(); list.len()];
+                    let mut next = list.len();
+                    for j in (0..list.len()).rev() {
+                        next_section[j] = next;
+                        if list[j].key.is_some() {
+                            next = j;
+                        }
+                    }
                 }
-                j
+                (next_section[i], n)
             }),
         };
-        match (pos, at) {
-            (Some(p), _) => pieces.insert(p, piece),
+        match (gap, anchor) {
+            (Some((g, order)), _) => {
+                in_first_gap += usize::from(g == 0);
+                placed.push((
+                    g,
+                    order,
+                    Piece {
+                        key: None,
+                        text: Cow::Borrowed(text),
+                        origin: line_origin(line),
+                        replaced: Vec::new(),
+                    },
+                ));
+            }
             (None, Anchor::Before(key)) => applied.push(Applied::Stale {
                 key,
                 line,
@@ -556,7 +764,18 @@ pub(crate) fn apply<'a, O: Clone>(
             (None, _) => {}
         }
     }
-    (pieces, applied)
+    drop(first);
+    placed.sort_unstable_by_key(|&(g, order, _)| (g, order));
+    let mut out = Vec::with_capacity(list.len() + placed.len());
+    let mut placed = placed.into_iter().peekable();
+    for (i, p) in list.into_iter().enumerate() {
+        while let Some((_, _, q)) = placed.next_if(|&(g, _, _)| g == i) {
+            out.push(q);
+        }
+        out.push(p);
+    }
+    out.extend(placed.map(|(_, _, q)| q));
+    (out, applied)
 }
 
 /// The pieces joined into one body. Pieces that were written one after the
@@ -578,7 +797,7 @@ pub(crate) fn join<O>(
             if !out.ends_with('\n') {
                 out.push('\n');
             }
-            if p.key.as_ref().is_some_and(|k| !k.heading.is_empty()) && !out.ends_with("\n\n") {
+            if p.key.as_ref().is_some_and(|k| *k != Key::preamble()) && !out.ends_with("\n\n") {
                 out.push('\n');
             }
         }

@@ -5,6 +5,8 @@
 //! Built entirely from the provenance the interpreter records; lines are
 //! found lazily in the fragments' source text.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use crate::error::did_you_mean;
@@ -186,6 +188,26 @@ fn is_under(path: &str, top: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('['))
 }
 
+/// The rows of `index` (rows by path) at or below `top`, as [`is_under`]
+/// finds them, without a look at any other row: the path itself, then the
+/// paths that continue it with `.` or `[`, each a range of the map.
+fn rows_under(index: &BTreeMap<String, Vec<usize>>, top: &str) -> Vec<usize> {
+    let mut out: Vec<usize> = index.get(top).cloned().unwrap_or_default();
+    // `top.` up to `top/` and `top[` up to `top\`: the characters after
+    // `.` and `[`.
+    for (from, to) in [('.', '/'), ('[', '\\')] {
+        let range = (
+            std::ops::Bound::Included(format!("{top}{from}")),
+            std::ops::Bound::Excluded(format!("{top}{to}")),
+        );
+        for (path, rows) in index.range::<String, _>(range) {
+            debug_assert!(is_under(path, top));
+            out.extend(rows);
+        }
+    }
+    out
+}
+
 /// Every value of the effective skill, in field order, and the values
 /// directives removed.
 pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
@@ -254,6 +276,9 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
                 removed: false,
             });
         }
+        // The field's rows by path, for the rows below a whole replacement:
+        // made when the first one comes, and kept up to date after it.
+        let mut by_path: Option<BTreeMap<String, Vec<usize>>> = None;
         for change in &field.changes {
             let note = Note {
                 kind: change.kind,
@@ -273,14 +298,27 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
                     })
                     .collect(),
             };
-            let under: Vec<usize> = (first..rows.len())
-                .filter(|&i| is_under(&rows[i].path, &change.path))
-                .collect();
-            if change.kind == ChangeKind::Replaced && !under.is_empty() {
-                for i in under {
-                    rows[i].notes.push(note.clone());
+            if change.kind == ChangeKind::Replaced {
+                let index = by_path.get_or_insert_with(|| {
+                    let mut m: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+                    for (i, r) in rows.iter().enumerate().skip(first) {
+                        m.entry(r.path.clone()).or_default().push(i);
+                    }
+                    m
+                });
+                let under = rows_under(index, &change.path);
+                if !under.is_empty() {
+                    for i in under {
+                        rows[i].notes.push(note.clone());
+                    }
+                    continue;
                 }
-                continue;
+            }
+            if let Some(index) = &mut by_path {
+                index
+                    .entry(change.path.clone())
+                    .or_default()
+                    .push(rows.len());
             }
             rows.push(Row {
                 path: change.path.clone(),
@@ -339,12 +377,39 @@ pub fn select(rows: Vec<Row>, path: &str) -> Result<Vec<Row>, String> {
             || p.strip_prefix(path)
                 .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
     };
-    let picked: Vec<Row> = rows.iter().filter(|r| under(&r.path)).cloned().collect();
-    if picked.is_empty() {
+    if !rows.iter().any(|r| under(&r.path)) {
         let suggestion = did_you_mean(path, rows.iter().map(|r| r.path.as_str()))
             .map(|s| format!(" (did you mean '{s}'?)"))
             .unwrap_or_default();
         return Err(format!("no value at '{path}' in this skill{suggestion}"));
     }
-    Ok(picked)
+    // Taken, not copied: the rows may be very many.
+    Ok(rows.into_iter().filter(|r| under(&r.path)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// The rows a whole replacement notes are those a scan of every
+        /// row finds, whatever characters the paths hold next to `.` and
+        /// `[` (`/` and `\` sort right after them, `-` right before `.`).
+        #[test]
+        fn rows_under_finds_what_a_scan_finds(
+            paths in proptest::collection::vec("[a.\\[\\]/\\\\-]{0,6}", 0..40),
+            top in "[a.\\[\\]/\\\\-]{0,3}",
+        ) {
+            let mut index: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+            for (i, p) in paths.iter().enumerate() {
+                index.entry(p.clone()).or_default().push(i);
+            }
+            let mut found = rows_under(&index, &top);
+            found.sort_unstable();
+            let scanned: Vec<usize> = (0..paths.len())
+                .filter(|&i| is_under(&paths[i], &top))
+                .collect();
+            proptest::prop_assert_eq!(found, scanned);
+        }
+    }
 }

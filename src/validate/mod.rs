@@ -270,9 +270,10 @@ fn section_directives(spec: &MergeSpec, fragment: &Fragment, kept: &mut Kept) {
         if !(always || sections::asks(text)) {
             continue;
         }
-        let Err(problems) = sections::ops(text) else {
+        let problems = sections::problems(text);
+        if problems.is_empty() {
             continue;
-        };
+        }
         let pointer = format!("/{}", escape_pointer(&field.name));
         for p in problems {
             let pos = fragment.position_in_value(&pointer, p.line);

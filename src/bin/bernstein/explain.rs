@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::output::explain::{explain, file_rows, select};
+use bernstein_skills::output::explain::{Row, explain, file_rows, select};
 use bernstein_skills::{Error, Result, output::render};
 
 use crate::cli::Global;
@@ -43,6 +43,100 @@ fn short(v: &Value) -> String {
     bernstein_skills::text::sanitized_excerpt(&v.to_string(), 59)
 }
 
+/// Prints `doc` (the canonical JSON of a document whose last key is
+/// `values`, an empty list) with `rows` as its values, each rendered and
+/// written in turn: the same text as the whole document rendered at once,
+/// without holding every row as JSON (a skill may have hundreds of
+/// thousands of rows, each several maps).
+fn print_json(doc: &str, rows: &[Row]) {
+    let Some(head) = doc.strip_suffix("[]\n}\n").filter(|_| !rows.is_empty()) else {
+        output::print(doc);
+        return;
+    };
+    let mut out = String::from(head);
+    out.push_str("[\n");
+    for (i, r) in rows.iter().enumerate() {
+        // At depth 2: pretty JSON has no line break inside a string.
+        let item = render::to_json(&r.to_json());
+        for line in item.lines() {
+            out.push_str("    ");
+            out.push_str(line);
+            out.push('\n');
+        }
+        if i + 1 < rows.len() {
+            out.pop();
+            out.push_str(",\n");
+        }
+        if out.len() >= 1 << 16 {
+            output::print(&out);
+            out.clear();
+        }
+    }
+    out.push_str("  ]\n}\n");
+    output::print(&out);
+}
+
+/// A row's cells in the table: origin, strategy, path, value.
+fn cells(r: &Row) -> Vec<String> {
+    let origin = match &r.place {
+        Some(p) => p.label(),
+        None => "default".into(),
+    };
+    let value = match (r.removed, r.notes.first()) {
+        (true, Some(n)) => format!("({})", n.kind.label()),
+        _ => short(&r.value),
+    };
+    vec![
+        origin,
+        r.kind.name().into(),
+        bernstein_skills::text::excerpt(&r.path, bernstein_skills::text::EXCERPT_CHARS),
+        value,
+    ]
+}
+
+/// The lines under a row: what it replaced, the changes at its path, and
+/// the reset of its field.
+fn notes(r: &Row) -> Vec<String> {
+    let mut n = Vec::new();
+    for rep in &r.replaced {
+        use bernstein_skills::output::explain::RowKind;
+        use bernstein_skills::spec::StrategyKind;
+        let verb = if matches!(
+            r.kind,
+            RowKind::File | RowKind::Merged(StrategyKind::KeyedReplace)
+        ) {
+            "replaced"
+        } else {
+            "shadowed"
+        };
+        n.push(format!(
+            "{verb}: {} `{}` {}",
+            rep.place.layer.label(),
+            rep.place.file_line(),
+            short(&rep.value)
+        ));
+    }
+    for note in &r.notes {
+        n.push(note.sentence());
+        for d in &note.dropped {
+            n.push(format!(
+                "  was: {} `{}` {}",
+                d.place.layer.label(),
+                d.place.file_line(),
+                short(&d.value)
+            ));
+        }
+    }
+    if let Some(p) = &r.reset_by {
+        n.push(format!(
+            "field reset with null by {} `{}`",
+            p.layer.label(),
+            p.file_line()
+        ));
+    }
+    n
+}
+
 pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
     let targets = global.targets(skills.spec(), &args.targets)?;
@@ -71,86 +165,39 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
             "layers": resolved.fragments.iter().map(|f| json!({
                 "layer": f.layer, "file": f.path.display().to_string()
             })).collect::<Vec<_>>(),
-            "values": rows.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+            "values": [],
         });
-        output::print(&render::to_json(&doc));
+        print_json(&render::to_json(&doc), &rows);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut table = vec![
-        ["ORIGIN", "STRATEGY", "PATH", "VALUE"]
-            .map(String::from)
-            .to_vec(),
-    ];
-    let mut notes: Vec<Vec<String>> = vec![Vec::new()];
+    // The table's cells and each row's notes are made twice, to measure
+    // the columns and then to write the lines, a few at a time: a skill
+    // may have hundreds of thousands of rows, and cells and lines held for
+    // all of them at once would cost several times the rows themselves.
+    let header: Vec<String> = ["ORIGIN", "STRATEGY", "PATH", "VALUE"]
+        .map(String::from)
+        .to_vec();
+    // The origin is a path with a line, cut in the middle only if cutting
+    // the value is not enough; the field path is what `explain NAME
+    // FIELD_PATH` takes, never cut.
+    let mut layout =
+        output::Layout::new(&[Column::Path, Column::Whole, Column::Whole, Column::Text]);
+    layout.measure(&header);
     for r in &rows {
-        let origin = match &r.place {
-            Some(p) => p.label(),
-            None => "default".into(),
-        };
-        let value = match (r.removed, r.notes.first()) {
-            (true, Some(n)) => format!("({})", n.kind.label()),
-            _ => short(&r.value),
-        };
-        table.push(vec![
-            origin,
-            r.kind.name().into(),
-            bernstein_skills::text::excerpt(&r.path, bernstein_skills::text::EXCERPT_CHARS),
-            value,
-        ]);
-        let mut n = Vec::new();
-        for rep in &r.replaced {
-            use bernstein_skills::output::explain::RowKind;
-            use bernstein_skills::spec::StrategyKind;
-            let verb = if matches!(
-                r.kind,
-                RowKind::File | RowKind::Merged(StrategyKind::KeyedReplace)
-            ) {
-                "replaced"
-            } else {
-                "shadowed"
-            };
-            n.push(format!(
-                "{verb}: {} `{}` {}",
-                rep.place.layer.label(),
-                rep.place.file_line(),
-                short(&rep.value)
-            ));
-        }
-        for note in &r.notes {
-            n.push(note.sentence());
-            for d in &note.dropped {
-                n.push(format!(
-                    "  was: {} `{}` {}",
-                    d.place.layer.label(),
-                    d.place.file_line(),
-                    short(&d.value)
-                ));
-            }
-        }
-        if let Some(p) = &r.reset_by {
-            n.push(format!(
-                "field reset with null by {} `{}`",
-                p.layer.label(),
-                p.file_line()
-            ));
-        }
-        notes.push(n);
+        layout.measure(&cells(r));
     }
-    // Lay out the table, then put each row's notes under it. The origin
-    // is a path with a line, cut in the middle only if cutting the value
-    // is not enough; the field path is what `explain NAME FIELD_PATH`
-    // takes, never cut.
-    let text = output::table(
-        &table,
-        &[Column::Path, Column::Whole, Column::Whole, Column::Text],
-    );
+    let layout = layout.fit(output::width_limit());
     let mut out = String::new();
-    for (line, n) in text.lines().zip(notes.iter()) {
-        out.push_str(line);
-        out.push('\n');
-        for note in n {
-            let note = output::fit(note, 4);
+    layout.line(&header, true, &mut out);
+    for r in &rows {
+        layout.line(&cells(r), false, &mut out);
+        for note in notes(r) {
+            let note = output::fit(&note, 4);
             out.push_str(&format!("    {}\n", paint(&note, Style::Dim, Stream::Out)));
+        }
+        if out.len() >= 1 << 16 {
+            output::print(&out);
+            out.clear();
         }
     }
     // Where each layer came from, for the whole skill (a narrowed

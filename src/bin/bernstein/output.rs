@@ -395,66 +395,111 @@ pub fn table(rows: &[Vec<String>], columns: &[Column]) -> String {
 }
 
 fn layout(rows: &[Vec<String>], columns: &[Column], limit: Option<usize>) -> String {
-    let rows: Vec<Vec<Cow<'_, str>>> = rows
-        .iter()
-        .map(|r| {
-            r.iter()
-                .map(|c| bernstein_skills::text::sanitize(c))
-                .collect()
-        })
-        .collect();
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let kind = |c: usize| columns.get(c).copied().unwrap_or(Column::Whole);
-    let mut widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| width(s))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    if let Some(limit) = limit {
-        let header = |c: usize| rows.first().and_then(|r| r.get(c)).map_or(0, |h| width(h));
-        let floors: Vec<usize> = (0..cols).map(|c| header(c).max(kind(c).floor())).collect();
-        let last: Vec<usize> = (0..cols)
-            .map(|c| header(c).max(kind(c).last_floor()))
-            .collect();
-        // Free text first, then paths; below their usual floors only if
-        // the table does not fit otherwise.
-        for (floors, pass) in [
-            (&floors, Column::Text),
-            (&floors, Column::Path),
-            (&last, Column::Text),
-            (&last, Column::Path),
-        ] {
-            shrink(&mut widths, floors, limit, |c| kind(c) == pass);
-        }
+    let mut measure = Layout::new(columns);
+    for row in rows {
+        measure.measure(row);
     }
+    let layout = measure.fit(limit);
     let mut out = String::new();
     for (r, row) in rows.iter().enumerate() {
+        layout.line(row, r == 0, &mut out);
+    }
+    out
+}
+
+/// A table laid out row by row ([`table`] in two passes): every row is
+/// measured, then written, so that a caller with very many rows need not
+/// hold them all as cells at once.
+pub struct Layout {
+    columns: Vec<Column>,
+    widths: Vec<usize>,
+    /// The widths of the first row's cells (the header's).
+    header: Vec<usize>,
+    rows: usize,
+}
+
+impl Layout {
+    /// An empty layout for these columns (see [`table`]).
+    pub fn new(columns: &[Column]) -> Layout {
+        Layout {
+            columns: columns.to_vec(),
+            widths: Vec::new(),
+            header: Vec::new(),
+            rows: 0,
+        }
+    }
+
+    fn kind(&self, c: usize) -> Column {
+        self.columns.get(c).copied().unwrap_or(Column::Whole)
+    }
+
+    /// Counts a row's cells in the widths; the first row is the header.
+    pub fn measure(&mut self, row: &[String]) {
+        let cells = row
+            .iter()
+            .map(|c| width(&bernstein_skills::text::sanitize(c)));
+        if self.rows == 0 {
+            self.header = cells.clone().collect();
+        }
+        self.rows += 1;
+        for (c, w) in cells.enumerate() {
+            match self.widths.get_mut(c) {
+                Some(m) => *m = (*m).max(w),
+                None => self.widths.push(w),
+            }
+        }
+    }
+
+    /// The widths, narrowed to `limit` columns where they may be.
+    pub fn fit(mut self, limit: Option<usize>) -> Layout {
+        if let Some(limit) = limit {
+            let cols = self.widths.len();
+            let header = |c: usize| self.header.get(c).copied().unwrap_or(0);
+            let floors: Vec<usize> = (0..cols)
+                .map(|c| header(c).max(self.kind(c).floor()))
+                .collect();
+            let last: Vec<usize> = (0..cols)
+                .map(|c| header(c).max(self.kind(c).last_floor()))
+                .collect();
+            let kinds: Vec<Column> = (0..cols).map(|c| self.kind(c)).collect();
+            // Free text first, then paths; below their usual floors only if
+            // the table does not fit otherwise.
+            for (floors, pass) in [
+                (&floors, Column::Text),
+                (&floors, Column::Path),
+                (&last, Column::Text),
+                (&last, Column::Path),
+            ] {
+                shrink(&mut self.widths, floors, limit, |c| kinds[c] == pass);
+            }
+        }
+        self
+    }
+
+    /// Appends `row`'s line to `out` (bold for the header).
+    pub fn line(&self, row: &[String], header: bool, out: &mut String) {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
-            let cell = match kind(c) {
-                Column::Whole => Cow::Borrowed(cell.as_ref()),
-                Column::Text => cut_end(cell, widths[c]),
-                Column::Path => cut_middle(cell, widths[c]),
+            let cell = bernstein_skills::text::sanitize(cell);
+            let cell = match self.kind(c) {
+                Column::Whole => cell,
+                Column::Text => Cow::Owned(cut_end(&cell, self.widths[c]).into_owned()),
+                Column::Path => Cow::Owned(cut_middle(&cell, self.widths[c]).into_owned()),
             };
             if c + 1 < row.len() {
-                line.push_str(&pad(&cell, widths[c] + 2));
+                line.push_str(&pad(&cell, self.widths[c] + 2));
             } else {
                 line.push_str(&cell);
             }
         }
         let line = line.trim_end();
-        if r == 0 {
+        if header {
             out.push_str(&paint(line, Style::Bold, Stream::Out));
         } else {
             out.push_str(line);
         }
         out.push('\n');
     }
-    out
 }
 
 /// Narrows the columns `cut` selects, the widest first and none below its
