@@ -26,7 +26,11 @@
 //!   parent while the directory does not exist yet), `--check` a shared one,
 //!   so two exports into one directory never interleave: the second waits.
 //! - **A new directory** is built beside its place under a staging name and
-//!   renamed into it whole, so it appears complete or not at all.
+//!   renamed into it whole, so it appears complete or not at all. The
+//!   export holds a `flock` on its staging directory while it lives; another
+//!   export removes a staging directory left behind only when it can take
+//!   that lock itself (never by a process id, which means nothing in
+//!   another PID namespace).
 
 use std::cell::RefCell;
 use std::ffi::{OsStr, OsString};
@@ -397,18 +401,6 @@ fn random_name(prefix: &str) -> String {
     format!("{prefix}{:012x}", h.finish() & 0xffff_ffff_ffff)
 }
 
-/// Is process `pid` (still) running? Unknown counts as yes.
-fn alive(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return true;
-    };
-    // Signal 0 sends nothing; it only checks the pid exists.
-    rustix::process::test_kill_process(pid) != Err(rustix::io::Errno::SRCH)
-}
-
 /// Every entry of directory `fd` but `.` and `..`, with what it is; an
 /// error once more than `budget` were visited.
 fn entries(fd: impl AsFd, budget: &mut usize) -> std::io::Result<Vec<(OsString, Kind)>> {
@@ -491,35 +483,75 @@ fn remove_empty_dir(dir: impl AsFd, leaf: &str, rel: &str) -> std::io::Result<()
     }
 }
 
-/// Removes the staging directories in `parent` left by exports whose
-/// process is gone; returns them (as `shown_parent/NAME`). A symlink of
-/// that name is removed itself, never its target.
-fn remove_stale_staging(parent: BorrowedFd<'_>, shown_parent: &Path) -> Vec<PathBuf> {
-    let mut budget = MAX_ENTRIES;
-    let Ok(found) = entries(parent, &mut budget) else {
+/// Removes the staging directories in `parent` left by exports that are
+/// gone; returns them (as `shown_parent/NAME`). A symlink of that name is
+/// removed itself, never its target.
+///
+/// A live export holds an exclusive `flock` on its staging directory for
+/// as long as it runs, and on `parent` while it creates one, so a staging
+/// directory is stale exactly when its lock can be taken: this works across
+/// PID namespaces (containers sharing a volume), where a process id means
+/// nothing. The cleanup runs only while holding `parent`'s lock (taken here
+/// without waiting unless `parent_locked`: the caller holds it already), so
+/// it never meets a staging directory between its creation and its lock;
+/// each one is removed while holding its own lock.
+fn remove_stale_staging(
+    parent: BorrowedFd<'_>,
+    shown_parent: &Path,
+    parent_locked: bool,
+) -> Vec<PathBuf> {
+    use rustix::fs::{FlockOperation, flock};
+    if !parent_locked && flock(parent, FlockOperation::NonBlockingLockExclusive).is_err() {
+        // Another export is creating a directory here: clean up next time.
         return Vec::new();
-    };
+    }
+    let mut budget = MAX_ENTRIES;
+    let found = entries(parent, &mut budget).unwrap_or_default();
     let mut removed = Vec::new();
     for (name, kind) in found {
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .filter(|(pid, random)| pid.bytes().all(|b| b.is_ascii_digit()) && !random.is_empty())
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if alive(pid) || !matches!(kind, Kind::Dir | Kind::Symlink) {
+        if !is_staging_name(&name) {
             continue;
         }
-        let mut budget = MAX_ENTRIES;
-        if remove_tree(parent, &name, &mut budget, 0).is_ok() {
+        let gone = match kind {
+            Kind::Symlink => {
+                rustix::fs::unlinkat(parent, name.as_os_str(), AtFlags::empty()).is_ok()
+            }
+            Kind::Dir => {
+                let Ok(fd) = open_dir_at(parent, name.as_os_str(), false) else {
+                    continue;
+                };
+                if flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
+                    // Its export is alive, in whatever namespace.
+                    continue;
+                }
+                let mut budget = MAX_ENTRIES;
+                remove_tree(parent, &name, &mut budget, 0).is_ok()
+            }
+            _ => false,
+        };
+        if gone {
             removed.push(shown_parent.join(&name));
         }
     }
+    if !parent_locked {
+        let _ = flock(parent, FlockOperation::Unlock);
+    }
     removed.sort();
     removed
+}
+
+/// Is `name` one export gives its staging directories: the prefix, a
+/// process id (never 0), `-`, and a random part?
+fn is_staging_name(name: &OsStr) -> bool {
+    name.to_str()
+        .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+        .and_then(|rest| rest.split_once('-'))
+        .is_some_and(|(pid, random)| {
+            !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && pid.bytes().any(|b| b != b'0')
+                && !random.is_empty()
+        })
 }
 
 impl OutDir {
@@ -644,7 +676,7 @@ impl OutDir {
             let stale_removed = if shared {
                 Vec::new()
             } else {
-                remove_stale_staging(parent.as_fd(), &shown_parent)
+                remove_stale_staging(parent.as_fd(), &shown_parent, false)
             };
             return Ok(Some(OutDir {
                 given,
@@ -663,7 +695,7 @@ impl OutDir {
         // export may have created it meanwhile).
         let parent_lock = File::from(parent.try_clone().map_err(|e| write_error(&given, e))?);
         lock(&parent_lock, false, &given, on_wait)?;
-        let stale_removed = remove_stale_staging(parent.as_fd(), &shown_parent);
+        let stale_removed = remove_stale_staging(parent.as_fd(), &shown_parent, true);
         if let Some(root) = opened(&parent)? {
             let lock_file = File::from(root.try_clone().map_err(|e| write_error(&given, e))?);
             lock(&lock_file, false, &given, on_wait)?;
@@ -691,6 +723,11 @@ impl OutDir {
             }
         };
         let root = open_dir_at(&parent, staging.as_os_str(), false)
+            .map_err(|e| write_error(&given, io(e)))?;
+        // The claim on the staging directory, held until this export ends
+        // (see `remove_stale_staging`). Nobody else can hold it: the parent's
+        // lock keeps every cleanup out while the directory is new.
+        rustix::fs::flock(&root, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map_err(|e| write_error(&given, io(e)))?;
         Ok(Some(OutDir {
             given,

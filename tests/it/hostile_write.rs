@@ -564,7 +564,8 @@ fn new_never_follows_a_symlink_at_the_new_file_or_the_schema() {
 }
 
 // ---------------------------------------------------------------------------
-// Staging directories: short names with the pid, stale ones cleaned up.
+// Staging directories: short names with the pid, stale ones (whose lock is
+// free) cleaned up.
 
 /// A pid that is certainly dead: a child that has exited and been reaped.
 fn dead_pid() -> u32 {
@@ -615,7 +616,8 @@ fn stale_staging_directories_of_dead_exports_are_removed_and_live_ones_kept() {
         parent.join(format!(".bernstein-export-{dead}-lnk999")),
     )
     .unwrap();
-    // A live export's and names of other schemes stay.
+    // A live export's (it holds its staging directory's lock, whatever its
+    // pid) and names of other schemes stay.
     for keep in [
         format!(".bernstein-export-{live}-keep01"),
         ".bernstein-export-notapid-x".to_owned(),
@@ -624,6 +626,9 @@ fn stale_staging_directories_of_dead_exports_are_removed_and_live_ones_kept() {
     ] {
         std::fs::create_dir_all(parent.join(keep)).unwrap();
     }
+    let held =
+        std::fs::File::open(parent.join(format!(".bernstein-export-{live}-keep01"))).unwrap();
+    held.try_lock().unwrap();
     let before = snapshot(outside);
     let m = parent.join("m");
     let run = sb.run(&["export", "--out", m.to_str().unwrap()]);
