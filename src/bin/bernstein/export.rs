@@ -374,10 +374,17 @@ fn check(
         return Ok((code, Value::Null));
     }
     let mut out = String::new();
-    let (mut unmanaged, mut hand_edited, mut hand_added) = (false, false, false);
+    let (mut unmanaged, mut hand_edited) = (false, false);
+    // Skills an export fixes (with the flags the hints name), and those
+    // holding files only a person can remove.
     let mut names = std::collections::BTreeSet::new();
+    let mut hand_added = std::collections::BTreeSet::new();
     for (name, d) in &drift {
-        names.insert(name);
+        if matches!(d, Drift::HandAdded(_)) {
+            hand_added.insert(name);
+        } else {
+            names.insert(name);
+        }
         let place = match format {
             Format::Json => text::path(&dir.join(format!("{name}.json"))),
             Format::Skill => format!("{}/", text::path(&dir.join(name))),
@@ -410,7 +417,6 @@ fn check(
                 lines
             }
             Drift::HandAdded(lines) => {
-                hand_added = true;
                 out.push_str(&format!("hand-added: {name} ({place})\n"));
                 lines
             }
@@ -419,12 +425,19 @@ fn check(
             out.push_str(&format!("    {l}\n"));
         }
     }
-    out.push_str(&format!(
-        "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`\n",
-        names.len(),
-        format_flag(options),
-        text::path(dir)
-    ));
+    if names.is_empty() {
+        out.push_str(&match hand_added.len() {
+            1 => "1 skill directory holds files export did not write\n".to_owned(),
+            n => format!("{n} skill directories hold files export did not write\n"),
+        });
+    } else {
+        out.push_str(&format!(
+            "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`\n",
+            names.len(),
+            format_flag(options),
+            text::path(dir)
+        ));
+    }
     if unmanaged {
         out.push_str(
             "  unmanaged: export did not write these; take one over with --adopt NAME, \
@@ -434,8 +447,14 @@ fn check(
     if hand_edited {
         out.push_str("  hand-edited: export refuses to overwrite these without --force\n");
     }
-    if hand_added {
-        out.push_str("  hand-added: export did not write these files and keeps them\n");
+    if !hand_added.is_empty() {
+        // Export never deletes a file it did not write, so no command
+        // makes this pass: the person removes them (a file planted in a
+        // skill's directory keeps CI red until someone does).
+        out.push_str(
+            "  hand-added: export did not write these files and never deletes them; \
+             remove them by hand for this check to pass\n",
+        );
     }
     output::print(&out);
     Ok((code, Value::Null))
