@@ -203,6 +203,9 @@ pub struct OutDir {
     /// Holds the lock until dropped.
     _lock: File,
     stale_removed: Vec<PathBuf>,
+    /// The directory's absolute path with no symlink in it (once in place),
+    /// checked against its descriptor; `None` when it cannot be known.
+    real: Option<PathBuf>,
 }
 
 /// Where a given path leads: a directory opened as given, then the
@@ -327,6 +330,17 @@ fn link_target(dir: impl AsFd, name: impl rustix::path::Arg) -> PathBuf {
     rustix::fs::readlinkat(dir, name, Vec::new())
         .map(|t| PathBuf::from(OsString::from_vec(t.into_bytes())))
         .unwrap_or_default()
+}
+
+/// The absolute path of the directory open as `fd` with no symlink in it,
+/// found from `path` (which led to it) and checked against the descriptor:
+/// `None` when the two disagree (something moved meanwhile) or either
+/// cannot be looked at.
+fn real_path(path: &Path, fd: BorrowedFd<'_>) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(path).ok()?;
+    let at = rustix::fs::stat(&real).ok()?;
+    let open = rustix::fs::fstat(fd).ok()?;
+    (at.st_dev == open.st_dev && at.st_ino == open.st_ino).then_some(real)
 }
 
 fn io(e: Errno) -> std::io::Error {
@@ -659,6 +673,9 @@ impl OutDir {
         let name = route.rest[last].clone();
         shown.push(&name);
         let parent = cur;
+        let parent_path: PathBuf = route.rest[..last]
+            .iter()
+            .fold(route.base.clone(), |p, c| p.join(c));
         let shown_parent = given
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -679,6 +696,7 @@ impl OutDir {
             } else {
                 remove_stale_staging(parent.as_fd(), &shown_parent, false)
             };
+            let real = real_path(&parent_path.join(&name), root.as_fd());
             return Ok(Some(OutDir {
                 given,
                 root,
@@ -687,6 +705,7 @@ impl OutDir {
                 staging: None,
                 _lock: lock_file,
                 stale_removed,
+                real,
             }));
         }
         if shared {
@@ -701,6 +720,7 @@ impl OutDir {
             let lock_file = File::from(root.try_clone().map_err(|e| write_error(&given, e))?);
             lock(&lock_file, false, &given, on_wait)?;
             drop(parent_lock);
+            let real = real_path(&parent_path.join(&name), root.as_fd());
             return Ok(Some(OutDir {
                 given,
                 root,
@@ -709,6 +729,7 @@ impl OutDir {
                 staging: None,
                 _lock: lock_file,
                 stale_removed,
+                real,
             }));
         }
         let mut tries = 0;
@@ -730,6 +751,8 @@ impl OutDir {
         // lock keeps every cleanup out while the directory is new.
         rustix::fs::flock(&root, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map_err(|e| write_error(&given, io(e)))?;
+        // Where it will be, once renamed into place.
+        let real = real_path(&parent_path, parent.as_fd()).map(|p| p.join(&name));
         Ok(Some(OutDir {
             given,
             root,
@@ -738,6 +761,7 @@ impl OutDir {
             staging: Some(staging),
             _lock: parent_lock,
             stale_removed,
+            real,
         }))
     }
 
@@ -754,6 +778,13 @@ impl OutDir {
     /// Is this a new directory, built in staging until [`OutDir::finish`]?
     pub(crate) fn is_new(&self) -> bool {
         self.staging.is_some()
+    }
+
+    /// The directory's absolute path with no symlink in it (where it will
+    /// be, for a new one), checked against its descriptor; `None` when it
+    /// cannot be known. Export's ledger is kept by it.
+    pub(crate) fn real_path(&self) -> Option<&Path> {
+        self.real.as_deref()
     }
 
     /// The staging directories of interrupted exports removed when opening.
@@ -1101,6 +1132,12 @@ impl OutDir {
     /// Puts a new directory in its place, whole: a rename that fails if
     /// anything appeared there meanwhile (nothing is moved into it).
     pub fn finish(mut self) -> Result<()> {
+        self.put_in_place()
+    }
+
+    /// [`OutDir::finish`], keeping the directory open and locked: what
+    /// export still writes about it (its ledger) is written under the lock.
+    pub(crate) fn put_in_place(&mut self) -> Result<()> {
         let Some(staging) = self.staging.take() else {
             return Ok(());
         };

@@ -14,7 +14,10 @@
 //! attacker input like every other file there: it is read capped
 //! (`MAX_RECORD_BYTES`), every skill name is checked as a layer's would be
 //! and every path must be a plain relative path inside its skill, and a bad
-//! record is refused whole with one located error.
+//! record is refused whole with one located error. Its claims are honoured
+//! only as far as the machine's ledger or the files' content confirm them
+//! (`super::ledger`), which has the same shape and is read by the same
+//! reader.
 //!
 //! While an export writes, the record lists each file it is about to
 //! replace with both digests (`sha256` the new one, `was` the old), so that

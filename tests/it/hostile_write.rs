@@ -329,9 +329,17 @@ fn export_never_writes_through_symlinks_at_the_old_temporary_names() {
     let outside = sb.path().join("outside");
     std::fs::create_dir(&outside).unwrap();
     let pid = std::process::id();
-    // An existing output directory, every manifest about to change.
+    // An existing output directory, every manifest about to change; the
+    // exports keep a ledger of what they wrote (without one, the record's
+    // claims to files that change are not honoured).
+    let state = sb.path().join("state");
+    let options = bernstein_skills::export::ExportOptions {
+        jobs: 2,
+        state_dir: Some(&state),
+        ..Default::default()
+    };
     let m = sb.path().join("m");
-    sb.skills().export(&m, false, 2).unwrap();
+    sb.skills().export_with(&m, &options).unwrap();
     sb.write("team", "writer.yaml", "author: team\n");
     sb.write("team", "reviewer.yaml", "author: team\n");
     for name in ["writer", "reviewer"] {
@@ -342,7 +350,7 @@ fn export_never_writes_through_symlinks_at_the_old_temporary_names() {
     let n = sb.path().join("n");
     symlink(&outside, sb.path().join(format!(".n.tmp-{pid}"))).unwrap();
     let before = snapshot(&outside);
-    let report = sb.skills().export(&m, false, 2).unwrap();
+    let report = sb.skills().export_with(&m, &options).unwrap();
     assert_eq!((report.written.len(), report.failed.len()), (2, 0));
     sb.skills().export(&n, false, 2).unwrap();
     assert_eq!(snapshot(&outside), before);
