@@ -95,8 +95,15 @@ impl Ledger {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        if patch.is_empty() && Some(self.record.digest(spec_sha256)) == self.digest {
-            return Ok(());
+        if patch.is_empty() {
+            let unchanged = match self.digest {
+                Some(d) => self.record.digest(spec_sha256) == d,
+                // No file, and nothing to put in one.
+                None => self.record.skills.is_empty(),
+            };
+            if unchanged {
+                return Ok(());
+            }
         }
         let fail = |source| Error::Write {
             path: path.clone(),
@@ -116,7 +123,7 @@ impl Ledger {
         {
             let mut w = std::io::BufWriter::with_capacity(64 * 1024, tmp.as_file_mut());
             self.record
-                .write_to(&mut w, spec_sha256, patch)
+                .write_capped(&mut w, spec_sha256, patch)
                 .map_err(fail)?;
             std::io::Write::flush(&mut w).map_err(fail)?;
         }

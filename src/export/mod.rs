@@ -449,12 +449,12 @@ impl Skills {
                 _ => ctx.trust(name, None, rec, ledger.record.skills.get(name), Some(on)),
             };
             if let Trust::Untrusted(lines) = trust {
-                return Pruned::Unconfirmed(Conflict {
+                return Pruned::Unconfirmed(Box::new(Conflict {
                     name: name.clone(),
                     kind: ConflictKind::Unconfirmed(on.words()),
                     path: plan::shown_output(&out, name, format),
                     lines,
-                });
+                }));
             }
             Pruned::Plan(Box::new(ctx.plan(
                 name,
@@ -494,7 +494,7 @@ impl Skills {
         for (name, p) in stale.iter().zip(pruned) {
             match p {
                 Pruned::Forget => prune_go.push((name.as_str(), None)),
-                Pruned::Unconfirmed(c) => report.unconfirmed.push(c),
+                Pruned::Unconfirmed(c) => report.unconfirmed.push(*c),
                 Pruned::Plan(plan) => match plan.conflict(name, format, &out) {
                     Some(c) => report.refused.push(c),
                     None => prune_go.push((name.as_str(), Some(plan))),
@@ -530,7 +530,7 @@ impl Skills {
         let spec_sha = self.spec().sha256();
         let write_record = |record: &Record, patch: &BTreeMap<String, SkillRecord>| -> Result<()> {
             out.write_with(RECORD_NAME, false, false, |w| {
-                record.write_to(w, &spec_sha, patch)
+                record.write_capped(w, &spec_sha, patch)
             })
             .map_err(|source| Error::Write {
                 path: out.shown(RECORD_NAME),
@@ -769,7 +769,7 @@ impl Skills {
         }
         let spec_sha = self.spec().sha256();
         out.write_with(RECORD_NAME, false, false, |w| {
-            record.write_to(w, &spec_sha, &BTreeMap::new())
+            record.write_capped(w, &spec_sha, &BTreeMap::new())
         })
         .map_err(|source| Error::Write {
             path: out.shown(RECORD_NAME),
@@ -904,7 +904,8 @@ impl Skills {
                 Ok(out)
             },
         );
-        let mut out = Vec::new();
+        // Room for a drift per skill listed or provided, once.
+        let mut out = Vec::with_capacity(catalog.len() + old.skills.len());
         let mut errors = Vec::new();
         for ((name, _), r) in catalog.iter().zip(results) {
             match r {

@@ -1102,8 +1102,9 @@ impl OutDir {
         Ok(all)
     }
 
-    /// Everything below directory `rel` that is not a directory (files,
-    /// symlinks, other), as paths relative to the output directory, sorted;
+    /// Everything below directory `rel` (files, symlinks, other, and the
+    /// directories as [`Kind::Dir`]), as paths relative to the output
+    /// directory, sorted;
     /// hidden entries included (export never writes one inside a skill's
     /// directory, so each is a file planted there: `.setup.sh`, a `.git`
     /// directory's files); never following a symlink. Visits at most
@@ -1219,6 +1220,7 @@ fn walk(
             *cut = true;
             continue;
         }
+        out.push((path.clone(), Kind::Dir));
         match open_dir_at(&*fd, name.as_os_str(), false) {
             Ok(sub) => walk(sub, &path, depth + 1, budget, out, cut, cache),
             Err(_) => out.push((path, Kind::Other)),

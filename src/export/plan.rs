@@ -227,6 +227,32 @@ fn honour(f: &FileRecord, l: &FileRecord) -> Option<FileRecord> {
     }
 }
 
+/// Whether something may be at `rel`, or in the way of it: false only when
+/// a walk of the skill's directory that went everywhere found neither it
+/// nor anything at a path above it (a file where a directory should be).
+fn may_be_there(walked: Option<&(Vec<(String, Kind)>, bool)>, rel: &str) -> bool {
+    let Some((found, false)) = walked else {
+        return true;
+    };
+    let at = |p: &str| {
+        found
+            .binary_search_by(|(f, _)| f.as_str().cmp(p))
+            .ok()
+            .map(|i| found[i].1)
+    };
+    if at(rel).is_some() {
+        return true;
+    }
+    let mut p = rel;
+    while let Some((parent, _)) = p.rsplit_once('/') {
+        if at(parent).is_some_and(|k| k != Kind::Dir) {
+            return true;
+        }
+        p = parent;
+    }
+    false
+}
+
 /// What the planner needs besides the skill.
 pub(super) struct Ctx<'a> {
     pub(super) out: &'a OutDir,
@@ -339,7 +365,7 @@ impl Ctx<'_> {
             seen.insert(f.rel.as_str());
             let rec = old.and_then(|o| o.get(&f.rel));
             let known = rec.map(FileRecord::known).unwrap_or_default();
-            let probe = if nothing_there {
+            let probe = if nothing_there || !may_be_there(walked.as_ref(), &f.rel) {
                 Probe::Missing
             } else {
                 self.out.probe(&f.rel, Some(&f.bytes), &known, &cache)
@@ -410,7 +436,7 @@ impl Ctx<'_> {
             if seen.contains(rel) {
                 continue;
             }
-            let probe = if nothing_there {
+            let probe = if nothing_there || !may_be_there(walked.as_ref(), rel) {
                 Probe::Missing
             } else {
                 self.out.probe(rel, None, &rec.known(), &cache)
@@ -467,8 +493,8 @@ impl Ctx<'_> {
                     rel = parent;
                 }
             }
-            for (rel, _) in leaves {
-                if listed.contains(rel.as_str()) {
+            for (rel, kind) in leaves {
+                if kind == Kind::Dir || listed.contains(rel.as_str()) {
                     continue;
                 }
                 if plan.hand_added.len() < MAX_LINES {
@@ -505,6 +531,10 @@ impl Ctx<'_> {
         // symlink or a file there is in the way of every claim below it.)
         let nothing_there = on_disk.is_none();
         let cache = outdir::Cache::default();
+        // One walk of the skill's directory spares a probe per claim of a
+        // file that is not there.
+        let walked = (self.format == Format::Skill && on_disk == Some(Kind::Dir))
+            .then(|| self.out.leaves(name, outdir::MAX_SKILL_ENTRIES, &cache));
         let mut honoured = Vec::with_capacity(rec.len());
         let mut untrusted = Vec::new();
         let mut whole = true;
@@ -515,7 +545,7 @@ impl Ctx<'_> {
                 continue;
             }
             whole = false;
-            if nothing_there {
+            if nothing_there || !may_be_there(walked.as_ref(), rel) {
                 continue;
             }
             let now = files.and_then(|fs| fs.iter().find(|o| o.rel == rel));
@@ -638,6 +668,6 @@ pub(super) enum Pruned {
     /// Nothing at its place: only its entry goes.
     Forget,
     /// Its entry is not honoured ([`Trust::Untrusted`]): left alone.
-    Unconfirmed(Conflict),
+    Unconfirmed(Box<Conflict>),
     Plan(Box<Plan>),
 }

@@ -385,15 +385,30 @@ fn check(
     }
     let mut out = String::new();
     let (mut unmanaged, mut hand_edited, mut unconfirmed) = (false, false, false);
-    // Skills an export fixes (with the flags the hints name), and those
-    // holding files only a person can remove.
-    let mut names = std::collections::BTreeSet::new();
-    let mut hand_added = std::collections::BTreeSet::new();
+    // How many skills an export fixes (with the flags the hints name), and
+    // how many hold files only a person can remove; the drift comes sorted
+    // by name, a skill's kinds together.
+    let (mut names, mut hand_added) = (0usize, 0usize);
+    let (mut last_fixed, mut last_added): (Option<&str>, Option<&str>) = (None, None);
     for (name, d) in &drift {
-        if matches!(d, Drift::HandAdded(_)) {
-            hand_added.insert(name);
+        // Printed as it goes: a directory with 500,000 stale entries is
+        // never held as one text.
+        if out.len() >= 64 * 1024 {
+            output::print(&out);
+            out.clear();
+        }
+        let last = if matches!(d, Drift::HandAdded(_)) {
+            &mut last_added
         } else {
-            names.insert(name);
+            &mut last_fixed
+        };
+        if *last != Some(name.as_str()) {
+            *last = Some(name.as_str());
+            if matches!(d, Drift::HandAdded(_)) {
+                hand_added += 1;
+            } else {
+                names += 1;
+            }
         }
         let place = match format {
             Format::Json => text::path(&dir.join(format!("{name}.json"))),
@@ -440,15 +455,15 @@ fn check(
             out.push_str(&format!("    {l}\n"));
         }
     }
-    if names.is_empty() {
-        out.push_str(&match hand_added.len() {
+    if names == 0 {
+        out.push_str(&match hand_added {
             1 => "1 skill directory holds files export did not write\n".to_owned(),
             n => format!("{n} skill directories hold files export did not write\n"),
         });
     } else {
         out.push_str(&format!(
             "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`\n",
-            names.len(),
+            names,
             format_flag(options),
             text::path(dir)
         ));
@@ -469,7 +484,7 @@ fn check(
              --adopt NAME (an export where they were written needs no flag)\n",
         );
     }
-    if !hand_added.is_empty() {
+    if hand_added > 0 {
         // Export never deletes a file it did not write, so no command
         // makes this pass: the person removes them (a file planted in a
         // skill's directory keeps CI red until someone does).
