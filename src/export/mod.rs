@@ -286,13 +286,15 @@ pub(crate) type Rendered = Vec<OutFile>;
 
 impl Skills {
     /// Writes every effective skill to `dir/<name>.json`; see
-    /// [`Skills::export_with`].
+    /// [`Skills::export_with`]. Keeps no ledger
+    /// ([`ExportOptions::state_dir`]): the record's claims count only for
+    /// files that hold what export writes now.
     pub fn export(&self, dir: &Path, prune: bool, jobs: usize) -> Result<Exported> {
         self.export_as(dir, Format::Json, prune, jobs)
     }
 
     /// Writes every effective skill to `dir` in `format`; see
-    /// [`Skills::export_with`].
+    /// [`Skills::export_with`]. Keeps no ledger, as [`Skills::export`].
     pub fn export_as(
         &self,
         dir: &Path,
