@@ -38,6 +38,11 @@
 //! | `append-deletes` | 200,000 trigger keywords and 60,000 `{$patch: delete, value: …}` entries naming them |
 //! | `keyed-deletes` | 60,000 `references` and a `{name: …, $patch: delete}` entry for each |
 //! | `deep-deletes` | 100,000 `metadata` keys and 60,000 `{$patch: delete}` values |
+//! | `record-skills` | a committed export record (`manifests/.bernstein-skills.json`, JSON format) as large as the record cap allows, minified, listing one manifest for each of as many skills as fit |
+//! | `record-files` | the same, skill format: skills `s0`, `s1`, … (which the base layer provides, each with an empty directory in `manifests/`) claiming 2,000 files each, the most a record lists for one skill |
+//!
+//! The record cases fill `RECORD_BYTES` bytes (an environment variable;
+//! default the record cap, 64 MiB), to measure a build with another cap.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -70,6 +75,8 @@ pub const CASES: &[&str] = &[
     "append-deletes",
     "keyed-deletes",
     "deep-deletes",
+    "record-skills",
+    "record-files",
 ];
 
 /// Cases the targets are known to miss, not written unless named (see
@@ -117,6 +124,67 @@ fn fill(reserve: usize, mut line: impl FnMut(usize, &mut String)) -> (String, us
         out.push_str(&scratch);
         i += 1;
     }
+}
+
+/// The record cap (`MAX_RECORD_BYTES` in `src/export/record.rs`).
+const RECORD_CAP: usize = 64 << 20;
+
+/// The most files a record lists for one skill (`MAX_SKILL_FILES` in
+/// `src/export/record.rs`).
+const SKILL_FILES: usize = 2_000;
+
+/// A minified export record of `RECORD_BYTES` bytes at most (default the
+/// cap): for the skill format, skills `s<k>` claiming `s<k>/f<i>`,
+/// [`SKILL_FILES`] each; for JSON, skills `s<i>` claiming `s<i>.json`.
+/// Returns it, how many files it lists and, for the skill format, how many
+/// skills.
+fn record(skill: bool) -> (String, usize, usize) {
+    let cap = std::env::var("RECORD_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(RECORD_CAP);
+    let sha = "0".repeat(64);
+    let tail = format!(",\"spec_sha256\":\"{sha}\",\"tool\":\"x\",\"version\":1}}\n");
+    let mut out = String::from(if skill {
+        "{\"format\":\"skill\",\"skills\":{"
+    } else {
+        "{\"format\":\"json\",\"skills\":{"
+    });
+    let mut entry = String::new();
+    let mut n = 0;
+    loop {
+        entry.clear();
+        let (k, i) = (n / SKILL_FILES, n % SKILL_FILES);
+        if skill {
+            // A new skill opens after the last one closes.
+            match (n, i) {
+                (0, _) => {}
+                (_, 0) => entry.push_str("}},"),
+                _ => entry.push(','),
+            }
+            if i == 0 {
+                let _ = write!(entry, "\"s{k}\":{{\"files\":{{");
+            }
+            let _ = write!(entry, "\"s{k}/f{i:x}\":{{\"sha256\":\"{sha}\",\"size\":0}}");
+        } else {
+            if n > 0 {
+                entry.push(',');
+            }
+            let _ = write!(
+                entry,
+                "\"s{n:x}\":{{\"files\":{{\"s{n:x}.json\":{{\"sha256\":\"{sha}\",\"size\":0}}}}}}"
+            );
+        }
+        if out.len() + entry.len() + "}}}".len() + tail.len() > cap {
+            break;
+        }
+        out.push_str(&entry);
+        n += 1;
+    }
+    out.push_str(if skill && n > 0 { "}}}" } else { "}" });
+    out.push_str(&tail);
+    let skills = if skill { n.div_ceil(SKILL_FILES) } else { 0 };
+    (out, n, skills)
 }
 
 fn write(path: &Path, text: &str) -> std::io::Result<()> {
@@ -218,6 +286,19 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
                 base.join("s.yaml"),
                 format!("{head}{}]\n", items.trim_end_matches(", ")),
                 format!("{n} one-entry mappings"),
+            )
+        }
+        "record-skills" | "record-files" => {
+            write(&base.join("s.yaml"), "description: d\n")?;
+            let (text, n, skills) = record(name == "record-files");
+            for k in 0..skills {
+                write(&base.join(format!("s{k}.yaml")), "description: d\n")?;
+                std::fs::create_dir_all(dir.join(format!("manifests/s{k}")))?;
+            }
+            (
+                dir.join("manifests/.bernstein-skills.json"),
+                text,
+                format!("a record listing {n} files"),
             )
         }
         "long-key" => {

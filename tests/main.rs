@@ -13,6 +13,7 @@ mod it {
     mod design;
     mod directives;
     mod export_owned;
+    mod export_safety;
     mod export_skill;
     mod forms;
     mod frontmatter;

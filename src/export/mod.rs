@@ -15,9 +15,20 @@
 //!   touched, `--prune` included;
 //! - a listed file changed by hand since the last export is refused with a
 //!   short diff, until `--force` (or `--adopt NAME`);
-//! - a file added by hand inside a managed skill directory is never
-//!   deleted: it is kept and reported, and a pruned skill's directory stays
-//!   while it holds one.
+//! - a file added by hand inside a managed skill directory (a hidden one
+//!   too) is never deleted: it is kept and reported, and a pruned skill's
+//!   directory stays while it holds one.
+//!
+//! **Whose word the record is.** The record is often committed, so anyone
+//! who can change it could claim a person's own file. A claim (a file and
+//! its digest) lets export overwrite or remove that file only when this
+//! machine's ledger of what export wrote there holds the same claim, or the
+//! file holds what export writes now, or it is not there
+//! (`ledger.rs`, `plan::Trust`). A skill whose entry claims a file that
+//! none of these confirms is unmanaged (refused; `--adopt NAME` confirms
+//! it), and `--prune` leaves it alone and says so. `--check` reads the
+//! ledger, never writes it, and keeps its verdicts; it adds an
+//! `unconfirmed` drift where an export here would refuse.
 //!
 //! **Whole or nothing.** Every skill is planned first (rendered, compared
 //! with the record and the disk, conflicts found) and nothing is written if
@@ -33,6 +44,7 @@
 //! see [`OutDir`].
 
 mod diff;
+mod ledger;
 mod outdir;
 mod plan;
 mod record;
@@ -44,8 +56,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(crate) use diff::short_diff;
+use ledger::Ledger;
 pub use outdir::OutDir;
-use plan::{Action, Ctx, Plan, Planned, on_disk, read_record};
+use plan::{Action, Ctx, Plan, Planned, Pruned, Trust, on_disk, read_record};
 pub use record::RECORD_NAME;
 use record::{FileRecord, Record, SkillRecord, sha256};
 pub use write::write_atomic;
@@ -84,6 +97,12 @@ pub struct ExportOptions<'a> {
     /// symlink ([`OutDir`]); by default the root of the git work tree
     /// holding the working directory, else the working directory.
     pub boundary: Option<&'a Path>,
+    /// The machine-local state directory ([`crate::Env::state_dir`]),
+    /// where export keeps a ledger of what it wrote into each output
+    /// directory (see [`Skills::export_with`]). `None`: no ledger, and a
+    /// claim of the directory's record is honoured only for a file that
+    /// holds what export writes now or is not there.
+    pub state_dir: Option<&'a Path>,
     /// The consumer to export for ([`crate::target`]): its format (instead
     /// of `format`), its fields, renderings and translations, and its rules,
     /// which a skill must pass to be exported. A skill switched off for it
@@ -135,6 +154,11 @@ pub struct Exported {
     pub new_dir: bool,
     /// Staging directories of earlier exports whose process is gone, removed.
     pub stale_removed: Vec<PathBuf>,
+    /// Skills the record lists that no layer provides (with `prune`) or
+    /// that are switched off, whose output no export on this machine wrote
+    /// ([`ConflictKind::Unconfirmed`]): left alone; `--adopt NAME`
+    /// confirms the claim.
+    pub unconfirmed: Vec<Conflict>,
 }
 
 /// A skill export will not write without a flag that says so.
@@ -158,6 +182,12 @@ pub enum ConflictKind {
     Unmanaged(&'static str),
     /// Files the record lists were changed by hand since.
     HandEdited,
+    /// The record lists it, but no export on this machine wrote (or found)
+    /// the files it claims that are there: the claim is not honoured, and
+    /// the output is treated as export's own only once `--adopt NAME` (or
+    /// `--adopt-all`, for a skill a layer provides) says so. What is
+    /// there, in words. The lines name the files.
+    Unconfirmed(&'static str),
 }
 
 pub(crate) use crate::layer::FILE_NAME_MAX;
@@ -187,6 +217,11 @@ pub enum Drift {
     /// Output export did not write (no record lists it) for a skill a
     /// layer provides; what is there, in words.
     Unmanaged(&'static str),
+    /// Besides another drift: the record claims files there (`! path`)
+    /// that no export on this machine wrote, and that do not hold what
+    /// export writes now, so an export here refuses to overwrite or remove
+    /// them until `--adopt NAME` ([`ConflictKind::Unconfirmed`]).
+    Unconfirmed(Vec<String>),
 }
 
 /// What `export` writes for each skill.
@@ -255,13 +290,15 @@ pub(crate) type Rendered = Vec<OutFile>;
 
 impl Skills {
     /// Writes every effective skill to `dir/<name>.json`; see
-    /// [`Skills::export_with`].
+    /// [`Skills::export_with`]. Keeps no ledger
+    /// ([`ExportOptions::state_dir`]): the record's claims count only for
+    /// files that hold what export writes now.
     pub fn export(&self, dir: &Path, prune: bool, jobs: usize) -> Result<Exported> {
         self.export_as(dir, Format::Json, prune, jobs)
     }
 
     /// Writes every effective skill to `dir` in `format`; see
-    /// [`Skills::export_with`].
+    /// [`Skills::export_with`]. Keeps no ledger, as [`Skills::export`].
     pub fn export_as(
         &self,
         dir: &Path,
@@ -288,31 +325,52 @@ impl Skills {
         self.require_layers()?;
         self.check_reach(dir, options)?;
         let catalog = self.layers().catalog();
-        for name in &options.adopt {
-            if catalog
+        let provided = |name: &str| {
+            catalog
                 .binary_search_by(|(n, _)| n.as_str().cmp(name))
-                .is_err()
-            {
+                .is_ok()
+        };
+        let out = OutDir::open_with(dir, options.boundary, options.on_wait)?;
+        let format = options.effective_format();
+        let record = if out.is_new() {
+            None
+        } else {
+            read_record(&out, format)?
+        };
+        // `--adopt NAME` takes over a skill a layer provides, or confirms
+        // the record's claim to one it lists.
+        for name in &options.adopt {
+            let listed = record
+                .as_ref()
+                .is_some_and(|(r, _)| r.skills.contains_key(name));
+            if !provided(name) && !listed {
                 return Err(Error::Refused {
                     path: None,
                     message: format!(
-                        "--adopt {}: no layer provides a skill of that name",
-                        excerpt(name, EXCERPT_CHARS)
+                        "--adopt {}: no layer provides a skill of that name{}",
+                        excerpt(name, EXCERPT_CHARS),
+                        if out.is_new() {
+                            String::new()
+                        } else {
+                            format!(
+                                ", and {} lists none",
+                                crate::text::path(&out.shown(RECORD_NAME))
+                            )
+                        }
                     ),
                 });
             }
         }
-        let out = OutDir::open_with(dir, options.boundary, options.on_wait)?;
         if out.is_new() {
             return self.export_new(out, &catalog, options);
         }
-        let format = options.effective_format();
         // One copy of the record, changed in place once the files are
         // written; the bytes read are kept only as a digest.
-        let (mut record, old_digest) = match read_record(&out, format)? {
+        let (mut record, old_digest) = match record {
             Some((record, digest)) => (record, Some(digest)),
             None => (Record::new(format), None),
         };
+        let mut ledger = Ledger::open(options.state_dir, &out, format)?;
         let disk = on_disk(&out, format)?;
         let ctx = Ctx {
             out: &out,
@@ -327,23 +385,43 @@ impl Skills {
                 Ok(None) => return Planned::Off,
                 Err(e) => return Planned::Failed(Box::new(e)),
             };
-            let old = record.skills.get(name);
-            let adopt = adopted.contains(name.as_str()) || (options.adopt_all && old.is_none());
-            let plan = ctx.plan(
-                name,
-                Some(&files),
-                old,
-                disk.get(name).copied(),
-                adopt,
-                options.force,
-            );
+            let rec = record.skills.get(name);
+            let led = ledger.record.skills.get(name);
+            let on = disk.get(name).copied();
+            let adopt_this = adopted.contains(name.as_str());
+            let adopt = adopt_this || (options.adopt_all && rec.is_none());
+            // First with the entry as it stands: a skill whose output is up
+            // to date holds what export writes in every file it claims,
+            // which honours every claim.
+            let mut plan = ctx.plan(name, Some(&files), rec, on, adopt, options.force);
             // Only plans that do something are kept: a re-export with
             // nothing to do holds no more than a flag per skill.
-            if plan.is_noop(old) {
-                Planned::Unchanged
-            } else {
-                Planned::Ready(Box::new(plan))
+            if plan.is_noop(rec) {
+                return Planned::Unchanged { learn: led != rec };
             }
+            match ctx.trust(name, Some(&files), rec, led, on) {
+                Trust::None | Trust::Whole(_) => {}
+                Trust::Part(honoured) => {
+                    plan = ctx.plan(
+                        name,
+                        Some(&files),
+                        Some(&honoured),
+                        on,
+                        adopt,
+                        options.force,
+                    );
+                }
+                Trust::Untrusted(lines) => {
+                    // As if the record did not list it: unmanaged until
+                    // adopted, and then nothing it claims is removed.
+                    let adopt = adopt_this || options.adopt_all;
+                    plan = ctx.plan(name, Some(&files), None, on, adopt, options.force);
+                    if plan.unmanaged.is_some() {
+                        plan.unconfirmed = Some(lines);
+                    }
+                }
+            }
+            Planned::Ready(Box::new(plan))
         });
         // Switched off: gone, as far as the output goes.
         let off: BTreeSet<&str> = catalog
@@ -366,18 +444,34 @@ impl Skills {
             .filter(|n| options.prune || off.contains(n.as_str()))
             .cloned()
             .collect();
-        let pruned = {
-            crate::par::map(&stale, options.jobs, |name| {
-                ctx.plan(
-                    name,
-                    None,
-                    record.skills.get(name),
-                    disk.get(name).copied(),
-                    false,
-                    options.force,
-                )
-            })
-        };
+        let pruned = crate::par::map(&stale, options.jobs, |name| -> Pruned {
+            let Some(on) = disk.get(name).copied() else {
+                // Nothing at its place: only its entry goes.
+                return Pruned::Forget;
+            };
+            let rec = record.skills.get(name);
+            let trust = match rec {
+                // Adopted: the person confirms its claims.
+                Some(rec) if adopted.contains(name.as_str()) => Trust::Whole(rec),
+                _ => ctx.trust(name, None, rec, ledger.record.skills.get(name), Some(on)),
+            };
+            if let Trust::Untrusted(lines) = trust {
+                return Pruned::Unconfirmed(Box::new(Conflict {
+                    name: name.clone(),
+                    kind: ConflictKind::Unconfirmed(on.words()),
+                    path: plan::shown_output(&out, name, format),
+                    lines,
+                }));
+            }
+            Pruned::Plan(Box::new(ctx.plan(
+                name,
+                None,
+                trust.entry(),
+                Some(on),
+                false,
+                options.force,
+            )))
+        });
         drop(disk);
 
         let mut report = Exported {
@@ -386,11 +480,17 @@ impl Skills {
         };
         // The skills that go ahead, with their plans.
         let mut go = Vec::new();
+        let mut learned = Vec::new();
         for ((name, _), p) in catalog.iter().zip(planned) {
             match p {
                 Planned::Off => {}
                 Planned::Failed(e) => report.failed.push(*e),
-                Planned::Unchanged => report.unchanged += 1,
+                Planned::Unchanged { learn } => {
+                    report.unchanged += 1;
+                    if learn {
+                        learned.push(name.as_str());
+                    }
+                }
                 Planned::Ready(plan) => match plan.conflict(name, format, &out) {
                     Some(c) => report.refused.push(c),
                     None => go.push((name.as_str(), *plan)),
@@ -398,10 +498,14 @@ impl Skills {
             }
         }
         let mut prune_go = Vec::new();
-        for (name, plan) in stale.iter().zip(pruned) {
-            match plan.conflict(name, format, &out) {
-                Some(c) => report.refused.push(c),
-                None => prune_go.push((name.as_str(), plan)),
+        for (name, p) in stale.iter().zip(pruned) {
+            match p {
+                Pruned::Forget => prune_go.push((name.as_str(), None)),
+                Pruned::Unconfirmed(c) => report.unconfirmed.push(*c),
+                Pruned::Plan(plan) => match plan.conflict(name, format, &out) {
+                    Some(c) => report.refused.push(c),
+                    None => prune_go.push((name.as_str(), Some(plan))),
+                },
             }
         }
         let stopped = !report.failed.is_empty() || !report.refused.is_empty();
@@ -415,9 +519,16 @@ impl Skills {
             }
             return Ok(report);
         }
+        // Files found holding what export writes: the ledger learns them.
+        for name in learned {
+            if let Some(entry) = record.skills.get(name) {
+                ledger.record.skills.insert(name.to_owned(), entry.clone());
+            }
+        }
 
         // The record while writing: every file about to change listed with
-        // both its old and its new digest.
+        // both its old and its new digest. The ledger learns the same
+        // claims first.
         let pending: BTreeMap<String, SkillRecord> = go
             .iter()
             .filter(|(_, plan)| plan.writes())
@@ -426,7 +537,7 @@ impl Skills {
         let spec_sha = self.spec().sha256();
         let write_record = |record: &Record, patch: &BTreeMap<String, SkillRecord>| -> Result<()> {
             out.write_with(RECORD_NAME, false, false, |w| {
-                record.write_to(w, &spec_sha, patch)
+                record.write_capped(w, &spec_sha, patch)
             })
             .map_err(|source| Error::Write {
                 path: out.shown(RECORD_NAME),
@@ -434,6 +545,7 @@ impl Skills {
             })
         };
         if !pending.is_empty() {
+            ledger.write(&spec_sha, &pending)?;
             write_record(&record, &pending)?;
         }
 
@@ -480,6 +592,12 @@ impl Skills {
                 }
             };
             if let Some(entry) = entry {
+                // What the record claims for a skill this export wrote or
+                // looked at is what export here wrote or verified.
+                ledger
+                    .record
+                    .skills
+                    .insert((*name).to_owned(), entry.clone());
                 record.skills.insert((*name).to_owned(), entry);
             }
         }
@@ -487,11 +605,18 @@ impl Skills {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            match self.carry_out(&out, name, &[], plan, format, None) {
+            let done = match plan {
+                None => Ok(()),
+                Some(plan) => self.carry_out(&out, name, &[], plan, format, None),
+            };
+            match done {
                 Ok(()) => {
                     record.skills.remove(*name);
+                    ledger.record.skills.remove(*name);
                     report.removed.push((*name).to_owned());
-                    self.report_kept(&out, plan, &mut report);
+                    if let Some(plan) = plan {
+                        self.report_kept(&out, plan, &mut report);
+                    }
                 }
                 Err(e) => {
                     stop.store(true, Ordering::Relaxed);
@@ -502,6 +627,12 @@ impl Skills {
         if old_digest != Some(record.digest(&spec_sha)) {
             write_record(&record, &BTreeMap::new())?;
         }
+        // A claim is honoured only where the record makes it too.
+        ledger
+            .record
+            .skills
+            .retain(|name, _| record.skills.contains_key(name));
+        ledger.write(&spec_sha, &BTreeMap::new())?;
         Ok(report)
     }
 
@@ -609,7 +740,7 @@ impl Skills {
     /// failed to resolve).
     fn export_new(
         &self,
-        out: OutDir,
+        mut out: OutDir,
         catalog: &[(String, Vec<Located>)],
         options: &ExportOptions,
     ) -> Result<Exported> {
@@ -679,13 +810,16 @@ impl Skills {
         }
         let spec_sha = self.spec().sha256();
         out.write_with(RECORD_NAME, false, false, |w| {
-            record.write_to(w, &spec_sha, &BTreeMap::new())
+            record.write_capped(w, &spec_sha, &BTreeMap::new())
         })
         .map_err(|source| Error::Write {
             path: out.shown(RECORD_NAME),
             source,
         })?;
-        out.finish()?;
+        out.put_in_place()?;
+        // Export here wrote every file the record lists.
+        let mut ledger = Ledger::replacing(options.state_dir, &out, record);
+        ledger.write(&spec_sha, &BTreeMap::new())?;
         Ok(report)
     }
 
@@ -733,6 +867,9 @@ impl Skills {
         let old = read_record(&out, format)?
             .map(|(r, _)| r)
             .unwrap_or_else(|| Record::new(format));
+        // Read, never written: the check only says which claims an export
+        // here would not honour.
+        let ledger = Ledger::open(options.state_dir, &out, format)?;
         let disk = on_disk(&out, format)?;
         let catalog = self.layers().catalog();
         let ctx = Ctx {
@@ -763,6 +900,16 @@ impl Skills {
                 if let Some(what) = plan.unmanaged {
                     return Ok(vec![Drift::Unmanaged(what)]);
                 }
+                // Only a skill that drifts can hold a claim export here
+                // would not honour: every other file holds what it writes.
+                let unconfirmed = if plan.changed.is_empty() && plan.hand_edited.is_empty() {
+                    None
+                } else {
+                    match ctx.trust(name, Some(&files), rec, ledger.record.skills.get(name), on) {
+                        Trust::Untrusted(lines) => Some(lines),
+                        _ => None,
+                    }
+                };
                 let mut out = Vec::new();
                 let mut changed = plan.changed.clone();
                 if changed.is_empty() && plan.hand_edited.is_empty() && !plan.entry_is(rec) {
@@ -792,10 +939,14 @@ impl Skills {
                     }
                     out.push(Drift::HandAdded(lines));
                 }
+                if let Some(lines) = unconfirmed {
+                    out.push(Drift::Unconfirmed(lines));
+                }
                 Ok(out)
             },
         );
-        let mut out = Vec::new();
+        // Room for a drift per skill listed or provided, once.
+        let mut out = Vec::with_capacity(catalog.len() + old.skills.len());
         let mut errors = Vec::new();
         for ((name, _), r) in catalog.iter().zip(results) {
             match r {
@@ -815,9 +966,21 @@ impl Skills {
             });
         }
         let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
-        for name in old.skills.keys() {
+        for (name, rec) in &old.skills {
             if !live.contains(name.as_str()) {
                 out.push((name.clone(), Drift::Removed));
+                // Its output is there, and --prune would leave it alone.
+                if let Some(on) = disk.get(name).copied()
+                    && let Trust::Untrusted(lines) = ctx.trust(
+                        name,
+                        None,
+                        Some(rec),
+                        ledger.record.skills.get(name),
+                        Some(on),
+                    )
+                {
+                    out.push((name.clone(), Drift::Unconfirmed(lines)));
+                }
             }
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));

@@ -19,14 +19,19 @@
 //!   follows a symlink, so swapping a path component meanwhile gains
 //!   nothing. Files are replaced by writing a temporary file (created
 //!   exclusively) and renaming it over the old one.
-//! - **Walks** never follow a symlink (it is a leaf, reported as one), skip
-//!   hidden entries, and are bounded by the entries they visit, not only by
-//!   what they keep.
+//! - **Walks** never follow a symlink (it is a leaf, reported as one), list
+//!   hidden entries below a skill's directory like any other (export never
+//!   writes one there), and are bounded by the entries they visit, not only
+//!   by what they keep.
 //! - **Locks.** An export holds an exclusive `flock` on the directory (on its
 //!   parent while the directory does not exist yet), `--check` a shared one,
 //!   so two exports into one directory never interleave: the second waits.
 //! - **A new directory** is built beside its place under a staging name and
-//!   renamed into it whole, so it appears complete or not at all.
+//!   renamed into it whole, so it appears complete or not at all. The
+//!   export holds a `flock` on its staging directory while it lives; another
+//!   export removes a staging directory left behind only when it can take
+//!   that lock itself (never by a process id, which means nothing in
+//!   another PID namespace).
 
 use std::cell::RefCell;
 use std::ffi::{OsStr, OsString};
@@ -198,6 +203,9 @@ pub struct OutDir {
     /// Holds the lock until dropped.
     _lock: File,
     stale_removed: Vec<PathBuf>,
+    /// The directory's absolute path with no symlink in it (once in place),
+    /// checked against its descriptor; `None` when it cannot be known.
+    real: Option<PathBuf>,
 }
 
 /// Where a given path leads: a directory opened as given, then the
@@ -324,6 +332,17 @@ fn link_target(dir: impl AsFd, name: impl rustix::path::Arg) -> PathBuf {
         .unwrap_or_default()
 }
 
+/// The absolute path of the directory open as `fd` with no symlink in it,
+/// found from `path` (which led to it) and checked against the descriptor:
+/// `None` when the two disagree (something moved meanwhile) or either
+/// cannot be looked at.
+fn real_path(path: &Path, fd: BorrowedFd<'_>) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(path).ok()?;
+    let at = rustix::fs::stat(&real).ok()?;
+    let open = rustix::fs::fstat(fd).ok()?;
+    (at.st_dev == open.st_dev && at.st_ino == open.st_ino).then_some(real)
+}
+
 fn io(e: Errno) -> std::io::Error {
     std::io::Error::from(e)
 }
@@ -395,18 +414,6 @@ fn random_name(prefix: &str) -> String {
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
     h.write_u32(std::process::id());
     format!("{prefix}{:012x}", h.finish() & 0xffff_ffff_ffff)
-}
-
-/// Is process `pid` (still) running? Unknown counts as yes.
-fn alive(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return true;
-    };
-    // Signal 0 sends nothing; it only checks the pid exists.
-    rustix::process::test_kill_process(pid) != Err(rustix::io::Errno::SRCH)
 }
 
 /// Every entry of directory `fd` but `.` and `..`, with what it is; an
@@ -491,35 +498,75 @@ fn remove_empty_dir(dir: impl AsFd, leaf: &str, rel: &str) -> std::io::Result<()
     }
 }
 
-/// Removes the staging directories in `parent` left by exports whose
-/// process is gone; returns them (as `shown_parent/NAME`). A symlink of
-/// that name is removed itself, never its target.
-fn remove_stale_staging(parent: BorrowedFd<'_>, shown_parent: &Path) -> Vec<PathBuf> {
-    let mut budget = MAX_ENTRIES;
-    let Ok(found) = entries(parent, &mut budget) else {
+/// Removes the staging directories in `parent` left by exports that are
+/// gone; returns them (as `shown_parent/NAME`). A symlink of that name is
+/// removed itself, never its target.
+///
+/// A live export holds an exclusive `flock` on its staging directory for
+/// as long as it runs, and on `parent` while it creates one, so a staging
+/// directory is stale exactly when its lock can be taken: this works across
+/// PID namespaces (containers sharing a volume), where a process id means
+/// nothing. The cleanup runs only while holding `parent`'s lock (taken here
+/// without waiting unless `parent_locked`: the caller holds it already), so
+/// it never meets a staging directory between its creation and its lock;
+/// each one is removed while holding its own lock.
+fn remove_stale_staging(
+    parent: BorrowedFd<'_>,
+    shown_parent: &Path,
+    parent_locked: bool,
+) -> Vec<PathBuf> {
+    use rustix::fs::{FlockOperation, flock};
+    if !parent_locked && flock(parent, FlockOperation::NonBlockingLockExclusive).is_err() {
+        // Another export is creating a directory here: clean up next time.
         return Vec::new();
-    };
+    }
+    let mut budget = MAX_ENTRIES;
+    let found = entries(parent, &mut budget).unwrap_or_default();
     let mut removed = Vec::new();
     for (name, kind) in found {
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .filter(|(pid, random)| pid.bytes().all(|b| b.is_ascii_digit()) && !random.is_empty())
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if alive(pid) || !matches!(kind, Kind::Dir | Kind::Symlink) {
+        if !is_staging_name(&name) {
             continue;
         }
-        let mut budget = MAX_ENTRIES;
-        if remove_tree(parent, &name, &mut budget, 0).is_ok() {
+        let gone = match kind {
+            Kind::Symlink => {
+                rustix::fs::unlinkat(parent, name.as_os_str(), AtFlags::empty()).is_ok()
+            }
+            Kind::Dir => {
+                let Ok(fd) = open_dir_at(parent, name.as_os_str(), false) else {
+                    continue;
+                };
+                if flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
+                    // Its export is alive, in whatever namespace.
+                    continue;
+                }
+                let mut budget = MAX_ENTRIES;
+                remove_tree(parent, &name, &mut budget, 0).is_ok()
+            }
+            _ => false,
+        };
+        if gone {
             removed.push(shown_parent.join(&name));
         }
     }
+    if !parent_locked {
+        let _ = flock(parent, FlockOperation::Unlock);
+    }
     removed.sort();
     removed
+}
+
+/// Is `name` one export gives its staging directories: the prefix, a
+/// process id (never 0), `-`, and a random part?
+fn is_staging_name(name: &OsStr) -> bool {
+    name.to_str()
+        .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+        .and_then(|rest| rest.split_once('-'))
+        .is_some_and(|(pid, random)| {
+            !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && pid.bytes().any(|b| b != b'0')
+                && !random.is_empty()
+        })
 }
 
 impl OutDir {
@@ -626,6 +673,9 @@ impl OutDir {
         let name = route.rest[last].clone();
         shown.push(&name);
         let parent = cur;
+        let parent_path: PathBuf = route.rest[..last]
+            .iter()
+            .fold(route.base.clone(), |p, c| p.join(c));
         let shown_parent = given
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -644,8 +694,9 @@ impl OutDir {
             let stale_removed = if shared {
                 Vec::new()
             } else {
-                remove_stale_staging(parent.as_fd(), &shown_parent)
+                remove_stale_staging(parent.as_fd(), &shown_parent, false)
             };
+            let real = real_path(&parent_path.join(&name), root.as_fd());
             return Ok(Some(OutDir {
                 given,
                 root,
@@ -654,6 +705,7 @@ impl OutDir {
                 staging: None,
                 _lock: lock_file,
                 stale_removed,
+                real,
             }));
         }
         if shared {
@@ -663,11 +715,12 @@ impl OutDir {
         // export may have created it meanwhile).
         let parent_lock = File::from(parent.try_clone().map_err(|e| write_error(&given, e))?);
         lock(&parent_lock, false, &given, on_wait)?;
-        let stale_removed = remove_stale_staging(parent.as_fd(), &shown_parent);
+        let stale_removed = remove_stale_staging(parent.as_fd(), &shown_parent, true);
         if let Some(root) = opened(&parent)? {
             let lock_file = File::from(root.try_clone().map_err(|e| write_error(&given, e))?);
             lock(&lock_file, false, &given, on_wait)?;
             drop(parent_lock);
+            let real = real_path(&parent_path.join(&name), root.as_fd());
             return Ok(Some(OutDir {
                 given,
                 root,
@@ -676,6 +729,7 @@ impl OutDir {
                 staging: None,
                 _lock: lock_file,
                 stale_removed,
+                real,
             }));
         }
         let mut tries = 0;
@@ -692,6 +746,13 @@ impl OutDir {
         };
         let root = open_dir_at(&parent, staging.as_os_str(), false)
             .map_err(|e| write_error(&given, io(e)))?;
+        // The claim on the staging directory, held until this export ends
+        // (see `remove_stale_staging`). Nobody else can hold it: the parent's
+        // lock keeps every cleanup out while the directory is new.
+        rustix::fs::flock(&root, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            .map_err(|e| write_error(&given, io(e)))?;
+        // Where it will be, once renamed into place.
+        let real = real_path(&parent_path, parent.as_fd()).map(|p| p.join(&name));
         Ok(Some(OutDir {
             given,
             root,
@@ -700,6 +761,7 @@ impl OutDir {
             staging: Some(staging),
             _lock: parent_lock,
             stale_removed,
+            real,
         }))
     }
 
@@ -716,6 +778,13 @@ impl OutDir {
     /// Is this a new directory, built in staging until [`OutDir::finish`]?
     pub(crate) fn is_new(&self) -> bool {
         self.staging.is_some()
+    }
+
+    /// The directory's absolute path with no symlink in it (where it will
+    /// be, for a new one), checked against its descriptor; `None` when it
+    /// cannot be known. Export's ledger is kept by it.
+    pub(crate) fn real_path(&self) -> Option<&Path> {
+        self.real.as_deref()
     }
 
     /// The staging directories of interrupted exports removed when opening.
@@ -1033,9 +1102,12 @@ impl OutDir {
         Ok(all)
     }
 
-    /// Everything below directory `rel` that is not a directory (files,
-    /// symlinks, other), as paths relative to the output directory, sorted;
-    /// hidden entries left out; never following a symlink. Visits at most
+    /// Everything below directory `rel` (files, symlinks, other, and the
+    /// directories as [`Kind::Dir`]), as paths relative to the output
+    /// directory, sorted;
+    /// hidden entries included (export never writes one inside a skill's
+    /// directory, so each is a file planted there: `.setup.sh`, a `.git`
+    /// directory's files); never following a symlink. Visits at most
     /// `budget` entries and [`MAX_DEPTH`] levels; the flag says whether it
     /// stopped early.
     pub(crate) fn leaves(
@@ -1061,6 +1133,12 @@ impl OutDir {
     /// Puts a new directory in its place, whole: a rename that fails if
     /// anything appeared there meanwhile (nothing is moved into it).
     pub fn finish(mut self) -> Result<()> {
+        self.put_in_place()
+    }
+
+    /// [`OutDir::finish`], keeping the directory open and locked: what
+    /// export still writes about it (its ledger) is written under the lock.
+    pub(crate) fn put_in_place(&mut self) -> Result<()> {
         let Some(staging) = self.staging.take() else {
             return Ok(());
         };
@@ -1133,9 +1211,6 @@ fn walk(
     };
     found.sort();
     for (name, kind) in found {
-        if name.as_bytes().starts_with(b".") {
-            continue;
-        }
         let path = format!("{rel}/{}", name.to_string_lossy());
         if kind != Kind::Dir {
             out.push((path, kind));
@@ -1145,6 +1220,7 @@ fn walk(
             *cut = true;
             continue;
         }
+        out.push((path.clone(), Kind::Dir));
         match open_dir_at(&*fd, name.as_os_str(), false) {
             Ok(sub) => walk(sub, &path, depth + 1, budget, out, cut, cache),
             Err(_) => out.push((path, Kind::Other)),

@@ -52,6 +52,9 @@ pub(super) struct Plan {
     pub(super) walk_cut: bool,
     /// Unmanaged output: what is there.
     pub(super) unmanaged: Option<&'static str>,
+    /// Unmanaged because the record's entry is not honoured: the files it
+    /// claims that no export on this machine wrote ([`Trust::Untrusted`]).
+    pub(super) unconfirmed: Option<Vec<String>>,
     /// Write over what is in the way (forced or adopted).
     pub(super) replace: bool,
 }
@@ -125,11 +128,15 @@ impl Plan {
     pub(super) fn conflict(&self, name: &str, format: Format, out: &OutDir) -> Option<Conflict> {
         let path = shown_output(out, name, format);
         if let Some(what) = self.unmanaged {
+            let (kind, lines) = match &self.unconfirmed {
+                Some(lines) => (ConflictKind::Unconfirmed(what), lines.clone()),
+                None => (ConflictKind::Unmanaged(what), Vec::new()),
+            };
             return Some(Conflict {
                 name: name.to_owned(),
-                kind: ConflictKind::Unmanaged(what),
+                kind,
                 path,
-                lines: Vec::new(),
+                lines,
             });
         }
         (!self.hand_edited.is_empty() && !self.replace).then(|| Conflict {
@@ -163,6 +170,87 @@ pub(super) fn push_line(lines: &mut Vec<String>, line: String) {
         n if n == MAX_LINES => lines.push("... more".to_owned()),
         _ => {}
     }
+}
+
+/// How much of a skill's entry in the directory's record export honours.
+///
+/// The record may be committed, so it is attacker input: a claim (a file
+/// and its digest) lets export overwrite or delete that file only when the
+/// ledger of this machine holds the same claim (export here wrote it), or
+/// the file holds exactly what export writes there now (it is export's
+/// output, whoever wrote it), or the file is not there (nothing to lose).
+#[derive(Debug)]
+pub(super) enum Trust<'r> {
+    /// No entry.
+    None,
+    /// Every claim honoured as it stands.
+    Whole(&'r SkillRecord),
+    /// The claims honoured (some confirmed by their content, those of
+    /// files not there dropped).
+    Part(SkillRecord),
+    /// A file the entry claims is there, and neither the ledger nor its
+    /// content confirms the claim: the entry is not honoured at all. The
+    /// files, as lines (`! path`); empty when the skill's place holds
+    /// something and no claim of the entry is honoured.
+    Untrusted(Vec<String>),
+}
+
+impl Trust<'_> {
+    /// The entry as honoured, if any.
+    pub(super) fn entry(&self) -> Option<&SkillRecord> {
+        match self {
+            Trust::Whole(r) => Some(r),
+            Trust::Part(r) => Some(r),
+            Trust::None | Trust::Untrusted(_) => None,
+        }
+    }
+}
+
+/// Claim `f` as far as the ledger's claim `l` for the same file confirms
+/// it: its digest, the one it replaces (`was`), or both; `None` if neither.
+fn honour(f: &FileRecord, l: &FileRecord) -> Option<FileRecord> {
+    let known = l.known();
+    let main = known.contains(&(f.sha256, f.size));
+    let was = f.was.as_deref().copied().filter(|w| known.contains(w));
+    match (main, was) {
+        (true, was) => Some(FileRecord {
+            was: was.map(Box::new),
+            ..f.clone()
+        }),
+        (false, Some((sha256, size))) => Some(FileRecord {
+            sha256,
+            size,
+            executable: f.executable,
+            was: None,
+        }),
+        (false, None) => None,
+    }
+}
+
+/// Whether something may be at `rel`, or in the way of it: false only when
+/// a walk of the skill's directory that went everywhere found neither it
+/// nor anything at a path above it (a file where a directory should be).
+fn may_be_there(walked: Option<&(Vec<(String, Kind)>, bool)>, rel: &str) -> bool {
+    let Some((found, false)) = walked else {
+        return true;
+    };
+    let at = |p: &str| {
+        found
+            .binary_search_by(|(f, _)| f.as_str().cmp(p))
+            .ok()
+            .map(|i| found[i].1)
+    };
+    if at(rel).is_some() {
+        return true;
+    }
+    let mut p = rel;
+    while let Some((parent, _)) = p.rsplit_once('/') {
+        if at(parent).is_some_and(|k| k != Kind::Dir) {
+            return true;
+        }
+        p = parent;
+    }
+    false
 }
 
 /// What the planner needs besides the skill.
@@ -277,7 +365,7 @@ impl Ctx<'_> {
             seen.insert(f.rel.as_str());
             let rec = old.and_then(|o| o.get(&f.rel));
             let known = rec.map(FileRecord::known).unwrap_or_default();
-            let probe = if nothing_there {
+            let probe = if nothing_there || !may_be_there(walked.as_ref(), &f.rel) {
                 Probe::Missing
             } else {
                 self.out.probe(&f.rel, Some(&f.bytes), &known, &cache)
@@ -348,7 +436,7 @@ impl Ctx<'_> {
             if seen.contains(rel) {
                 continue;
             }
-            let probe = if nothing_there {
+            let probe = if nothing_there || !may_be_there(walked.as_ref(), rel) {
                 Probe::Missing
             } else {
                 self.out.probe(rel, None, &rec.known(), &cache)
@@ -405,8 +493,8 @@ impl Ctx<'_> {
                     rel = parent;
                 }
             }
-            for (rel, _) in leaves {
-                if listed.contains(rel.as_str()) {
+            for (rel, kind) in leaves {
+                if kind == Kind::Dir || listed.contains(rel.as_str()) {
                     continue;
                 }
                 if plan.hand_added.len() < MAX_LINES {
@@ -418,6 +506,78 @@ impl Ctx<'_> {
             plan.walk_cut = cut;
         }
         plan
+    }
+
+    /// How much of skill `name`'s record entry `rec` is honoured (see
+    /// [`Trust`]), given the ledger's entry `led`, what export would write
+    /// (`files`; none for a skill no layer provides) and what is at the
+    /// skill's place (`on_disk`). Reads only the files whose claims the
+    /// ledger does not confirm.
+    pub(super) fn trust<'r>(
+        &self,
+        name: &str,
+        files: Option<&[OutFile]>,
+        rec: Option<&'r SkillRecord>,
+        led: Option<&SkillRecord>,
+        on_disk: Option<Kind>,
+    ) -> Trust<'r> {
+        let Some(rec) = rec else {
+            return Trust::None;
+        };
+        if led == Some(rec) {
+            return Trust::Whole(rec);
+        }
+        // Nothing at the skill's place: no claim has a file to lose. (A
+        // symlink or a file there is in the way of every claim below it.)
+        let nothing_there = on_disk.is_none();
+        let cache = outdir::Cache::default();
+        // One walk of the skill's directory spares a probe per claim of a
+        // file that is not there.
+        let walked = (self.format == Format::Skill && on_disk == Some(Kind::Dir))
+            .then(|| self.out.leaves(name, outdir::MAX_SKILL_ENTRIES, &cache));
+        let mut honoured = Vec::with_capacity(rec.len());
+        let mut untrusted = Vec::new();
+        let mut whole = true;
+        for (rel, f) in rec.files() {
+            if let Some(h) = led.and_then(|l| l.get(rel)).and_then(|l| honour(f, l)) {
+                whole &= h == *f;
+                honoured.push((rel.to_owned(), h));
+                continue;
+            }
+            whole = false;
+            if nothing_there || !may_be_there(walked.as_ref(), rel) {
+                continue;
+            }
+            let now = files.and_then(|fs| fs.iter().find(|o| o.rel == rel));
+            match self
+                .out
+                .probe(rel, now.map(|o| o.bytes.as_slice()), &[], &cache)
+            {
+                Probe::Missing => {}
+                Probe::File {
+                    holds: Holds::New, ..
+                } => {
+                    if let Some(now) = now {
+                        honoured.push((rel.to_owned(), now.record()));
+                    }
+                }
+                Probe::File { .. } | Probe::Blocked(_) => {
+                    if untrusted.len() < MAX_LINES {
+                        untrusted.push(format!(
+                            "! {}",
+                            excerpt(self.shown(name, rel), EXCERPT_CHARS)
+                        ));
+                    }
+                }
+            }
+        }
+        if !untrusted.is_empty() || (honoured.is_empty() && !nothing_there) {
+            return Trust::Untrusted(untrusted);
+        }
+        if whole {
+            return Trust::Whole(rec);
+        }
+        Trust::Part(SkillRecord::new(honoured))
     }
 
     /// A blocked path's description, inside the skill's directory.
@@ -492,10 +652,22 @@ pub(super) fn on_disk(out: &OutDir, format: Format) -> Result<BTreeMap<String, K
 /// workers' results are put back in order.
 pub(super) enum Planned {
     Failed(Box<Error>),
-    /// Nothing to do.
-    Unchanged,
+    /// Nothing to do; `learn`: the ledger does not hold the skill's entry,
+    /// which its files, holding what export writes, confirm.
+    Unchanged {
+        learn: bool,
+    },
     Ready(Box<Plan>),
     /// Switched off (for the target): not exported, and what export wrote
     /// of it before goes.
     Off,
+}
+
+/// One skill to prune's planning result (small, as [`Planned`]).
+pub(super) enum Pruned {
+    /// Nothing at its place: only its entry goes.
+    Forget,
+    /// Its entry is not honoured ([`Trust::Untrusted`]): left alone.
+    Unconfirmed(Box<Conflict>),
+    Plan(Box<Plan>),
 }

@@ -14,7 +14,10 @@
 //! attacker input like every other file there: it is read capped
 //! (`MAX_RECORD_BYTES`), every skill name is checked as a layer's would be
 //! and every path must be a plain relative path inside its skill, and a bad
-//! record is refused whole with one located error.
+//! record is refused whole with one located error. Its claims are honoured
+//! only as far as the machine's ledger or the files' content confirm them
+//! (`super::ledger`), which has the same shape and is read by the same
+//! reader.
 //!
 //! While an export writes, the record lists each file it is about to
 //! replace with both digests (`sha256` the new one, `was` the old), so that
@@ -40,6 +43,12 @@ pub(crate) const RECORD_VERSION: u64 = 1;
 /// The largest record read: 64 MiB, about ten times the record of 10,000
 /// skills of five files each.
 pub(crate) const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// The most files a record may list for one skill: a skill has at most
+/// 1,000 files (`FileLimits`), and export adds its `SKILL.md` and the files
+/// a target translates; twice that leaves room, and bounds what is compared
+/// per skill.
+pub(crate) const MAX_SKILL_FILES: usize = 2_000;
 
 /// The deepest path a record may list below a skill's directory.
 pub(crate) const MAX_DEPTH: usize = 16;
@@ -87,12 +96,12 @@ impl FileRecord {
 
 /// One skill's files, by path relative to the output directory.
 ///
-/// A sorted list rather than a map: a skill has a handful of files, and a
-/// map per skill would cost a tree node of room for eleven (over a
-/// kilobyte) for each of 10,000 skills.
+/// A sorted slice rather than a map, allocated to its size: a skill has a
+/// handful of files, and a map (or a vector's spare room) per skill would
+/// cost more than the files themselves for each of 500,000 skills.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct SkillRecord {
-    files: Vec<(String, FileRecord)>,
+    files: Box<[(Box<str>, FileRecord)]>,
 }
 
 impl SkillRecord {
@@ -106,20 +115,25 @@ impl SkillRecord {
             }
             same
         });
-        SkillRecord { files }
+        SkillRecord {
+            files: files
+                .into_iter()
+                .map(|(rel, f)| (rel.into_boxed_str(), f))
+                .collect(),
+        }
     }
 
     /// The file at `rel`.
     pub fn get(&self, rel: &str) -> Option<&FileRecord> {
         self.files
-            .binary_search_by(|(r, _)| r.as_str().cmp(rel))
+            .binary_search_by(|(r, _)| (**r).cmp(rel))
             .ok()
             .map(|i| &self.files[i].1)
     }
 
     /// Every file, by path.
     pub fn files(&self) -> impl Iterator<Item = (&str, &FileRecord)> {
-        self.files.iter().map(|(r, f)| (r.as_str(), f))
+        self.files.iter().map(|(r, f)| (&**r, f))
     }
 
     /// How many files.
@@ -184,6 +198,56 @@ impl Record {
         self.write_to(&mut h, spec_sha256, &BTreeMap::new())
             .expect("hashing does not fail");
         sha2::Digest::finalize(h.0).into()
+    }
+
+    /// [`Record::write_to`] for a file export reads back: an error, before
+    /// the limit is passed, for a record over [`MAX_RECORD_BYTES`] (one
+    /// export could write, and no export could read).
+    pub(crate) fn write_capped(
+        &self,
+        w: &mut dyn std::io::Write,
+        spec_sha256: &Digest,
+        patch: &BTreeMap<String, SkillRecord>,
+    ) -> std::io::Result<()> {
+        self.write_capped_at(MAX_RECORD_BYTES, w, spec_sha256, patch)
+    }
+
+    fn write_capped_at(
+        &self,
+        cap: u64,
+        w: &mut dyn std::io::Write,
+        spec_sha256: &Digest,
+        patch: &BTreeMap<String, SkillRecord>,
+    ) -> std::io::Result<()> {
+        struct Capped<'w> {
+            inner: &'w mut dyn std::io::Write,
+            len: u64,
+            cap: u64,
+        }
+        impl std::io::Write for Capped<'_> {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                if self.len + b.len() as u64 > self.cap {
+                    return Err(std::io::Error::other(format!(
+                        "the record would be over the {} MiB limit, and no export could read \
+                         it back; nothing more was written (export fewer skills into one \
+                         directory, or --prune those no layer provides)",
+                        MAX_RECORD_BYTES >> 20
+                    )));
+                }
+                let n = self.inner.write(b)?;
+                self.len += n as u64;
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                self.inner.flush()
+            }
+        }
+        let mut capped = Capped {
+            inner: w,
+            len: 0,
+            cap,
+        };
+        self.write_to(&mut capped, spec_sha256, patch)
     }
 
     /// Writes [`Record::to_bytes_patched`] to `w`, a skill at a time: the
@@ -333,41 +397,10 @@ impl Record {
                 ));
             }
         };
-        let mut skills = raw.skills.0;
-        if let Some(name) = repeated(&mut skills) {
-            return Err(bad(
-                None,
-                format!("skill '{}' is listed twice", excerpt(&name, EXCERPT_CHARS)),
-            ));
-        }
-        for (name, skill) in &mut skills {
-            if let Err(reason) = crate::layer::check_name(name) {
-                return Err(bad(
-                    None,
-                    format!(
-                        "skill name '{}' is not a valid name: {reason}",
-                        excerpt(name, EXCERPT_CHARS)
-                    ),
-                ));
-            }
-            let files = &mut skill.files.0;
-            if files.is_empty() {
-                return Err(bad(
-                    None,
-                    format!("skill '{}' lists no file", excerpt(name, EXCERPT_CHARS)),
-                ));
-            }
-            if let Some(rel) = repeated(files) {
-                return Err(bad(
-                    None,
-                    format!(
-                        "skill '{}' lists file '{}' twice",
-                        excerpt(name, EXCERPT_CHARS),
-                        excerpt(&rel, EXCERPT_CHARS)
-                    ),
-                ));
-            }
-            for (rel, _) in files.iter() {
+        // Names, repeats and file counts were checked as the record was
+        // read; paths need the format, which may come after them.
+        for (name, skill) in &raw.skills.0 {
+            for (rel, _) in skill.files() {
                 if let Err(reason) = check_rel(name, rel, format) {
                     return Err(bad(
                         None,
@@ -382,18 +415,7 @@ impl Record {
         }
         let record = Record {
             format,
-            // Sorted (by `repeated`): the map is built in one pass.
-            skills: skills
-                .into_iter()
-                .map(|(name, skill)| {
-                    (
-                        name,
-                        SkillRecord {
-                            files: skill.files.0,
-                        },
-                    )
-                })
-                .collect(),
+            skills: raw.skills.0,
         };
         Ok((record, digest))
     }
@@ -413,15 +435,6 @@ impl<R: std::io::Read> std::io::Read for Hashed<R> {
         self.len += n as u64;
         Ok(n)
     }
-}
-
-/// Sorts `items` by key; the first key found twice, if any.
-fn repeated<T>(items: &mut [(String, T)]) -> Option<String> {
-    items.sort_by(|a, b| a.0.cmp(&b.0));
-    items
-        .windows(2)
-        .find(|w| w[0].0 == w[1].0)
-        .map(|w| w[0].0.clone())
 }
 
 fn version_message(v: u64) -> String {
@@ -518,31 +531,95 @@ fn string(out: &mut String, s: &str) {
     crate::output::render::write_json_str(out, s);
 }
 
-/// A JSON object read as a list of its members in order, without a map
-/// node per object (see [`SkillRecord`]); repeated keys are kept, for the
-/// reader to refuse.
-struct Members<T>(Vec<(String, T)>);
+/// The `skills` object, built into the record's map as it is read: each
+/// skill's name checked ([`crate::layer::check_name`]), a name given twice
+/// refused, each skill's files sorted, none given twice, at least one. No
+/// list of what was read is kept beside the map (a record of 500,000 skills
+/// is held once).
+struct Skills(BTreeMap<String, SkillRecord>);
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Members<T> {
+impl<'de> Deserialize<'de> for Skills {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visit<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
-            type Value = Members<T>;
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Skills;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
+                f.write_str("an object of skills")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> std::result::Result<Members<T>, A::Error> {
-                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1024));
-                while let Some(entry) = map.next_entry()? {
-                    out.push(entry);
+            ) -> std::result::Result<Skills, A::Error> {
+                use serde::de::Error as _;
+                let mut out = BTreeMap::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    if let Err(reason) = crate::layer::check_name(&name) {
+                        return Err(A::Error::custom(format!(
+                            "skill name '{name}' is not a valid name: {reason}"
+                        )));
+                    }
+                    let mut files = map.next_value::<RawSkill>()?.files.0;
+                    if files.is_empty() {
+                        return Err(A::Error::custom(format!("skill '{name}' lists no file")));
+                    }
+                    files.sort_by(|a, b| a.0.cmp(&b.0));
+                    if let Some(w) = files.windows(2).find(|w| w[0].0 == w[1].0) {
+                        return Err(A::Error::custom(format!(
+                            "skill '{name}' lists file '{}' twice",
+                            w[0].0
+                        )));
+                    }
+                    let skill = SkillRecord {
+                        files: files.into_boxed_slice(),
+                    };
+                    match out.entry(name) {
+                        std::collections::btree_map::Entry::Vacant(v) => {
+                            v.insert(skill);
+                        }
+                        std::collections::btree_map::Entry::Occupied(o) => {
+                            return Err(A::Error::custom(format!(
+                                "skill '{}' is listed twice",
+                                o.key()
+                            )));
+                        }
+                    }
                 }
-                Ok(Members(out))
+                Ok(Skills(out))
             }
         }
-        d.deserialize_map(Visit(std::marker::PhantomData))
+        d.deserialize_map(Visit)
+    }
+}
+
+/// A skill's `files` object, as a list (at most [`MAX_SKILL_FILES`]).
+struct Files(Vec<(Box<str>, FileRecord)>);
+
+impl<'de> Deserialize<'de> for Files {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Files;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of files")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Files, A::Error> {
+                let mut out = Vec::new();
+                while let Some((rel, file)) = map.next_entry::<String, FileRecord>()? {
+                    if out.len() == MAX_SKILL_FILES {
+                        return Err(serde::de::Error::custom(format!(
+                            "a skill lists more than {MAX_SKILL_FILES} files, more than \
+                             export writes for one"
+                        )));
+                    }
+                    out.push((rel.into_boxed_str(), file));
+                }
+                Ok(Files(out))
+            }
+        }
+        d.deserialize_map(Visit)
     }
 }
 
@@ -550,7 +627,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Members<T> {
 #[serde(deny_unknown_fields)]
 struct RawRecord {
     format: String,
-    skills: Members<RawSkill>,
+    skills: Skills,
     #[allow(dead_code)]
     spec_sha256: Hex,
     #[allow(dead_code)]
@@ -566,7 +643,7 @@ struct JustVersion {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSkill {
-    files: Members<FileRecord>,
+    files: Files,
 }
 
 #[derive(Deserialize)]
@@ -666,6 +743,55 @@ mod tests {
             String::from_utf8(empty).unwrap(),
             serde_json::to_string_pretty(&v).unwrap() + "\n"
         );
+    }
+
+    #[test]
+    fn a_skill_lists_at_most_what_export_writes_for_one() {
+        let most = crate::source::files::FileLimits::default().max_files;
+        assert!(
+            MAX_SKILL_FILES >= 2 * most,
+            "{MAX_SKILL_FILES} < 2 × {most}"
+        );
+        let entry = |i: usize| {
+            format!(
+                "\"w/f{i}\": {{\"sha256\": \"{}\", \"size\": 0}}",
+                "0".repeat(64)
+            )
+        };
+        let record = |n: usize| {
+            let files: Vec<String> = (0..n).map(entry).collect();
+            format!(
+                "{{\"format\": \"skill\", \"skills\": {{\"w\": {{\"files\": {{{}}}}}}}, \
+                 \"spec_sha256\": \"{}\", \"tool\": \"t\", \"version\": 1}}",
+                files.join(", "),
+                "0".repeat(64)
+            )
+        };
+        let ok = Record::parse(record(MAX_SKILL_FILES).as_bytes(), Path::new("r")).unwrap();
+        assert_eq!(ok.skills["w"].len(), MAX_SKILL_FILES);
+        let e = Record::parse(record(MAX_SKILL_FILES + 1).as_bytes(), Path::new("r")).unwrap_err();
+        assert!(e.to_string().contains("more than 2000 files"), "{e}");
+        assert!(matches!(e, Error::BadRecord { at: Some(_), .. }), "{e}");
+    }
+
+    #[test]
+    fn a_record_over_the_cap_is_never_written() {
+        let r = sample();
+        let bytes = r.to_bytes(&sha256(b""));
+        let n = bytes.len() as u64;
+        let mut out = Vec::new();
+        r.write_capped_at(n, &mut out, &sha256(b""), &BTreeMap::new())
+            .unwrap();
+        assert_eq!(out, bytes);
+        let mut out = Vec::new();
+        let e = r
+            .write_capped_at(n - 1, &mut out, &sha256(b""), &BTreeMap::new())
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("no export could read it back"),
+            "{e}"
+        );
+        assert!((out.len() as u64) < n);
     }
 
     #[test]

@@ -43,9 +43,9 @@ pub struct Env {
     pub xdg_data_home: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME`.
     pub xdg_config_home: Option<PathBuf>,
-    /// `$XDG_STATE_HOME`: where what the tool keeps for the person (their
-    /// trust in projects, [`crate::source::trust`]) lives, outside every
-    /// repository.
+    /// `$XDG_STATE_HOME`: where what the tool keeps for the person lives,
+    /// outside every repository: their trust in projects
+    /// ([`crate::source::trust`]) and export's ledgers ([`Env::state_dir`]).
     pub xdg_state_home: Option<PathBuf>,
     /// `$BERNSTEIN_SKILLS_BASE`: the base layer's directory.
     pub base: Option<PathBuf>,
@@ -62,7 +62,7 @@ pub struct Env {
 }
 
 impl Env {
-    /// Reads `HOME`, `XDG_DATA_HOME`, `XDG_CONFIG_HOME`, the three
+    /// Reads `HOME`, `XDG_DATA_HOME`, `XDG_CONFIG_HOME`, `XDG_STATE_HOME`, the three
     /// `BERNSTEIN_SKILLS_*` layer variables and the working directory from
     /// the process. Empty values count as unset, as the XDG base directory
     /// spec says.
@@ -103,18 +103,17 @@ impl Env {
     }
 
     /// `$XDG_STATE_HOME/bernstein/skills`, defaulting to
-    /// `~/.local/state/...`; `None` when neither is set (absolute): what
-    /// the person keeps is never put relative to the working directory.
+    /// `~/.local/state/...`: machine-local state that belongs to no
+    /// repository (export's ledgers, `crate::export`). `None` when neither
+    /// variable gives an absolute path: there is then no such place, and
+    /// never one relative to the working directory.
     pub fn state_dir(&self) -> Option<PathBuf> {
-        let base = match &self.xdg_state_home {
-            Some(p) if p.is_absolute() => p.clone(),
-            _ => self
-                .home
-                .as_ref()
-                .filter(|h| h.is_absolute())?
-                .join(".local/state"),
-        };
-        Some(base.join("bernstein/skills"))
+        let absolute = |p: &Option<PathBuf>| p.clone().filter(|p| p.is_absolute());
+        match (absolute(&self.xdg_state_home), absolute(&self.home)) {
+            (Some(state), _) => Some(state.join("bernstein/skills")),
+            (None, Some(home)) => Some(home.join(".local/state/bernstein/skills")),
+            (None, None) => None,
+        }
     }
 
     /// The layer's own variable, if set.
@@ -874,5 +873,32 @@ mod tests {
         };
         assert_eq!(env.data_dir(), Path::new("/d/bernstein/skills"));
         assert_eq!(env.config_dir(), Path::new("/h/.config/bernstein/skills"));
+    }
+
+    #[test]
+    fn the_state_dir_is_never_relative() {
+        let state = |home: Option<&str>, xdg: Option<&str>| {
+            Env {
+                home: home.map(PathBuf::from),
+                xdg_state_home: xdg.map(PathBuf::from),
+                ..Env::default()
+            }
+            .state_dir()
+        };
+        assert_eq!(
+            state(Some("/h"), None).unwrap(),
+            Path::new("/h/.local/state/bernstein/skills")
+        );
+        assert_eq!(
+            state(Some("/h"), Some("/s")).unwrap(),
+            Path::new("/s/bernstein/skills")
+        );
+        assert_eq!(
+            state(Some("/h"), Some("rel")).unwrap(),
+            Path::new("/h/.local/state/bernstein/skills")
+        );
+        assert_eq!(state(None, Some("rel")), None);
+        assert_eq!(state(Some("rel"), None), None);
+        assert_eq!(state(None, None), None);
     }
 }

@@ -176,7 +176,8 @@ fn check_tells_hand_edits_and_hand_added_files_from_changes() {
          hand-added: writer (out/writer/)\n    ? references/extra.md\n\
          1 manifest(s) out of date; run `bernstein skills export --format skill --out out --prune`\n\
          \x20 hand-edited: export refuses to overwrite these without --force\n\
-         \x20 hand-added: export did not write these files and keeps them\n"
+         \x20 hand-added: export did not write these files and never deletes them; \
+         remove them by hand for this check to pass\n"
     );
     // --force restores the edited file; the added one stays.
     let run = sb.run(&["export", "--format", "skill", "--out", "out", "--force"]);

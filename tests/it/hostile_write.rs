@@ -329,9 +329,17 @@ fn export_never_writes_through_symlinks_at_the_old_temporary_names() {
     let outside = sb.path().join("outside");
     std::fs::create_dir(&outside).unwrap();
     let pid = std::process::id();
-    // An existing output directory, every manifest about to change.
+    // An existing output directory, every manifest about to change; the
+    // exports keep a ledger of what they wrote (without one, the record's
+    // claims to files that change are not honoured).
+    let state = sb.path().join("state");
+    let options = bernstein_skills::export::ExportOptions {
+        jobs: 2,
+        state_dir: Some(&state),
+        ..Default::default()
+    };
     let m = sb.path().join("m");
-    sb.skills().export(&m, false, 2).unwrap();
+    sb.skills().export_with(&m, &options).unwrap();
     sb.write("team", "writer.yaml", "author: team\n");
     sb.write("team", "reviewer.yaml", "author: team\n");
     for name in ["writer", "reviewer"] {
@@ -342,7 +350,7 @@ fn export_never_writes_through_symlinks_at_the_old_temporary_names() {
     let n = sb.path().join("n");
     symlink(&outside, sb.path().join(format!(".n.tmp-{pid}"))).unwrap();
     let before = snapshot(&outside);
-    let report = sb.skills().export(&m, false, 2).unwrap();
+    let report = sb.skills().export_with(&m, &options).unwrap();
     assert_eq!((report.written.len(), report.failed.len()), (2, 0));
     sb.skills().export(&n, false, 2).unwrap();
     assert_eq!(snapshot(&outside), before);
@@ -567,7 +575,8 @@ fn new_never_follows_a_symlink_at_the_new_file_or_the_schema() {
 }
 
 // ---------------------------------------------------------------------------
-// Staging directories: short names with the pid, stale ones cleaned up.
+// Staging directories: short names with the pid, stale ones (whose lock is
+// free) cleaned up.
 
 /// A pid that is certainly dead: a child that has exited and been reaped.
 fn dead_pid() -> u32 {
@@ -618,7 +627,8 @@ fn stale_staging_directories_of_dead_exports_are_removed_and_live_ones_kept() {
         parent.join(format!(".bernstein-export-{dead}-lnk999")),
     )
     .unwrap();
-    // A live export's and names of other schemes stay.
+    // A live export's (it holds its staging directory's lock, whatever its
+    // pid) and names of other schemes stay.
     for keep in [
         format!(".bernstein-export-{live}-keep01"),
         ".bernstein-export-notapid-x".to_owned(),
@@ -627,6 +637,9 @@ fn stale_staging_directories_of_dead_exports_are_removed_and_live_ones_kept() {
     ] {
         std::fs::create_dir_all(parent.join(keep)).unwrap();
     }
+    let held =
+        std::fs::File::open(parent.join(format!(".bernstein-export-{live}-keep01"))).unwrap();
+    held.try_lock().unwrap();
     let before = snapshot(outside);
     let m = parent.join("m");
     let run = sb.run(&["export", "--out", m.to_str().unwrap()]);

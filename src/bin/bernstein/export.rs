@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::export::{ConflictKind, Drift, ExportOptions, Exported, Format};
+use bernstein_skills::export::{Conflict, ConflictKind, Drift, ExportOptions, Exported, Format};
 use bernstein_skills::source::trust::TrustStore;
 use bernstein_skills::{Error, Result, output::render, par, text};
 
@@ -35,7 +35,9 @@ pub struct ExportArgs {
     pub prune: bool,
     /// With --out: take over NAME's existing output, which export did not
     /// write or which was changed by hand; it is overwritten (files export
-    /// does not write are kept). Repeatable.
+    /// does not write are kept). For a skill no layer provides that the
+    /// record lists, confirm the record's claim, so that --prune removes
+    /// it. Repeatable.
     #[arg(long, value_name = "NAME", requires = "out")]
     pub adopt: Vec<String>,
     /// With --out: take over the existing output of every skill a layer
@@ -100,6 +102,9 @@ What export owns:
   refused with a short diff until --force; a file you add inside a skill
   directory export wrote is kept and reported, never deleted. Skills that no
   layer provides and export did not write are never touched, --prune included.
+  The record's claims count only where a ledger export keeps on this machine
+  ($XDG_STATE_HOME/bernstein/skills/exports/) or the files' content confirm
+  them: a committed record cannot claim your own files.
 
 Examples:
   bernstein skills export --out manifests/
@@ -121,8 +126,10 @@ fn options<'a>(
     args: &ExportArgs,
     target: Option<&'a bernstein_skills::target::Target>,
     trust: &'a TrustStore,
+    state_dir: Option<&'a Path>,
 ) -> ExportOptions<'a> {
     ExportOptions {
+        state_dir,
         prune: args.prune,
         adopt: args.adopt.clone(),
         adopt_all: args.adopt_all,
@@ -154,9 +161,10 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
         ExportFormat::Json => Format::Json,
         ExportFormat::Skill => Format::Skill,
     };
+    let state_dir = global.env().state_dir();
     let options = ExportOptions {
         format,
-        ..options(&args, None, &trust)
+        ..options(&args, None, &trust, state_dir.as_deref())
     };
     let (code, doc) = one(&args, &options, skills)?;
     if args.json {
@@ -229,12 +237,13 @@ fn run_targets(
     }
     let mut code = ExitCode::SUCCESS;
     let mut docs = Vec::new();
+    let state_dir = global.env().state_dir();
     for target in &targets {
         let dir = match (&args.check, &args.out) {
             (Some(d), _) | (None, Some(d)) => d.clone(),
             (None, None) => place(target, args.scope, &global.env())?,
         };
-        let options = options(&args, Some(target), trust);
+        let options = options(&args, Some(target), trust, state_dir.as_deref());
         let per = ExportArgs {
             out: args.check.is_none().then(|| dir.clone()),
             check: args.check.as_ref().map(|_| dir.clone()),
@@ -350,6 +359,7 @@ fn drift_json(dir: &Path, format: Format, name: &str, d: &Drift) -> Value {
         Drift::Changed(lines) => ("changed", None, lines),
         Drift::HandEdited(lines) => ("hand-edited", None, lines),
         Drift::HandAdded(lines) => ("hand-added", None, lines),
+        Drift::Unconfirmed(lines) => ("unconfirmed", None, lines),
     };
     json!({"skill": name, "drift": kind, "file": place, "what": what, "diff": diff})
 }
@@ -389,10 +399,32 @@ fn check(
         return Ok((code, Value::Null));
     }
     let mut out = places.to_owned();
-    let (mut unmanaged, mut hand_edited, mut hand_added) = (false, false, false);
-    let mut names = std::collections::BTreeSet::new();
+    let (mut unmanaged, mut hand_edited, mut unconfirmed) = (false, false, false);
+    // How many skills an export fixes (with the flags the hints name), and
+    // how many hold files only a person can remove; the drift comes sorted
+    // by name, a skill's kinds together.
+    let (mut names, mut hand_added) = (0usize, 0usize);
+    let (mut last_fixed, mut last_added): (Option<&str>, Option<&str>) = (None, None);
     for (name, d) in &drift {
-        names.insert(name);
+        // Printed as it goes: a directory with 500,000 stale entries is
+        // never held as one text.
+        if out.len() >= 64 * 1024 {
+            output::print(&out);
+            out.clear();
+        }
+        let last = if matches!(d, Drift::HandAdded(_)) {
+            &mut last_added
+        } else {
+            &mut last_fixed
+        };
+        if *last != Some(name.as_str()) {
+            *last = Some(name.as_str());
+            if matches!(d, Drift::HandAdded(_)) {
+                hand_added += 1;
+            } else {
+                names += 1;
+            }
+        }
         let place = match format {
             Format::Json => text::path(&dir.join(format!("{name}.json"))),
             Format::Skill => format!("{}/", text::path(&dir.join(name))),
@@ -425,8 +457,12 @@ fn check(
                 lines
             }
             Drift::HandAdded(lines) => {
-                hand_added = true;
                 out.push_str(&format!("hand-added: {name} ({place})\n"));
+                lines
+            }
+            Drift::Unconfirmed(lines) => {
+                unconfirmed = true;
+                out.push_str(&format!("unconfirmed: {name} ({place})\n"));
                 lines
             }
         };
@@ -434,12 +470,19 @@ fn check(
             out.push_str(&format!("    {l}\n"));
         }
     }
-    out.push_str(&format!(
-        "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`\n",
-        names.len(),
-        format_flag(options),
-        text::path(dir)
-    ));
+    if names == 0 {
+        out.push_str(&match hand_added {
+            1 => "1 skill directory holds files export did not write\n".to_owned(),
+            n => format!("{n} skill directories hold files export did not write\n"),
+        });
+    } else {
+        out.push_str(&format!(
+            "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`\n",
+            names,
+            format_flag(options),
+            text::path(dir)
+        ));
+    }
     if unmanaged {
         out.push_str(
             "  unmanaged: export did not write these; take one over with --adopt NAME, \
@@ -449,8 +492,21 @@ fn check(
     if hand_edited {
         out.push_str("  hand-edited: export refuses to overwrite these without --force\n");
     }
-    if hand_added {
-        out.push_str("  hand-added: export did not write these files and keeps them\n");
+    if unconfirmed {
+        out.push_str(
+            "  unconfirmed: the record claims these files, but no export on this machine \
+             wrote them, so an export here leaves them alone; take one over with \
+             --adopt NAME (an export where they were written needs no flag)\n",
+        );
+    }
+    if hand_added > 0 {
+        // Export never deletes a file it did not write, so no command
+        // makes this pass: the person removes them (a file planted in a
+        // skill's directory keeps CI red until someone does).
+        out.push_str(
+            "  hand-added: export did not write these files and never deletes them; \
+             remove them by hand for this check to pass\n",
+        );
     }
     output::print(&out);
     Ok((code, Value::Null))
@@ -478,6 +534,23 @@ fn unmanaged_words(dir: &Path, name: &str, format: Format, what: &str) -> String
     }
 }
 
+/// A skill export refused or left alone, as JSON: `{"skill", "reason",
+/// "file", "what", "diff"}`.
+fn conflict_json(c: &Conflict) -> Value {
+    let (reason, what) = match c.kind {
+        ConflictKind::Unmanaged(what) => ("unmanaged", Some(what)),
+        ConflictKind::HandEdited => ("hand-edited", None),
+        ConflictKind::Unconfirmed(what) => ("unconfirmed", Some(what)),
+    };
+    json!({
+        "skill": c.name,
+        "reason": reason,
+        "file": c.path.display().to_string(),
+        "what": what,
+        "diff": c.lines,
+    })
+}
+
 /// What an export did, as JSON (docs/json.md).
 fn export_json(dir: &Path, options: &ExportOptions, report: &Exported) -> Value {
     let path = |p: &PathBuf| p.display().to_string();
@@ -495,19 +568,8 @@ fn export_json(dir: &Path, options: &ExportOptions, report: &Exported) -> Value 
             .iter()
             .map(|e| output::error_json(e)["error"].take())
             .collect::<Vec<_>>(),
-        "refused": report.refused.iter().map(|c| json!({
-            "skill": c.name,
-            "reason": match c.kind {
-                ConflictKind::Unmanaged(_) => "unmanaged",
-                ConflictKind::HandEdited => "hand-edited",
-            },
-            "file": path(&c.path),
-            "what": match c.kind {
-                ConflictKind::Unmanaged(what) => Some(what),
-                ConflictKind::HandEdited => None,
-            },
-            "diff": c.lines,
-        })).collect::<Vec<_>>(),
+        "refused": report.refused.iter().map(conflict_json).collect::<Vec<_>>(),
+        "unconfirmed": report.unconfirmed.iter().map(conflict_json).collect::<Vec<_>>(),
         "kept": report.kept.iter().map(path).collect::<Vec<_>>(),
         "kept_more": report.kept_more,
         "created_dir": report.new_dir && report.failed.is_empty() && report.refused.is_empty(),
@@ -568,8 +630,24 @@ fn export(
                 ));
                 errors.extend(c.lines.iter().map(|l| format!("    {l}")));
             }
+            ConflictKind::Unconfirmed(_) => {
+                errors.push(format!(
+                    "error: {path}: {record} claims it, but no export on this machine wrote it; \
+                     take it over with --adopt {name} (or --adopt-all)"
+                ));
+                errors.extend(c.lines.iter().map(|l| format!("    {l}")));
+            }
         }
     }
+    output::warn(report.unconfirmed.iter().flat_map(|c| {
+        let name = text::escape(&c.name);
+        std::iter::once(format!(
+            "warning: {}: {record} claims {name}, but no export on this machine wrote it; \
+             left alone (remove it by hand, or add --adopt {name} to remove it)",
+            text::path(&c.path)
+        ))
+        .chain(c.lines.iter().map(|l| format!("    {l}")))
+    }));
     output::warn(
         report
             .kept
