@@ -994,6 +994,32 @@ mod tests {
     }
 
     #[test]
+    fn a_hard_linked_file_is_read_only_where_the_root_allows_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path().join("root");
+        std::fs::create_dir_all(&r).unwrap();
+        std::fs::write(tmp.path().join("secret"), "TOKEN").unwrap();
+        std::fs::hard_link(tmp.path().join("secret"), r.join("linked")).unwrap();
+        symlink("linked", r.join("via-symlink")).unwrap();
+        std::fs::write(r.join("plain"), "ok").unwrap();
+        let mut root = root(&r);
+        for _ in both(|| {
+            for p in ["linked", "via-symlink"] {
+                let e = root.read(Path::new(p), 100).unwrap_err();
+                assert!(matches!(e, Refusal::HardLinked { links: 2 }), "{p}: {e:?}");
+                let msg = e.describe(&r.join(p), "team layer");
+                assert!(msg.contains("2 hard links in the team layer"), "{msg}");
+                assert!(msg.contains("--allow-hard-links") && !msg.contains("TOKEN"));
+            }
+            assert_eq!(root.read(Path::new("plain"), 100).unwrap(), b"ok");
+        }) {}
+        // The spec, named by the person, is no layer's.
+        assert!(read_bounded(&r.join("linked"), 100).is_ok());
+        root.allow_hard_links();
+        assert_eq!(root.read(Path::new("linked"), 100).unwrap(), b"TOKEN");
+    }
+
+    #[test]
     fn the_cap_holds_whatever_the_size() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("big"), vec![b'x'; 101]).unwrap();

@@ -345,7 +345,12 @@ pub fn collisions(files: &[SkillFile], generated: &[Generated]) -> Vec<Diagnosti
         if top_skill_md(i) {
             continue;
         }
-        let (here, other) = pick(&items[i], &items[j]);
+        let (mut here, mut other) = pick(&items[i], &items[j]);
+        // Of one layer's two, the one at a generated path is the layer's
+        // settings for it; the other is the stray.
+        if here.layer() == other.layer() && generated.iter().any(|g| g.rel == here.rel()) {
+            (here, other) = (other, here);
+        }
         let Item::File(f) = here else { continue };
         let fix = match other {
             Item::Generated(g) => format!(
@@ -654,5 +659,123 @@ mod tests {
         };
         let e = collect(&layers.locate("w"), &limits).unwrap_err();
         assert!(e.to_string().contains("over the 2-byte limit"), "{e}");
+    }
+
+    #[test]
+    fn folding_is_stricter_than_apfs_and_ntfs() {
+        assert_eq!(fold("Agents/OpenAI.yaml"), "agents/openai.yaml");
+        // The long s upper-cases to S (NTFS); the Kelvin sign folds to k (APFS).
+        assert_eq!(fold("\u{17f}KILL.md"), "skill.md");
+        assert_eq!(fold("S\u{212a}ILL.md"), "skill.md");
+        // Composed and decomposed are one name (APFS).
+        assert_eq!(fold("Cafe\u{301}"), fold("caf\u{e9}"));
+    }
+
+    fn layered(r: &Path) -> Vec<SkillFile> {
+        let layers = Layers::from_root(r);
+        collect(&layers.locate("w"), &FileLimits::default()).unwrap()
+    }
+
+    /// Each diagnostic as `FILE:LINE: MESSAGE`, its file relative to `r`.
+    fn messages(r: &Path, ds: &[Diagnostic]) -> Vec<String> {
+        ds.iter()
+            .map(|d| {
+                let rel = d.file.as_ref().unwrap().strip_prefix(r).unwrap();
+                format!("{}:{}: {}", rel.display(), d.line.unwrap(), d.kind)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_skill_md_under_any_case_is_found_in_every_layer_that_has_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        write(r, "base/w/SKILL.md", "---\n---\n");
+        write(r, "base/w/x/Skill.MD", "a");
+        write(r, "team/w/x/Skill.MD", "b");
+        write(r, "team/w/S\u{212a}ILL.md", "c");
+        write(r, "team/w/notes.md", "d");
+        let m = messages(r, &skill_md_files(&layered(r)));
+        assert_eq!(m.len(), 3, "{m:#?}");
+        assert!(m[0].starts_with("team/w/S\u{212a}ILL.md:1: 'S\u{212a}ILL.md' differs only in case from the SKILL.md export writes"), "{m:#?}");
+        assert!(
+            m[1].starts_with("team/w/x/Skill.MD:1: 'x/Skill.MD' is a SKILL.md among"),
+            "{m:#?}"
+        );
+        assert!(m[2].starts_with("base/w/x/Skill.MD:1: "), "{m:#?}");
+    }
+
+    #[test]
+    fn collisions_are_reported_at_the_higher_layer_once_each() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        write(r, "base/w/SKILL.md", "---\n---\n");
+        write(r, "base/w/r/style.md", "a");
+        write(r, "base/w/q/x.md", "a");
+        write(r, "team/w/R/Style.md", "b");
+        write(r, "team/w/Q", "b");
+        // Names whose folded form has another length than the name.
+        write(r, "user/w/\u{17f}t/x.md", "c");
+        write(r, "user/w/ST", "c");
+        write(r, "user/w/a/x.md", "c");
+        write(r, "user/w/a/X.MD", "c");
+        let generated = [
+            Generated::skill_md(),
+            Generated {
+                rel: "agents/openai.yaml".into(),
+                targets: vec!["codex".into()],
+            },
+        ];
+        let m = messages(r, &collisions(&layered(r), &generated));
+        let want = [
+            "team/w/R/Style.md:1: 'R/Style.md' differs only in case from r/style.md (base layer: ",
+            "user/w/a/x.md:1: 'a/x.md' differs only in case from a/X.MD (user layer: ",
+            "team/w/Q:1: 'Q' is a file here, but q/x.md (base layer: ",
+            "user/w/ST:1: 'ST' is a file here, but \u{17f}t/x.md (user layer: ",
+        ];
+        assert_eq!(m.len(), want.len(), "{m:#?}");
+        for w in want {
+            assert!(m.iter().any(|m| m.starts_with(w)), "{w} not in {m:#?}");
+        }
+        assert!(
+            m[2].contains("(ignoring case, as macOS and Windows do)"),
+            "{m:#?}"
+        );
+        // A generated path met exactly is a layer's own settings; in
+        // another case, or as a directory, it is not.
+        write(r, "team/w/agents/openai.yaml", "a: 1");
+        assert_eq!(collisions(&layered(r), &generated).len(), 4);
+        write(r, "team/w/Agents/openai.yaml", "a: 1");
+        let m = messages(r, &collisions(&layered(r), &generated));
+        assert!(
+            m.iter().any(|m| m.starts_with("team/w/Agents/openai.yaml:1: 'Agents/openai.yaml' differs only in case from agents/openai.yaml (team layer: ")),
+            "{m:#?}"
+        );
+    }
+
+    #[test]
+    fn hard_links_are_refused_above_base_when_listed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        write(r, "base/w/SKILL.md", "---\n---\n");
+        write(r, "outside", "TOKEN");
+        std::fs::create_dir_all(r.join("team/w")).unwrap();
+        std::fs::hard_link(r.join("outside"), r.join("team/w/leak.md")).unwrap();
+        let e = collect(&Layers::from_root(r).locate("w"), &FileLimits::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("2 hard links in the team layer"),
+            "{e}"
+        );
+        let allowed = Layers::from_root(r).allowing_hard_links();
+        assert_eq!(
+            collect(&allowed.locate("w"), &FileLimits::default())
+                .unwrap()
+                .len(),
+            1
+        );
+        // In the base layer, allowed as it is.
+        std::fs::remove_file(r.join("team/w/leak.md")).unwrap();
+        std::fs::hard_link(r.join("outside"), r.join("base/w/shared.md")).unwrap();
+        assert_eq!(layered(r).len(), 1);
     }
 }
