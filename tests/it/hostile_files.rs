@@ -521,3 +521,62 @@ fn a_translated_file_that_is_not_a_mapping_is_reported_by_validate_for_its_targe
     // Without the target nothing adds to it.
     sb.run(&["validate", "--strict"]).ok();
 }
+
+/// Every fix the messages suggest works when followed: renaming the
+/// stray to the path it differs from in case, renaming or removing a
+/// nested SKILL.md, removing one side of a file/directory conflict.
+#[test]
+fn the_fixes_the_messages_suggest_work() {
+    let sb = upstream();
+    sb.write(
+        "team",
+        "pdf-tables/SKILL.md",
+        "---\ndisable-model-invocation: true\n---\n",
+    );
+    let team = sb.layer("team").join("pdf-tables");
+    sb.write(
+        "team",
+        "pdf-tables/Agents/openai.yaml",
+        "interface: {x: 1}\n",
+    );
+    sb.write("team", "pdf-tables/references/Style.md", "# Team\n");
+    sb.write("team", "pdf-tables/references/evil/SKILL.md", "---\n---\n");
+    sb.write("user", "pdf-tables/references/style.md/x.md", "x\n");
+    let run = sb.run(&["validate", "--strict", "--target", "codex"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stdout.contains("name it agents/openai.yaml to add to"),
+        "{run:#?}"
+    );
+    assert!(
+        run.stdout
+            .contains("name it references/style.md to replace the base layer's file"),
+        "{run:#?}"
+    );
+    std::fs::rename(team.join("Agents"), team.join("agents")).unwrap();
+    std::fs::rename(
+        team.join("references/Style.md"),
+        team.join("references/style.md"),
+    )
+    .unwrap();
+    std::fs::rename(
+        team.join("references/evil/SKILL.md"),
+        team.join("references/evil/README.md"),
+    )
+    .unwrap();
+    let run = sb.run(&["validate", "--strict", "--target", "codex"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("'references/style.md/x.md' needs a directory 'references/style.md'"),
+        "{run:#?}"
+    );
+    std::fs::remove_dir_all(sb.layer("user").join("pdf-tables")).unwrap();
+    sb.run(&["validate", "--strict", "--target", "codex"]).ok();
+    sb.run(&["export", "--target", "codex", "--out", "out"])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(sb.path().join("out/pdf-tables/agents/openai.yaml")).unwrap(),
+        "interface:\n  x: 1\npolicy:\n  allow_implicit_invocation: false\n"
+    );
+}
