@@ -8,7 +8,7 @@ use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::fragment::{Fragment, LoadOptions};
 use crate::layer::{Form, Layer, check_name};
 use crate::merge::{Effective, Resolved, merge};
-use crate::source::files::{FileLimits, SkillFile};
+use crate::source::files::{FileLimits, Generated, SkillFile};
 use crate::source::{Layers, Located};
 use crate::spec::MergeSpec;
 use crate::validate::Validator;
@@ -23,6 +23,9 @@ pub struct Skills {
     file_limits: FileLimits,
     /// The targets `check` judges effective skills for ([`Skills::with_targets`]).
     targets: Vec<crate::target::Target>,
+    /// The files other targets write, which `check` judges a skill's files
+    /// against ([`Skills::with_file_targets`]).
+    file_targets: Vec<Generated>,
 }
 
 impl Skills {
@@ -40,7 +43,31 @@ impl Skills {
             options,
             file_limits: FileLimits::default(),
             targets: Vec::new(),
+            file_targets: Vec::new(),
         }
+    }
+
+    /// Judges the files of every skill [`Skills::check`] checks against
+    /// the files `targets` write too ([`crate::target::Target::generated`]:
+    /// a skill's `Agents/openai.yaml` beside codex's `agents/openai.yaml`),
+    /// without their rules: so that `validate` without `--target` finds
+    /// what an export for any of them would refuse.
+    pub fn with_file_targets(mut self, targets: &[crate::target::Target]) -> Skills {
+        self.file_targets.clear();
+        Generated::merge_into(
+            &mut self.file_targets,
+            targets.iter().flat_map(|t| t.generated()),
+        );
+        self
+    }
+
+    /// What export may write beside a skill's files, for [`Skills::check`]:
+    /// its `SKILL.md` and the translated files of every target it judges.
+    fn generated(&self) -> Vec<Generated> {
+        let mut out = vec![Generated::skill_md()];
+        let more = self.targets.iter().flat_map(|t| t.generated());
+        Generated::merge_into(&mut out, more.chain(self.file_targets.iter().cloned()));
+        out
     }
 
     /// Judges every effective skill [`Skills::check`] checks for `targets`
@@ -406,9 +433,15 @@ impl Skills {
         let files = crate::source::files::collect(located, &self.file_limits);
         match &files {
             Err(d) => out.diagnostics.push(d.clone()),
-            Ok(files) => out
-                .diagnostics
-                .extend(crate::validate::ownership::files(&self.spec, files)),
+            Ok(files) => {
+                out.diagnostics
+                    .extend(crate::validate::ownership::files(&self.spec, files));
+                // What export refuses a skill's files for, at the files.
+                out.diagnostics
+                    .extend(crate::source::files::skill_md_files(files));
+                out.diagnostics
+                    .extend(crate::source::files::collisions(files, &self.generated()));
+            }
         }
         if !failed {
             // Before the merge, which it bounds.
@@ -440,12 +473,55 @@ impl Skills {
                         &fragments,
                         crate::error::Severity::Error,
                     ));
+                    if let Ok(files) = &files {
+                        out.diagnostics
+                            .extend(self.translated_files(t, &values, files));
+                    }
                 }
             }
             if let Ok(files) = &files {
                 out.diagnostics
                     .extend(self.missing_files(&effective, &fragments, files));
             }
+        }
+        out
+    }
+
+    /// A skill's own files at the path of a file `target` translates a
+    /// field of this skill into that are not YAML mappings (or cannot be
+    /// read within the fragment cap): export would have to add the
+    /// target's settings to them, and cannot. An error at the file.
+    fn translated_files(
+        &self,
+        target: &crate::target::Target,
+        values: &serde_json::Map<String, serde_json::Value>,
+        files: &[SkillFile],
+    ) -> Vec<Diagnostic> {
+        use crate::source::confine::{Refusal, read_in_root};
+        let mut out = Vec::new();
+        for (rel, _) in target.render(&self.spec, values).files {
+            let Some(f) = files.iter().find(|f| f.rel == rel) else {
+                continue;
+            };
+            let (path, layer) = (&f.source.path, f.source.layer);
+            let kind = match read_in_root(&f.root, path, self.options.max_bytes) {
+                Err(Refusal::TooLarge { size, limit }) => DiagnosticKind::TooLarge { size, limit },
+                Err(r) => DiagnosticKind::Refused {
+                    reason: r.describe(path, &layer.to_string()),
+                },
+                Ok(bytes) => {
+                    let parsed = String::from_utf8(bytes)
+                        .ok()
+                        .and_then(|text| crate::fragment::parse_yaml(&text).ok().flatten());
+                    if parsed.is_some_and(|v| v.is_object()) {
+                        continue;
+                    }
+                    DiagnosticKind::NotAMappingForTarget {
+                        target: crate::text::excerpt(&target.name, crate::text::EXCERPT_CHARS),
+                    }
+                }
+            };
+            out.push(Diagnostic::error(Some(path), kind).in_layer(layer));
         }
         out
     }

@@ -387,6 +387,60 @@ pub enum DiagnosticKind {
         /// The file's path in the skill directory.
         path: String,
     },
+    /// A file named `SKILL.md` (in any case) below a skill's directory,
+    /// among its files.
+    #[error(
+        "'{file}' is a SKILL.md among the skill's files: an agent would load it as a skill of \
+         its own, outside the rules that judge this one (validate, the target's rules, enabled \
+         and targets); rename or remove it"
+    )]
+    NestedSkillMd {
+        /// Its path in the skill directory (escaped).
+        file: String,
+    },
+    /// A path of the skill's output that differs only in case from
+    /// another: a file system that ignores case makes them one file.
+    #[error(
+        "'{file}' differs only in case from {other}: on a file system that ignores case \
+         (macOS, Windows) they are one file; {fix}"
+    )]
+    CaseCollision {
+        /// Its path in the skill directory (escaped).
+        file: String,
+        /// The other path, and where it comes from (escaped).
+        other: String,
+        /// What to do.
+        fix: String,
+    },
+    /// A file of the skill where another path of its output needs a
+    /// directory (exactly, or ignoring case).
+    #[error(
+        "{}; export cannot write both: rename or remove one of them",
+        if *file_here {
+            format!("'{file}' is a file here, but {other} needs a directory of that name{}", case_note(*case_only))
+        } else {
+            format!("'{file}' needs a directory '{dir}'{}, but {other} is a file", case_note(*case_only))
+        }
+    )]
+    PathConflict {
+        /// The path reported at, in the skill directory (escaped).
+        file: String,
+        /// Is that path the file (rather than the path below it)?
+        file_here: bool,
+        /// The path that is a file in one and a directory in the other.
+        dir: String,
+        /// The other path, and where it comes from (escaped).
+        other: String,
+        /// Equal only when case is ignored.
+        case_only: bool,
+    },
+    /// A file of the skill at the path of a target's translated file that
+    /// is not a YAML mapping: the target's settings cannot be added to it.
+    #[error("not a YAML mapping, so the {target} target's settings cannot be added to it")]
+    NotAMappingForTarget {
+        /// The target's name (escaped).
+        target: String,
+    },
     /// A directive (`$patch`) where it means nothing, or misspelled.
     #[error("'{path}': {message}")]
     Directive {
@@ -448,6 +502,14 @@ pub enum DiagnosticKind {
         /// The longest file name allowed, in bytes.
         limit: usize,
     },
+}
+
+fn case_note(case_only: bool) -> &'static str {
+    if case_only {
+        " (ignoring case, as macOS and Windows do)"
+    } else {
+        ""
+    }
 }
 
 fn suggest(s: &Option<String>) -> String {

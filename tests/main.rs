@@ -19,6 +19,7 @@ mod it {
     mod frontmatter;
     mod hardening;
     mod hostile_cost;
+    mod hostile_files;
     mod hostile_layer;
     mod hostile_output;
     mod hostile_read;

@@ -59,6 +59,21 @@ impl Skills {
                 return Err(Error::Invalid(errors));
             }
         }
+        // A SKILL.md among the skill's files is refused in every format:
+        // whoever loads the skill's directory would find it. In the skill
+        // format, so are paths that cannot all be written.
+        let files = self.files_of(located)?;
+        let mut problems = crate::source::files::skill_md_files(&files);
+        if format == Format::Skill {
+            let generated = match target {
+                Some(t) => t.generated(),
+                None => vec![crate::source::files::Generated::skill_md()],
+            };
+            problems.extend(crate::source::files::collisions(&files, &generated));
+        }
+        if !problems.is_empty() {
+            return Err(Error::Invalid(problems));
+        }
         match format {
             Format::Json => Ok(Some(vec![OutFile::new(
                 format!("{name}.json"),
@@ -87,7 +102,7 @@ impl Skills {
                     format!("{name}/SKILL.md"),
                     skill_md.into_bytes(),
                 )];
-                for f in self.files_of(located)? {
+                for f in files {
                     let refused = |reason: String| {
                         Error::from(
                             Diagnostic::error(

@@ -29,6 +29,12 @@
 //!    whether it was named or reached through a symlink.
 //! 4. **Only regular files are read**, opened without blocking, and at most
 //!    the cap, whatever size the file claims.
+//! 5. **No hard links**, unless the root allows them ([`Root::allow_hard_links`]):
+//!    a regular file with more than one link may be the same file as one
+//!    anywhere else on its file system (a tarball or a shared folder carries
+//!    hard links where git carries none), so its contents are not the
+//!    layer's to give. The count is read from the opened descriptor, so
+//!    nothing can swap the file between the check and the read.
 //!
 //! A refusal carries the reason and the resolved target, never any content.
 
@@ -68,6 +74,12 @@ pub enum Refusal {
         /// What it is, in words ("a FIFO").
         what: &'static str,
     },
+    /// It is a regular file with more than one hard link, beneath a root
+    /// that does not allow them.
+    HardLinked {
+        /// How many links it has.
+        links: u64,
+    },
     /// It is larger than the cap.
     TooLarge {
         /// Its size (at least; reading stops past the cap).
@@ -106,6 +118,12 @@ impl Refusal {
             Refusal::NotRegular { what } => {
                 format!("refusing to read {what}; only regular files are read")
             }
+            Refusal::HardLinked { links } => format!(
+                "refusing to read a file with {links} hard links in the {root_label}: {}; a hard \
+                 link can be a file from anywhere on the same file system (copy the file in \
+                 instead, or pass --allow-hard-links to trust this layout)",
+                crate::text::path(path)
+            ),
             Refusal::TooLarge { size, limit } => {
                 format!("file is {size} bytes, over the {limit}-byte limit")
             }
@@ -310,6 +328,8 @@ pub struct Root {
     path: PathBuf,
     /// Its real path: an absolute symlink that stays below it is followed.
     real: PathBuf,
+    /// Regular files with more than one link may be read (rule 5).
+    hard_links: bool,
 }
 
 /// What [`Root::metadata`] reports about a file beneath a root.
@@ -323,6 +343,8 @@ pub struct Meta {
     pub executable: bool,
     /// Its device and inode: the same directory reached twice is walked once.
     pub id: (u64, u64),
+    /// Its number of hard links.
+    pub links: u64,
 }
 
 /// The type of a file beneath a root.
@@ -372,7 +394,41 @@ impl Root {
             fd,
             path: path.to_path_buf(),
             real,
+            hard_links: false,
         }))
+    }
+
+    /// Lets regular files with more than one hard link be read beneath
+    /// this root (see the module docs, rule 5): for a layer installed by
+    /// the person or a package manager, which may deduplicate files with
+    /// hard links.
+    pub(crate) fn allow_hard_links(&mut self) {
+        self.hard_links = true;
+    }
+
+    /// Another handle on the same directory, allowing hard links beneath
+    /// it ([`Root::allow_hard_links`]).
+    pub(crate) fn try_clone_allowing_hard_links(&self) -> std::io::Result<Root> {
+        Ok(Root {
+            fd: self.fd.try_clone()?,
+            path: self.path.clone(),
+            real: self.real.clone(),
+            hard_links: true,
+        })
+    }
+
+    /// May regular files with more than one hard link be read beneath it?
+    pub fn allows_hard_links(&self) -> bool {
+        self.hard_links
+    }
+
+    /// [`Refusal::HardLinked`] for a regular file with `meta`, if this root
+    /// does not allow it.
+    pub(crate) fn check_links(&self, meta: &Meta) -> Result<(), Refusal> {
+        if self.hard_links || meta.kind != Kind::File || meta.links <= 1 {
+            return Ok(());
+        }
+        Err(Refusal::HardLinked { links: meta.links })
     }
 
     /// The path as given.
@@ -390,13 +446,14 @@ impl Root {
         path.strip_prefix(&self.path).ok()
     }
 
-    /// Reads the regular file at `rel` beneath the root, at most `max` bytes.
+    /// Reads the regular file at `rel` beneath the root, at most `max` bytes;
+    /// one with more than one hard link only if the root allows it.
     pub fn read(&self, rel: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
         let fd = self.resolve(
             rel,
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
         )?;
-        read_regular(fd, max)
+        read_regular(fd, max, !self.hard_links)
     }
 
     /// What is at `rel` beneath the root (following symlinks that stay
@@ -683,6 +740,7 @@ fn meta_of_stat(stat: &rustix::fs::Stat) -> Meta {
         size: stat.st_size.max(0) as u64,
         executable: stat.st_mode & 0o111 != 0,
         id: (stat.st_dev as u64, stat.st_ino as u64),
+        links: stat.st_nlink as u64,
     }
 }
 
@@ -741,12 +799,14 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
         },
         e => e.into(),
     })?;
-    read_regular(fd, max)
+    read_regular(fd, max, false)
 }
 
 /// The bytes of the open file `fd`, if it is a regular file of at most
-/// `max` bytes (read without trusting the size it reports).
-fn read_regular(fd: OwnedFd, max: u64) -> Result<Vec<u8>, Refusal> {
+/// `max` bytes (read without trusting the size it reports) and, where
+/// `one_link` asks, with a single hard link (the count is the open file's,
+/// so no swap can come between the check and the read).
+fn read_regular(fd: OwnedFd, max: u64, one_link: bool) -> Result<Vec<u8>, Refusal> {
     let stat = rustix::fs::fstat(&fd)?;
     match kind_of(FileType::from_raw_mode(stat.st_mode)) {
         Kind::File => {}
@@ -756,6 +816,10 @@ fn read_regular(fd: OwnedFd, max: u64) -> Result<Vec<u8>, Refusal> {
             });
         }
         Kind::Other(what) => return Err(Refusal::NotRegular { what }),
+    }
+    let links = stat.st_nlink as u64;
+    if one_link && links > 1 {
+        return Err(Refusal::HardLinked { links });
     }
     let size = stat.st_size.max(0) as u64;
     if size > max {
@@ -927,6 +991,32 @@ mod tests {
                 what: "a directory"
             })
         ));
+    }
+
+    #[test]
+    fn a_hard_linked_file_is_read_only_where_the_root_allows_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path().join("root");
+        std::fs::create_dir_all(&r).unwrap();
+        std::fs::write(tmp.path().join("secret"), "TOKEN").unwrap();
+        std::fs::hard_link(tmp.path().join("secret"), r.join("linked")).unwrap();
+        symlink("linked", r.join("via-symlink")).unwrap();
+        std::fs::write(r.join("plain"), "ok").unwrap();
+        let mut root = root(&r);
+        for _ in both(|| {
+            for p in ["linked", "via-symlink"] {
+                let e = root.read(Path::new(p), 100).unwrap_err();
+                assert!(matches!(e, Refusal::HardLinked { links: 2 }), "{p}: {e:?}");
+                let msg = e.describe(&r.join(p), "team layer");
+                assert!(msg.contains("2 hard links in the team layer"), "{msg}");
+                assert!(msg.contains("--allow-hard-links") && !msg.contains("TOKEN"));
+            }
+            assert_eq!(root.read(Path::new("plain"), 100).unwrap(), b"ok");
+        }) {}
+        // The spec, named by the person, is no layer's.
+        assert!(read_bounded(&r.join("linked"), 100).is_ok());
+        root.allow_hard_links();
+        assert_eq!(root.read(Path::new("linked"), 100).unwrap(), b"TOKEN");
     }
 
     #[test]

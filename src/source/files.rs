@@ -11,9 +11,18 @@
 //! resolve to a regular file inside its layer ([`crate::source::read_in_root`]), with a
 //! printable UTF-8 name. The number of files, their total size and the depth
 //! are capped ([`FileLimits`]). Contents are read only by whoever copies the
-//! files (`export --format skill`), as bytes, never parsed.
+//! files (`export --format skill`), as bytes, never parsed. In the team and
+//! user layers a file with more than one hard link is refused
+//! ([`crate::source::confine`]).
+//!
+//! What the files may not be, once layered ([`skill_md_files`],
+//! [`collisions`]): a `SKILL.md` under any case, which an agent would load
+//! as a skill of its own; two paths equal when case is ignored, which a
+//! file system that ignores case (macOS, Windows) makes one file; and a
+//! file where another path needs a directory. Each is an error at the layer
+//! file, line 1, so that `validate` finds what export would fail on.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -153,6 +162,253 @@ pub fn collect(located: &[Located], limits: &FileLimits) -> Result<Vec<SkillFile
         ));
     }
     Ok(merged.into_values().collect())
+}
+
+/// A file export writes for a skill besides the skill's own files: its
+/// `SKILL.md`, and a target's translated files (codex's
+/// `agents/openai.yaml`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// Its path relative to the skill directory, `/`-separated.
+    pub rel: String,
+    /// The targets whose exports write it (escaped); none: every export
+    /// in the skill format does.
+    pub targets: Vec<String>,
+}
+
+impl Generated {
+    /// The skill's `SKILL.md`, which export writes in the skill format.
+    pub fn skill_md() -> Generated {
+        Generated {
+            rel: SKILL_MD_NAMES[0].to_owned(),
+            targets: Vec::new(),
+        }
+    }
+
+    /// Who writes it, for messages: `export`, `export --target codex`,
+    /// `export --target agents or --target codex`.
+    pub fn by(&self) -> String {
+        if self.targets.is_empty() {
+            return "export".to_owned();
+        }
+        let flags: Vec<String> = self
+            .targets
+            .iter()
+            .map(|t| format!("--target {t}"))
+            .collect();
+        format!("export {}", flags.join(" or "))
+    }
+
+    /// `more` added to `list`, each path once (the targets that write one
+    /// path put together).
+    pub fn merge_into(list: &mut Vec<Generated>, more: impl IntoIterator<Item = Generated>) {
+        for g in more {
+            match list.iter_mut().find(|o| o.rel == g.rel) {
+                Some(o) if !o.targets.is_empty() => {
+                    for t in g.targets {
+                        if !o.targets.contains(&t) {
+                            o.targets.push(t);
+                        }
+                    }
+                }
+                Some(_) => {}
+                None => list.push(g),
+            }
+        }
+    }
+}
+
+/// `s` as a file system that ignores case compares it: case folded both
+/// ways (upper, then lower: `ſ` is `s` as NTFS upper-cases it, the Kelvin
+/// sign `k` as APFS folds it) and in NFC (APFS ignores the normalisation
+/// too). Stricter than any one file system, never looser.
+fn fold(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
+    let folded: String = s
+        .nfc()
+        .flat_map(char::to_uppercase)
+        .flat_map(char::to_lowercase)
+        .collect();
+    folded.nfc().collect()
+}
+
+/// An error at a layer file, line 1 (where an editor opens it).
+fn at_file(source: &Source, kind: DiagnosticKind) -> Diagnostic {
+    let mut d = Diagnostic::error(Some(&source.path), kind).in_layer(source.layer);
+    d.line = Some(1);
+    d
+}
+
+/// Every file among the skill's files, in every layer that has it, whose
+/// name is `SKILL.md` ignoring case (`skill.md`, `Skill.MD`): an agent
+/// that loads skills from a directory tree (Codex looks six levels deep)
+/// would load it as a skill of its own, outside the rules that judge this
+/// one. One beside the skill's own `SKILL.md` is a case-only copy of it.
+pub fn skill_md_files(files: &[SkillFile]) -> Vec<Diagnostic> {
+    let skill_md = fold(SKILL_MD_NAMES[0]);
+    let mut out = Vec::new();
+    for f in files {
+        let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
+        if fold(name) != skill_md {
+            continue;
+        }
+        let file = crate::text::excerpt(&f.rel, crate::text::EXCERPT_CHARS);
+        let kind = if f.rel.contains('/') {
+            DiagnosticKind::NestedSkillMd { file }
+        } else {
+            let g = Generated::skill_md();
+            DiagnosticKind::CaseCollision {
+                file,
+                other: format!("the {} {} writes for this skill", g.rel, g.by()),
+                fix: "rename or remove it".to_owned(),
+            }
+        };
+        for source in std::iter::once(&f.source).chain(&f.replaced) {
+            out.push(at_file(source, kind.clone()));
+        }
+    }
+    out
+}
+
+/// One path of a skill's output: a file of the skill, or one export
+/// writes.
+enum Item<'a> {
+    File(&'a SkillFile),
+    Generated(&'a Generated),
+}
+
+impl Item<'_> {
+    fn rel(&self) -> &str {
+        match self {
+            Item::File(f) => &f.rel,
+            Item::Generated(g) => &g.rel,
+        }
+    }
+
+    /// The layer of a file (generated ones are above every layer).
+    fn layer(&self) -> Option<Layer> {
+        match self {
+            Item::File(f) => Some(f.source.layer),
+            Item::Generated(_) => None,
+        }
+    }
+
+    /// The path, and where it comes from, for a message about another:
+    /// `references/style.md (base layer: PATH)`, `agents/openai.yaml
+    /// (written by export --target codex)`.
+    fn described(&self) -> String {
+        let rel = crate::text::excerpt(self.rel(), crate::text::EXCERPT_CHARS);
+        match self {
+            Item::File(f) => format!(
+                "{rel} ({}: {})",
+                f.source.layer,
+                crate::text::path(&f.source.path)
+            ),
+            Item::Generated(g) => format!("{rel} (written by {})", g.by()),
+        }
+    }
+}
+
+/// The paths of the skill's output that cannot all be written, on every
+/// file system: two files whose paths are equal ignoring case (`Style.md`
+/// and `style.md`, `Agents/openai.yaml` beside the `agents/openai.yaml` a
+/// target writes), and a file where another path needs a directory (a
+/// team's file `references` where the base has `references/style.md`),
+/// exactly or ignoring case. A file at exactly the path of a generated one
+/// is not one of them: a target adds its settings to it. Each is an error
+/// at the file of the higher layer of the two (the file, when the other is
+/// generated; the later path, in one layer), naming the other. A
+/// case-only copy of `SKILL.md` is left to [`skill_md_files`].
+pub fn collisions(files: &[SkillFile], generated: &[Generated]) -> Vec<Diagnostic> {
+    use crate::text::{EXCERPT_CHARS, excerpt};
+    let exact: HashSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+    let mut items: Vec<Item> = files.iter().map(Item::File).collect();
+    items.extend(
+        generated
+            .iter()
+            .filter(|g| !exact.contains(g.rel.as_str()))
+            .map(Item::Generated),
+    );
+    let folds: Vec<String> = items.iter().map(|i| fold(i.rel())).collect();
+    let skill_md = fold(SKILL_MD_NAMES[0]);
+    let top_skill_md = |i: usize| !items[i].rel().contains('/') && folds[i] == skill_md;
+    let mut out = Vec::new();
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+    for (i, key) in folds.iter().enumerate() {
+        let Some(&j) = first.get(key.as_str()) else {
+            first.insert(key, i);
+            continue;
+        };
+        if top_skill_md(i) {
+            continue;
+        }
+        let (mut here, mut other) = pick(&items[i], &items[j]);
+        // Of one layer's two, the one at a generated path is the layer's
+        // settings for it; the other is the stray.
+        if here.layer() == other.layer() && generated.iter().any(|g| g.rel == here.rel()) {
+            (here, other) = (other, here);
+        }
+        let Item::File(f) = here else { continue };
+        let fix = match other {
+            Item::Generated(g) => format!(
+                "name it {} to add to what export writes there, or rename or remove it",
+                excerpt(&g.rel, EXCERPT_CHARS)
+            ),
+            Item::File(o) if o.source.layer < f.source.layer => format!(
+                "name it {} to replace the {}'s file, or rename or remove it",
+                excerpt(&o.rel, EXCERPT_CHARS),
+                o.source.layer
+            ),
+            Item::File(_) => "rename or remove one of them".to_owned(),
+        };
+        let kind = DiagnosticKind::CaseCollision {
+            file: excerpt(&f.rel, EXCERPT_CHARS),
+            other: other.described(),
+            fix,
+        };
+        out.push(at_file(&f.source, kind));
+    }
+    // Every directory the paths need, folded, with the first path below it.
+    let mut dirs: HashMap<&str, usize> = HashMap::new();
+    for (i, key) in folds.iter().enumerate() {
+        for (at, _) in key.match_indices('/') {
+            dirs.entry(&key[..at]).or_insert(i);
+        }
+    }
+    for (i, key) in folds.iter().enumerate() {
+        let Some(&j) = dirs.get(key.as_str()) else {
+            continue;
+        };
+        let (file, below) = (&items[i], &items[j]);
+        let case_only = !below
+            .rel()
+            .strip_prefix(file.rel())
+            .is_some_and(|rest| rest.starts_with('/'));
+        let (here, other) = pick(file, below);
+        let Item::File(f) = here else { continue };
+        let kind = DiagnosticKind::PathConflict {
+            file: excerpt(&f.rel, EXCERPT_CHARS),
+            file_here: std::ptr::eq(here, file),
+            dir: excerpt(file.rel(), EXCERPT_CHARS),
+            other: other.described(),
+            case_only,
+        };
+        out.push(at_file(&f.source, kind));
+    }
+    out
+}
+
+/// Of two paths, the one to report at and the other: the higher layer's
+/// file, the file when the other is generated, else the first given.
+fn pick<'i, 'a>(a: &'i Item<'a>, b: &'i Item<'a>) -> (&'i Item<'a>, &'i Item<'a>) {
+    match (a.layer(), b.layer()) {
+        (None, _) => (b, a),
+        (Some(la), Some(lb)) if lb > la => (b, a),
+        _ => (a, b),
+    }
 }
 
 fn too_many(l: &Located, what: &str) -> Diagnostic {
@@ -297,6 +553,13 @@ impl Walk<'_> {
             match meta.kind {
                 Kind::Dir => self.dir(&at, &rel, depth + 1, Some(meta.id))?,
                 Kind::File => {
+                    // Refused here, where the listing has the count, so
+                    // that validate reports it; reading checks it again on
+                    // the open file (crate::source::confine).
+                    if let Err(r) = l.root.check_links(&meta) {
+                        let reason = r.describe(&shown(&at), &l.layer.to_string());
+                        return Err(refuse(l, &shown(&at), reason));
+                    }
                     self.out.push((
                         rel,
                         Source {
@@ -396,5 +659,123 @@ mod tests {
         };
         let e = collect(&layers.locate("w"), &limits).unwrap_err();
         assert!(e.to_string().contains("over the 2-byte limit"), "{e}");
+    }
+
+    #[test]
+    fn folding_is_stricter_than_apfs_and_ntfs() {
+        assert_eq!(fold("Agents/OpenAI.yaml"), "agents/openai.yaml");
+        // The long s upper-cases to S (NTFS); the Kelvin sign folds to k (APFS).
+        assert_eq!(fold("\u{17f}KILL.md"), "skill.md");
+        assert_eq!(fold("S\u{212a}ILL.md"), "skill.md");
+        // Composed and decomposed are one name (APFS).
+        assert_eq!(fold("Cafe\u{301}"), fold("caf\u{e9}"));
+    }
+
+    fn layered(r: &Path) -> Vec<SkillFile> {
+        let layers = Layers::from_root(r);
+        collect(&layers.locate("w"), &FileLimits::default()).unwrap()
+    }
+
+    /// Each diagnostic as `FILE:LINE: MESSAGE`, its file relative to `r`.
+    fn messages(r: &Path, ds: &[Diagnostic]) -> Vec<String> {
+        ds.iter()
+            .map(|d| {
+                let rel = d.file.as_ref().unwrap().strip_prefix(r).unwrap();
+                format!("{}:{}: {}", rel.display(), d.line.unwrap(), d.kind)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_skill_md_under_any_case_is_found_in_every_layer_that_has_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        write(r, "base/w/SKILL.md", "---\n---\n");
+        write(r, "base/w/x/Skill.MD", "a");
+        write(r, "team/w/x/Skill.MD", "b");
+        write(r, "team/w/S\u{212a}ILL.md", "c");
+        write(r, "team/w/notes.md", "d");
+        let m = messages(r, &skill_md_files(&layered(r)));
+        assert_eq!(m.len(), 3, "{m:#?}");
+        assert!(m[0].starts_with("team/w/S\u{212a}ILL.md:1: 'S\u{212a}ILL.md' differs only in case from the SKILL.md export writes"), "{m:#?}");
+        assert!(
+            m[1].starts_with("team/w/x/Skill.MD:1: 'x/Skill.MD' is a SKILL.md among"),
+            "{m:#?}"
+        );
+        assert!(m[2].starts_with("base/w/x/Skill.MD:1: "), "{m:#?}");
+    }
+
+    #[test]
+    fn collisions_are_reported_at_the_higher_layer_once_each() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        write(r, "base/w/SKILL.md", "---\n---\n");
+        write(r, "base/w/r/style.md", "a");
+        write(r, "base/w/q/x.md", "a");
+        write(r, "team/w/R/Style.md", "b");
+        write(r, "team/w/Q", "b");
+        // Names whose folded form has another length than the name.
+        write(r, "user/w/\u{17f}t/x.md", "c");
+        write(r, "user/w/ST", "c");
+        write(r, "user/w/a/x.md", "c");
+        write(r, "user/w/a/X.MD", "c");
+        let generated = [
+            Generated::skill_md(),
+            Generated {
+                rel: "agents/openai.yaml".into(),
+                targets: vec!["codex".into()],
+            },
+        ];
+        let m = messages(r, &collisions(&layered(r), &generated));
+        let want = [
+            "team/w/R/Style.md:1: 'R/Style.md' differs only in case from r/style.md (base layer: ",
+            "user/w/a/x.md:1: 'a/x.md' differs only in case from a/X.MD (user layer: ",
+            "team/w/Q:1: 'Q' is a file here, but q/x.md (base layer: ",
+            "user/w/ST:1: 'ST' is a file here, but \u{17f}t/x.md (user layer: ",
+        ];
+        assert_eq!(m.len(), want.len(), "{m:#?}");
+        for w in want {
+            assert!(m.iter().any(|m| m.starts_with(w)), "{w} not in {m:#?}");
+        }
+        assert!(
+            m[2].contains("(ignoring case, as macOS and Windows do)"),
+            "{m:#?}"
+        );
+        // A generated path met exactly is a layer's own settings; in
+        // another case, or as a directory, it is not.
+        write(r, "team/w/agents/openai.yaml", "a: 1");
+        assert_eq!(collisions(&layered(r), &generated).len(), 4);
+        write(r, "team/w/Agents/openai.yaml", "a: 1");
+        let m = messages(r, &collisions(&layered(r), &generated));
+        assert!(
+            m.iter().any(|m| m.starts_with("team/w/Agents/openai.yaml:1: 'Agents/openai.yaml' differs only in case from agents/openai.yaml (team layer: ")),
+            "{m:#?}"
+        );
+    }
+
+    #[test]
+    fn hard_links_are_refused_above_base_when_listed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        write(r, "base/w/SKILL.md", "---\n---\n");
+        write(r, "outside", "TOKEN");
+        std::fs::create_dir_all(r.join("team/w")).unwrap();
+        std::fs::hard_link(r.join("outside"), r.join("team/w/leak.md")).unwrap();
+        let e = collect(&Layers::from_root(r).locate("w"), &FileLimits::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("2 hard links in the team layer"),
+            "{e}"
+        );
+        let allowed = Layers::from_root(r).allowing_hard_links();
+        assert_eq!(
+            collect(&allowed.locate("w"), &FileLimits::default())
+                .unwrap()
+                .len(),
+            1
+        );
+        // In the base layer, allowed as it is.
+        std::fs::remove_file(r.join("team/w/leak.md")).unwrap();
+        std::fs::hard_link(r.join("outside"), r.join("base/w/shared.md")).unwrap();
+        assert_eq!(layered(r).len(), 1);
     }
 }

@@ -190,6 +190,9 @@ pub struct LayerFlags {
     pub team: Option<PathBuf>,
     /// `--user DIR`.
     pub user: Option<PathBuf>,
+    /// `--allow-hard-links`: read files with more than one hard link from
+    /// the team and user layers too ([`Layers::allowing_hard_links`]).
+    pub allow_hard_links: bool,
 }
 
 impl LayerFlags {
@@ -440,6 +443,9 @@ impl Layers {
         };
         let places = places(env, flags);
         let mut layers = Layers::open(places, &boundary);
+        if flags.allow_hard_links {
+            layers = layers.allowing_hard_links();
+        }
         let team = &layers.dirs[1];
         if team.source == PlaceSource::Project && (team.is_dir || team.refused.is_some()) {
             layers.project = env.project().zip(env.cwd.clone());
@@ -502,8 +508,15 @@ impl Layers {
                     source: place.source,
                 };
                 match Root::open(&dir.path, boundary) {
-                    Ok(Some(root)) => {
+                    Ok(Some(mut root)) => {
                         dir.is_dir = true;
+                        // The base layer is installed by the person or a
+                        // package manager, which may deduplicate its files
+                        // with hard links; the others take pull requests
+                        // and archives (docs/security.md).
+                        if dir.layer == Layer::Base {
+                            root.allow_hard_links();
+                        }
                         dir.root = Some(Arc::new(root));
                     }
                     Ok(None) => {}
@@ -517,6 +530,34 @@ impl Layers {
             dirs,
             project: None,
         }
+    }
+
+    /// The same layers, reading files with more than one hard link from
+    /// the team and user layers too (the base layer always may): for
+    /// layouts the person trusts, where such a link cannot lead to a file
+    /// the layer's authors could not read. By default they are refused:
+    /// a hard link committed to an archive or a shared folder can be any
+    /// file of the same file system.
+    pub fn allowing_hard_links(mut self) -> Layers {
+        for d in &mut self.dirs {
+            let Some(root) = &mut d.root else { continue };
+            if root.allows_hard_links() {
+                continue;
+            }
+            match Arc::get_mut(root) {
+                Some(r) => r.allow_hard_links(),
+                // Shared with a clone of these layers, which keeps its own
+                // choice: another handle on the same directory. Should
+                // that fail (out of descriptors), the layer goes on
+                // refusing them, which is the safe side.
+                None => {
+                    if let Ok(r) = root.try_clone_allowing_hard_links() {
+                        *root = Arc::new(r);
+                    }
+                }
+            }
+        }
+        self
     }
 
     /// All three directories, base first.

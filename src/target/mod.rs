@@ -415,6 +415,25 @@ impl Target {
             .map_err(Clone::clone)
     }
 
+    /// The files export writes for every skill in this target's format:
+    /// its `SKILL.md` (in the skill format) and each translated file, once.
+    /// A skill's own file may not differ from one of them only in case.
+    pub fn generated(&self) -> Vec<crate::source::files::Generated> {
+        use crate::source::files::Generated;
+        let mut out = Vec::new();
+        if self.format == TargetFormat::Skill {
+            out.push(Generated::skill_md());
+        }
+        Generated::merge_into(
+            &mut out,
+            self.translate.iter().map(|t| Generated {
+                rel: t.file.clone(),
+                targets: vec![text::excerpt(&self.name, EXCERPT_CHARS)],
+            }),
+        );
+        out
+    }
+
     /// The skill's frontmatter for this target: the fields it takes, in
     /// its order, rendered; the body field and fields at their default left
     /// out (the name field always written); the fields it does not take,

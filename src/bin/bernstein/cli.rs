@@ -81,6 +81,12 @@ pub struct Global {
     /// $XDG_CONFIG_HOME/bernstein/skills/user].
     #[arg(long, global = true, value_name = "DIR")]
     pub user: Option<PathBuf>,
+    /// Read files with more than one hard link from the team and user
+    /// layers too (the base layer's always are). By default they are
+    /// refused: a hard link in an archive or a shared folder can be any
+    /// file of the same file system. For layouts you trust.
+    #[arg(long, global = true)]
+    pub allow_hard_links: bool,
     /// Refuse fragment files larger than this many bytes.
     #[arg(long, global = true, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES)]
     pub max_fragment_bytes: u64,
@@ -225,6 +231,7 @@ impl Global {
             base: self.base.clone(),
             team: self.team.clone(),
             user: self.user.clone(),
+            allow_hard_links: self.allow_hard_links,
         };
         Layers::choose(&self.env(), &flags)
     }

@@ -58,6 +58,7 @@ fn global(words: &[OsString]) -> Global {
         base: None,
         team: None,
         user: None,
+        allow_hard_links: words.iter().any(|w| w == "--allow-hard-links"),
         max_fragment_bytes: DEFAULT_MAX_BYTES,
         color: crate::output::ColorChoice::Never,
     };

@@ -43,9 +43,18 @@ pub struct ValidateArgs {
 pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     let spec = global.load_spec()?;
     let targets = global.targets(&spec, &args.targets)?;
+    // Every target found, for the files it writes beside a skill's own
+    // (not its rules): one that cannot be read is no reason to fail here.
+    let search = global.target_search(&spec);
+    let all: Vec<_> = search
+        .names()
+        .iter()
+        .filter_map(|n| search.find(n).ok())
+        .collect();
     let skills =
         bernstein_skills::Skills::new(spec, global.layers_quiet(), global.max_fragment_bytes)
-            .with_targets(targets);
+            .with_targets(targets)
+            .with_file_targets(&all);
     if args.spec_only && args.json {
         output::print(&render::to_json(&json!({
             "places": [],
