@@ -25,6 +25,8 @@
 //! | `deep-flow` | ~4 MiB of nested flow sequences |
 //! | `plain-maps` | ~4 MiB of one-entry mappings, no alias: ~524k of them (refused past one per 32 bytes of the cap) |
 //! | `long-key` | a 256 KiB key above 20,000 values: refused, its paths add up to over 4× the cap |
+//! | `translated-big` | a team `agents/openai.yaml` (a file Codex's target merges `disable-model-invocation` into) of 8 MiB of one-entry mappings: twice the cap |
+//! | `translated-maps` | the same file within the cap: ~524k one-entry mappings (refused past one per 32 bytes of the cap) |
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -44,6 +46,8 @@ pub const CASES: &[&str] = &[
     "spec-keys",
     "deep-flow",
     "plain-maps",
+    "translated-big",
+    "translated-maps",
 ];
 
 /// Cases the targets are known to miss, not written unless named (see
@@ -166,6 +170,33 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
                 base.join("s.yaml"),
                 format!("{head}{}]\n", items.trim_end_matches(", ")),
                 format!("{n} one-entry mappings"),
+            )
+        }
+        "translated-big" | "translated-maps" => {
+            // A skill that asks not to be invoked implicitly, which Codex
+            // reads from agents/openai.yaml: export merges the setting into
+            // the file a layer provides there, so it parses that file.
+            write(
+                &base.join("s/SKILL.md"),
+                "---\nname: s\ndescription: d\ndisable-model-invocation: true\n---\nbody\n",
+            )?;
+            let head = "interface:\n  maps: [";
+            let size = if name == "translated-big" {
+                2 * CAP
+            } else {
+                CAP
+            };
+            let n = (size - head.len() - 2) / 8;
+            let mut text = String::with_capacity(size);
+            text.push_str(head);
+            for i in 0..n {
+                text.push_str(if i == 0 { "{a: 1}" } else { ", {a: 1}" });
+            }
+            text.push_str("]\n");
+            (
+                layers.join("team/s/agents/openai.yaml"),
+                text,
+                format!("agents/openai.yaml with {n} one-entry mappings"),
             )
         }
         "long-key" => {

@@ -73,6 +73,12 @@ impl Skills {
         &self.spec
     }
 
+    /// The fragment size cap, which every file the tool parses from a
+    /// layer is held to.
+    pub(crate) fn max_fragment_bytes(&self) -> u64 {
+        self.options.max_bytes
+    }
+
     /// The largest committed manifest read (by `export --check` and when
     /// comparing before a write): eight times the fragment cap, room for
     /// three full layers and JSON escaping.
@@ -422,6 +428,7 @@ impl Skills {
                     serde_json::Value::Object(m) => m,
                     _ => serde_json::Map::new(),
                 };
+                let mut translated: Vec<&str> = Vec::new();
                 for t in &self.targets {
                     out.diagnostics.extend(t.check_values(
                         &self.spec,
@@ -430,6 +437,23 @@ impl Skills {
                         &fragments,
                         crate::error::Severity::Error,
                     ));
+                    for rel in t.translated_files(&self.spec, &values) {
+                        if !translated.contains(&rel) {
+                            translated.push(rel);
+                        }
+                    }
+                }
+                // A layer's file a translation merges into is parsed by
+                // export: its problems are export's, so they are found here.
+                if let Ok(files) = &files {
+                    for f in files
+                        .iter()
+                        .filter(|f| translated.contains(&f.rel.as_str()))
+                    {
+                        if let Err(d) = crate::target::read_translated(f, self.options.max_bytes) {
+                            out.diagnostics.push(d);
+                        }
+                    }
                 }
             }
             if let Ok(files) = &files {

@@ -38,6 +38,7 @@ mod it {
     mod standalone;
     mod targets;
     mod terminal;
+    mod translated;
     mod validate;
     mod xdg;
 }
