@@ -23,6 +23,11 @@ pub struct Skills {
     file_limits: FileLimits,
     /// The targets `check` judges effective skills for ([`Skills::with_targets`]).
     targets: Vec<crate::target::Target>,
+    /// Where the targets are, for the warnings about every target
+    /// ([`Skills::with_target_search`]), and those targets, loaded on
+    /// first use.
+    target_search: Option<crate::target::TargetSearch>,
+    known_targets: OnceLock<Vec<crate::target::Target>>,
 }
 
 impl Skills {
@@ -40,7 +45,66 @@ impl Skills {
             options,
             file_limits: FileLimits::default(),
             targets: Vec::new(),
+            target_search: None,
+            known_targets: OnceLock::new(),
         }
+    }
+
+    /// Where the targets are: without targets to judge for
+    /// ([`Skills::with_targets`]), [`Skills::check`] warns about what any
+    /// of them would refuse of a skill's keys (two keys a target that
+    /// flattens their field writes as one), and so does
+    /// [`Skills::flatten_warnings`]. The targets are read only when a
+    /// skill has such keys.
+    pub fn with_target_search(mut self, search: crate::target::TargetSearch) -> Skills {
+        self.target_search = Some(search);
+        self
+    }
+
+    /// Every target of the target search, read on first use; one that does
+    /// not load is left out here (naming it with `--target` says why).
+    fn known_targets(&self) -> &[crate::target::Target] {
+        self.known_targets.get_or_init(|| {
+            let Some(search) = &self.target_search else {
+                return Vec::new();
+            };
+            search
+                .names()
+                .iter()
+                .filter_map(|n| search.find(n).ok())
+                .collect()
+        })
+    }
+
+    /// Warnings about the keys of `effective` (merged from `fragments`)
+    /// that a known target flattening their field would write as one key
+    /// ([`Skills::with_target_search`]), each at both keys.
+    pub fn flatten_warnings(
+        &self,
+        effective: &Effective,
+        fragments: &[Fragment],
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for field in &effective.fields {
+            if !crate::target::may_collide(&field.merged) {
+                continue;
+            }
+            let by: Vec<&str> = self
+                .known_targets()
+                .iter()
+                .filter(|t| t.flattens(field.name))
+                .map(|t| t.name.as_str())
+                .collect();
+            if !by.is_empty() {
+                out.extend(crate::target::flatten_problems(
+                    field,
+                    fragments,
+                    &by.join(", "),
+                    crate::error::Severity::Warning,
+                ));
+            }
+        }
+        out
     }
 
     /// Judges every effective skill [`Skills::check`] checks for `targets`
@@ -423,7 +487,10 @@ impl Skills {
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, &effective, &fragments,
             ));
-            if !self.targets.is_empty() {
+            if self.targets.is_empty() {
+                out.diagnostics
+                    .extend(self.flatten_warnings(&effective, &fragments));
+            } else {
                 let values = match effective.to_value() {
                     serde_json::Value::Object(m) => m,
                     _ => serde_json::Map::new(),

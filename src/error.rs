@@ -241,6 +241,29 @@ pub enum DiagnosticKind {
         /// What is wrong, in words.
         problem: String,
     },
+    /// Two keys of a field that targets flatten into dotted keys (`render:
+    /// string-map`) that are written as the same dotted key: the flattened
+    /// file holds one of them, whichever was written last, whatever the
+    /// layers' precedence.
+    #[error(
+        "{targets}: '{field}' key {key} and key {other} at {other_at} are both written as \
+         '{flat}' when '{field}' is flattened to dotted keys, so one would replace the other \
+         whatever the layers' order; write the key one way (nested, or dotted) in every layer"
+    )]
+    FlattenedKeys {
+        /// The targets that flatten the field, `, `-separated.
+        targets: String,
+        /// The field (escaped).
+        field: String,
+        /// This key's path below the field, each key quoted (escaped).
+        key: String,
+        /// The other key's path below the field (escaped).
+        other: String,
+        /// Where the other key is written: `path:line:col`.
+        other_at: String,
+        /// The dotted key both are written as (escaped).
+        flat: String,
+    },
     /// A file of a skill under a directory whose files the spec lets only
     /// some layers provide (`files:`, or an owned field that names files).
     #[error(

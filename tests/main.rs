@@ -14,6 +14,7 @@ mod it {
     mod directives;
     mod export_owned;
     mod export_skill;
+    mod flattened;
     mod forms;
     mod frontmatter;
     mod hardening;

@@ -24,6 +24,7 @@
 //! strategies are; every target is a file a person can edit without
 //! recompiling.
 
+mod flatten;
 mod raw;
 mod search;
 mod switch;
@@ -40,6 +41,7 @@ use crate::fragment::{self, Fragment, Syntax};
 use crate::merge::{Effective, Merged};
 use crate::spec::{MergeSpec, RawItemRule, ValueRule};
 use crate::text::{self, EXCERPT_CHARS};
+pub(crate) use flatten::{may_collide, problems as flatten_problems};
 use raw::{Normalizations, RawTarget};
 pub use search::TargetSearch;
 pub(crate) use switch::switch_problems;
@@ -468,6 +470,12 @@ impl Target {
         out
     }
 
+    /// Does this target flatten field `name` into dotted keys?
+    pub(crate) fn flattens(&self, name: &str) -> bool {
+        self.field(name)
+            .is_some_and(|f| f.render == Render::StringMap)
+    }
+
     /// The files of the skill directory (relative to it) that this
     /// target's translations write for the effective skill's `values`:
     /// those of the translations whose field is set, each once.
@@ -543,6 +551,11 @@ impl Target {
                     Severity::Note,
                 ),
             });
+        }
+        for f in self.fields.iter().filter(|f| f.render == Render::StringMap) {
+            if let Some(field) = effective.field(&f.name) {
+                out.extend(flatten::problems(field, fragments, &self.name, severity));
+            }
         }
         let mut check_object = Map::new();
         for f in &self.fields {

@@ -43,9 +43,11 @@ pub struct ValidateArgs {
 pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     let spec = global.load_spec()?;
     let targets = global.targets(&spec, &args.targets)?;
+    let search = global.target_search(&spec);
     let skills =
         bernstein_skills::Skills::new(spec, global.layers_quiet(), global.max_fragment_bytes)
-            .with_targets(targets);
+            .with_targets(targets)
+            .with_target_search(search);
     if args.spec_only && args.json {
         output::print(&render::to_json(&json!({
             "places": [],
