@@ -441,6 +441,7 @@ impl Skills {
         }
         out.diagnostics
             .extend(crate::source::unexportable_at(name, located));
+        out.diagnostics.extend(misleading_name(name, located));
         let orphan = files_without_skill(name, located);
         let mut failed = orphan.is_some();
         out.diagnostics.extend(orphan);
@@ -641,8 +642,98 @@ fn lookalikes(catalog: &[(String, Vec<Located>)]) -> Vec<Diagnostic> {
             }
         }
     }
+    out.extend(confusables(catalog, &groups));
     out.sort_by(|a, b| a.file.cmp(&b.file));
     out
+}
+
+/// Skill names that read the same but are not equal after NFC and case
+/// folding (those are [`lookalikes`]): equal under the confusable skeleton
+/// of UTS #39 (`pdf-tables`, `pdf-tаbles` with a Cyrillic а, `pdf‐tables`
+/// with U+2010). One warning per name, on its first file, naming another
+/// and that one's first file. `folded` is the NFC and case-folding groups,
+/// by key.
+fn confusables(
+    catalog: &[(String, Vec<Located>)],
+    folded: &std::collections::HashMap<String, Vec<usize>>,
+) -> Vec<Diagnostic> {
+    // Each name's NFC and case-folding group, to leave out the pairs that
+    // warning already names.
+    let mut fold_of = vec![0usize; catalog.len()];
+    for (g, members) in folded.values().enumerate() {
+        for &i in members {
+            fold_of[i] = g;
+        }
+    }
+    let mut groups: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for (i, (name, _)) in catalog.iter().enumerate() {
+        groups
+            .entry(crate::layer::skeleton(name))
+            .or_default()
+            .push(i);
+    }
+    let mut out = Vec::new();
+    for members in groups.values().filter(|m| m.len() > 1) {
+        for &i in members {
+            let Some(&other) = members.iter().find(|&&j| fold_of[j] != fold_of[i]) else {
+                continue;
+            };
+            let (name, located) = &catalog[i];
+            let (Some(first), Some(other_first)) = (located.first(), catalog[other].1.first())
+            else {
+                continue;
+            };
+            out.push(
+                Diagnostic::warning(
+                    Some(&first.path),
+                    DiagnosticKind::ConfusableNames {
+                        name: crate::layer::shown(name).into_owned(),
+                        other: crate::layer::shown(&catalog[other].0).into_owned(),
+                        other_file: crate::text::path(&other_first.path),
+                    },
+                )
+                .in_layer(first.layer),
+            );
+        }
+    }
+    out
+}
+
+/// Names that hold white space or a dash other than `-` (`trail `,
+/// `pdf‐tables`): a warning per kind, on the skill's first file.
+fn misleading_name(name: &str, located: &[Located]) -> Vec<Diagnostic> {
+    use crate::layer::Misleading;
+    let Some(first) = located.first() else {
+        return Vec::new();
+    };
+    crate::layer::misleading(name)
+        .into_iter()
+        .map(|(kind, chars)| {
+            let chars: Vec<String> = chars
+                .iter()
+                .map(|c| format!("U+{:04X}", *c as u32))
+                .collect();
+            let chars = crate::text::list(chars.iter().map(String::as_str), false);
+            let problem = match kind {
+                Misleading::WhiteSpace => format!(
+                    "white space ({chars}): it reads as another name, and a mention of the skill \
+                     ends at it; rename the skill without it"
+                ),
+                Misleading::OtherDash => format!(
+                    "a dash other than the hyphen-minus '-' ({chars}): it reads as a name with \
+                     '-'; rename the skill with '-'"
+                ),
+            };
+            Diagnostic::warning(
+                Some(&first.path),
+                DiagnosticKind::MisleadingName {
+                    name: crate::layer::shown(name).into_owned(),
+                    problem,
+                },
+            )
+            .in_layer(first.layer)
+        })
+        .collect()
 }
 
 /// Deletes (`$patch: delete`) that found nothing to delete: a warning at

@@ -399,6 +399,33 @@ pub enum DiagnosticKind {
         /// The other name.
         other: String,
     },
+    /// Two skill names that differ but read the same: equal under the
+    /// confusable skeleton of Unicode Technical Standard #39 (`pdf-tables`
+    /// and `pdf-tаbles`, with a Cyrillic а).
+    #[error(
+        "skill name '{name}' reads as '{other}' ({other_file}): the two are the same under \
+         Unicode's confusable skeleton (UTS #39), and an override under one name does not apply \
+         to the other; rename one"
+    )]
+    ConfusableNames {
+        /// This file's skill name, as `list` shows it (escaped, its
+        /// misleading characters as code points).
+        name: String,
+        /// The other name, shown the same way.
+        other: String,
+        /// The other name's first file (escaped).
+        other_file: String,
+    },
+    /// A skill name holding white space, or a dash other than the
+    /// hyphen-minus U+002D, which read as a name without them.
+    #[error("skill name '{name}' holds {problem}")]
+    MisleadingName {
+        /// The name, as `list` shows it.
+        name: String,
+        /// What it holds, the characters as code points (`U+2010`), and
+        /// what to do.
+        problem: String,
+    },
     /// An entry naming a file of the skill that no layer provides.
     #[error(
         "'{field}' names {}, which no layer provides",

@@ -25,6 +25,7 @@ mod it {
     mod hostile_write;
     mod json;
     mod layout;
+    mod lookalike_names;
     mod ownership;
     mod places;
     mod precedence;
