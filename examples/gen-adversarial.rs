@@ -1,6 +1,8 @@
 //! Deterministic adversarial inputs for `benches/adversarial`: the worst
 //! cases found for "no quadratic or unbounded work", each within the default
-//! 4 MiB fragment cap.
+//! 4 MiB fragment cap but `translated-big`, twice it: a skill's files may
+//! add up to 64 MiB, and that one must be refused by the cap before it is
+//! read.
 //!
 //! ```sh
 //! cargo run --release --example gen-adversarial -- DIR [CASE ...]
