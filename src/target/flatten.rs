@@ -13,6 +13,7 @@
 //! come from the targets that flatten them.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use serde_json::{Map, Value};
 
@@ -55,109 +56,129 @@ pub(crate) fn may_collide(merged: &Merged<'_>) -> bool {
     }
 }
 
-/// One key of the flattened field: its path below the field, and the layer
-/// and JSON pointer it was written at, when the merge recorded them.
-struct Leaf<'m> {
-    path: Vec<&'m str>,
-    at: Option<(Layer, String)>,
+/// Where a leaf of the flattened field was written: the origin (layer and
+/// JSON pointer) of the value that holds it, when the merge recorded one,
+/// and how many keys of its path lie below that value's pointer (a mapping
+/// one layer wrote whole, under a key with a rule of its own).
+#[derive(Clone, Copy)]
+struct At<'m> {
+    origin: Option<(Layer, &'m str)>,
+    below: usize,
 }
 
-/// Every leaf of `merged` as the `string-map` rendering sees it: a value
-/// that is not a non-empty mapping.
-fn leaves<'m>(merged: &'m Merged<'_>, path: &mut Vec<&'m str>, out: &mut Vec<Leaf<'m>>) {
+/// Calls `f` with every leaf of `merged` as the `string-map` rendering sees
+/// it (a value that is not a non-empty mapping): its path below the field,
+/// and where it was written. Nothing is allocated but `path`'s growth.
+fn visit<'m>(
+    merged: &'m Merged<'_>,
+    path: &mut Vec<&'m str>,
+    f: &mut dyn FnMut(&[&'m str], At<'m>),
+) {
     match merged {
         Merged::Deep(tree) => {
             for (k, m) in tree {
                 path.push(k);
                 match m {
-                    Merged::Deep(t) if !t.is_empty() => leaves(m, path, out),
+                    Merged::Deep(t) if !t.is_empty() => visit(m, path, f),
                     Merged::Override(s) => {
-                        let at = s.origin.as_ref().map(|o| (o.layer, o.pointer.clone()));
+                        let origin = s.origin.as_ref().map(|o| (o.layer, o.pointer.as_str()));
                         match &*s.value {
-                            Value::Object(o) if !o.is_empty() => value_leaves(o, at, path, out),
-                            _ => out.push(Leaf {
-                                path: path.clone(),
-                                at,
-                            }),
+                            Value::Object(o) if !o.is_empty() => visit_value(o, origin, 0, path, f),
+                            _ => f(path, At { origin, below: 0 }),
                         }
                     }
-                    other => out.push(Leaf {
-                        path: path.clone(),
-                        at: first_origin(other),
-                    }),
+                    other => f(
+                        path,
+                        At {
+                            origin: first_origin(other),
+                            below: 0,
+                        },
+                    ),
                 }
                 path.pop();
             }
         }
         Merged::Override(s) => {
             if let Value::Object(o) = &*s.value {
-                let at = s.origin.as_ref().map(|o| (o.layer, o.pointer.clone()));
-                value_leaves(o, at, path, out);
+                let origin = s.origin.as_ref().map(|o| (o.layer, o.pointer.as_str()));
+                visit_value(o, origin, 0, path, f);
             }
         }
         _ => {}
     }
 }
 
-/// [`leaves`] of a mapping one layer wrote whole, at `at`.
-fn value_leaves<'m>(
+/// [`visit`] of a mapping one layer wrote whole, `below` keys below the
+/// pointer of `origin`.
+fn visit_value<'m>(
     m: &'m Map<String, Value>,
-    at: Option<(Layer, String)>,
+    origin: Option<(Layer, &'m str)>,
+    below: usize,
     path: &mut Vec<&'m str>,
-    out: &mut Vec<Leaf<'m>>,
+    f: &mut dyn FnMut(&[&'m str], At<'m>),
 ) {
     for (k, v) in m {
         path.push(k);
-        let here = at
-            .as_ref()
-            .map(|(l, p)| (*l, format!("{p}/{}", escape_pointer(k))));
         match v {
-            Value::Object(inner) if !inner.is_empty() => value_leaves(inner, here, path, out),
-            _ => out.push(Leaf {
-                path: path.clone(),
-                at: here,
-            }),
+            Value::Object(inner) if !inner.is_empty() => {
+                visit_value(inner, origin, below + 1, path, f);
+            }
+            _ => f(
+                path,
+                At {
+                    origin,
+                    below: below + 1,
+                },
+            ),
         }
         path.pop();
     }
 }
 
 /// The origin of the first value inside `m` (an APPEND or KEYED value
-/// under its own rule): where the key it sits under was written.
-fn first_origin(m: &Merged<'_>) -> Option<(Layer, String)> {
-    let o = match m {
-        Merged::Override(s) => s.origin.as_ref(),
-        Merged::Append(items) => items.first().and_then(|s| s.origin.as_ref()),
-        Merged::Keyed(entries) => entries.first().and_then(|e| e.item.origin.as_ref()),
-        Merged::Deep(_) => None,
-    }?;
-    // The key's own pointer: the value's, less the item's index.
-    let pointer = match m {
-        Merged::Override(_) => o.pointer.clone(),
-        _ => o
-            .pointer
-            .rsplit_once('/')
-            .map_or_else(|| o.pointer.clone(), |(p, _)| p.to_owned()),
+/// under its own rule), pointing at the key it sits under.
+fn first_origin<'m>(m: &'m Merged<'_>) -> Option<(Layer, &'m str)> {
+    let (o, item) = match m {
+        Merged::Override(s) => (s.origin.as_ref()?, false),
+        Merged::Append(items) => (items.first()?.origin.as_ref()?, true),
+        Merged::Keyed(entries) => (entries.first()?.item.origin.as_ref()?, true),
+        Merged::Deep(_) => return None,
+    };
+    // An item's pointer, less its index, is its list's.
+    let pointer = match o.pointer.rsplit_once('/') {
+        Some((list, _)) if item => list,
+        _ => o.pointer.as_str(),
     };
     Some((o.layer, pointer))
 }
 
-/// The key `path` as the string-map rendering writes it: the keys joined
-/// with `.` (an empty key adds no dot at the start).
-fn flat(path: &[&str]) -> String {
-    let mut out = String::new();
+/// Writes the key `path` as the string-map rendering writes it into `out`:
+/// the keys joined with `.` (an empty key adds no dot at the start).
+fn flat_into(path: &[&str], out: &mut String) {
+    out.clear();
     for k in path {
         if !out.is_empty() {
             out.push('.');
         }
         out.push_str(k);
     }
-    out
+}
+
+/// A leaf whose dotted key another leaf may share: its path and where it
+/// was written.
+struct Leaf<'m> {
+    path: Vec<&'m str>,
+    at: At<'m>,
 }
 
 /// The problems of field `field` (merged from `fragments`) for the
 /// targets `by` that flatten it: for each two keys written as one, a
 /// diagnostic of `severity` at each key naming the other.
+///
+/// Two passes over the leaves, so that a field of many keys and no
+/// collision costs a hash per key: the first hashes every dotted key,
+/// the second keeps, and compares in full, only the keys whose hash
+/// another key has.
 pub(crate) fn problems(
     field: &FieldMerge<'_>,
     fragments: &[Fragment],
@@ -167,32 +188,61 @@ pub(crate) fn problems(
     if !may_collide(&field.merged) {
         return Vec::new();
     }
-    let mut all = Vec::new();
-    leaves(&field.merged, &mut Vec::new(), &mut all);
-    let mut first: HashMap<String, usize> = HashMap::with_capacity(all.len());
+    let hasher = std::hash::RandomState::new();
+    let mut buf = String::new();
+    let mut hashes = Vec::new();
+    visit(&field.merged, &mut Vec::new(), &mut |path, _| {
+        flat_into(path, &mut buf);
+        hashes.push(hasher.hash_one(buf.as_str()));
+    });
+    hashes.sort_unstable();
+    let mut shared: Vec<u64> = hashes
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    drop(hashes);
+    shared.dedup();
+    if shared.is_empty() {
+        return Vec::new();
+    }
+    let mut kept: Vec<Leaf<'_>> = Vec::new();
+    let mut first: HashMap<String, usize> = HashMap::new();
     let mut pairs = Vec::new();
-    for (i, leaf) in all.iter().enumerate() {
-        match first.entry(flat(&leaf.path)) {
+    visit(&field.merged, &mut Vec::new(), &mut |path, at| {
+        if pairs.len() >= MAX_COLLISIONS {
+            return;
+        }
+        flat_into(path, &mut buf);
+        if shared
+            .binary_search(&hasher.hash_one(buf.as_str()))
+            .is_err()
+        {
+            return;
+        }
+        kept.push(Leaf {
+            path: path.to_vec(),
+            at,
+        });
+        let i = kept.len() - 1;
+        match first.entry(buf.clone()) {
             std::collections::hash_map::Entry::Vacant(e) => {
                 e.insert(i);
             }
             std::collections::hash_map::Entry::Occupied(e) => {
                 pairs.push((*e.get(), i, e.key().clone()));
-                if pairs.len() >= MAX_COLLISIONS {
-                    break;
-                }
             }
         }
-    }
+    });
     let mut out = Vec::with_capacity(2 * pairs.len());
     for (a, b, key) in pairs {
         let (da, db) = (
-            located(field.name, &all[a], fragments, severity),
-            located(field.name, &all[b], fragments, severity),
+            located(field.name, &kept[a], fragments, severity),
+            located(field.name, &kept[b], fragments, severity),
         );
         for (mut d, this, other, other_at) in [
-            (da.clone(), &all[a], &all[b], db.location()),
-            (db, &all[b], &all[a], da.location()),
+            (da.clone(), &kept[a], &kept[b], db.location()),
+            (db, &kept[b], &kept[a], da.location()),
         ] {
             d.kind = DiagnosticKind::FlattenedKeys {
                 targets: by.to_owned(),
@@ -211,8 +261,15 @@ pub(crate) fn problems(
 /// A diagnostic (its message set later) at the key of `leaf`: where the
 /// merge says it was written, or else in the highest layer that has it.
 fn located(field: &str, leaf: &Leaf<'_>, fragments: &[Fragment], severity: Severity) -> Diagnostic {
-    let pointer = match &leaf.at {
-        Some((_, p)) => p.clone(),
+    let pointer = match leaf.at.origin {
+        Some((_, p)) => {
+            let mut p = p.to_owned();
+            for k in &leaf.path[leaf.path.len() - leaf.at.below..] {
+                p.push('/');
+                p.push_str(&escape_pointer(k));
+            }
+            p
+        }
         None => {
             let mut p = crate::merge::field_pointer(field);
             for k in &leaf.path {
@@ -222,8 +279,8 @@ fn located(field: &str, leaf: &Leaf<'_>, fragments: &[Fragment], severity: Sever
             p
         }
     };
-    let fragment = match &leaf.at {
-        Some((layer, _)) => fragments.iter().find(|f| f.layer == *layer),
+    let fragment = match leaf.at.origin {
+        Some((layer, _)) => fragments.iter().find(|f| f.layer == layer),
         None => fragments
             .iter()
             .rev()

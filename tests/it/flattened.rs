@@ -342,3 +342,44 @@ fn an_empty_key_collides_with_the_key_below_it() {
         "{run:#?}"
     );
 }
+
+/// Many dotted keys: only the two that collide are named, and a field
+/// of many collisions names at most 25 pairs (50 errors).
+#[test]
+fn collisions_among_many_dotted_keys_are_found_and_capped() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "s/SKILL.md", "---\ndescription: d\n---\n\nBody.\n");
+    let mut text = String::from("metadata:\n");
+    for i in 0..2000 {
+        text.push_str(&format!("  k.{i}: v\n"));
+    }
+    text.push_str("  k:\n    '1999': w\n");
+    sb.write("team", "s.yaml", &text);
+    let run = sb.run(&["validate", "--target", "codex"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .collect();
+    assert_eq!(errors.len(), 2, "{run:#?}");
+    assert!(
+        errors[0].starts_with("[ROOT]/layers/team/s.yaml:2003:5: error: codex: 'metadata' key 'k' > '1999' and key 'k.1999' at [ROOT]/layers/team/s.yaml:2001:3"),
+        "{run:#?}"
+    );
+
+    let mut text = String::from("metadata:\n  k:\n");
+    for i in 0..100 {
+        text.push_str(&format!("    '{i}': v\n"));
+    }
+    for i in 0..100 {
+        text.push_str(&format!("  k.{i}: w\n"));
+    }
+    sb.write("team", "s.yaml", &text);
+    let run = sb.run(&["validate", "--target", "codex"]);
+    assert!(
+        run.stdout
+            .ends_with("50 error(s), 0 warning(s) in 2 file(s)\n"),
+        "{run:#?}"
+    );
+}
