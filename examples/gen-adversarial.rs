@@ -1,6 +1,8 @@
 //! Deterministic adversarial inputs for `benches/adversarial`: the worst
 //! cases found for "no quadratic or unbounded work", each within the default
-//! 4 MiB fragment cap.
+//! 4 MiB fragment cap but `translated-big`, twice it: a skill's files may
+//! add up to 64 MiB, and that one must be refused by the cap before it is
+//! read.
 //!
 //! ```sh
 //! cargo run --release --example gen-adversarial -- DIR [CASE ...]
@@ -43,6 +45,9 @@
 //!
 //! The record cases fill `RECORD_BYTES` bytes (an environment variable;
 //! default the record cap, 64 MiB), to measure a build with another cap.
+//! | `translated-big` | a team `agents/openai.yaml` (a file Codex's target merges `disable-model-invocation` into) of 8 MiB of one-entry mappings: twice the cap |
+//! | `translated-maps` | the same file within the cap: ~524k one-entry mappings (refused past one per 32 bytes of the cap) |
+//! | `dotted-keys` | as many `metadata` keys holding a dot (`k.0: v`) as fit in 4 MiB (~307k), none colliding when flattened (a known miss: `explain`) |
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -77,11 +82,13 @@ pub const CASES: &[&str] = &[
     "deep-deletes",
     "record-skills",
     "record-files",
+    "translated-big",
+    "translated-maps",
 ];
 
 /// Cases the targets are known to miss, not written unless named (see
 /// `benches/README.md`, "Adversarial inputs").
-pub const KNOWN_MISSES: &[&str] = &[];
+pub const KNOWN_MISSES: &[&str] = &["dotted-keys"];
 
 /// The most sections and changes a value merged by section may be merged
 /// from under the default cap (one per 32 bytes of it).
@@ -299,6 +306,46 @@ fn case(name: &str, dir: &Path) -> std::io::Result<String> {
                 dir.join("manifests/.bernstein-skills.json"),
                 text,
                 format!("a record listing {n} files"),
+            )
+        }
+        "translated-big" | "translated-maps" => {
+            // A skill that asks not to be invoked implicitly, which Codex
+            // reads from agents/openai.yaml: export merges the setting into
+            // the file a layer provides there, so it parses that file.
+            write(
+                &base.join("s/SKILL.md"),
+                "---\nname: s\ndescription: d\ndisable-model-invocation: true\n---\nbody\n",
+            )?;
+            let head = "interface:\n  maps: [";
+            let size = if name == "translated-big" {
+                2 * CAP
+            } else {
+                CAP
+            };
+            let n = (size - head.len() - 2) / 8;
+            let mut text = String::with_capacity(size);
+            text.push_str(head);
+            for i in 0..n {
+                text.push_str(if i == 0 { "{a: 1}" } else { ", {a: 1}" });
+            }
+            text.push_str("]\n");
+            (
+                layers.join("team/s/agents/openai.yaml"),
+                text,
+                format!("agents/openai.yaml with {n} one-entry mappings"),
+            )
+        }
+        "dotted-keys" => {
+            // Every key may collide with another when the field is
+            // flattened, so each is looked at (none does).
+            let head = "description: d\nmetadata:\n";
+            let (keys, n) = fill(head.len(), |i, s| {
+                let _ = writeln!(s, "  k.{i}: v");
+            });
+            (
+                base.join("s.yaml"),
+                format!("{head}{keys}"),
+                format!("{n} metadata keys holding a dot"),
             )
         }
         "long-key" => {

@@ -26,6 +26,11 @@ pub struct Skills {
     /// The files other targets write, which `check` judges a skill's files
     /// against ([`Skills::with_file_targets`]).
     file_targets: Vec<Generated>,
+    /// Where the targets are, for the warnings about every target
+    /// ([`Skills::with_target_search`]), and those targets, loaded on
+    /// first use.
+    target_search: Option<crate::target::TargetSearch>,
+    known_targets: OnceLock<Vec<crate::target::Target>>,
 }
 
 impl Skills {
@@ -44,7 +49,66 @@ impl Skills {
             file_limits: FileLimits::default(),
             targets: Vec::new(),
             file_targets: Vec::new(),
+            target_search: None,
+            known_targets: OnceLock::new(),
         }
+    }
+
+    /// Where the targets are: without targets to judge for
+    /// ([`Skills::with_targets`]), [`Skills::check`] warns about what any
+    /// of them would refuse of a skill's keys (two keys a target that
+    /// flattens their field writes as one), and so does
+    /// [`Skills::flatten_warnings`]. The targets are read only when a
+    /// skill has such keys.
+    pub fn with_target_search(mut self, search: crate::target::TargetSearch) -> Skills {
+        self.target_search = Some(search);
+        self
+    }
+
+    /// Every target of the target search, read on first use; one that does
+    /// not load is left out here (naming it with `--target` says why).
+    fn known_targets(&self) -> &[crate::target::Target] {
+        self.known_targets.get_or_init(|| {
+            let Some(search) = &self.target_search else {
+                return Vec::new();
+            };
+            search
+                .names()
+                .iter()
+                .filter_map(|n| search.find(n).ok())
+                .collect()
+        })
+    }
+
+    /// Warnings about the keys of `effective` (merged from `fragments`)
+    /// that a known target flattening their field would write as one key
+    /// ([`Skills::with_target_search`]), each at both keys.
+    pub fn flatten_warnings(
+        &self,
+        effective: &Effective,
+        fragments: &[Fragment],
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for field in &effective.fields {
+            if !crate::target::may_collide(&field.merged) {
+                continue;
+            }
+            let by: Vec<&str> = self
+                .known_targets()
+                .iter()
+                .filter(|t| t.flattens(field.name))
+                .map(|t| t.name.as_str())
+                .collect();
+            if !by.is_empty() {
+                out.extend(crate::target::flatten_problems(
+                    field,
+                    fragments,
+                    &by.join(", "),
+                    crate::error::Severity::Warning,
+                ));
+            }
+        }
+        out
     }
 
     /// Judges the files of every skill [`Skills::check`] checks against
@@ -98,6 +162,12 @@ impl Skills {
     /// The spec.
     pub fn spec(&self) -> &MergeSpec {
         &self.spec
+    }
+
+    /// The fragment size cap, which every file the tool parses from a
+    /// layer is held to.
+    pub(crate) fn max_fragment_bytes(&self) -> u64 {
+        self.options.max_bytes
     }
 
     /// The largest committed manifest read (by `export --check` and when
@@ -402,6 +472,7 @@ impl Skills {
         }
         out.diagnostics
             .extend(crate::source::unexportable_at(name, located));
+        out.diagnostics.extend(misleading_name(name, located));
         let orphan = files_without_skill(name, located);
         let mut failed = orphan.is_some();
         out.diagnostics.extend(orphan);
@@ -460,11 +531,15 @@ impl Skills {
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, &effective, &fragments,
             ));
-            if !self.targets.is_empty() {
+            if self.targets.is_empty() {
+                out.diagnostics
+                    .extend(self.flatten_warnings(&effective, &fragments));
+            } else {
                 let values = match effective.to_value() {
                     serde_json::Value::Object(m) => m,
                     _ => serde_json::Map::new(),
                 };
+                let mut translated: Vec<&str> = Vec::new();
                 for t in &self.targets {
                     out.diagnostics.extend(t.check_values(
                         &self.spec,
@@ -473,9 +548,22 @@ impl Skills {
                         &fragments,
                         crate::error::Severity::Error,
                     ));
-                    if let Ok(files) = &files {
-                        out.diagnostics
-                            .extend(self.translated_files(t, &values, files));
+                    for rel in t.translated_files(&self.spec, &values) {
+                        if !translated.contains(&rel) {
+                            translated.push(rel);
+                        }
+                    }
+                }
+                // A layer's file a translation merges into is parsed by
+                // export: its problems are export's, so they are found here.
+                if let Ok(files) = &files {
+                    for f in files
+                        .iter()
+                        .filter(|f| translated.contains(&f.rel.as_str()))
+                    {
+                        if let Err(d) = crate::target::read_translated(f, self.options.max_bytes) {
+                            out.diagnostics.push(d);
+                        }
                     }
                 }
             }
@@ -483,45 +571,6 @@ impl Skills {
                 out.diagnostics
                     .extend(self.missing_files(&effective, &fragments, files));
             }
-        }
-        out
-    }
-
-    /// A skill's own files at the path of a file `target` translates a
-    /// field of this skill into that are not YAML mappings (or cannot be
-    /// read within the fragment cap): export would have to add the
-    /// target's settings to them, and cannot. An error at the file.
-    fn translated_files(
-        &self,
-        target: &crate::target::Target,
-        values: &serde_json::Map<String, serde_json::Value>,
-        files: &[SkillFile],
-    ) -> Vec<Diagnostic> {
-        use crate::source::confine::{Refusal, read_in_root};
-        let mut out = Vec::new();
-        for (rel, _) in target.render(&self.spec, values).files {
-            let Some(f) = files.iter().find(|f| f.rel == rel) else {
-                continue;
-            };
-            let (path, layer) = (&f.source.path, f.source.layer);
-            let kind = match read_in_root(&f.root, path, self.options.max_bytes) {
-                Err(Refusal::TooLarge { size, limit }) => DiagnosticKind::TooLarge { size, limit },
-                Err(r) => DiagnosticKind::Refused {
-                    reason: r.describe(path, &layer.to_string()),
-                },
-                Ok(bytes) => {
-                    let parsed = String::from_utf8(bytes)
-                        .ok()
-                        .and_then(|text| crate::fragment::parse_yaml(&text).ok().flatten());
-                    if parsed.is_some_and(|v| v.is_object()) {
-                        continue;
-                    }
-                    DiagnosticKind::NotAMappingForTarget {
-                        target: crate::text::excerpt(&target.name, crate::text::EXCERPT_CHARS),
-                    }
-                }
-            };
-            out.push(Diagnostic::error(Some(path), kind).in_layer(layer));
         }
         out
     }
@@ -636,8 +685,98 @@ fn lookalikes(catalog: &[(String, Vec<Located>)]) -> Vec<Diagnostic> {
             }
         }
     }
+    out.extend(confusables(catalog, &groups));
     out.sort_by(|a, b| a.file.cmp(&b.file));
     out
+}
+
+/// Skill names that read the same but are not equal after NFC and case
+/// folding (those are [`lookalikes`]): equal under the confusable skeleton
+/// of UTS #39 (`pdf-tables`, `pdf-tаbles` with a Cyrillic а, `pdf‐tables`
+/// with U+2010). One warning per name, on its first file, naming another
+/// and that one's first file. `folded` is the NFC and case-folding groups,
+/// by key.
+fn confusables(
+    catalog: &[(String, Vec<Located>)],
+    folded: &std::collections::HashMap<String, Vec<usize>>,
+) -> Vec<Diagnostic> {
+    // Each name's NFC and case-folding group, to leave out the pairs that
+    // warning already names.
+    let mut fold_of = vec![0usize; catalog.len()];
+    for (g, members) in folded.values().enumerate() {
+        for &i in members {
+            fold_of[i] = g;
+        }
+    }
+    let mut groups: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for (i, (name, _)) in catalog.iter().enumerate() {
+        groups
+            .entry(crate::layer::skeleton(name))
+            .or_default()
+            .push(i);
+    }
+    let mut out = Vec::new();
+    for members in groups.values().filter(|m| m.len() > 1) {
+        for &i in members {
+            let Some(&other) = members.iter().find(|&&j| fold_of[j] != fold_of[i]) else {
+                continue;
+            };
+            let (name, located) = &catalog[i];
+            let (Some(first), Some(other_first)) = (located.first(), catalog[other].1.first())
+            else {
+                continue;
+            };
+            out.push(
+                Diagnostic::warning(
+                    Some(&first.path),
+                    DiagnosticKind::ConfusableNames {
+                        name: crate::layer::shown(name).into_owned(),
+                        other: crate::layer::shown(&catalog[other].0).into_owned(),
+                        other_file: crate::text::path(&other_first.path),
+                    },
+                )
+                .in_layer(first.layer),
+            );
+        }
+    }
+    out
+}
+
+/// Names that hold white space or a dash other than `-` (`trail `,
+/// `pdf‐tables`): a warning per kind, on the skill's first file.
+fn misleading_name(name: &str, located: &[Located]) -> Vec<Diagnostic> {
+    use crate::layer::Misleading;
+    let Some(first) = located.first() else {
+        return Vec::new();
+    };
+    crate::layer::misleading(name)
+        .into_iter()
+        .map(|(kind, chars)| {
+            let chars: Vec<String> = chars
+                .iter()
+                .map(|c| format!("U+{:04X}", *c as u32))
+                .collect();
+            let chars = crate::text::list(chars.iter().map(String::as_str), false);
+            let problem = match kind {
+                Misleading::WhiteSpace => format!(
+                    "white space ({chars}): it reads as another name, and a mention of the skill \
+                     ends at it; rename the skill without it"
+                ),
+                Misleading::OtherDash => format!(
+                    "a dash other than the hyphen-minus '-' ({chars}): it reads as a name with \
+                     '-'; rename the skill with '-'"
+                ),
+            };
+            Diagnostic::warning(
+                Some(&first.path),
+                DiagnosticKind::MisleadingName {
+                    name: crate::layer::shown(name).into_owned(),
+                    problem,
+                },
+            )
+            .in_layer(first.layer)
+        })
+        .collect()
 }
 
 /// Deletes (`$patch: delete`) that found nothing to delete: a warning at

@@ -241,6 +241,29 @@ pub enum DiagnosticKind {
         /// What is wrong, in words.
         problem: String,
     },
+    /// Two keys of a field that targets flatten into dotted keys (`render:
+    /// string-map`) that are written as the same dotted key: the flattened
+    /// file holds one of them, whichever was written last, whatever the
+    /// layers' precedence.
+    #[error(
+        "{targets}: '{field}' key {key} and key {other} at {other_at} are both written as \
+         '{flat}' when '{field}' is flattened to dotted keys, so one would replace the other \
+         whatever the layers' order; write the key one way (nested, or dotted) in every layer"
+    )]
+    FlattenedKeys {
+        /// The targets that flatten the field, `, `-separated.
+        targets: String,
+        /// The field (escaped).
+        field: String,
+        /// This key's path below the field, each key quoted (escaped).
+        key: String,
+        /// The other key's path below the field (escaped).
+        other: String,
+        /// Where the other key is written: `path:line:col`.
+        other_at: String,
+        /// The dotted key both are written as (escaped).
+        flat: String,
+    },
     /// A file of a skill under a directory whose files the spec lets only
     /// some layers provide (`files:`, or an owned field that names files).
     #[error(
@@ -376,6 +399,33 @@ pub enum DiagnosticKind {
         /// The other name.
         other: String,
     },
+    /// Two skill names that differ but read the same: equal under the
+    /// confusable skeleton of Unicode Technical Standard #39 (`pdf-tables`
+    /// and `pdf-tаbles`, with a Cyrillic а).
+    #[error(
+        "skill name '{name}' reads as '{other}' ({other_file}): the two are the same under \
+         Unicode's confusable skeleton (UTS #39), and an override under one name does not apply \
+         to the other; rename one"
+    )]
+    ConfusableNames {
+        /// This file's skill name, as `list` shows it (escaped, its
+        /// misleading characters as code points).
+        name: String,
+        /// The other name, shown the same way.
+        other: String,
+        /// The other name's first file (escaped).
+        other_file: String,
+    },
+    /// A skill name holding white space, or a dash other than the
+    /// hyphen-minus U+002D, which read as a name without them.
+    #[error("skill name '{name}' holds {problem}")]
+    MisleadingName {
+        /// The name, as `list` shows it.
+        name: String,
+        /// What it holds, the characters as code points (`U+2010`), and
+        /// what to do.
+        problem: String,
+    },
     /// An entry naming a file of the skill that no layer provides.
     #[error(
         "'{field}' names {}, which no layer provides",
@@ -433,13 +483,6 @@ pub enum DiagnosticKind {
         other: String,
         /// Equal only when case is ignored.
         case_only: bool,
-    },
-    /// A file of the skill at the path of a target's translated file that
-    /// is not a YAML mapping: the target's settings cannot be added to it.
-    #[error("not a YAML mapping, so the {target} target's settings cannot be added to it")]
-    NotAMappingForTarget {
-        /// The target's name (escaped).
-        target: String,
     },
     /// A directive (`$patch`) where it means nothing, or misspelled.
     #[error("'{path}': {message}")]

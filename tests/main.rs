@@ -15,6 +15,7 @@ mod it {
     mod export_owned;
     mod export_safety;
     mod export_skill;
+    mod flattened;
     mod forms;
     mod frontmatter;
     mod hardening;
@@ -26,6 +27,7 @@ mod it {
     mod hostile_write;
     pub mod json;
     mod layout;
+    mod lookalike_names;
     mod ownership;
     mod places;
     mod precedence;
@@ -41,6 +43,7 @@ mod it {
     mod standalone;
     mod targets;
     mod terminal;
+    mod translated;
     mod trust;
     mod validate;
     mod xdg;

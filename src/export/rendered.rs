@@ -7,7 +7,6 @@ use crate::engine::Skills;
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::output::render;
 use crate::source::Located;
-use crate::text::{EXCERPT_CHARS, excerpt};
 
 impl Skills {
     /// The effective skill's manifest: the `show` JSON.
@@ -102,6 +101,11 @@ impl Skills {
                     format!("{name}/SKILL.md"),
                     skill_md.into_bytes(),
                 )];
+                // A layer's file where a translation writes: parsed, as a
+                // fragment is, and merged with the translation below;
+                // never copied as it is.
+                let mut given: Vec<(String, serde_json::Map<String, serde_json::Value>)> =
+                    Vec::new();
                 for f in files {
                     let refused = |reason: String| {
                         Error::from(
@@ -118,6 +122,11 @@ impl Skills {
                         return Err(refused(format!(
                             "cannot be exported: its path inside the skill has {why}"
                         )));
+                    }
+                    if translated.iter().any(|(t, _)| *t == f.rel) {
+                        let fields = crate::target::read_translated(&f, self.max_fragment_bytes())?;
+                        given.push((f.rel.clone(), fields));
+                        continue;
                     }
                     // Copied as bytes, never parsed; confined like every read.
                     let bytes = crate::source::confine::read_in_root(
@@ -137,36 +146,18 @@ impl Skills {
                 // A target's translations: written as YAML files of the
                 // skill, merged into a file of that name a layer provides.
                 for (rel, doc) in translated {
-                    let rel = format!("{name}/{rel}");
                     let mut doc = doc;
-                    if let Some(i) = out.iter().position(|o| o.rel == rel) {
-                        let given = String::from_utf8(out[i].bytes.clone()).ok();
-                        let parsed = given
-                            .as_deref()
-                            .map(crate::fragment::parse_yaml)
-                            .and_then(Result::ok)
-                            .flatten();
-                        let Some(mut base) = parsed.filter(serde_json::Value::is_object) else {
-                            return Err(Error::Refused {
-                                path: None,
-                                message: format!(
-                                    "skill '{}': {} is not a YAML mapping, so the target's \
-                                     settings cannot be added to it",
-                                    excerpt(name, EXCERPT_CHARS),
-                                    excerpt(&rel, EXCERPT_CHARS)
-                                ),
-                            });
-                        };
-                        deep_merge(&mut base, std::mem::take(&mut doc));
+                    if let Some(i) = given.iter().position(|(g, _)| *g == rel) {
+                        let mut base = serde_json::Value::Object(given.swap_remove(i).1);
+                        deep_merge(&mut base, doc);
                         doc = base;
-                        out.remove(i);
                     }
                     let serde_json::Value::Object(m) = &doc else {
                         continue;
                     };
                     let text =
                         crate::output::yaml_out::mapping(m.iter().map(|(k, v)| (k.as_str(), v)));
-                    out.push(OutFile::new(rel, text.into_bytes()));
+                    out.push(OutFile::new(format!("{name}/{rel}"), text.into_bytes()));
                 }
                 Ok(Some(out))
             }

@@ -247,6 +247,14 @@ impl Fragment {
         }
     }
 
+    /// The fields it sets, without the text they were read from.
+    pub(crate) fn into_fields(self) -> Map<String, Value> {
+        match self.value {
+            Value::Object(m) => m,
+            _ => unreachable!("a fragment's value is always an object"),
+        }
+    }
+
     /// The fields as one JSON object (what the schema validates).
     pub fn as_value(&self) -> &Value {
         &self.value
@@ -381,13 +389,31 @@ pub fn parse_yaml(text: &str) -> Result<Option<Value>, (Option<Pos>, DiagnosticK
 /// Why a text did not parse, and where.
 pub(crate) type ParseError = (Option<Pos>, DiagnosticKind);
 
-/// [`parse_yaml`], also giving the keys of the mapping under the root's
-/// `key` in the order the text writes them.
+/// Parses the YAML of a file that is not a fragment (the merge spec, a
+/// target) as a fragment is parsed, under that file's own size cap `cap`:
+/// the same alias budget, and one mapping per 32 bytes of `cap`, refused
+/// with a message naming the limit for `what` ("a merge spec") rather
+/// than `--max-fragment-bytes`, which does not raise it. Also gives the
+/// keys of the mapping under the root's `key` in the order the text
+/// writes them.
 pub(crate) fn parse_yaml_keeping_order(
     text: &str,
     key: &'static str,
+    cap: u64,
+    what: &str,
 ) -> Result<(Option<Value>, Vec<String>), ParseError> {
-    yaml::parse_keeping_order(text, u64::MAX, key)
+    yaml::parse_keeping_order(text, cap, key).map_err(|(pos, kind)| match kind {
+        DiagnosticKind::TooManyMappings { limit, cap } => (
+            pos,
+            DiagnosticKind::Spec {
+                message: format!(
+                    "file holds more than {limit} mappings, one per 32 bytes of the {cap}-byte \
+                     limit for {what}; a mapping costs far more memory than its text"
+                ),
+            },
+        ),
+        kind => (pos, kind),
+    })
 }
 
 /// The position of the node at JSON `pointer` in `text` (of its key when

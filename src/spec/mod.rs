@@ -152,8 +152,9 @@ impl MergeSpec {
 
     /// Checks a spec given as text; `path` is only used in messages.
     pub fn from_str(text: &str, path: &Path) -> Result<MergeSpec> {
-        let (value, order) = fragment::parse_yaml_keeping_order(text, "fields")
-            .map_err(|(pos, kind)| spec_error(path, pos, kind))?;
+        let (value, order) =
+            fragment::parse_yaml_keeping_order(text, "fields", MAX_SPEC_BYTES, "a merge spec")
+                .map_err(|(pos, kind)| spec_error(path, pos, kind))?;
         let value = value.unwrap_or(Value::Object(Default::default()));
         let raw: RawSpec = match RawSpec::deserialize(&value) {
             Ok(raw) => raw,

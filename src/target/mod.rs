@@ -24,6 +24,7 @@
 //! strategies are; every target is a file a person can edit without
 //! recompiling.
 
+mod flatten;
 mod raw;
 mod search;
 mod switch;
@@ -40,6 +41,7 @@ use crate::fragment::{self, Fragment, Syntax};
 use crate::merge::{Effective, Merged};
 use crate::spec::{MergeSpec, RawItemRule, ValueRule};
 use crate::text::{self, EXCERPT_CHARS};
+pub(crate) use flatten::{may_collide, problems as flatten_problems};
 use raw::{Normalizations, RawTarget};
 pub use search::TargetSearch;
 pub(crate) use switch::switch_problems;
@@ -202,9 +204,10 @@ impl Target {
             ])
         };
         let (value, order) =
-            fragment::parse_yaml_keeping_order(text, "fields").map_err(|(pos, kind)| {
-                Error::Invalid(vec![Diagnostic::error(Some(path), kind).at(pos)])
-            })?;
+            fragment::parse_yaml_keeping_order(text, "fields", MAX_TARGET_BYTES, "a target")
+                .map_err(|(pos, kind)| {
+                    Error::Invalid(vec![Diagnostic::error(Some(path), kind).at(pos)])
+                })?;
         let value = value.unwrap_or(Value::Object(Map::new()));
         let raw: RawTarget = RawTarget::deserialize(&value).map_err(|e| {
             // Name the key the parse stopped at, as the schema would.
@@ -441,12 +444,7 @@ impl Target {
     /// values ([`Effective::to_value`]).
     pub(crate) fn render(&self, spec: &MergeSpec, values: &Map<String, Value>) -> Rendered {
         let mut out = Rendered::default();
-        let set = |name: &str| -> Option<&Value> {
-            let v = values.get(name)?;
-            let is_name = spec.name_field.as_deref() == Some(name);
-            let at_default = spec.field(name).is_some_and(|f| v == &f.default);
-            (is_name || !at_default).then_some(v)
-        };
+        let set = |name: &str| set_value(spec, values, name);
         let body = spec.body_field.as_deref();
         for f in &self.fields {
             if Some(f.name.as_str()) == body {
@@ -487,6 +485,29 @@ impl Target {
                 }
             };
             insert_at(doc, &t.key, written);
+        }
+        out
+    }
+
+    /// Does this target flatten field `name` into dotted keys?
+    pub(crate) fn flattens(&self, name: &str) -> bool {
+        self.field(name)
+            .is_some_and(|f| f.render == Render::StringMap)
+    }
+
+    /// The files of the skill directory (relative to it) that this
+    /// target's translations write for the effective skill's `values`:
+    /// those of the translations whose field is set, each once.
+    pub(crate) fn translated_files(
+        &self,
+        spec: &MergeSpec,
+        values: &Map<String, Value>,
+    ) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for t in &self.translate {
+            if set_value(spec, values, &t.field).is_some() && !out.contains(&t.file.as_str()) {
+                out.push(&t.file);
+            }
         }
         out
     }
@@ -549,6 +570,11 @@ impl Target {
                     Severity::Note,
                 ),
             });
+        }
+        for f in self.fields.iter().filter(|f| f.render == Render::StringMap) {
+            if let Some(field) = effective.field(&f.name) {
+                out.extend(flatten::problems(field, fragments, &self.name, severity));
+            }
         }
         let mut check_object = Map::new();
         for f in &self.fields {
@@ -645,6 +671,67 @@ impl Target {
         }
         out
     }
+}
+
+/// The value of field `name` in the effective skill's `values` if a target
+/// writes it: set to something other than the spec's default (the name
+/// field always).
+fn set_value<'v>(
+    spec: &MergeSpec,
+    values: &'v Map<String, Value>,
+    name: &str,
+) -> Option<&'v Value> {
+    let v = values.get(name)?;
+    let is_name = spec.name_field.as_deref() == Some(name);
+    let at_default = spec.field(name).is_some_and(|f| v == &f.default);
+    (is_name || !at_default).then_some(v)
+}
+
+/// The mapping a layer's file of the skill holds where a translation
+/// writes (`agents/openai.yaml`), which the translation's keys are merged
+/// into. It comes from a layer like a fragment, so it is read like one:
+/// refused past the fragment size cap `cap` before it is read, then parsed
+/// by the fragment reader under the same cap (the alias and mapping
+/// budgets, the bound on its values' paths), every error located in that
+/// file. An empty file is an empty mapping.
+pub(crate) fn read_translated(
+    file: &crate::source::files::SkillFile,
+    cap: u64,
+) -> std::result::Result<Map<String, Value>, Diagnostic> {
+    let fail = |pos, kind| {
+        Diagnostic::error(Some(&file.source.path), kind)
+            .in_layer(file.source.layer)
+            .at(pos)
+    };
+    if file.source.size > cap {
+        return Err(fail(
+            None,
+            DiagnosticKind::TooLarge {
+                size: file.source.size,
+                limit: cap,
+            },
+        ));
+    }
+    let text = String::from_utf8(file.read()?).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let before = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+        fail(
+            Some(fragment::offset_to_pos(&before, valid)),
+            DiagnosticKind::InvalidUtf8,
+        )
+    })?;
+    let options = fragment::LoadOptions {
+        max_bytes: cap,
+        ..fragment::LoadOptions::default()
+    };
+    let parsed = Fragment::from_str(
+        text,
+        crate::layer::Form::Yaml,
+        file.source.layer,
+        &file.source.path,
+        &options,
+    )?;
+    Ok(parsed.into_fields())
 }
 
 /// `v` as `how` writes it.

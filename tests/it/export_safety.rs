@@ -229,7 +229,7 @@ fn issue_28_14_a_hidden_file_planted_in_a_managed_skill_keeps_check_red() {
     let check = sb.run(&["export", "--format", "skill", "--check", "out"]);
     assert_eq!(check.code, Some(1), "{check:#?}");
     assert_eq!(
-        check.stdout,
+        check.report(),
         "hand-added: writer (out/writer/)\n    ? .setup.sh\n    ? references/.git/config\n\
          1 skill directory holds files export did not write\n\
          \x20 hand-added: export did not write these files and never deletes them; \
@@ -404,7 +404,10 @@ fn issue_28_5_a_forged_claim_never_makes_prune_delete_a_hand_written_skill() {
 
     let run = sb.run(&["export", "--format", "skill", "--out", "out", "--prune"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    assert_eq!(run.stdout, "0 written, 2 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.report(),
+        "out: 0 written, 2 unchanged, 0 removed, 0 failed\n"
+    );
     assert_eq!(
         run.stderr,
         "warning: out/my-notes/: out/.bernstein-skills.json claims my-notes, but no export on \
@@ -418,7 +421,7 @@ fn issue_28_5_a_forged_claim_never_makes_prune_delete_a_hand_written_skill() {
     assert_eq!(check.code, Some(1), "{check:#?}");
     assert!(
         check
-            .stdout
+            .report()
             .starts_with("removed: my-notes (out/my-notes/ has no skill)\nunconfirmed: my-notes (out/my-notes/)\n    ! SKILL.md\n"),
         "{check:#?}"
     );
@@ -445,14 +448,20 @@ fn issue_28_5_a_forged_claim_never_makes_prune_delete_a_hand_written_skill() {
         "export", "--format", "skill", "--out", "adopted", "--prune", "--adopt", "my-notes",
     ]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    assert_eq!(run.stdout, "0 written, 2 unchanged, 1 removed, 0 failed\n");
+    assert_eq!(
+        run.report(),
+        "adopted: 0 written, 2 unchanged, 1 removed, 0 failed\n"
+    );
     assert!(!adopted.join("my-notes").exists());
     sb.run(&["export", "--format", "skill", "--check", "adopted"])
         .ok();
     // ...and removing it by hand lets --prune drop the claim.
     std::fs::remove_dir_all(out.join("my-notes")).unwrap();
     let run = sb.run(&["export", "--format", "skill", "--out", "out", "--prune"]);
-    assert_eq!(run.ok(), "0 written, 2 unchanged, 1 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "out: 0 written, 2 unchanged, 1 removed, 0 failed\n"
+    );
     sb.run(&["export", "--format", "skill", "--check", "out"])
         .ok();
 }
@@ -484,10 +493,10 @@ fn issue_28_5_a_forged_claim_never_makes_export_overwrite_a_hand_written_skill()
     let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(
-        run.stderr,
+        run.error_report(),
         "error: out/my-notes/: out/.bernstein-skills.json claims it, but no export on this \
          machine wrote it; take it over with --adopt my-notes (or --adopt-all)\n    ! SKILL.md\n\
-         error: 0 written, 2 unchanged, 0 removed, 0 failed, 1 refused\n"
+         error: out: 0 written, 2 unchanged, 0 removed, 0 failed, 1 refused\n"
     );
     assert_eq!(snapshot(&out.join("my-notes")), before);
     // --force is for hand edits of files export wrote: it changes nothing.
@@ -498,7 +507,10 @@ fn issue_28_5_a_forged_claim_never_makes_export_overwrite_a_hand_written_skill()
     let run = sb.run(&[
         "export", "--format", "skill", "--out", "out", "--adopt", "my-notes",
     ]);
-    assert_eq!(run.ok(), "1 written, 2 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "out: 1 written, 2 unchanged, 0 removed, 0 failed\n"
+    );
     assert!(
         std::fs::read_to_string(&mine)
             .unwrap()
@@ -527,7 +539,7 @@ fn issue_28_5_a_forged_claim_to_a_hand_added_file_never_deletes_it() {
     let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert!(
-        run.stderr.starts_with(
+        run.error_report().starts_with(
             "error: out/writer/: out/.bernstein-skills.json claims it, but no export on this \
              machine wrote it; take it over with --adopt writer (or --adopt-all)\n    ! notes.md\n"
         ),
@@ -539,7 +551,10 @@ fn issue_28_5_a_forged_claim_to_a_hand_added_file_never_deletes_it() {
         "export", "--format", "skill", "--out", "out", "--adopt", "writer",
     ]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    assert_eq!(run.stdout, "1 written, 1 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.report(),
+        "out: 1 written, 1 unchanged, 0 removed, 0 failed\n"
+    );
     assert_eq!(
         run.stderr,
         "warning: out/writer/notes.md: not written by export; kept\n"
@@ -560,13 +575,16 @@ fn issue_28_5_a_fresh_clone_of_a_committed_export_works_after_one_export() {
         "teammate",
         &["export", "--format", "skill", "--check", "out"],
     );
-    assert_eq!(check.ok(), "out: all manifests up to date\n");
+    assert_eq!(check.ok_report(), "out: all manifests up to date\n");
     let run = run_as(
         &sb,
         "teammate",
         &["export", "--format", "skill", "--out", "out"],
     );
-    assert_eq!(run.ok(), "0 written, 2 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "out: 0 written, 2 unchanged, 0 removed, 0 failed\n"
+    );
     assert_eq!(
         std::fs::read(sb.path().join("out").join(RECORD)).unwrap(),
         record
@@ -583,14 +601,20 @@ fn issue_28_5_a_fresh_clone_of_a_committed_export_works_after_one_export() {
         "teammate",
         &["export", "--format", "skill", "--out", "out"],
     );
-    assert_eq!(run.ok(), "1 written, 1 unchanged, 0 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "out: 1 written, 1 unchanged, 0 removed, 0 failed\n"
+    );
     std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
     let run = run_as(
         &sb,
         "teammate",
         &["export", "--format", "skill", "--out", "out", "--prune"],
     );
-    assert_eq!(run.ok(), "0 written, 1 unchanged, 1 removed, 0 failed\n");
+    assert_eq!(
+        run.ok_report(),
+        "out: 0 written, 1 unchanged, 1 removed, 0 failed\n"
+    );
     run_as(
         &sb,
         "teammate",
@@ -609,8 +633,8 @@ fn issue_28_5_a_record_without_a_ledger_is_confirmed_by_content() {
     assert_eq!(std::fs::read_dir(&state).unwrap().count(), 1);
     std::fs::remove_dir_all(&state).unwrap();
     assert_eq!(
-        sb.run(&["export", "--out", "m"]).ok(),
-        "0 written, 2 unchanged, 0 removed, 0 failed\n"
+        sb.run(&["export", "--out", "m"]).ok_report(),
+        "m: 0 written, 2 unchanged, 0 removed, 0 failed\n"
     );
     assert_eq!(std::fs::read_dir(&state).unwrap().count(), 1);
     sb.write(
@@ -619,8 +643,8 @@ fn issue_28_5_a_record_without_a_ledger_is_confirmed_by_content() {
         "description: Writes docs, briefly.\n",
     );
     assert_eq!(
-        sb.run(&["export", "--out", "m"]).ok(),
-        "1 written, 1 unchanged, 0 removed, 0 failed\n"
+        sb.run(&["export", "--out", "m"]).ok_report(),
+        "m: 1 written, 1 unchanged, 0 removed, 0 failed\n"
     );
 }
 
@@ -646,7 +670,7 @@ fn issue_28_5_check_without_a_ledger_keeps_its_verdicts_and_says_what_export_her
     );
     assert_eq!(check.code, Some(1), "{check:#?}");
     assert_eq!(
-        check.stdout,
+        check.report(),
         "removed: reviewer (out/reviewer/ has no skill)\n\
          unconfirmed: reviewer (out/reviewer/)\n    ! SKILL.md\n\
          changed: writer (out/writer/)\n    ~ SKILL.md\n      -description: Writes docs.\n      \
@@ -686,8 +710,8 @@ fn issue_28_5_without_a_state_directory_claims_are_confirmed_by_content_alone() 
     };
     bare(&["export", "--out", "m"]).ok();
     assert_eq!(
-        bare(&["export", "--out", "m"]).ok(),
-        "0 written, 2 unchanged, 0 removed, 0 failed\n"
+        bare(&["export", "--out", "m"]).ok_report(),
+        "m: 0 written, 2 unchanged, 0 removed, 0 failed\n"
     );
     sb.write(
         "team",
@@ -701,8 +725,8 @@ fn issue_28_5_without_a_state_directory_claims_are_confirmed_by_content_alone() 
         "{run:#?}"
     );
     assert_eq!(
-        bare(&["export", "--out", "m", "--adopt", "writer"]).ok(),
-        "1 written, 1 unchanged, 0 removed, 0 failed\n"
+        bare(&["export", "--out", "m", "--adopt", "writer"]).ok_report(),
+        "m: 1 written, 1 unchanged, 0 removed, 0 failed\n"
     );
 }
 
@@ -735,7 +759,7 @@ fn issue_28_5_a_ledger_export_cannot_read_is_an_error_that_says_how_to_go_on() {
     );
     std::fs::remove_file(&ledger).unwrap();
     assert_eq!(
-        sb.run(&["export", "--out", "m"]).ok(),
-        "0 written, 2 unchanged, 0 removed, 0 failed\n"
+        sb.run(&["export", "--out", "m"]).ok_report(),
+        "m: 0 written, 2 unchanged, 0 removed, 0 failed\n"
     );
 }

@@ -510,14 +510,17 @@ fn a_translated_file_that_is_not_a_mapping_is_reported_by_validate_for_its_targe
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert!(
         run.stdout.contains(
-            "[ROOT]/layers/team/pdf-tables/agents/openai.yaml: error: not a YAML mapping, so \
-             the codex target's settings cannot be added to it"
+            "[ROOT]/layers/team/pdf-tables/agents/openai.yaml:1:1: error: the top level must be \
+             a mapping of field names to values, got a list"
         ),
         "{run:#?}"
     );
     let run = sb.run(&["export", "--target", "codex", "--out", "fresh"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(run.stderr.contains("is not a YAML mapping"), "{run:#?}");
+    assert!(
+        run.stderr.contains("the top level must be a mapping"),
+        "{run:#?}"
+    );
     // Without the target nothing adds to it.
     sb.run(&["validate", "--strict"]).ok();
 }

@@ -222,7 +222,20 @@ impl Run {
     /// (`base: DIR (from --layers-root)`), which `validate` prints first:
     /// its diagnostics and summary.
     pub fn report(&self) -> &str {
-        let mut rest = self.stdout.as_str();
+        without_places(&self.stdout)
+    }
+
+    /// stderr without the lines saying where each layer is, which a
+    /// failed export prints before its errors.
+    pub fn error_report(&self) -> &str {
+        without_places(&self.stderr)
+    }
+}
+
+/// `text` without its leading `base:`, `team:` and `user:` lines.
+fn without_places(text: &str) -> &str {
+    {
+        let mut rest = text;
         for label in LAYERS {
             if let Some(after) = rest.strip_prefix(label).and_then(|r| r.strip_prefix(": "))
                 && let Some((_, tail)) = after.split_once('\n')
@@ -232,7 +245,9 @@ impl Run {
         }
         rest
     }
+}
 
+impl Run {
     /// [`Run::ok`], then [`Run::report`].
     pub fn ok_report(&self) -> &str {
         self.ok();
@@ -291,8 +306,8 @@ impl Run {
     /// A failed run whose first stderr line is `<prefix>:L:C: error: ...`, with
     /// `prefix` being a path below `[ROOT]/layers/`. Returns `(line, column, message)`.
     pub fn located_error(&self, file: &str) -> (usize, usize, String) {
-        let stderr = self.failed();
-        let first = stderr.lines().next().unwrap_or_default();
+        self.failed();
+        let first = self.error_report().lines().next().unwrap_or_default();
         let prefix = format!("[ROOT]/layers/{file}:");
         let rest = first
             .strip_prefix(&prefix)

@@ -257,11 +257,10 @@ impl Global {
     /// exit at no cost.
     pub fn skills(&self) -> Result<&'static Skills> {
         let spec = self.load_spec()?;
-        Ok(Box::leak(Box::new(Skills::new(
-            spec,
-            self.layers()?,
-            self.max_fragment_bytes,
-        ))))
+        let search = self.target_search(&spec);
+        Ok(Box::leak(Box::new(
+            Skills::new(spec, self.layers()?, self.max_fragment_bytes).with_target_search(search),
+        )))
     }
 }
 

@@ -142,11 +142,18 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     let targets = global.targets(skills.spec(), &args.targets)?;
     Global::warn_no_layers(skills.layers());
     let resolved = skills.resolve(&args.name)?;
-    crate::output::warn_diagnostics(&skills.target_findings(
-        &resolved,
-        &targets,
-        bernstein_skills::Severity::Warning,
-    ));
+    if targets.is_empty() {
+        // What any known target would refuse: keys it writes as one.
+        crate::output::warn_diagnostics(
+            &skills.flatten_warnings(&resolved.effective(), &resolved.fragments),
+        );
+    } else {
+        crate::output::warn_diagnostics(&skills.target_findings(
+            &resolved,
+            &targets,
+            bernstein_skills::Severity::Warning,
+        ));
+    }
     let mut rows = explain(skills.spec(), &resolved);
     rows.extend(file_rows(&skills.files(&args.name)?));
     if args.set {

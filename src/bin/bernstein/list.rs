@@ -95,7 +95,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
                 .to_vec(),
         ];
         for (name, ls) in &names {
-            let mut row = vec![bernstein_skills::text::escape(name).into_owned()];
+            let mut row = vec![bernstein_skills::layer::shown(name).into_owned()];
             for l in Layer::ALL {
                 row.push(if ls.contains(&l) { "yes" } else { "-" }.into());
             }
@@ -149,7 +149,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             None => d.lines().next().unwrap_or("").to_string(),
             Some(_) => "(invalid: run `bernstein skills validate`)".into(),
         };
-        let mut row = vec![bernstein_skills::text::escape(n).into_owned()];
+        let mut row = vec![bernstein_skills::layer::shown(n).into_owned()];
         if any_off {
             row.push(sw.as_ref().map(state).unwrap_or_default());
         }

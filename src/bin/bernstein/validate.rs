@@ -54,7 +54,8 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     let skills =
         bernstein_skills::Skills::new(spec, global.layers_quiet(), global.max_fragment_bytes)
             .with_targets(targets)
-            .with_file_targets(&all);
+            .with_file_targets(&all)
+            .with_target_search(search);
     if args.spec_only && args.json {
         output::print(&render::to_json(&json!({
             "places": [],
