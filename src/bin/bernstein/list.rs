@@ -194,11 +194,7 @@ fn table(rows: &[Vec<String>], columns: &[Column]) -> String {
 fn nothing_found(layers: &bernstein_skills::Layers) -> String {
     let mut out = String::from("no skills found; searched:\n");
     for d in layers.dirs() {
-        out.push_str(&format!(
-            "  {:<5} {}\n",
-            d.layer.label(),
-            bernstein_skills::text::path(&d.path)
-        ));
+        out.push_str(&format!("  {}\n", d.describe()));
     }
     out
 }
