@@ -31,6 +31,8 @@ pub struct Skills {
     /// first use.
     target_search: Option<crate::target::TargetSearch>,
     known_targets: OnceLock<Vec<crate::target::Target>>,
+    /// The names of those targets, read on first use.
+    target_names: OnceLock<Vec<String>>,
 }
 
 impl Skills {
@@ -51,6 +53,7 @@ impl Skills {
             file_targets: Vec::new(),
             target_search: None,
             known_targets: OnceLock::new(),
+            target_names: OnceLock::new(),
         }
     }
 
@@ -531,6 +534,13 @@ impl Skills {
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, &effective, &fragments,
             ));
+            if let Some(search) = &self.target_search {
+                let known = self.target_names.get_or_init(|| search.names());
+                out.diagnostics
+                    .extend(crate::target::unknown_switch_targets(
+                        &self.spec, &effective, &fragments, known,
+                    ));
+            }
             if self.targets.is_empty() {
                 out.diagnostics
                     .extend(self.flatten_warnings(&effective, &fragments));
@@ -540,7 +550,14 @@ impl Skills {
                     _ => serde_json::Map::new(),
                 };
                 let mut translated: Vec<&str> = Vec::new();
-                for t in &self.targets {
+                // A skill switched off for a target is not exported to it,
+                // so it is not judged for it either.
+                let switch = crate::target::switch(&self.spec, &effective);
+                for t in self
+                    .targets
+                    .iter()
+                    .filter(|t| switch.enabled && switch.goes_to(&t.name))
+                {
                     out.diagnostics.extend(t.check_values(
                         &self.spec,
                         &effective,
@@ -785,9 +802,31 @@ fn misleading_name(name: &str, located: &[Located]) -> Vec<Diagnostic> {
 /// that outlived its target must not break `show` for everyone; `validate`
 /// says so, and `--strict` makes it fail.
 fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
+    use crate::validate::MAX_PER_FILE;
     let mut out = Vec::new();
+    // Per file: how many were kept, and how many more there are.
+    let mut counts: Vec<(crate::Layer, usize, usize)> = Vec::new();
     for field in &effective.fields {
         for c in &field.changes {
+            let stale = matches!(
+                c.kind,
+                crate::merge::ChangeKind::Stale | crate::merge::ChangeKind::Unanchored
+            );
+            if !stale {
+                continue;
+            }
+            let n = match counts.iter_mut().find(|(l, _, _)| *l == c.by.layer) {
+                Some(n) => n,
+                None => {
+                    counts.push((c.by.layer, 0, 0));
+                    counts.last_mut().expect("just pushed")
+                }
+            };
+            if n.1 >= MAX_PER_FILE {
+                n.2 += 1;
+                continue;
+            }
+            n.1 += 1;
             let path = crate::text::excerpt(&c.path, crate::text::EXCERPT_CHARS);
             let f = fragments.iter().find(|f| f.layer == c.by.layer);
             let (kind, pos) = match c.kind {
@@ -795,7 +834,7 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
                     DiagnosticKind::StaleDelete { path },
                     f.and_then(|f| f.position(&c.by.pointer, false)),
                 ),
-                crate::merge::ChangeKind::Unanchored => {
+                _ => {
                     let (line, verb) = c.section.unwrap_or((0, "before"));
                     (
                         DiagnosticKind::StaleSection {
@@ -805,7 +844,6 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
                         f.and_then(|f| f.position_in_value(&c.by.pointer, line)),
                     )
                 }
-                _ => continue,
             };
             out.push(
                 Diagnostic::warning(Some(&c.by.path), kind)
@@ -813,13 +851,20 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
                     .at(pos)
                     .on_field(field.name),
             );
-            if out.len() >= crate::validate::MAX_PER_FILE {
-                break;
-            }
         }
     }
     // In the order of the files and lines they are at.
     out.sort_by_key(|d| (d.layer, d.line));
+    for (layer, _, more) in counts {
+        if more > 0
+            && let Some(f) = fragments.iter().find(|f| f.layer == layer)
+        {
+            out.push(
+                Diagnostic::warning(Some(&f.path), DiagnosticKind::TooManyWarnings { more })
+                    .in_layer(layer),
+            );
+        }
+    }
     out
 }
 

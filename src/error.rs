@@ -843,6 +843,23 @@ fn untrusted(layer: &Path, out: &Path, changes: Option<&[FileChange]>) -> String
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The closest of `candidates` to `word`, if it is close enough to be a typo.
+/// [`did_you_mean`], else the one candidate that `word` begins
+/// (`claude` for `claude-code`).
+pub(crate) fn did_you_mean_or_prefix<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str> + Clone,
+) -> Option<String> {
+    did_you_mean(word, candidates.clone()).or_else(|| {
+        let mut starts = candidates
+            .into_iter()
+            .filter(|c| !word.is_empty() && c.starts_with(word));
+        match (starts.next(), starts.next()) {
+            (Some(one), None) => Some(one.to_owned()),
+            _ => None,
+        }
+    })
+}
+
 pub(crate) fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,

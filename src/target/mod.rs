@@ -44,8 +44,8 @@ use crate::text::{self, EXCERPT_CHARS};
 pub(crate) use flatten::{may_collide, problems as flatten_problems};
 use raw::{Normalizations, RawTarget};
 pub use search::TargetSearch;
-pub(crate) use switch::switch_problems;
 pub use switch::{Switch, switch};
+pub(crate) use switch::{switch_problems, unknown_switch_targets};
 
 /// The versions of the target file format this build reads.
 pub(crate) const SUPPORTED_VERSIONS: [u64; 1] = [1];

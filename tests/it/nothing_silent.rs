@@ -155,3 +155,197 @@ fn names(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Item 6: the advice a refusal gives (`--force`, `--adopt NAME`) works
+/// with `--target` and `--scope`, where it asked for `--out` before.
+#[test]
+fn a_refusals_advice_works_with_a_target_and_scope() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "w/SKILL.md", "---\ndescription: W.\n---\nBody.\n");
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let export = |extra: &[&str]| {
+        let mut args = vec!["export", "--target", "claude-code", "--scope", "project"];
+        args.extend_from_slice(extra);
+        let mut cmd = sb.skills_cmd(&args);
+        cmd.current_dir(&repo);
+        sb.run_cmd(cmd)
+    };
+    export(&[]).ok();
+    let skill = repo.join(".claude/skills/w/SKILL.md");
+    let mut text = std::fs::read_to_string(&skill).unwrap();
+    text.push_str("a hand edit\n");
+    std::fs::write(&skill, &text).unwrap();
+    let err = export(&[]).failed().to_owned();
+    assert!(
+        err.contains("overwrite with --force (or --adopt w)"),
+        "{err}"
+    );
+    let run = export(&["--force"]);
+    assert!(run.ok().contains("1 written"), "{run:#?}");
+    assert!(
+        !std::fs::read_to_string(&skill)
+            .unwrap()
+            .contains("a hand edit")
+    );
+    // And --adopt, the other advice.
+    std::fs::write(&skill, &text).unwrap();
+    export(&[]).failed();
+    assert!(export(&["--adopt", "w"]).ok().contains("1 written"));
+}
+
+/// Items 4 and 11: a target named nowhere (a flag, a `targets:` key) is an
+/// error with a did-you-mean and every target's name; a skill switched off
+/// for a target is not judged for it.
+#[test]
+fn unknown_targets_are_errors_that_name_them_all() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "pdf.yaml", "description: P.\n");
+    let all = "agent-skills, agents, bernstein, claude-code, codex, gemini-cli";
+    let err = sb
+        .run(&["validate", "--target", "claude"])
+        .failed()
+        .to_owned();
+    assert!(
+        err.starts_with(
+            "error: no target 'claude' (did you mean 'claude-code'?); the targets are: "
+        ) && err.contains(all),
+        "{err}"
+    );
+    sb.write("team", "pdf.yaml", "targets: {agent: false}\n");
+    let run = sb.run(&["validate"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.report().starts_with(&format!(
+            "[ROOT]/layers/team/pdf.yaml:1:11: error: 'targets.agent' names no target \
+             (did you mean 'agents'?); the targets are: {all}\n"
+        )),
+        "{run:#?}"
+    );
+    // Switched off for agents, with a description too long for it: not
+    // judged for it.
+    sb.write(
+        "team",
+        "pdf.yaml",
+        format!(
+            "targets: {{agents: false}}\ndescription: {}\n",
+            "d".repeat(1100)
+        ),
+    );
+    sb.run(&["validate", "--strict", "--target", "agents"]).ok();
+    sb.run(&["validate", "--strict", "--target", "agent-skills"])
+        .report()
+        .contains("'description'")
+        .then_some(())
+        .expect("judged for agent-skills");
+}
+
+/// Item 14: `show A B --target T` judges each skill for T, as `show A
+/// --target T` does.
+#[test]
+fn show_of_several_skills_honours_the_target() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "a.yaml", "description: A.\n");
+    sb.write(
+        "base",
+        "b.yaml",
+        format!("description: {}\n", "d".repeat(1100)),
+    );
+    let run = sb.run(&["show", "a", "b", "--target", "agent-skills"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stderr.contains("b.yaml") && run.stderr.contains("'description'"),
+        "{run:#?}"
+    );
+    let one = sb.run(&["show", "b", "--target", "agent-skills"]);
+    assert_eq!(
+        one.stderr.lines().filter(|l| l.contains("warning")).count(),
+        run.stderr.lines().filter(|l| l.contains("warning")).count(),
+        "{one:#?} {run:#?}"
+    );
+}
+
+/// Item 15: past 50 warnings of one kind in a file, one line counts the
+/// rest.
+#[test]
+fn warnings_past_the_cap_are_counted() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "s.yaml", "description: d\ntrigger_keywords: [a]\n");
+    let mut team = String::from("trigger_keywords:\n");
+    for i in 0..88 {
+        team.push_str(&format!("  - {{$patch: delete, value: k{i}}}\n"));
+    }
+    sb.write("team", "s.yaml", team);
+    let run = sb.run(&["validate"]);
+    let out = run.ok_report();
+    assert_eq!(out.matches("finds nothing to delete").count(), 50, "{out}");
+    assert!(
+        out.contains(
+            "[ROOT]/layers/team/s.yaml: warning: and 38 more warning(s) about this file not shown\n"
+        ),
+        "{out}"
+    );
+}
+
+/// Item 16: a keyed entry whose key is there but not a name says so.
+#[test]
+fn a_keyed_entry_with_a_bad_key_is_told_so() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "s.yaml",
+        "description: d\nreferences:\n  - {name: 42, path: a.md}\n  - {name: \"\", path: b.md}\n  - {nam: x, path: c.md}\n",
+    );
+    let run = sb.run(&["validate"]);
+    assert_eq!(run.code, Some(1));
+    let out = run.report();
+    assert!(
+        out.contains(
+            "s.yaml:3:5: error: 'references[0].name' (KEYED_REPLACE) expects a non-empty \
+             string, the entry's key, got an integer\n"
+        ) && out.contains("'references[1].name' (KEYED_REPLACE) expects a non-empty string, the entry's key, got an empty string\n")
+            && out.contains("entry 2 of 'references' has no key: give it one of name, id, code (did you mean 'name'?)"),
+        "{out}"
+    );
+}
+
+/// Item 10: the commonest YAML mistakes get the fix, in YAML and in a
+/// SKILL.md's frontmatter.
+#[test]
+fn yaml_mistakes_name_the_fix() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "a.yaml",
+        "description: Use for Word documents: create, read\n",
+    );
+    sb.write("base", "b.yaml", "description: d\nmetadata:\n\tx: 1\n");
+    sb.write(
+        "base",
+        "c.yaml",
+        "description: d\nmetadata:\n  x: 1\n   y: 2\n",
+    );
+    sb.write("base", "d.yaml", "description: d\nenabled: no\n");
+    sb.write(
+        "base",
+        "e/SKILL.md",
+        "---\ndescription: Use for Word documents: create, read\n---\nBody.\n",
+    );
+    let run = sb.run(&["validate"]);
+    let out = run.report();
+    for (file, fix) in [
+        ("a.yaml:1:36", "must be quoted: put it in double quotes"),
+        ("b.yaml:3:", "YAML indents with spaces, never tabs"),
+        ("c.yaml:4:", "check the indentation"),
+        (
+            "d.yaml:2:10",
+            "got the string 'no' (YAML 1.2 reads yes, no, on and off as text): write false",
+        ),
+        ("e/SKILL.md:2:", "must be quoted"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.contains(file) && l.contains(fix)),
+            "{file}: {fix}\n{out}"
+        );
+    }
+}
