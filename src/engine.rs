@@ -68,6 +68,29 @@ impl Skills {
         self
     }
 
+    /// The warning for a skill that no layer below the one introducing it
+    /// defines, and that lacks what the targets found (and `target`)
+    /// require ([`crate::target::orphan`]); such a skill is not exported.
+    pub(crate) fn orphan(
+        &self,
+        effective: &Effective,
+        fragments: &[Fragment],
+        target: Option<&crate::target::Target>,
+    ) -> Option<Diagnostic> {
+        if fragments.iter().any(|f| f.layer == crate::Layer::Base) {
+            return None;
+        }
+        let mut targets = self.known_targets().to_vec();
+        if let Some(t) = target
+            && !targets.iter().any(|k| k.name == t.name)
+        {
+            targets.push(t.clone());
+        }
+        crate::target::orphan::orphan(&self.spec, effective, fragments, &targets, || {
+            self.layers.names().into_iter().map(|(n, _)| n).collect()
+        })
+    }
+
     /// Every target of the target search, read on first use; one that does
     /// not load is left out here (naming it with `--target` says why).
     fn known_targets(&self) -> &[crate::target::Target] {
@@ -534,6 +557,8 @@ impl Skills {
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, &effective, &fragments,
             ));
+            out.diagnostics
+                .extend(self.orphan(&effective, &fragments, None));
             if let Some(search) = &self.target_search {
                 let known = self.target_names.get_or_init(|| search.names());
                 out.diagnostics

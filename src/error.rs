@@ -500,6 +500,24 @@ pub enum DiagnosticKind {
         /// The path deleted, as explain writes it.
         path: String,
     },
+    /// A skill that no layer below the one introducing it defines, and
+    /// that lacks what the targets found require: a misspelt override
+    /// (`pfd` for `pdf`), or an override of a skill this project lacks.
+    #[error("{}", orphan(skill, *layer, lacks, needed_by, *switch_only, suggestion))]
+    Orphan {
+        /// The skill (escaped).
+        skill: String,
+        /// The lowest layer that has it.
+        layer: Layer,
+        /// The required fields it lacks.
+        lacks: Vec<String>,
+        /// The targets requiring them (escaped, joined).
+        needed_by: String,
+        /// The fragment sets only the fields that switch a skill.
+        switch_only: bool,
+        /// A skill of a similar name that a lower layer defines.
+        suggestion: Option<String>,
+    },
     /// A directive of a value merged by section that names a heading the
     /// lower layers do not have.
     #[error(
@@ -553,6 +571,34 @@ fn case_note(case_only: bool) -> &'static str {
     } else {
         ""
     }
+}
+
+/// [`DiagnosticKind::Orphan`] in words.
+fn orphan(
+    skill: &str,
+    layer: Layer,
+    lacks: &[String],
+    needed_by: &str,
+    switch_only: bool,
+    suggestion: &Option<String>,
+) -> String {
+    let head = if switch_only {
+        format!(
+            "this only switches skill '{skill}' on or off, but no layer below the {layer} defines it"
+        )
+    } else {
+        format!("skill '{skill}' is defined by no layer below the {layer}")
+    };
+    let require = if needed_by.contains(" and ") {
+        "require"
+    } else {
+        "requires"
+    };
+    format!(
+        "{head}, and it has no {}, which {needed_by} {require}: it is listed, but not exported{}",
+        crate::text::list(lacks.iter().map(String::as_str), true),
+        suggest(suggestion)
+    )
 }
 
 fn suggest(s: &Option<String>) -> String {

@@ -25,6 +25,7 @@
 //! recompiling.
 
 mod flatten;
+pub(crate) mod orphan;
 mod raw;
 mod search;
 mod switch;

@@ -349,3 +349,61 @@ fn yaml_mistakes_name_the_fix() {
         );
     }
 }
+
+/// Items 1 and 2: an override of a skill no lower layer defines, lacking
+/// what the targets require, is a warning with a did-you-mean (an error
+/// under --strict), and is not exported; a new skill a team defines whole
+/// is neither.
+#[test]
+fn an_orphan_override_is_a_warning_and_is_not_exported() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "pdf/SKILL.md",
+        "---\ndescription: PDF.\n---\nBody.\n",
+    );
+    sb.write("team", "pfd.yaml", "trigger_keywords: [tables]\n");
+    sb.write("user", "slack-gif-creator.yaml", "enabled: true\n");
+    sb.write("team", "house.yaml", "description: The team's own skill.\n");
+    let run = sb.run(&["validate"]);
+    let out = run.ok_report();
+    assert!(
+        out.contains(
+            "[ROOT]/layers/team/pfd.yaml: warning: skill 'pfd' is defined by no layer below the \
+             team layer, and it has no 'description', which agent-skills, agents, codex and \
+             gemini-cli require: it is listed, but not exported (did you mean 'pdf'?)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "[ROOT]/layers/user/slack-gif-creator.yaml: warning: this only switches skill \
+             'slack-gif-creator' on or off, but no layer below the user layer defines it"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("house"), "{out}");
+    assert!(
+        out.ends_with("0 error(s), 2 warning(s) in 4 file(s)\n"),
+        "{out}"
+    );
+    assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
+    for args in [
+        &["export", "--format", "skill", "--out", "out"][..],
+        &["export", "--target", "claude-code", "--out", "cc"],
+    ] {
+        let run = sb.run(args);
+        assert!(run.ok().contains("2 written"), "{run:#?}");
+        let dir = sb.path().join(args[args.len() - 1]);
+        assert_eq!(names(&dir), [".bernstein-skills.json", "house", "pdf"]);
+        assert!(!dir.join("pfd").exists() && !dir.join("slack-gif-creator").exists());
+    }
+    // Renamed as suggested, the override takes effect.
+    std::fs::rename(
+        sb.layer("team").join("pfd.yaml"),
+        sb.layer("team").join("pdf.yaml"),
+    )
+    .unwrap();
+    std::fs::remove_file(sb.layer("user").join("slack-gif-creator.yaml")).unwrap();
+    sb.run(&["validate", "--strict"]).ok();
+}
