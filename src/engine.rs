@@ -554,6 +554,8 @@ impl Skills {
                 .extend(no_effect(&self.spec, &effective, &fragments));
             out.diagnostics
                 .extend(stale_deletes(&effective, &fragments));
+            out.diagnostics
+                .extend(crate::check::near_miss_headings(&self.spec, &fragments));
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, &effective, &fragments,
             ));

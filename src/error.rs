@@ -500,6 +500,18 @@ pub enum DiagnosticKind {
         /// The path deleted, as explain writes it.
         path: String,
     },
+    /// A section of a value merged by section whose heading no lower layer
+    /// has, but one that differs only in case or spacing: it was added as a
+    /// new section, where the layer most likely meant to replace that one.
+    #[error(
+        "'{path}': no lower layer has this heading, so the section was added as a new one; they have '{existing}', which differs only in case or spacing: write that heading to replace it"
+    )]
+    NearMissHeading {
+        /// The section, as explain writes it (`body[a]`).
+        path: String,
+        /// The lower layers' heading (escaped).
+        existing: String,
+    },
     /// A skill that no layer below the one introducing it defines, and
     /// that lacks what the targets found require: a misspelt override
     /// (`pfd` for `pdf`), or an override of a skill this project lacks.

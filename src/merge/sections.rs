@@ -321,10 +321,13 @@ enum Block {
         directive: (usize, usize),
     },
     /// The text after a directive (`None`: a directive that is a problem).
+    /// `headed`: the text is a new section, whose heading came right after
+    /// the directive; the next heading ends it.
     Insert {
         at: Option<Anchor>,
         line: usize,
         start: usize,
+        headed: bool,
     },
 }
 
@@ -399,6 +402,7 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
             at: Some(at),
             line,
             start,
+            ..
         } => op(Op::Insert {
             at,
             text: &body[start..end],
@@ -450,6 +454,20 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
             Block::Deleted { text, .. } if !blank && h.is_none() && d.is_none() => *text = true,
             _ => {}
         }
+        // A heading right after an insertion's directive (blank lines
+        // aside) is the new section it inserts, up to the next heading.
+        if h.is_some()
+            && let Block::Insert {
+                at: Some(_),
+                start: from,
+                headed: headed @ false,
+                ..
+            } = &mut block
+            && body[*from..start].trim().is_empty()
+        {
+            *headed = true;
+            continue;
+        }
         if let Some((_, text)) = h {
             let nth = seen.entry(text).or_insert(0);
             *nth += 1;
@@ -487,6 +505,7 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                     at,
                     line: i,
                     start: end,
+                    headed: false,
                 }
             };
             let ended = std::mem::replace(&mut block, next);

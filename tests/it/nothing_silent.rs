@@ -407,3 +407,38 @@ fn an_orphan_override_is_a_warning_and_is_not_exported() {
     std::fs::remove_file(sb.layer("user").join("slack-gif-creator.yaml")).unwrap();
     sb.run(&["validate", "--strict"]).ok();
 }
+
+/// Item 9: an insertion followed by a heading inserts that section there;
+/// a heading that differs from a lower one in case or spacing only is a
+/// warning naming it.
+#[test]
+fn sections_as_people_write_them() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "s/SKILL.md",
+        "---\ndescription: d\n---\n# S\n\n## Quick Start\n\nDo it.\n\n## A\n\nText A.\n\n## End\n\nBye.\n",
+    );
+    sb.write(
+        "team",
+        "s/SKILL.md",
+        "---\n---\n<!-- $patch: sections -->\n<!-- $patch: after \"Quick Start\" -->\n\
+         ## Team conventions\n\nOurs.\n\n## a\n\nnew a\n",
+    );
+    let body = sb.resolve_value("s")["body"].as_str().unwrap().to_owned();
+    assert_eq!(
+        body,
+        "# S\n\n## Quick Start\n\nDo it.\n\n## Team conventions\n\nOurs.\n\n## A\n\nText A.\n\n\
+         ## End\n\nBye.\n\n## a\n\nnew a"
+    );
+    let run = sb.run(&["validate"]);
+    assert!(
+        run.ok_report().starts_with(
+            "[ROOT]/layers/team/s/SKILL.md:9:1: warning: 'body[a]': no lower layer has this \
+             heading, so the section was added as a new one; they have 'A', which differs only \
+             in case or spacing: write that heading to replace it\n"
+        ),
+        "{run:#?}"
+    );
+    assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
+}

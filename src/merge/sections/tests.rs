@@ -534,7 +534,17 @@ fn reference_ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
         }
         if let Some(d) = directive(line) {
             let (verb, arg) = d.split_once(' ').unwrap_or((d, ""));
-            let end = block_end(i + 1);
+            let mut end = block_end(i + 1);
+            // A heading right after an insertion's directive (blank lines
+            // aside): its section is the text inserted.
+            let inserts = matches!(verb, "start" | "end" | "before" | "after");
+            if inserts
+                && end < all.len()
+                && all[end].1.is_some()
+                && all[i + 1..end].iter().all(|(l, _)| l.trim().is_empty())
+            {
+                end = block_end(end + 1);
+            }
             let text = &body[offsets[i + 1]..offsets[end]];
             let anchor = match verb {
                 "sections" if !marker_seen && arg.is_empty() => {
