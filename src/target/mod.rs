@@ -537,7 +537,8 @@ impl Target {
                     .iter()
                     .position(|(n, _)| rank(n) > mine)
                     .unwrap_or(out.front.len());
-                out.front.insert(i, (into.to_owned(), Value::Object(Map::new())));
+                out.front
+                    .insert(i, (into.to_owned(), Value::Object(Map::new())));
                 i
             }
         };
@@ -546,7 +547,11 @@ impl Target {
         };
         for (name, v) in moved {
             let mut one = Map::new();
-            flatten("", &Map::from_iter([(name.to_owned(), v.clone())]), &mut one);
+            flatten(
+                "",
+                &Map::from_iter([(name.to_owned(), v.clone())]),
+                &mut one,
+            );
             if one.keys().any(|k| map.contains_key(k)) {
                 out.collided.push(name.to_owned());
                 continue;
@@ -642,7 +647,10 @@ impl Target {
                 name,
                 format!(
                     "is left out: '{}' already has a key of that name",
-                    text::excerpt(self.other_fields_into.as_deref().unwrap_or(""), EXCERPT_CHARS)
+                    text::excerpt(
+                        self.other_fields_into.as_deref().unwrap_or(""),
+                        EXCERPT_CHARS
+                    )
                 ),
                 Severity::Note,
             ));

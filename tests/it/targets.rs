@@ -323,3 +323,41 @@ fn the_bernstein_target_writes_the_show_json() {
             .unwrap();
     assert_eq!(written, sb.resolve_value("a"));
 }
+
+/// Claude Code 2.1.186's keys are written for it, and kept in metadata for
+/// the standard (issue 30).
+#[test]
+fn claude_codes_newer_keys_are_written() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "pdf/SKILL.md",
+        "---\ndescription: PDF.\n---\n\nBody.\n",
+    );
+    sb.write(
+        "team",
+        "pdf.yaml",
+        "display-name: PDF tables\ndefault-enabled: false\n",
+    );
+    sb.run(&["export", "--target", "claude-code", "--out", "cc"])
+        .ok();
+    let md = std::fs::read_to_string(sb.path().join("cc/pdf/SKILL.md")).unwrap();
+    assert!(
+        md.contains("\ndisplay-name: PDF tables\n") && md.contains("\ndefault-enabled: false\n"),
+        "{md}"
+    );
+    sb.run(&["export", "--target", "agent-skills", "--out", "std"])
+        .ok();
+    let md = std::fs::read_to_string(sb.path().join("std/pdf/SKILL.md")).unwrap();
+    assert!(
+        md.contains("metadata:\n  default-enabled: \"false\"\n  display-name: PDF tables\n"),
+        "{md}"
+    );
+    // The snake_case spelling Claude Code also reads gets a did-you-mean.
+    sb.write("team", "pdf.yaml", "display_name: PDF tables\n");
+    let run = sb.run(&["validate"]);
+    assert!(
+        run.report().contains("did you mean 'display-name'?"),
+        "{run:#?}"
+    );
+}
