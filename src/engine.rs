@@ -461,6 +461,17 @@ impl Skills {
         report
     }
 
+    /// The warnings [`Skills::check`] gives about skill `name` (a stale
+    /// directive, an override with no effect, an orphan, ...), which every
+    /// command showing the skill prints too.
+    pub fn warnings(&self, name: &str) -> Vec<Diagnostic> {
+        self.check_one(name)
+            .diagnostics
+            .into_iter()
+            .filter(|d| !d.is_error())
+            .collect()
+    }
+
     /// Checks one skill.
     pub(crate) fn check_one(&self, name: &str) -> Report {
         match self.locate(name) {

@@ -442,3 +442,34 @@ fn sections_as_people_write_them() {
     );
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
 }
+
+/// Item 12: an upstream rename that drops a team's insertion is said by
+/// every command that shows the skill, not only by validate.
+#[test]
+fn warnings_travel_with_the_skill() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "s/SKILL.md",
+        "---\ndescription: d\n---\n## Installation\n\nRun it.\n",
+    );
+    sb.write(
+        "team",
+        "s/SKILL.md",
+        "---\n---\n<!-- $patch: sections -->\n<!-- $patch: before \"Setup\" -->\nRead the wiki first.\n",
+    );
+    let warning = "[ROOT]/layers/team/s/SKILL.md:4:1: warning: 'body[Setup]': $patch: before names \
+                   a section no lower layer has (renamed upstream, or a typo in the heading); it \
+                   did nothing\n";
+    for args in [
+        &["show", "s"][..],
+        &["show", "s", "--per-layer"],
+        &["explain", "s"],
+    ] {
+        let run = sb.run(args);
+        assert_eq!(run.code, Some(0), "{run:#?}");
+        assert!(run.stderr.contains(warning), "{args:?}: {run:#?}");
+    }
+    let run = sb.run(&["validate"]);
+    assert!(run.ok_report().contains(warning), "{run:#?}");
+}
