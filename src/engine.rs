@@ -91,6 +91,14 @@ impl Skills {
         })
     }
 
+    /// Is `resolved` a skill no layer below the one introducing it defines,
+    /// lacking what the targets found require: listed, warned about by
+    /// `validate`, not exported ([`crate::target::orphan`])?
+    pub fn is_orphan(&self, resolved: &crate::merge::Resolved) -> bool {
+        self.orphan(&resolved.effective(), &resolved.fragments, None)
+            .is_some()
+    }
+
     /// Every target of the target search, read on first use; one that does
     /// not load is left out here (naming it with `--target` says why).
     fn known_targets(&self) -> &[crate::target::Target] {

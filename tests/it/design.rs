@@ -25,7 +25,10 @@ fn merges(sb: &Sandbox, name: &str) -> Value {
     assert_eq!(run.code, Some(0), "{run:#?}");
     let show = sb.run(&["show", name]);
     for line in show.stderr.lines() {
-        assert!(run.stdout.contains(line), "show warned what validate did not: {line}");
+        assert!(
+            run.stdout.contains(line),
+            "show warned what validate did not: {line}"
+        );
     }
     show.json_ignoring_stderr()
 }

@@ -473,3 +473,24 @@ fn warnings_travel_with_the_skill() {
     let run = sb.run(&["validate"]);
     assert!(run.ok_report().contains(warning), "{run:#?}");
 }
+
+/// Items 1 and 2: `list` marks the skill export leaves out.
+#[test]
+fn list_marks_an_orphan() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "pdf/SKILL.md",
+        "---\ndescription: PDF.\n---\nBody.\n",
+    );
+    sb.write("team", "pfd.yaml", "trigger_keywords: [tables]\n");
+    let out = sb.run(&["list"]).ok().to_owned();
+    assert!(
+        out.contains("pfd   not exported: no lower layer defines it"),
+        "{out}"
+    );
+    let v = sb.run(&["list", "--json"]).json();
+    crate::it::json::assert_matches("list", &v);
+    assert_eq!(v["skills"][0]["orphan"], false);
+    assert_eq!(v["skills"][1]["orphan"], true);
+}
