@@ -185,7 +185,7 @@ def _native_spec(spec: MergeSpec | None) -> Any:
     native = _SPEC_CACHE.get(key)
     if native is None:
         try:
-            native = _native.Spec.from_text(_spec_text(spec.strategies), "<MergeSpec>")
+            native = _native.Spec.from_text(_spec_text(spec.strategies), "<MergeSpec>", True)
         except _native.EngineError as e:
             raise _translate(e) from None
         if len(_SPEC_CACHE) >= 64:
@@ -340,12 +340,17 @@ class Skill:
             "author": self.author,
             "body": self.body,
             "trigger_keywords": list(self.trigger_keywords),
-            "references": [r.copy() for r in self.references],
-            "scripts": [s.copy() for s in self.scripts],
-            "assets": [a.copy() for a in self.assets],
+            "references": [_copy(r) for r in self.references],
+            "scripts": [_copy(s) for s in self.scripts],
+            "assets": [_copy(a) for a in self.assets],
             "metadata": _deep_copy(self.metadata),
             "layers_present": [layer.label for layer in self.layers_present],
         }
+
+
+def _copy(entry: Any) -> Any:
+    # A spec file's KEYED_REPLACE lists may also hold plain names.
+    return entry.copy() if isinstance(entry, dict) else entry
 
 
 def _deep_copy(value: Any) -> Any:

@@ -45,6 +45,9 @@ const MAX_DEPTH: usize = 128;
 /// call that uses it (compiling the schema is the expensive part).
 struct SpecInner {
     spec: MergeSpec,
+    /// Bernstein's table: a KEYED_REPLACE entry must be a mapping (the
+    /// engine's own specs also take plain names).
+    mappings_only: bool,
     validator: Validator,
     options: LoadOptions,
 }
@@ -56,7 +59,7 @@ struct Spec {
 }
 
 impl Spec {
-    fn new(spec: MergeSpec) -> Spec {
+    fn new(spec: MergeSpec, mappings_only: bool) -> Spec {
         let validator = Validator::new(&spec);
         let options = LoadOptions {
             max_bytes: DEFAULT_MAX_BYTES,
@@ -66,6 +69,7 @@ impl Spec {
         Spec {
             inner: Arc::new(SpecInner {
                 spec,
+                mappings_only,
                 validator,
                 options,
             }),
@@ -76,12 +80,20 @@ impl Spec {
 #[pymethods]
 impl Spec {
     /// A spec from its YAML text; `path` names it in messages.
+    /// `mappings_only`: KEYED_REPLACE entries must be mappings, as in
+    /// Bernstein's `MergeSpec`.
     #[staticmethod]
-    fn from_text(py: Python<'_>, text: String, path: PathBuf) -> PyResult<Spec> {
+    #[pyo3(signature = (text, path, mappings_only=false))]
+    fn from_text(
+        py: Python<'_>,
+        text: String,
+        path: PathBuf,
+        mappings_only: bool,
+    ) -> PyResult<Spec> {
         let spec = py
             .allow_threads(|| MergeSpec::from_str(&text, &path))
             .map_err(|e| error(py, e))?;
-        Ok(Spec::new(spec))
+        Ok(Spec::new(spec, mappings_only))
     }
 
     /// The spec in file `path`.
@@ -90,7 +102,7 @@ impl Spec {
         let spec = py
             .allow_threads(|| MergeSpec::load(&path))
             .map_err(|e| error(py, e))?;
-        Ok(Spec::new(spec))
+        Ok(Spec::new(spec, false))
     }
 
     /// The file it was read from.
@@ -338,6 +350,84 @@ fn error(py: Python<'_>, e: Error) -> PyErr {
     }
 }
 
+/// Bernstein's rule that a KEYED_REPLACE list holds mappings: the first
+/// entry that is not one, located, as a `wrong_type` error.
+fn keyed_entries(
+    inner: &SpecInner,
+    fragments: &[Fragment],
+) -> Result<(), (String, Option<PathBuf>, Option<usize>, String)> {
+    if !inner.mappings_only {
+        return Ok(());
+    }
+    for f in fragments {
+        for field in &inner.spec.fields {
+            if field.strategy.kind() != Strategy::KeyedReplace {
+                continue;
+            }
+            let Some(Value::Array(items)) = f.fields().get(&field.name) else {
+                continue;
+            };
+            if let Some((i, v)) = items.iter().enumerate().find(|(_, v)| !v.is_object()) {
+                let pointer = format!("/{}/{i}", field.name);
+                let message = format!(
+                    "field '{}' expects a list of mappings; saw {} inside the list",
+                    field.name,
+                    bernstein_skills::fragment::describe(v)
+                );
+                let file =
+                    (!f.path.to_string_lossy().starts_with('<')).then(|| f.path.to_path_buf());
+                return Err((field.name.clone(), file, f.line_of(&pointer), message));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn keyed_error(
+    py: Python<'_>,
+    (field, file, line, message): (String, Option<PathBuf>, Option<usize>, String),
+) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let d = PyDict::new(py);
+        d.set_item("file", file)?;
+        d.set_item("layer", None::<String>)?;
+        d.set_item("line", line)?;
+        d.set_item("column", None::<usize>)?;
+        d.set_item("field", &field)?;
+        d.set_item("message", &message)?;
+        d.set_item("severity", "error")?;
+        d.set_item("kind", "wrong_type")?;
+        let details = PyDict::new(py);
+        details.set_item("diagnostics", vec![d])?;
+        Ok(EngineError::new_err((
+            "wrong_type",
+            message.clone(),
+            details.unbind(),
+        )))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// What a merge can fail with: the engine's error, or Bernstein's rule on
+/// keyed entries.
+enum Failure {
+    Engine(Error),
+    Keyed((String, Option<PathBuf>, Option<usize>, String)),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::Engine(e)
+    }
+}
+
+fn failure(py: Python<'_>, f: Failure) -> PyErr {
+    match f {
+        Failure::Engine(e) => error(py, e),
+        Failure::Keyed(k) => keyed_error(py, k),
+    }
+}
+
 // ---- the merge of in-memory fragments ----------------------------------------
 
 /// Bernstein's `merge_layers`: `fragments` is `[(layer, dict)]`, lowest
@@ -367,14 +457,15 @@ fn merge_layers<'py>(
             }
             errors.retain(|d| d.severity == Severity::Error);
             if !errors.is_empty() {
-                return Err(Error::Invalid(errors));
+                return Err(Failure::Engine(Error::Invalid(errors)));
             }
+            keyed_entries(&inner, &frags).map_err(Failure::Keyed)?;
             let Value::Object(m) = merge(&inner.spec, "", &frags).to_value() else {
                 unreachable!("an effective skill is an object")
             };
             Ok(complete(&inner.spec, m))
         })
-        .map_err(|e| error(py, e))?;
+        .map_err(|e| failure(py, e))?;
     map_to_py(py, &merged)
 }
 
@@ -443,13 +534,14 @@ fn load_skill<'py>(
     let (merged, present) = py
         .allow_threads(move || {
             let fragments = fragments_of(&inner, &paths, &name, true)?;
+            keyed_entries(&inner, &fragments).map_err(Failure::Keyed)?;
             let present: Vec<u8> = fragments.iter().map(|f| layer_index(f.layer)).collect();
             let Value::Object(m) = merge(&inner.spec, &name, &fragments).to_value() else {
                 unreachable!("an effective skill is an object")
             };
-            Ok((complete(&inner.spec, m), present))
+            Ok::<_, Failure>((complete(&inner.spec, m), present))
         })
-        .map_err(|e| error(py, e))?;
+        .map_err(|e| failure(py, e))?;
     Ok((map_to_py(py, &merged)?, present))
 }
 
