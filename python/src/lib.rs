@@ -13,11 +13,11 @@
 //! `SkillNotFoundError`, `TypeError`) or its own (`SkillError`), each with
 //! the file, line, column and field the engine located.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use bernstein_skills::error::{Diagnostic, DiagnosticKind, Severity};
-use bernstein_skills::export::{ExportOptions, Format};
+use bernstein_skills::export::{ConflictKind, ExportOptions, Format};
 use bernstein_skills::fragment::{DEFAULT_MAX_BYTES, LoadOptions};
 use bernstein_skills::output::explain as explain_rows;
 use bernstein_skills::spec::StrategyKind as Strategy;
@@ -744,15 +744,27 @@ fn export<'py>(
         "refused",
         done.refused
             .iter()
-            .map(|c| format!("{}: {:?}", c.path.display(), c.kind))
+            .map(|c| format!("{}: {}", c.path.display(), conflict(&c.kind)))
             .collect::<Vec<_>>(),
     )?;
     d.set_item("kept", &done.kept)?;
     Ok(d)
 }
 
-#[allow(dead_code)]
-fn unused(_: &Path) {}
+/// Why export refused a skill, in words.
+fn conflict(kind: &ConflictKind) -> String {
+    match kind {
+        ConflictKind::Unmanaged(what) => {
+            format!("{what} export did not write (adopt it to take it over)")
+        }
+        ConflictKind::HandEdited => {
+            "changed by hand since export wrote it (force to overwrite)".into()
+        }
+        ConflictKind::Unconfirmed(what) => format!(
+            "{what} the directory's record claims, which no export on this machine wrote (adopt it to confirm)"
+        ),
+    }
+}
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
