@@ -14,7 +14,7 @@ import pytest
 import bernstein_skills as bs
 from bernstein_skills import SkillLayer
 
-from .conftest import ROOT, bernstein_layered, tree
+from conftest import ROOT, bernstein_layered, tree
 
 SHIPPED = ROOT / "spec" / "mergespec.yaml"
 

@@ -17,7 +17,7 @@ import yaml
 
 import bernstein_skills as ours
 
-from .conftest import tree
+from conftest import tree
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 

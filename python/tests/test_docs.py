@@ -10,7 +10,7 @@ import pytest
 
 import bernstein_skills
 
-from .conftest import ROOT
+from conftest import ROOT
 
 DOC = ROOT / "docs" / "python.md"
 
