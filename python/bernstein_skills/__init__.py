@@ -155,6 +155,7 @@ class MergeSpec:
 
 
 _SPEC_CACHE: dict[tuple[tuple[str, MergeStrategy], ...], Any] = {}
+_DEFAULT_NATIVE: Any = None
 
 
 def _spec_text(strategies: Mapping[str, MergeStrategy]) -> str:
@@ -176,8 +177,11 @@ def _spec_text(strategies: Mapping[str, MergeStrategy]) -> str:
 
 def _native_spec(spec: MergeSpec | None) -> Any:
     """The engine's spec for ``spec`` (the default table when ``None``)."""
-    if spec is None:
-        spec = _DEFAULT_SPEC
+    if spec is None or spec is _DEFAULT_SPEC:
+        global _DEFAULT_NATIVE
+        if _DEFAULT_NATIVE is None:
+            _DEFAULT_NATIVE = _native_spec(MergeSpec())
+        return _DEFAULT_NATIVE
     native = spec.__dict__.get("_native_spec")
     if native is not None:
         return native

@@ -428,6 +428,85 @@ fn failure(py: Python<'_>, f: Failure) -> PyErr {
     }
 }
 
+/// The checks Bernstein's table needs of an in-memory fragment, without
+/// the schema: every field declared, APPEND and KEYED_REPLACE values lists,
+/// DEEP_MERGE values mappings, and each keyed entry with one identity
+/// (`name`, `id` or `code`) not repeated in its list. A table declares no
+/// types or constraints, so the schema would find nothing more; this is
+/// what keeps `merge_layers` on small fragments fast.
+fn quick_check(spec: &MergeSpec, f: &Fragment) -> Vec<Diagnostic> {
+    const KEYS: [&str; 3] = ["name", "id", "code"];
+    let mut out = Vec::new();
+    let mut push = |key: &str, kind: DiagnosticKind| {
+        let mut d = Diagnostic::error(Some(&f.path), kind);
+        d.layer = Some(f.layer);
+        d.field = Some(key.to_owned());
+        out.push(d);
+    };
+    let wrong = |key: &str, kind: Strategy, expected: &str, v: &Value| DiagnosticKind::WrongType {
+        field: key.to_owned(),
+        strategy: kind.name().to_owned(),
+        expected: expected.to_owned(),
+        found: bernstein_skills::fragment::describe(v).to_owned(),
+    };
+    for (key, v) in f.fields() {
+        let Some(field) = spec.field(key) else {
+            push(
+                key,
+                DiagnosticKind::UnknownField {
+                    field: key.clone(),
+                    suggestion: None,
+                },
+            );
+            continue;
+        };
+        let kind = field.strategy.kind();
+        match (kind, v) {
+            (Strategy::Override, _) | (Strategy::Append, Value::Array(_)) => {}
+            (Strategy::DeepMerge, Value::Object(_)) => {}
+            (Strategy::KeyedReplace, Value::Array(items)) => {
+                let mut seen: Vec<((&str, &str), usize)> = Vec::with_capacity(items.len());
+                for (index, item) in items.iter().enumerate() {
+                    // Entries that are not mappings: `keyed_entries`.
+                    let Value::Object(entry) = item else { continue };
+                    let id = KEYS.iter().find_map(|k| match entry.get(*k) {
+                        Some(Value::String(s)) if !s.is_empty() => Some((*k, s.as_str())),
+                        _ => None,
+                    });
+                    match id {
+                        None => push(
+                            key,
+                            DiagnosticKind::MissingKey {
+                                field: key.clone(),
+                                index,
+                                keys: KEYS.map(String::from).to_vec(),
+                                suggestion: None,
+                            },
+                        ),
+                        Some(id) => match seen.iter().find(|s| s.0 == id).map(|s| s.1) {
+                            Some(first) => push(
+                                key,
+                                DiagnosticKind::DuplicateIdentity {
+                                    field: key.clone(),
+                                    identity: format!("{}={}", id.0, id.1),
+                                    first,
+                                    index,
+                                },
+                            ),
+                            None => seen.push((id, index)),
+                        },
+                    }
+                }
+            }
+            (Strategy::Append | Strategy::KeyedReplace, _) => {
+                push(key, wrong(key, kind, "a list", v))
+            }
+            (Strategy::DeepMerge, _) => push(key, wrong(key, kind, "a mapping", v)),
+        }
+    }
+    out
+}
+
 // ---- the merge of in-memory fragments ----------------------------------------
 
 /// Bernstein's `merge_layers`: `fragments` is `[(layer, dict)]`, lowest
@@ -453,7 +532,11 @@ fn merge_layers<'py>(
         .allow_threads(move || {
             let mut errors = Vec::new();
             for f in &frags {
-                errors.extend(inner.validator.check(&inner.spec, f));
+                if inner.mappings_only {
+                    errors.extend(quick_check(&inner.spec, f));
+                } else {
+                    errors.extend(inner.validator.check(&inner.spec, f));
+                }
             }
             errors.retain(|d| d.severity == Severity::Error);
             if !errors.is_empty() {

@@ -77,6 +77,20 @@ def test_merge_layers_refuses_values_it_cannot_merge() -> None:
         bs.merge_layers({SkillLayer.BASE: {"metadata": deep}})
 
 
+def test_keyed_entries_need_one_identity_each() -> None:
+    with pytest.raises(bs.SkillTypeError) as e:
+        bs.merge_layers({SkillLayer.BASE: {"scripts": [{"run": "x"}]}})
+    assert e.value.field == "scripts" and "has no key" in str(e.value)
+    with pytest.raises(bs.SkillError) as e2:
+        bs.merge_layers({SkillLayer.BASE: {"assets": [{"id": "a"}, {"id": "a", "x": 1}]}})
+    assert "repeats the identity id=a of entry 0" in str(e2.value)
+    # One identity, given by different keys in different layers.
+    merged = bs.merge_layers(
+        {SkillLayer.BASE: {"assets": [{"code": "a", "v": 1}]}, SkillLayer.USER: {"assets": [{"code": "a", "v": 2}]}}
+    )
+    assert merged["assets"] == [{"code": "a", "v": 2}]
+
+
 def test_keyed_entries_must_be_mappings_in_bernsteins_table(tmp_path: Path) -> None:
     with pytest.raises(bs.SkillTypeError) as e:
         bs.merge_layers({SkillLayer.USER: {"references": ["style.md"]}})
