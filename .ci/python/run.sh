@@ -44,6 +44,10 @@ if [ ! -x "$venv/bin/maturin" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ];
   echo "$want" >"$stamp"
 fi
 
+# The extension's crate is outside the main workspace: its own checks.
+(cd "$root" && cargo fmt --manifest-path python/Cargo.toml -- --check)
+(cd "$root" && cargo clippy --manifest-path python/Cargo.toml -q -- -D warnings)
+
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
