@@ -45,6 +45,7 @@ __all__ = [
     "ValueOrigin",
     "collect_layers",
     "default_layer_root",
+    "effective",
     "explain",
     "export",
     "list_skills",
@@ -533,6 +534,29 @@ def per_layer_view(
 # ---------------------------------------------------------------------------
 # What this project adds
 # ---------------------------------------------------------------------------
+
+
+def effective(
+    name: str,
+    *,
+    paths: LayeredSkillPaths | None = None,
+    env: dict[str, str] | None = None,
+    spec: MergeSpec | None = None,
+) -> dict[str, Any]:
+    """The whole effective skill ``name`` as a plain dict: every field of
+    ``spec`` (a field no layer sets with :func:`merge_layers`' default),
+    and ``layers_present`` as labels. :class:`Skill` holds Bernstein's
+    eleven fields only; this holds those of a spec file too (``license``,
+    ``allowed-tools``, …). Raises as :func:`load_skill` does."""
+    resolved = _paths(paths, env)
+    try:
+        merged, present = _native.load_skill(_native_spec(spec), _dirs(resolved), name)
+    except _native.EngineError as e:
+        raise _translate(e, name, _searched(resolved)) from None
+    if not merged.get("name") and "name" in merged:
+        merged["name"] = name
+    merged["layers_present"] = [_BY_INDEX[i].label for i in present]
+    return merged
 
 
 @dataclass(frozen=True)

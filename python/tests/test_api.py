@@ -168,6 +168,17 @@ def test_a_spec_file_loads_and_drives_every_function(tmp_path: Path) -> None:
         bs.MergeSpec.load(tmp_path / "missing.yaml")
 
 
+def test_effective_holds_every_field_of_the_spec(tmp_path: Path) -> None:
+    spec = bs.MergeSpec.load(SHIPPED)
+    writer = bs.effective("writer", paths=demo(), spec=spec)
+    assert set(writer) == set(spec.strategies) | {"layers_present"}
+    assert writer["author"] == "me" and writer["layers_present"] == ["base", "team", "user"]
+    plain = bs.effective("reviewer", paths=demo())
+    assert plain == bs.load_skill("reviewer", paths=demo()).as_dict()
+    with pytest.raises(bs.SkillNotFoundError):
+        bs.effective("ghost", paths=demo())
+
+
 def test_explain_says_where_each_value_came_from() -> None:
     rows = bs.explain("writer", paths=demo(), spec=bs.MergeSpec.load(SHIPPED))
     by_path = {r.path: r for r in rows}
