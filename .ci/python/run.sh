@@ -60,6 +60,16 @@ if [ "${#wheels[@]}" -ne 1 ] || [ ! -f "${wheels[0]}" ]; then
 fi
 wheel="${wheels[0]}"
 echo "built $(basename "$wheel") in $((SECONDS - start)) s"
+# Editors and mypy see the types: the stubs and the marker are in the wheel.
+"$python" - "$wheel" <<'PY'
+import sys, zipfile
+names = set(zipfile.ZipFile(sys.argv[1]).namelist())
+need = {"bernstein_skills/py.typed", "bernstein_skills/_native.pyi", "bernstein_skills/__init__.py"}
+missing = need - names
+scripts = [n for n in names if ".data/scripts/" in n]
+if missing or [s.rsplit("/", 1)[1] for s in scripts] != ["bernstein-skills"]:
+    sys.exit(f"error: the wheel lacks {sorted(missing)} or has scripts {scripts}")
+PY
 
 pip_in() {
   local v="$1"
