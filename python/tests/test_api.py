@@ -192,8 +192,9 @@ def test_validate_targets_export(tmp_path: Path) -> None:
     spec = bs.MergeSpec.load(SHIPPED)
     assert bs.validate(paths=demo(), spec=spec) == []
     assert bs.validate(["writer"], paths=demo(), spec=spec) == []
-    found = bs.validate(paths=demo(), spec=spec, targets=["agent-skills"])
-    assert found and str(found[0]).startswith(str(demo().base))
+    long = tree(tmp_path / "long", {"base/w.yaml": "description: " + "x" * 1100 + "\n"})
+    found = bs.validate(paths=long, spec=spec, targets=["agent-skills"])
+    assert found and str(found[0]).startswith(f"{long.base / 'w.yaml'}:1:14: error: ")
     with pytest.raises(bs.SkillError):
         bs.validate(paths=demo(), spec=spec, targets=["no-such-target"])
     assert bs.targets(dirs=[tmp_path]) == {}
