@@ -494,3 +494,37 @@ fn list_marks_an_orphan() {
     assert_eq!(v["skills"][0]["orphan"], false);
     assert_eq!(v["skills"][1]["orphan"], true);
 }
+
+/// Item 12 and "warnings travel": export prints the warnings of each skill
+/// it writes, and `--strict` writes nothing while any is left.
+#[test]
+fn export_says_the_warnings_and_strict_refuses_them() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "s/SKILL.md",
+        "---\ndescription: d\n---\n## Installation\n\nRun it.\n",
+    );
+    sb.write(
+        "team",
+        "s/SKILL.md",
+        "---\ndescription: e\n---\n<!-- $patch: sections -->\n<!-- $patch: before \"Setup\" -->\nRead the wiki first.\n",
+    );
+    let err = sb
+        .run(&["export", "--format", "skill", "--out", "out", "--strict"])
+        .failed()
+        .to_owned();
+    assert!(
+        err.contains("$patch: before names a section no lower layer has")
+            && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert!(!sb.path().join("out").exists());
+    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("$patch: before names a section no lower layer has"),
+        "{run:#?}"
+    );
+}

@@ -285,7 +285,7 @@ proptest! {
         }
         sb.write("team", "s/SKILL.md", format!("---\n---\n{team}"));
         let merged = sb.resolve_value("s")["body"].clone();
-        sb.run(&["export", "--format", "skill", "--out", "out"]).ok();
+        sb.run(&["export", "--format", "skill", "--out", "out"]).success();
         let back = Sandbox::new();
         back.write("base", "s/SKILL.md", std::fs::read(sb.path().join("out/s/SKILL.md")).unwrap());
         prop_assert_eq!(back.resolve_value("s")["body"].clone(), merged);

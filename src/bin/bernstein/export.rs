@@ -85,6 +85,11 @@ pub struct ExportArgs {
     /// into it rather than to stderr; the exit code is the same.
     #[arg(long)]
     pub json: bool,
+    /// When writing: first run validate's checks on every skill, and write
+    /// nothing if any gives an error or a warning (a stale directive, an
+    /// override with no effect, a skill no lower layer defines, ...).
+    #[arg(long, conflicts_with = "check")]
+    pub strict: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -154,6 +159,20 @@ fn waiting(dir: &Path) {
 pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     let skills = global.skills()?;
     let trust = TrustStore::of(&global.env());
+    if args.strict {
+        let report = skills.check(None, args.jobs.unwrap_or_else(par::default_jobs));
+        if !report.diagnostics.is_empty() {
+            output::warn_diagnostics(&report.diagnostics);
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "--strict: {} problem(s) above, which `bernstein skills validate --strict` \
+                     lists too; nothing was written",
+                    report.diagnostics.len()
+                ),
+            });
+        }
+    }
     if !args.targets.is_empty() {
         return run_targets(args, global, skills, &trust);
     }
@@ -279,6 +298,7 @@ impl ExportArgs {
             targets: Vec::new(),
             scope: self.scope,
             json: self.json,
+            strict: self.strict,
         }
     }
 }
@@ -585,6 +605,12 @@ fn export(
     places: &str,
 ) -> Result<(ExitCode, Value)> {
     let report = skills.export_with(dir, options)?;
+    // The warnings of each skill written travel with it, as with show.
+    if !json {
+        for name in &report.written {
+            output::warn_diagnostics(&skills.warnings(name));
+        }
+    }
     if json {
         let doc = export_json(dir, options, &report);
         let code = if report.failed.is_empty() && report.refused.is_empty() {
