@@ -93,7 +93,7 @@ impl Skills {
 
     /// Is `resolved` a skill no layer below the one introducing it defines,
     /// lacking what the targets found require: listed, warned about by
-    /// `validate`, not exported ([`crate::target::orphan`])?
+    /// `validate`, not exported (see `target::orphan`)?
     pub fn is_orphan(&self, resolved: &crate::merge::Resolved) -> bool {
         self.orphan(&resolved.effective(), &resolved.fragments, None)
             .is_some()

@@ -13,7 +13,7 @@
 //! are capped ([`FileLimits`]). Contents are read only by whoever copies the
 //! files (`export --format skill`), as bytes, never parsed. In the team and
 //! user layers a file with more than one hard link is refused
-//! ([`crate::source::confine`]).
+//! (`source::confine`).
 //!
 //! What the files may not be, once layered ([`skill_md_files`],
 //! [`collisions`]): a `SKILL.md` under any case, which an agent would load

@@ -152,7 +152,7 @@ impl Env {
         Some(rel)
     }
 
-    /// The project whose own layer [`Env::project_dir`] finds, with
+    /// The project whose own layer `Env::project_dir` finds, with
     /// absolute paths: the layer, and the project's root (the git work
     /// tree's, else the directory holding `.bernstein/`).
     pub fn project(&self) -> Option<super::trust::Project> {
