@@ -1,0 +1,638 @@
+//! `bernstein skills add`, `verify` and `update`: upstream sources that
+//! feed the base layer, pinned by `sources.lock` (docs/upstream.md).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+
+use bernstein_skills::layer::Layer;
+use bernstein_skills::upstream::{self, Cache, Lock, Paths, SourceSpec, SourcesFile, git, report};
+use bernstein_skills::{Error, Layers, Result, output::render, text};
+
+use crate::cli::Global;
+use crate::output;
+
+#[derive(Debug, Args)]
+#[command(after_help = ADD_HELP)]
+pub struct AddArgs {
+    /// The repository: an https://, ssh:// or file:// URL, user@host:path,
+    /// a local path (absolute, or starting with ./ or ../), or OWNER/REPO
+    /// for a GitHub repository.
+    #[arg(value_name = "SOURCE")]
+    pub source: String,
+    /// The branch, tag or commit to take [default: the repository's HEAD].
+    #[arg(long = "ref", value_name = "REF")]
+    pub git_ref: Option<String>,
+    /// The directory inside the repository that holds the skill
+    /// directories [default: the top].
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<String>,
+    /// Take only this skill (repeatable) [default: every skill there].
+    #[arg(long = "skill", value_name = "NAME")]
+    pub skills: Vec<String>,
+    /// The source's name in sources.toml and sources.lock [default: the
+    /// repository's name].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Print one JSON document (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+const ADD_HELP: &str = "\
+Records the source in sources.toml (beside the team layer's directory:
+.bernstein/sources.toml for .bernstein/skills), fetches the commit its ref
+names with the system git, and writes sources.lock: that commit and the
+SHA-256 of every file of every skill taken. The files are kept in
+$XDG_CACHE_HOME/bernstein/skills/sources/ and feed the base layer, below
+the team and user layers. Commit sources.toml and sources.lock.
+
+Examples:
+  bernstein skills add acme/skills --path skills
+  bernstein skills add https://github.com/acme/skills --ref v1.2.0 --skill pdf-tables
+  bernstein skills add ../collection --name local-collection";
+
+#[derive(Debug, Args)]
+#[command(after_help = VERIFY_HELP)]
+pub struct VerifyArgs {
+    /// Print one JSON document (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+const VERIFY_HELP: &str = "\
+Checks that every source of sources.toml is locked, and that the cached
+files are the locked ones; fetches (with the system git) what the cache
+lacks, at the locked commit, and refuses any file whose SHA-256 differs
+from the lock. What CI runs on a fresh clone; with the cache filled it
+works offline and never runs git. Exits 1 on any mismatch.
+
+Examples:
+  bernstein skills verify
+  bernstein skills verify --json";
+
+#[derive(Debug, Args)]
+#[command(after_help = UPDATE_HELP)]
+pub struct UpdateArgs {
+    /// Update only the sources these skills come from, and report only on
+    /// them [default: every source].
+    #[arg(value_name = "SKILL")]
+    pub skills: Vec<String>,
+    /// Take this branch, tag or commit instead of the ref in sources.toml
+    /// (one source only; recorded in the lock, sources.toml unchanged).
+    #[arg(long, value_name = "REF")]
+    pub to: Option<String>,
+    /// Write nothing; exit 1 when upstream has moved (for a scheduled CI
+    /// job).
+    #[arg(long, conflicts_with = "yes")]
+    pub check: bool,
+    /// Accept the update: write the new lock (without it, the report is
+    /// all that happens).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print one JSON document (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+const UPDATE_HELP: &str = "\
+Fetches each source's ref again and, before anything is written, reports
+what changed upstream per skill (fields, sections, files; skills added or
+removed) and which team and user overrides it touches: a value whose
+upstream value changed underneath it (stale-value), a section directive
+whose heading upstream no longer has (heading-gone), a file a layer
+replaces that changed upstream (replaced-file-changed), an override of a
+skill upstream removed (skill-removed). The lock is written only with
+--yes.
+
+Examples:
+  bernstein skills update                  # what would change
+  bernstein skills update --yes            # accept it: write sources.lock
+  bernstein skills update pdf-tables --to v2.0.0 --yes
+  bernstein skills update --check          # CI: exit 1 when upstream moved";
+
+/// The cache, or an error saying how to have one.
+fn cache() -> Result<Cache> {
+    Cache::from_process().ok_or_else(|| Error::Refused {
+        path: None,
+        message: "no cache directory: set $XDG_CACHE_HOME or $HOME to an absolute path".into(),
+    })
+}
+
+/// The skills of the local base layer, with their paths.
+fn local_base(layers: &Layers) -> BTreeMap<String, PathBuf> {
+    layers
+        .catalog()
+        .into_iter()
+        .filter_map(|(name, located)| {
+            let l = located.into_iter().find(|l| l.layer == Layer::Base)?;
+            Some((name, l.path))
+        })
+        .collect()
+}
+
+/// Serialises updates of one project's lock: two at once would each write
+/// a lock the other did not see. Held until the process exits.
+fn exclusive(cache: &Cache, lock_path: &Path) -> Result<std::fs::File> {
+    let dir = cache.dir.join(".locks");
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    let abs = std::path::absolute(lock_path).unwrap_or_else(|_| lock_path.to_path_buf());
+    let key = git::sha256_hex(abs.as_os_str().as_encoded_bytes());
+    let path = dir.join(&key[..32]);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| Error::Write {
+            path: path.clone(),
+            source,
+        })?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|_| {
+        Error::Refused {
+            path: Some(PathBuf::from(text::path(lock_path))),
+            message: "another `bernstein skills add` or `update` is writing this lock; run this again when it ends".into(),
+        }
+    })?;
+    Ok(file)
+}
+
+/// `SOURCE` as a repository URL and a default name.
+fn parse_source(source: &str) -> Result<(String, String)> {
+    let bad = |m: &str| Error::Refused {
+        path: None,
+        message: format!("source {}: {m}", text::escape(source)),
+    };
+    let url = if source.contains("://")
+        || upstream::sources::check_url(source).is_ok() && !source.starts_with('/')
+    {
+        source.to_owned()
+    } else if source.starts_with('/') || source.starts_with("./") || source.starts_with("../") {
+        let abs = std::fs::canonicalize(source)
+            .map_err(|e| bad(&format!("cannot open the directory: {e}")))?;
+        abs.to_str()
+            .ok_or_else(|| bad("the path is not valid UTF-8"))?
+            .to_owned()
+    } else if let Some((owner, repo)) = source.split_once('/')
+        && [owner, repo].iter().all(|p| {
+            !p.is_empty()
+                && !p.starts_with('.')
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
+    {
+        format!("https://github.com/{owner}/{repo}")
+    } else {
+        return Err(bad(
+            "not a repository: give an https://, ssh:// or file:// URL, user@host:path, a path starting with /, ./ or ../, or OWNER/REPO",
+        ));
+    };
+    upstream::sources::check_url(&url).map_err(bad)?;
+    let name = url
+        .trim_end_matches('/')
+        .rsplit(['/', ':'])
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(".git")
+        .to_owned();
+    Ok((url, name))
+}
+
+pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
+    let layers = global.layers_without_sources()?;
+    let paths = Paths::of(&layers);
+    let cache = cache()?;
+    let _guard = exclusive(&cache, &paths.lock)?;
+    let (url, default_name) = parse_source(&args.source)?;
+    let name = args.name.clone().unwrap_or(default_name);
+    let spec = SourceSpec {
+        name: name.clone(),
+        url,
+        git_ref: args.git_ref.clone(),
+        path: args.path.clone(),
+        skills: (!args.skills.is_empty()).then(|| args.skills.clone()),
+    };
+    // The file as it will be: the text there now, with one table more.
+    let old_text = match std::fs::symlink_metadata(&paths.sources) {
+        Ok(_) => upstream::sources::read_text(&paths.sources, 1 << 20)?.unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    let existing = if old_text.trim().is_empty() {
+        SourcesFile::default()
+    } else {
+        toml::from_str::<SourcesFile>(&old_text).unwrap_or_default()
+    };
+    if existing.sources.iter().any(|s| s.name == name) {
+        return Err(Error::Refused {
+            path: Some(PathBuf::from(text::path(&paths.sources))),
+            message: format!(
+                "a source named '{}' is there already; give this one another name with --name",
+                text::escape(&name)
+            ),
+        });
+    }
+    let mut new_text = old_text.clone();
+    if !new_text.is_empty() && !new_text.ends_with('\n') {
+        new_text.push('\n');
+    }
+    if !new_text.is_empty() {
+        new_text.push('\n');
+    }
+    new_text.push_str(&SourcesFile::entry_text(&spec));
+    let file = SourcesFile::parse(&new_text, &paths.sources)?;
+    let lock = Lock::read(&paths.lock)?.unwrap_or_default();
+    // Every other source as locked (from the cache, or fetched at its
+    // commit), this one fetched at its ref.
+    let mut fetched = BTreeMap::new();
+    for s in file.sources.iter().filter(|s| s.name != name) {
+        let locked = lock.sources.get(&s.name).ok_or_else(|| Error::Refused {
+            path: Some(PathBuf::from(text::path(&paths.lock))),
+            message: format!(
+                "source '{}' is not locked; run `bernstein skills update --yes` first",
+                text::escape(&s.name)
+            ),
+        })?;
+        fetched.insert(
+            s.name.clone(),
+            upstream::load_locked(&cache, &s.name, locked)?.0,
+        );
+    }
+    let new = git::fetch(&git::Want {
+        url: &spec.url,
+        rev: spec.git_ref.as_deref(),
+        path: spec.path.as_deref(),
+        skills: spec.skills.as_deref(),
+    })?;
+    fetched.insert(name.clone(), new);
+    upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
+    let mut new_lock = Lock::default();
+    for s in &file.sources {
+        let f = &fetched[&s.name];
+        let git_ref = if s.name == name {
+            s.git_ref.clone()
+        } else {
+            lock.sources[&s.name].git_ref.clone()
+        };
+        let entry = upstream::entry(s, git_ref.as_deref(), f);
+        cache.store(&entry, f)?;
+        new_lock.sources.insert(s.name.clone(), entry);
+    }
+    // The sources file first: a lock written without it would name a
+    // source the file does not list.
+    bernstein_skills::export::write_atomic(&paths.sources, new_text.as_bytes())?;
+    new_lock.write(&paths.lock)?;
+    let entry = &new_lock.sources[&name];
+    let skills: Vec<&str> = entry.skills_taken().into_iter().collect();
+    if args.json {
+        output::print(&render::to_json(&json!({
+            "source": name,
+            "url": spec.url,
+            "ref": spec.git_ref,
+            "commit": entry.commit,
+            "skills": skills,
+            "files": entry.files.len(),
+            "sources_file": paths.sources.display().to_string(),
+            "lock": paths.lock.display().to_string(),
+        })));
+    } else {
+        output::print(&format!(
+            "added {} ({}{}) at {}: {} skill(s), {} file(s): {}\nwrote {} and {}\n",
+            text::escape(&name),
+            text::escape(&spec.url),
+            spec.git_ref
+                .as_deref()
+                .map(|r| format!(" {}", text::escape(r)))
+                .unwrap_or_default(),
+            entry.commit,
+            skills.len(),
+            entry.files.len(),
+            text::list(skills.iter().copied(), false),
+            text::path(&paths.sources),
+            text::path(&paths.lock),
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn verify(args: VerifyArgs, global: &Global) -> Result<ExitCode> {
+    let layers = global.layers_without_sources()?;
+    let paths = Paths::of(&layers);
+    let Some((file, lock)) = upstream::read_project(&paths)? else {
+        if args.json {
+            output::print(&render::to_json(&json!({"sources": []})));
+        } else {
+            output::print(&format!(
+                "no sources: {} does not exist\n",
+                text::path(&paths.sources)
+            ));
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let cache = cache()?;
+    let local = local_base(&layers);
+    let mut rows = Vec::new();
+    for s in &file.sources {
+        let locked = &lock.sources[&s.name];
+        let (fetched, fetched_now) = upstream::load_locked(&cache, &s.name, locked)?;
+        if fetched_now {
+            cache.store(locked, &fetched)?;
+        }
+        if let Some(skill) = locked
+            .skills_taken()
+            .into_iter()
+            .find(|k| local.contains_key(*k))
+        {
+            return Err(Error::Refused {
+                path: Some(PathBuf::from(text::path(&paths.lock))),
+                message: format!(
+                    "skill '{}' is in source '{}' and in the local base layer ({}); remove it from one of them",
+                    text::escape(skill),
+                    text::escape(&s.name),
+                    text::path(&local[skill])
+                ),
+            });
+        }
+        rows.push((s.name.clone(), locked.clone(), fetched_now));
+    }
+    if args.json {
+        output::print(&render::to_json(&json!({
+            "sources": rows.iter().map(|(n, l, f)| json!({
+                "source": n,
+                "url": l.url,
+                "commit": l.commit,
+                "skills": l.skills_taken().len(),
+                "files": l.files.len(),
+                "fetched": f,
+            })).collect::<Vec<_>>(),
+        })));
+    } else {
+        let mut out = String::new();
+        for (n, l, f) in &rows {
+            out.push_str(&format!(
+                "{}: {} skill(s), {} file(s) at {}: {}\n",
+                text::escape(n),
+                l.skills_taken().len(),
+                l.files.len(),
+                l.commit,
+                if *f {
+                    "fetched and verified"
+                } else {
+                    "verified"
+                }
+            ));
+        }
+        out.push_str(&format!(
+            "{} source(s) match {}\n",
+            rows.len(),
+            text::path(&paths.lock)
+        ));
+        output::print(&out);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
+    let layers = global.layers_without_sources()?;
+    let spec = global.load_spec()?;
+    let paths = Paths::of(&layers);
+    let cache = cache()?;
+    let _guard = exclusive(&cache, &paths.lock)?;
+    // The lock may be missing or out of step with the sources file: an
+    // update is how it is written again.
+    let file = SourcesFile::read(&paths.sources)?.ok_or_else(|| Error::Refused {
+        path: Some(PathBuf::from(text::path(&paths.sources))),
+        message: "does not exist; add a source with `bernstein skills add SOURCE`".into(),
+    })?;
+    let lock = Lock::read(&paths.lock)?.unwrap_or_default();
+    let only: BTreeSet<String> = args.skills.iter().cloned().collect();
+    // The sources to fetch again: those the skills named come from.
+    let selected: Vec<&SourceSpec> = if only.is_empty() {
+        file.sources.iter().collect()
+    } else {
+        for skill in &only {
+            if !lock
+                .sources
+                .values()
+                .any(|l| l.skills_taken().contains(skill.as_str()))
+            {
+                return Err(Error::Refused {
+                    path: Some(PathBuf::from(text::path(&paths.lock))),
+                    message: format!("no source provides skill '{}'", text::escape(skill)),
+                });
+            }
+        }
+        file.sources
+            .iter()
+            .filter(|s| {
+                lock.sources
+                    .get(&s.name)
+                    .is_some_and(|l| l.skills_taken().iter().any(|k| only.contains(*k)))
+            })
+            .collect()
+    };
+    if args.to.is_some() && selected.len() != 1 {
+        return Err(Error::Refused {
+            path: None,
+            message: format!(
+                "--to names one ref, and this update fetches {} sources; name a skill of one source",
+                selected.len()
+            ),
+        });
+    }
+    let mut fetched = BTreeMap::new();
+    let mut refs = BTreeMap::new();
+    for s in &file.sources {
+        let locked = lock
+            .sources
+            .get(&s.name)
+            .filter(|l| l.url == s.url && l.path == s.path && l.skills == s.skills);
+        if selected.iter().any(|x| x.name == s.name) || locked.is_none() {
+            let rev = args.to.as_deref().or(s.git_ref.as_deref());
+            if let Some(r) = rev {
+                upstream::sources::check_ref(r).map_err(|m| Error::Refused {
+                    path: None,
+                    message: format!("--to {}: {m}", text::escape(r)),
+                })?;
+            }
+            let f = git::fetch(&git::Want {
+                url: &s.url,
+                rev,
+                path: s.path.as_deref(),
+                skills: s.skills.as_deref(),
+            })?;
+            refs.insert(s.name.clone(), rev.map(str::to_owned));
+            fetched.insert(s.name.clone(), f);
+        } else if let Some(l) = locked {
+            fetched.insert(s.name.clone(), upstream::load_locked(&cache, &s.name, l)?.0);
+            refs.insert(s.name.clone(), l.git_ref.clone());
+        }
+    }
+    upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
+    let mut new_lock = Lock::default();
+    let mut reports = Vec::new();
+    for s in &file.sources {
+        let f = &fetched[&s.name];
+        let entry = upstream::entry(s, refs[&s.name].as_deref(), f);
+        let old = lock.sources.get(&s.name);
+        let old_dir = old
+            .filter(|o| cache.has(o) && cache.verify(o).is_ok())
+            .map(|o| cache.dir_of(o));
+        let reader = |file: &str| {
+            old_dir
+                .as_ref()
+                .and_then(|d| std::fs::read(d.join(file)).ok())
+        };
+        let sides = report::Sides {
+            old,
+            old_file: &reader,
+            new: &entry,
+            fetched: f,
+        };
+        let r = report::compare(&spec, &layers, &s.name, &sides, &only);
+        reports.push(r);
+        new_lock.sources.insert(s.name.clone(), entry);
+    }
+    let dropped: Vec<&String> = lock
+        .sources
+        .keys()
+        .filter(|n| !new_lock.sources.contains_key(*n))
+        .collect();
+    let moved = reports.iter().any(|r| r.moved) || !dropped.is_empty();
+    let written = args.yes && moved;
+    if written {
+        for (name, entry) in &new_lock.sources {
+            cache.store(entry, &fetched[name])?;
+        }
+        new_lock.write(&paths.lock)?;
+    }
+    if args.json {
+        output::print(&render::to_json(&json!({
+            "moved": moved,
+            "written": written,
+            "lock": paths.lock.display().to_string(),
+            "sources": reports,
+            "dropped": dropped,
+        })));
+    } else {
+        output::print(&render_report(
+            &reports, &dropped, moved, written, &args, &paths,
+        ));
+    }
+    Ok(if args.check && moved {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The update report for people.
+fn render_report(
+    reports: &[report::SourceReport],
+    dropped: &[&String],
+    moved: bool,
+    written: bool,
+    args: &UpdateArgs,
+    paths: &Paths,
+) -> String {
+    let mut out = String::new();
+    let list = |v: &[String]| text::list(v.iter().map(String::as_str), false);
+    for r in reports {
+        let from = r.from.as_deref().map(short).unwrap_or("(not locked)");
+        if !r.moved {
+            out.push_str(&format!(
+                "{}: up to date at {}\n",
+                text::escape(&r.source),
+                short(&r.to)
+            ));
+            continue;
+        }
+        out.push_str(&format!(
+            "{}: {} -> {}\n",
+            text::escape(&r.source),
+            from,
+            short(&r.to)
+        ));
+        for s in &r.skills {
+            out.push_str(&format!("  {} {}\n", s.change, text::escape(&s.skill)));
+            let mut line = |label: &str, v: &[String]| {
+                if !v.is_empty() {
+                    out.push_str(&format!("    {label}: {}\n", list(v)));
+                }
+            };
+            line("fields changed", &s.fields);
+            line("sections added", &s.sections_added);
+            line("sections removed", &s.sections_removed);
+            let renamed: Vec<String> = s
+                .sections_renamed
+                .iter()
+                .map(|[a, b]| format!("{a} -> {b}"))
+                .collect();
+            line("sections renamed", &renamed);
+            line("sections changed", &s.sections_changed);
+            if s.change != "added" {
+                line("files added", &s.files_added);
+            }
+            line("files removed", &s.files_removed);
+            line("files changed", &s.files_changed);
+        }
+        if !r.overrides.is_empty() {
+            out.push_str("  overrides affected:\n");
+            for o in &r.overrides {
+                let what = match o.kind {
+                    "stale-value" => format!(
+                        "sets '{}', whose upstream value changed: check it is still wanted",
+                        text::escape(&o.what)
+                    ),
+                    "heading-gone" => format!(
+                        "a section directive names '{}', a heading upstream no longer has",
+                        text::escape(&o.what)
+                    ),
+                    "replaced-file-changed" => {
+                        format!("replaces {}, which changed upstream", text::escape(&o.what))
+                    }
+                    _ => "overrides a skill upstream removed".to_owned(),
+                };
+                out.push_str(&format!(
+                    "    {} {} ({}): {what}\n",
+                    o.layer.label(),
+                    text::escape(&o.skill),
+                    o.file
+                ));
+            }
+        }
+    }
+    for d in dropped {
+        out.push_str(&format!(
+            "{}: no longer in sources.toml; dropped from the lock\n",
+            text::escape(d)
+        ));
+    }
+    if written {
+        out.push_str(&format!("wrote {}\n", text::path(&paths.lock)));
+    } else if moved && !args.check {
+        let mut cmd = String::from("bernstein skills update");
+        for s in &args.skills {
+            cmd.push(' ');
+            cmd.push_str(&text::escape(s));
+        }
+        if let Some(t) = &args.to {
+            cmd.push_str(&format!(" --to {}", text::escape(t)));
+        }
+        out.push_str(&format!(
+            "nothing written; run `{cmd} --yes` to accept this update\n"
+        ));
+    } else if moved {
+        out.push_str("upstream has moved; nothing written\n");
+    }
+    out
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}

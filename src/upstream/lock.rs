@@ -1,0 +1,204 @@
+//! `sources.lock`: what each source resolved to. Written only by the tool
+//! (`skills add`, `skills update --yes`), deterministic: the same sources
+//! and commits give the same bytes (sorted tables and keys, no timestamps,
+//! one file per line, so that two branches that lock different sources
+//! merge line by line).
+//!
+//! ```toml
+//! version = 1
+//!
+//! [source.acme]
+//! url = "https://github.com/acme/skills"
+//! ref = "v1.2.0"
+//! commit = "0123456789abcdef0123456789abcdef01234567"
+//! path = "skills"
+//! executable = ["pdf-tables/scripts/extract.py"]
+//!
+//! [source.acme.files]
+//! "pdf-tables/SKILL.md" = "sha256:9f86d08…"
+//! "pdf-tables/scripts/extract.py" = "sha256:60303ae…"
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::refused;
+use super::sources::{read_text, toml_error};
+use crate::error::Result;
+
+/// The format version this build reads and writes.
+pub const VERSION: u32 = 1;
+
+/// The largest lock read: a digest line is about 100 bytes, and a source
+/// holds at most the layers' caps.
+const MAX_BYTES: u64 = 64 << 20;
+
+const HEADER: &str = "# Written by `bernstein skills add` and `bernstein skills update --yes`; do not edit.\n# What each source of sources.toml resolved to: the commit and the SHA-256 of every file taken.\n";
+
+/// One source, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedSource {
+    /// The repository.
+    pub url: String,
+    /// The ref asked for (`None`: the remote's `HEAD`).
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
+    /// The commit it resolved to (40 or 64 hexadecimal digits).
+    pub commit: String,
+    /// The subdirectory the skills were taken from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The skills asked for (`None`: every skill found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<String>>,
+    /// The files taken with an execute bit, `SKILL/PATH`, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub executable: Vec<String>,
+    /// Every file taken, `SKILL/PATH` → `sha256:HEX`.
+    pub files: BTreeMap<String, String>,
+}
+
+impl LockedSource {
+    /// The skills this source provides, sorted.
+    pub fn skills_taken(&self) -> BTreeSet<&str> {
+        self.files.keys().map(|f| super::skill_of(f)).collect()
+    }
+
+    /// The digest recorded for `file`, without its `sha256:` prefix.
+    pub fn digest(&self, file: &str) -> Option<&str> {
+        self.files.get(file).and_then(|d| d.strip_prefix("sha256:"))
+    }
+}
+
+/// The whole lock.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lock {
+    /// [`VERSION`].
+    #[serde(default)]
+    version: u32,
+    /// Source name → what it resolved to.
+    #[serde(default, rename = "source")]
+    pub sources: BTreeMap<String, LockedSource>,
+}
+
+impl Lock {
+    /// Reads the lock; `None` if it does not exist. Merge-conflict markers,
+    /// an unknown version, an unknown key or a digest that is not
+    /// `sha256:` and 64 hexadecimal digits are errors naming the fix.
+    pub fn read(path: &Path) -> Result<Option<Lock>> {
+        let Some(text) = read_text(path, MAX_BYTES)? else {
+            return Ok(None);
+        };
+        Lock::parse(&text, path).map(Some)
+    }
+
+    /// Parses the text of a lock at `path`.
+    pub fn parse(text: &str, path: &Path) -> Result<Lock> {
+        if let Some((n, _)) = text.lines().enumerate().find(|(_, l)| {
+            l.starts_with("<<<<<<<") || l.starts_with(">>>>>>>") || l.starts_with("=======")
+        }) {
+            return Err(crate::error::Error::Refused {
+                path: Some(format!("{}:{}:1", crate::text::path(path), n + 1).into()),
+                message: "the lock holds merge-conflict markers; resolve the conflict in sources.toml, then run `bernstein skills update --yes` to write the lock again".into(),
+            });
+        }
+        let lock: Lock = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+        if lock.version != VERSION {
+            return Err(refused(
+                path,
+                format!(
+                    "lock format version {} is not one this bernstein reads (it reads {VERSION}); upgrade bernstein, or run `bernstein skills update --yes` to write the lock again",
+                    lock.version
+                ),
+            ));
+        }
+        for (name, s) in &lock.sources {
+            let at =
+                |m: String| refused(path, format!("source '{}': {m}", crate::text::escape(name)));
+            super::sources::check_source_name(name).map_err(|m| at(m.into()))?;
+            super::sources::check_url(&s.url).map_err(|m| at(format!("url: {m}")))?;
+            if !(s.commit.len() == 40 || s.commit.len() == 64)
+                || !s
+                    .commit
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            {
+                return Err(at(
+                    "commit: not 40 or 64 lowercase hexadecimal digits".into()
+                ));
+            }
+            if let Some(p) = &s.path {
+                super::sources::check_subdir(p).map_err(|m| at(format!("path: {m}")))?;
+            }
+            for (file, digest) in &s.files {
+                check_file_name(file)
+                    .map_err(|m| at(format!("file '{}': {m}", crate::text::escape(file))))?;
+                let hex = digest.strip_prefix("sha256:").unwrap_or("");
+                if hex.len() != 64
+                    || !hex
+                        .bytes()
+                        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                {
+                    return Err(at(format!(
+                        "file '{}': the digest is not sha256: and 64 lowercase hexadecimal digits",
+                        crate::text::escape(file)
+                    )));
+                }
+            }
+            if let Some(x) = s.executable.iter().find(|x| !s.files.contains_key(*x)) {
+                return Err(at(format!(
+                    "executable: '{}' is not one of the files",
+                    crate::text::escape(x)
+                )));
+            }
+        }
+        Ok(lock)
+    }
+
+    /// The lock's bytes: a fixed header, then TOML with sorted sources and
+    /// files.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut lock = self.clone();
+        lock.version = VERSION;
+        for s in lock.sources.values_mut() {
+            s.executable.sort();
+            s.executable.dedup();
+        }
+        let body = toml::to_string(&lock).unwrap_or_default();
+        let mut out = String::with_capacity(HEADER.len() + body.len());
+        out.push_str(HEADER);
+        out.push_str(&body);
+        out.into_bytes()
+    }
+
+    /// Writes the lock at `path` atomically: a reader sees the old lock or
+    /// the new one, never a part of it.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        crate::export::write_atomic(path, &self.to_bytes())
+    }
+}
+
+/// A locked file's name: `SKILL/PATH`, `/`-separated, every component a
+/// visible, printable name.
+pub fn check_file_name(file: &str) -> std::result::Result<(), &'static str> {
+    let mut parts = file.split('/');
+    let skill = parts.next().unwrap_or("");
+    crate::layer::check_name(skill)?;
+    let mut any = false;
+    for c in parts {
+        any = true;
+        if c.is_empty() || c.starts_with('.') || c.chars().any(char::is_control) || c.contains('\\')
+        {
+            return Err("a component is empty, hidden, or holds a control character or '\\'");
+        }
+    }
+    if any {
+        Ok(())
+    } else {
+        Err("names a skill, not a file in it")
+    }
+}
