@@ -45,6 +45,7 @@ mod it {
     mod terminal;
     mod translated;
     mod trust;
+    mod upstream;
     mod validate;
     mod xdg;
 }

@@ -37,8 +37,10 @@ pub enum Problem {
     },
     /// A file's contents are not what the lock says.
     Mismatch {
-        /// The file.
-        path: PathBuf,
+        /// The entry's directory.
+        dir: PathBuf,
+        /// The file, `SKILL/PATH`.
+        file: String,
         /// The lock's digest.
         locked: String,
         /// The file's.
@@ -47,50 +49,57 @@ pub enum Problem {
     /// Anything else: a file missing, one too many, a symlink, an execute
     /// bit, an unreadable file.
     Other {
-        /// The file.
-        path: PathBuf,
+        /// The entry's directory.
+        dir: PathBuf,
+        /// The file, `SKILL/PATH` (empty: the entry itself).
+        file: String,
         /// What is wrong.
         message: String,
     },
 }
 
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Problem {
+    /// The entry's directory.
+    pub fn dir(&self) -> &Path {
         match self {
-            Problem::Missing { dir } => write!(
-                f,
-                "{}: not in the cache; run `bernstein skills verify` to fetch it",
-                crate::text::path(dir)
-            ),
-            Problem::Mismatch {
-                path,
-                locked,
-                found,
-            } => write!(
-                f,
-                "{}: does not match the lock (lock sha256:{locked}, file sha256:{found}); nothing of this source is used. Remove {} and run `bernstein skills verify` to fetch it again",
-                crate::text::path(path),
-                crate::text::path(entry_of(path)),
-            ),
-            Problem::Other { path, message } => write!(
-                f,
-                "{}: {message}; nothing of this source is used. Remove {} and run `bernstein skills verify` to fetch it again",
-                crate::text::path(path),
-                crate::text::path(entry_of(path)),
-            ),
+            Problem::Missing { dir }
+            | Problem::Mismatch { dir, .. }
+            | Problem::Other { dir, .. } => dir,
         }
     }
 }
 
-/// The cache entry (`.../sources/KEY`) a path inside it belongs to.
-fn entry_of(path: &Path) -> &Path {
-    path.ancestors()
-        .find(|a| {
-            a.parent()
-                .and_then(|p| p.file_name())
-                .is_some_and(|n| n == "sources")
-        })
-        .unwrap_or(path)
+/// What a problem message ends with: what is refused, and the fix.
+const REFETCH: &str = "nothing of this source is used; remove this cache entry and run `bernstein skills verify` to fetch it again";
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Missing { .. } => write!(
+                f,
+                "not in the cache; run `bernstein skills verify` to fetch it"
+            ),
+            Problem::Mismatch {
+                file,
+                locked,
+                found,
+                ..
+            } => write!(
+                f,
+                "{}: does not match the lock (lock sha256:{locked}, file sha256:{found}); {REFETCH}",
+                crate::text::escape(file),
+            ),
+            Problem::Other { file, message, .. } => write!(
+                f,
+                "{}{message}; {REFETCH}",
+                if file.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", crate::text::escape(file))
+                },
+            ),
+        }
+    }
 }
 
 impl Cache {
@@ -145,7 +154,11 @@ impl Cache {
     pub fn verify(&self, locked: &LockedSource) -> std::result::Result<(), Problem> {
         let dir = self.dir_of(locked);
         let other = |path: PathBuf, message: &str| Problem::Other {
-            path,
+            dir: dir.clone(),
+            file: path
+                .strip_prefix(&dir)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             message: message.to_owned(),
         };
         let root =
@@ -164,7 +177,8 @@ impl Cache {
             let want = digest.strip_prefix("sha256:").unwrap_or(digest);
             if found != want {
                 return Err(Problem::Mismatch {
-                    path,
+                    dir: dir.clone(),
+                    file: file.clone(),
                     locked: want.to_owned(),
                     found,
                 });
@@ -226,7 +240,7 @@ impl Cache {
         };
         if self.has(locked) {
             self.verify(locked).map_err(|p| Error::Refused {
-                path: None,
+                path: Some(PathBuf::from(crate::text::path(p.dir()))),
                 message: p.to_string(),
             })?;
             return Ok(dir);
@@ -266,7 +280,7 @@ impl Cache {
                 // Another fetch put the same entry in place first.
                 let _ = std::fs::remove_dir_all(&tmp);
                 self.verify(locked).map_err(|p| Error::Refused {
-                    path: None,
+                    path: Some(PathBuf::from(crate::text::path(p.dir()))),
                     message: p.to_string(),
                 })?;
                 Ok(dir)

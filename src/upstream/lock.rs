@@ -98,9 +98,7 @@ impl Lock {
 
     /// Parses the text of a lock at `path`.
     pub fn parse(text: &str, path: &Path) -> Result<Lock> {
-        if let Some((n, _)) = text.lines().enumerate().find(|(_, l)| {
-            l.starts_with("<<<<<<<") || l.starts_with(">>>>>>>") || l.starts_with("=======")
-        }) {
+        if let Some(n) = conflict_line(text) {
             return Err(crate::error::Error::Refused {
                 path: Some(format!("{}:{}:1", crate::text::path(path), n + 1).into()),
                 message: "the lock holds merge-conflict markers; resolve the conflict in sources.toml, then run `bernstein skills update --yes` to write the lock again".into(),
@@ -180,6 +178,19 @@ impl Lock {
     pub fn write(&self, path: &Path) -> Result<()> {
         crate::export::write_atomic(path, &self.to_bytes())
     }
+}
+
+/// The 0-based line of the first merge-conflict marker in `text`.
+fn conflict_line(text: &str) -> Option<usize> {
+    text.lines().position(|l| {
+        l.starts_with("<<<<<<<") || l.starts_with(">>>>>>>") || l.starts_with("=======")
+    })
+}
+
+/// Does the lock at `path` hold merge-conflict markers? Then `update
+/// --yes` writes it again from the sources file alone.
+pub fn is_conflicted(path: &Path) -> bool {
+    matches!(read_text(path, MAX_BYTES), Ok(Some(t)) if conflict_line(&t).is_some())
 }
 
 /// A locked file's name: `SKILL/PATH`, `/`-separated, every component a

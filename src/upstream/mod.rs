@@ -254,7 +254,7 @@ pub fn load_locked(
 ) -> Result<(git::Fetched, bool)> {
     if cache.has(locked) {
         cache.verify(locked).map_err(|p| Error::Refused {
-            path: None,
+            path: Some(PathBuf::from(crate::text::path(p.dir()))),
             message: format!("source '{}': {p}", crate::text::escape(name)),
         })?;
         let dir = cache.dir_of(locked);

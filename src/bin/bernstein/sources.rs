@@ -409,7 +409,13 @@ pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
         path: Some(PathBuf::from(text::path(&paths.sources))),
         message: "does not exist; add a source with `bernstein skills add SOURCE`".into(),
     })?;
-    let lock = Lock::read(&paths.lock)?.unwrap_or_default();
+    // A lock with merge-conflict markers is written again from the
+    // sources file, every source fetched at its ref.
+    let lock = if upstream::lock::is_conflicted(&paths.lock) {
+        Lock::default()
+    } else {
+        Lock::read(&paths.lock)?.unwrap_or_default()
+    };
     let only: BTreeSet<String> = args.skills.iter().cloned().collect();
     // The sources to fetch again: those the skills named come from.
     let selected: Vec<&SourceSpec> = if only.is_empty() {
