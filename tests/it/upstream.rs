@@ -681,3 +681,29 @@ fn a_sources_file_that_is_wrong_is_located() {
         "{err:?}"
     );
 }
+
+#[test]
+fn add_verify_and_update_json_match_their_schemas() {
+    use super::json::assert_matches;
+    let (sb, up) = collection();
+    assert_matches("add", &run(&sb, &["add", &up.url(), "--json"]).json());
+    assert_matches("verify", &run(&sb, &["verify", "--json"]).json());
+    std::fs::remove_dir_all(cache_dir(&sb)).unwrap();
+    let verify = run(&sb, &["verify", "--json"]).json();
+    assert_matches("verify", &verify);
+    assert_eq!(verify["sources"][0]["fetched"], true);
+    sb.write("team", "writer.yaml", "description: Team.\n");
+    up.skill("writer", "Writes more.", "Write.\n");
+    up.commit();
+    let update = run(&sb, &["update", "--json"]).json();
+    assert_matches("update", &update);
+    assert_eq!(update["sources"][0]["overrides"][0]["kind"], "stale-value");
+    // An error under --json is JSON too.
+    let err = run(&sb, &["add", "/nonexistent", "--json"]);
+    assert_eq!(err.code, Some(1));
+    let doc: serde_json::Value = serde_json::from_str(&err.stdout).unwrap();
+    assert!(
+        doc["error"].is_object() || doc["errors"].is_array(),
+        "{doc:#}"
+    );
+}
