@@ -26,6 +26,7 @@ pub mod cache;
 pub mod git;
 pub mod lock;
 pub mod report;
+pub mod review;
 pub mod sources;
 
 use std::collections::BTreeMap;

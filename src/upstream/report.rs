@@ -37,6 +37,9 @@ pub struct SourceReport {
     pub skills: Vec<SkillChange>,
     /// The team and user overrides the changes touch.
     pub overrides: Vec<OverrideImpact>,
+    /// What a reviewer must see of the new content
+    /// ([`super::review`]).
+    pub review: Vec<super::review::Finding>,
 }
 
 /// What changed upstream in one skill.
@@ -139,6 +142,9 @@ pub fn compare(
         body_field: spec.body_field.clone(),
         ..LoadOptions::default()
     };
+    let mut taken = fetched.files.clone();
+    taken.retain(|f, _| only.is_empty() || only.contains(super::skill_of(f)));
+    report.review = super::review::review(&taken, &fetched.executable, old_files, old_file);
     for name in names {
         if !only.is_empty() && !only.contains(name) {
             continue;

@@ -11,6 +11,11 @@
 //!
 //! [prefer]
 //! pdf-tables = "acme"                      # two sources have it: take this one's
+//!
+//! [allow]                                  # where sources may come from [default: anywhere]
+//! hosts = ["github.com"]
+//! owners = ["acme"]
+//! local = false                            # local paths and file:// URLs
 //! ```
 
 use std::collections::BTreeMap;
@@ -54,6 +59,75 @@ pub struct SourcesFile {
     /// Skill name → the source whose skill wins when two have it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub prefer: BTreeMap<String, String>,
+    /// Where sources may come from; `None`: anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Allow>,
+}
+
+/// Where a project's sources may come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Allow {
+    /// The hosts a URL may name (`github.com`); `None`: any.
+    #[serde(default)]
+    pub hosts: Option<Vec<String>>,
+    /// The owners (the first component of the path on the host: `acme`
+    /// of `github.com/acme/skills`); `None`: any.
+    #[serde(default)]
+    pub owners: Option<Vec<String>>,
+    /// Local paths and `file://` URLs [default: not allowed once `[allow]`
+    /// is there].
+    #[serde(default)]
+    pub local: bool,
+}
+
+impl Allow {
+    /// Why `url` may not be a source, if it may not.
+    pub fn refuses(&self, url: &str) -> Option<String> {
+        let Some((host, path)) = host_and_path(url) else {
+            return (!self.local)
+                .then(|| "a local repository, and [allow] does not say `local = true`".to_owned());
+        };
+        if let Some(hosts) = &self.hosts
+            && !hosts.iter().any(|h| h.eq_ignore_ascii_case(&host))
+        {
+            return Some(format!(
+                "host '{}' is not one of [allow] hosts ({})",
+                crate::text::escape(&host),
+                crate::text::list(hosts.iter().map(String::as_str), false)
+            ));
+        }
+        let owner = path.trim_start_matches('/').split('/').next().unwrap_or("");
+        if let Some(owners) = &self.owners
+            && !owners.iter().any(|o| o == owner)
+        {
+            return Some(format!(
+                "owner '{}' is not one of [allow] owners ({})",
+                crate::text::escape(owner),
+                crate::text::list(owners.iter().map(String::as_str), false)
+            ));
+        }
+        None
+    }
+}
+
+/// The host (lowercase, without user and port) and the path of a remote
+/// URL; `None` for a local path or a `file://` URL.
+pub fn host_and_path(url: &str) -> Option<(String, String)> {
+    let (authority, path) = if let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("ssh://"))
+    {
+        rest.split_once('/').unwrap_or((rest, ""))
+    } else if url.starts_with("file://") || url.starts_with('/') {
+        return None;
+    } else {
+        // user@host:path
+        url.split_once(':')?
+    };
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let host = host.split(':').next().unwrap_or(host).to_ascii_lowercase();
+    Some((host, path.to_owned()))
 }
 
 impl SourcesFile {
@@ -94,6 +168,21 @@ impl SourcesFile {
                 crate::layer::check_name(k)
                     .map_err(|m| at(format!("skills: '{}': {m}", crate::text::escape(k))))?;
             }
+        }
+        if let Some(allow) = &file.allow
+            && let Some((s, why)) = file
+                .sources
+                .iter()
+                .find_map(|s| allow.refuses(&s.url).map(|w| (s, w)))
+        {
+            return Err(refused(
+                path,
+                format!(
+                    "source '{}' ({}): {why}",
+                    crate::text::escape(&s.name),
+                    crate::text::escape(&s.url)
+                ),
+            ));
         }
         for (skill, source) in &file.prefer {
             if !file.sources.iter().any(|s| &s.name == source) {

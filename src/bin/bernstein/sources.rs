@@ -37,6 +37,11 @@ pub struct AddArgs {
     /// repository's name].
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// Refuse the source (write nothing, exit 1) when its content has
+    /// anything a reviewer must see (hidden comments, invisible
+    /// characters, encoded blobs, scripts); by default they are warnings.
+    #[arg(long)]
+    pub strict: bool,
     /// Print one JSON document (docs/json.md).
     #[arg(long)]
     pub json: bool,
@@ -93,6 +98,11 @@ pub struct UpdateArgs {
     /// all that happens).
     #[arg(long)]
     pub yes: bool,
+    /// Exit 1 and write nothing when the new content has anything a
+    /// reviewer must see (hidden comments, invisible characters, encoded
+    /// blobs, scripts); by default they are listed in the report.
+    #[arg(long)]
+    pub strict: bool,
     /// Print one JSON document (docs/json.md).
     #[arg(long)]
     pub json: bool,
@@ -269,7 +279,33 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
         path: spec.path.as_deref(),
         skills: spec.skills.as_deref(),
     })?;
+    let findings =
+        upstream::review::review(&new.files, &new.executable, &BTreeMap::new(), &|_| None);
     fetched.insert(name.clone(), new);
+    if !findings.is_empty() {
+        if args.strict {
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "source {}: {} thing(s) a reviewer must see, refused under --strict; nothing was written:\n{}",
+                    text::escape(&spec.url),
+                    findings.len(),
+                    findings_text(&findings, "  ")
+                ),
+            });
+        }
+        if !args.json {
+            output::warn(
+                std::iter::once(format!(
+                    "{}: {} thing(s) a reviewer must see in {}:",
+                    output::paint("warning", output::Style::Yellow, output::Stream::Err),
+                    findings.len(),
+                    text::escape(&spec.url)
+                ))
+                .chain(findings_text(&findings, "  ").lines().map(str::to_owned)),
+            );
+        }
+    }
     upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
     let mut new_lock = Lock::default();
     for s in &file.sources {
@@ -299,6 +335,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
             "files": entry.files.len(),
             "sources_file": paths.sources.display().to_string(),
             "lock": paths.lock.display().to_string(),
+            "review": findings,
         })));
     } else {
         output::print(&format!(
@@ -510,7 +547,8 @@ pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
         .filter(|n| !new_lock.sources.contains_key(*n))
         .collect();
     let moved = reports.iter().any(|r| r.moved) || !dropped.is_empty();
-    let written = args.yes && moved;
+    let flagged = args.strict && reports.iter().any(|r| !r.review.is_empty());
+    let written = args.yes && moved && !flagged;
     if written {
         for (name, entry) in &new_lock.sources {
             cache.store(entry, &fetched[name])?;
@@ -527,10 +565,14 @@ pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
         })));
     } else {
         output::print(&render_report(
-            &reports, &dropped, moved, written, &args, &paths,
+            &reports,
+            &dropped,
+            (moved, written, flagged),
+            &args,
+            &paths,
         ));
     }
-    Ok(if args.check && moved {
+    Ok(if args.check && moved || flagged {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -541,8 +583,7 @@ pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
 fn render_report(
     reports: &[report::SourceReport],
     dropped: &[&String],
-    moved: bool,
-    written: bool,
+    (moved, written, flagged): (bool, bool, bool),
     args: &UpdateArgs,
     paths: &Paths,
 ) -> String {
@@ -613,13 +654,26 @@ fn render_report(
             }
         }
     }
+    let findings: Vec<_> = reports
+        .iter()
+        .flat_map(|r| r.review.iter().cloned())
+        .collect();
+    if !findings.is_empty() {
+        out.push_str(&format!(
+            "{} thing(s) a reviewer must see:\n",
+            findings.len()
+        ));
+        out.push_str(&findings_text(&findings, "  "));
+    }
     for d in dropped {
         out.push_str(&format!(
             "{}: no longer in sources.toml; dropped from the lock\n",
             text::escape(d)
         ));
     }
-    if written {
+    if flagged {
+        out.push_str("refused under --strict: review the content above; nothing written\n");
+    } else if written {
         out.push_str(&format!("wrote {}\n", text::path(&paths.lock)));
     } else if moved && !args.check {
         let mut cmd = String::from("bernstein skills update");
@@ -641,4 +695,20 @@ fn render_report(
 
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
+}
+
+/// Findings, one per line: `SKILL/PATH:LINE: KIND: DETAIL`.
+fn findings_text(findings: &[upstream::review::Finding], indent: &str) -> String {
+    findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{indent}{}{}: {}: {}\n",
+                text::escape(&f.file),
+                f.line.map(|l| format!(":{l}")).unwrap_or_default(),
+                f.kind,
+                f.detail
+            )
+        })
+        .collect()
 }
