@@ -818,3 +818,57 @@ fn a_project_restricts_where_sources_come_from() {
     std::fs::write(sources_file(&sb), "[allow]\nlocal = true\n").unwrap();
     run(&sb, &["add", &up.url()]).success();
 }
+
+#[test]
+fn another_installers_lock_becomes_sources_in_one_command() {
+    let sb = Sandbox::new().with_layer_dirs();
+    let up = Upstream::new(&sb, "up");
+    up.write(
+        "skills/a/SKILL.md",
+        "---\nname: a\ndescription: A.\n---\nA.\n",
+    )
+    .write(
+        "skills/b/SKILL.md",
+        "---\nname: b\ndescription: B.\n---\nB.\n",
+    )
+    .write(
+        "skills/c/SKILL.md",
+        "---\nname: c\ndescription: C.\n---\nC.\n",
+    );
+    up.commit();
+    let url = format!("file://{}", up.url());
+    let lock = serde_json::json!({
+        "version": 1,
+        "skills": {
+            "a": {"source": url, "sourceType": "git", "skillPath": "skills/a/SKILL.md", "computedHash": "0"},
+            "c": {"source": url, "sourceType": "git", "skillPath": "skills/c/SKILL.md", "computedHash": "0"},
+        }
+    });
+    let file = sb.write_file("skills-lock.json", lock.to_string());
+    let out = run(&sb, &["add", "--import", file.to_str().unwrap(), "--json"]).json();
+    super::json::assert_matches("add", &out);
+    assert_eq!(out["added"][0]["skills"], serde_json::json!(["a", "c"]));
+    let sources = std::fs::read_to_string(sources_file(&sb)).unwrap();
+    assert!(
+        sources.contains("path = \"skills\"\nskills = [\n    \"a\",\n    \"c\",\n]")
+            || sources.contains("skills = [\"a\", \"c\"]"),
+        "{sources}"
+    );
+    let list = run(&sb, &["list"]);
+    let text = list.ok();
+    assert!(
+        text.contains("A.") && text.contains("C.") && !text.contains("B."),
+        "{text}"
+    );
+    // A kind of source that cannot be fetched is one clear error.
+    let odd = sb.write_file(
+        "odd.json",
+        r#"{"version":1,"skills":{"x":{"source":"somewhere","sourceType":"well-known"}}}"#,
+    );
+    let err = run(&sb, &["add", "--import", odd.to_str().unwrap()]);
+    assert!(
+        err.failed()
+            .contains("skill 'x': source type 'well-known' cannot be fetched"),
+        "{err:?}"
+    );
+}

@@ -21,8 +21,13 @@ pub struct AddArgs {
     /// The repository: an https://, ssh:// or file:// URL, user@host:path,
     /// a local path (absolute, or starting with ./ or ../), or OWNER/REPO
     /// for a GitHub repository.
-    #[arg(value_name = "SOURCE")]
-    pub source: String,
+    #[arg(value_name = "SOURCE", required_unless_present = "import")]
+    pub source: Option<String>,
+    /// Take the sources of another installer's lock instead
+    /// (`skills-lock.json`): one source per repository, ref and
+    /// directory, with the skills it lists.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "git_ref", "path", "skills", "name"])]
+    pub import: Option<PathBuf>,
     /// The branch, tag or commit to take [default: the repository's HEAD].
     #[arg(long = "ref", value_name = "REF")]
     pub git_ref: Option<String>,
@@ -58,7 +63,8 @@ the team and user layers. Commit sources.toml and sources.lock.
 Examples:
   bernstein skills add acme/skills --path skills
   bernstein skills add https://github.com/acme/skills --ref v1.2.0 --skill pdf-tables
-  bernstein skills add ../collection --name local-collection";
+  bernstein skills add ../collection --name local-collection
+  bernstein skills add --import skills-lock.json";
 
 #[derive(Debug, Args)]
 #[command(after_help = VERIFY_HELP)]
@@ -214,21 +220,119 @@ fn parse_source(source: &str) -> Result<(String, String)> {
     Ok((url, name))
 }
 
+/// The sources `add` is asked for: the one SOURCE names, or those of an
+/// imported `skills-lock.json`.
+fn wanted(args: &AddArgs) -> Result<Vec<SourceSpec>> {
+    if let Some(file) = &args.import {
+        return import_skills_lock(file);
+    }
+    let Some(source) = &args.source else {
+        return Err(Error::Refused {
+            path: None,
+            message: "name a SOURCE, or --import a skills-lock.json".into(),
+        });
+    };
+    let (url, default_name) = parse_source(source)?;
+    Ok(vec![SourceSpec {
+        name: args.name.clone().unwrap_or(default_name),
+        url,
+        git_ref: args.git_ref.clone(),
+        path: args.path.clone(),
+        skills: (!args.skills.is_empty()).then(|| args.skills.clone()),
+    }])
+}
+
+/// The sources of another installer's lock (`skills-lock.json`: `{"version":
+/// 1, "skills": {NAME: {"source", "sourceType", "ref", "skillPath"}}}`):
+/// one source per repository, ref and directory, with the skills it lists.
+fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
+    let bad = |m: String| Error::Refused {
+        path: Some(PathBuf::from(text::path(file))),
+        message: m,
+    };
+    let text_ = upstream::sources::read_text(file, 16 << 20)?
+        .ok_or_else(|| bad("does not exist".into()))?;
+    let doc: serde_json::Value = serde_json::from_str(&text_)
+        .map_err(|e| bad(format!("{}:{}: {e}", e.line(), e.column())))?;
+    let skills = doc
+        .get("skills")
+        .and_then(|s| s.as_object())
+        .ok_or_else(|| bad("no \"skills\" object: not a skills-lock.json".into()))?;
+    // (url, ref, path) -> skills
+    let mut groups: BTreeMap<(String, Option<String>, Option<String>), Vec<String>> =
+        BTreeMap::new();
+    for (name, entry) in skills {
+        let field = |k: &str| entry.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+        let at = |m: &str| bad(format!("skill '{}': {m}", text::escape(name)));
+        let source = field("source").ok_or_else(|| at("no \"source\""))?;
+        let url = match field("sourceType").as_deref() {
+            Some("github") | None if !source.contains("://") => {
+                let (u, _) =
+                    parse_source(&source).map_err(|_| at("\"source\" is not OWNER/REPO"))?;
+                u
+            }
+            Some("github" | "git") | None => source.clone(),
+            Some(other) => {
+                return Err(at(&format!(
+                    "source type '{}' cannot be fetched (github and git URLs can); add it by hand",
+                    text::escape(other)
+                )));
+            }
+        };
+        // `skills/pdf/SKILL.md`: the skill `pdf` in the directory `skills`.
+        let (path, skill) = match field("skillPath") {
+            Some(p) => {
+                let dir = p
+                    .strip_suffix("/SKILL.md")
+                    .or(p.strip_suffix("SKILL.md"))
+                    .unwrap_or(&p);
+                let dir = dir.trim_end_matches('/');
+                match dir.rsplit_once('/') {
+                    Some((parent, skill)) => (Some(parent.to_owned()), skill.to_owned()),
+                    None if dir.is_empty() => (None, name.clone()),
+                    None => (None, dir.to_owned()),
+                }
+            }
+            None => (None, name.clone()),
+        };
+        groups
+            .entry((url, field("ref"), path))
+            .or_default()
+            .push(skill);
+    }
+    let mut out: Vec<SourceSpec> = Vec::new();
+    for ((url, git_ref, path), mut skills) in groups {
+        skills.sort();
+        skills.dedup();
+        let (_, base) = parse_source(&url)?;
+        let mut name = base.clone();
+        let mut n = 1;
+        while out.iter().any(|s| s.name == name) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        out.push(SourceSpec {
+            name,
+            url,
+            git_ref,
+            path,
+            skills: Some(skills),
+        });
+    }
+    if out.is_empty() {
+        return Err(bad("lists no skills".into()));
+    }
+    Ok(out)
+}
+
 pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
     let layers = global.layers_without_sources()?;
     let paths = Paths::of(&layers);
     let cache = cache()?;
     let _guard = exclusive(&cache, &paths.lock)?;
-    let (url, default_name) = parse_source(&args.source)?;
-    let name = args.name.clone().unwrap_or(default_name);
-    let spec = SourceSpec {
-        name: name.clone(),
-        url,
-        git_ref: args.git_ref.clone(),
-        path: args.path.clone(),
-        skills: (!args.skills.is_empty()).then(|| args.skills.clone()),
-    };
-    // The file as it will be: the text there now, with one table more.
+    let specs = wanted(&args)?;
+    // The file as it will be: the text there now, with a table more per
+    // source (appended, so that its comments and order stay).
     let old_text = match std::fs::symlink_metadata(&paths.sources) {
         Ok(_) => upstream::sources::read_text(&paths.sources, 1 << 20)?.unwrap_or_default(),
         Err(_) => String::new(),
@@ -238,29 +342,32 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
     } else {
         toml::from_str::<SourcesFile>(&old_text).unwrap_or_default()
     };
-    if existing.sources.iter().any(|s| s.name == name) {
-        return Err(Error::Refused {
-            path: Some(PathBuf::from(text::path(&paths.sources))),
-            message: format!(
-                "a source named '{}' is there already; give this one another name with --name",
-                text::escape(&name)
-            ),
-        });
-    }
     let mut new_text = old_text.clone();
-    if !new_text.is_empty() && !new_text.ends_with('\n') {
-        new_text.push('\n');
+    for spec in &specs {
+        if existing.sources.iter().any(|s| s.name == spec.name) {
+            return Err(Error::Refused {
+                path: Some(PathBuf::from(text::path(&paths.sources))),
+                message: format!(
+                    "a source named '{}' is there already; give this one another name with --name",
+                    text::escape(&spec.name)
+                ),
+            });
+        }
+        if !new_text.is_empty() && !new_text.ends_with('\n') {
+            new_text.push('\n');
+        }
+        if !new_text.is_empty() {
+            new_text.push('\n');
+        }
+        new_text.push_str(&SourcesFile::entry_text(spec));
     }
-    if !new_text.is_empty() {
-        new_text.push('\n');
-    }
-    new_text.push_str(&SourcesFile::entry_text(&spec));
     let file = SourcesFile::parse(&new_text, &paths.sources)?;
     let lock = Lock::read(&paths.lock)?.unwrap_or_default();
+    let is_new = |n: &str| specs.iter().any(|s| s.name == n);
     // Every other source as locked (from the cache, or fetched at its
-    // commit), this one fetched at its ref.
+    // commit), the new ones fetched at their refs.
     let mut fetched = BTreeMap::new();
-    for s in file.sources.iter().filter(|s| s.name != name) {
+    for s in file.sources.iter().filter(|s| !is_new(&s.name)) {
         let locked = lock.sources.get(&s.name).ok_or_else(|| Error::Refused {
             path: Some(PathBuf::from(text::path(&paths.lock))),
             message: format!(
@@ -273,22 +380,30 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
             upstream::load_locked(&cache, &s.name, locked)?.0,
         );
     }
-    let new = git::fetch(&git::Want {
-        url: &spec.url,
-        rev: spec.git_ref.as_deref(),
-        path: spec.path.as_deref(),
-        skills: spec.skills.as_deref(),
-    })?;
-    let findings =
-        upstream::review::review(&new.files, &new.executable, &BTreeMap::new(), &|_| None);
-    fetched.insert(name.clone(), new);
+    let mut findings = Vec::new();
+    for spec in &specs {
+        let new = git::fetch(&git::Want {
+            url: &spec.url,
+            rev: spec.git_ref.as_deref(),
+            path: spec.path.as_deref(),
+            skills: spec.skills.as_deref(),
+        })?;
+        findings.extend(upstream::review::review(
+            &new.files,
+            &new.executable,
+            &BTreeMap::new(),
+            &|_| None,
+        ));
+        fetched.insert(spec.name.clone(), new);
+    }
+    let urls = text::list(specs.iter().map(|s| s.url.as_str()), false);
     if !findings.is_empty() {
         if args.strict {
             return Err(Error::Refused {
                 path: None,
                 message: format!(
                     "source {}: {} thing(s) a reviewer must see, refused under --strict; nothing was written:\n{}",
-                    text::escape(&spec.url),
+                    text::escape(&urls),
                     findings.len(),
                     findings_text(&findings, "  ")
                 ),
@@ -300,7 +415,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
                     "{}: {} thing(s) a reviewer must see in {}:",
                     output::paint("warning", output::Style::Yellow, output::Stream::Err),
                     findings.len(),
-                    text::escape(&spec.url)
+                    text::escape(&urls)
                 ))
                 .chain(findings_text(&findings, "  ").lines().map(str::to_owned)),
             );
@@ -310,7 +425,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
     let mut new_lock = Lock::default();
     for s in &file.sources {
         let f = &fetched[&s.name];
-        let git_ref = if s.name == name {
+        let git_ref = if is_new(&s.name) {
             s.git_ref.clone()
         } else {
             lock.sources[&s.name].git_ref.clone()
@@ -323,36 +438,48 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
     // source the file does not list.
     bernstein_skills::export::write_atomic(&paths.sources, new_text.as_bytes())?;
     new_lock.write(&paths.lock)?;
-    let entry = &new_lock.sources[&name];
-    let skills: Vec<&str> = entry.skills_taken().into_iter().collect();
+    let added: Vec<(&SourceSpec, &upstream::LockedSource)> = specs
+        .iter()
+        .map(|s| (s, &new_lock.sources[&s.name]))
+        .collect();
     if args.json {
         output::print(&render::to_json(&json!({
-            "source": name,
-            "url": spec.url,
-            "ref": spec.git_ref,
-            "commit": entry.commit,
-            "skills": skills,
-            "files": entry.files.len(),
+            "added": added.iter().map(|(spec, entry)| json!({
+                "source": spec.name,
+                "url": spec.url,
+                "ref": spec.git_ref,
+                "commit": entry.commit,
+                "skills": entry.skills_taken(),
+                "files": entry.files.len(),
+            })).collect::<Vec<_>>(),
             "sources_file": paths.sources.display().to_string(),
             "lock": paths.lock.display().to_string(),
             "review": findings,
         })));
     } else {
-        output::print(&format!(
-            "added {} ({}{}) at {}: {} skill(s), {} file(s): {}\nwrote {} and {}\n",
-            text::escape(&name),
-            text::escape(&spec.url),
-            spec.git_ref
-                .as_deref()
-                .map(|r| format!(" {}", text::escape(r)))
-                .unwrap_or_default(),
-            entry.commit,
-            skills.len(),
-            entry.files.len(),
-            text::list(skills.iter().copied(), false),
+        let mut out = String::new();
+        for (spec, entry) in &added {
+            let skills = entry.skills_taken();
+            out.push_str(&format!(
+                "added {} ({}{}) at {}: {} skill(s), {} file(s): {}\n",
+                text::escape(&spec.name),
+                text::escape(&spec.url),
+                spec.git_ref
+                    .as_deref()
+                    .map(|r| format!(" {}", text::escape(r)))
+                    .unwrap_or_default(),
+                entry.commit,
+                skills.len(),
+                entry.files.len(),
+                text::list(skills.iter().copied(), false),
+            ));
+        }
+        out.push_str(&format!(
+            "wrote {} and {}\n",
             text::path(&paths.sources),
             text::path(&paths.lock),
         ));
+        output::print(&out);
     }
     Ok(ExitCode::SUCCESS)
 }
