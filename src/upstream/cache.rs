@@ -138,21 +138,26 @@ impl Cache {
         sha256_hex(text.as_bytes())[..32].to_owned()
     }
 
-    /// The entry's directory.
-    pub fn dir_of(&self, locked: &LockedSource) -> PathBuf {
-        self.dir.join(Cache::key(locked))
+    /// The entry's directory: `NAME@COMMIT-KEY`, where the first twelve
+    /// digits of the commit and sixteen of the key are kept, so that every
+    /// path a command prints of a file from a source (`explain`, `show
+    /// --files`, `list --layered`) names the source and the commit.
+    pub fn dir_of(&self, name: &str, locked: &LockedSource) -> PathBuf {
+        let commit = &locked.commit[..locked.commit.len().min(12)];
+        let key = Cache::key(locked);
+        self.dir.join(format!("{name}@{commit}-{}", &key[..16]))
     }
 
     /// Is the entry in the cache (not yet verified)?
-    pub fn has(&self, locked: &LockedSource) -> bool {
-        std::fs::symlink_metadata(self.dir_of(locked)).is_ok()
+    pub fn has(&self, name: &str, locked: &LockedSource) -> bool {
+        std::fs::symlink_metadata(self.dir_of(name, locked)).is_ok()
     }
 
     /// Checks the entry against the lock: every file there with its digest
     /// and execute bit, read beneath the entry (no symlink followed), and
     /// nothing else in it.
-    pub fn verify(&self, locked: &LockedSource) -> std::result::Result<(), Problem> {
-        let dir = self.dir_of(locked);
+    pub fn verify(&self, name: &str, locked: &LockedSource) -> std::result::Result<(), Problem> {
+        let dir = self.dir_of(name, locked);
         let other = |path: PathBuf, message: &str| Problem::Other {
             dir: dir.clone(),
             file: path
@@ -232,14 +237,14 @@ impl Cache {
     /// Writes the fetched files as the entry of `locked` (whose digests
     /// they must match), whole or not at all; an entry already there is
     /// verified instead.
-    pub fn store(&self, locked: &LockedSource, fetched: &Fetched) -> Result<PathBuf> {
-        let dir = self.dir_of(locked);
+    pub fn store(&self, name: &str, locked: &LockedSource, fetched: &Fetched) -> Result<PathBuf> {
+        let dir = self.dir_of(name, locked);
         let fail = |path: &Path, e: std::io::Error| Error::Write {
             path: PathBuf::from(crate::text::path(path)),
             source: e,
         };
-        if self.has(locked) {
-            self.verify(locked).map_err(|p| Error::Refused {
+        if self.has(name, locked) {
+            self.verify(name, locked).map_err(|p| Error::Refused {
                 path: Some(PathBuf::from(crate::text::path(p.dir()))),
                 message: p.to_string(),
             })?;
@@ -276,10 +281,10 @@ impl Cache {
         let tmp = tmp.keep();
         match std::fs::rename(&tmp, &dir) {
             Ok(()) => Ok(dir),
-            Err(_) if self.has(locked) => {
+            Err(_) if self.has(name, locked) => {
                 // Another fetch put the same entry in place first.
                 let _ = std::fs::remove_dir_all(&tmp);
-                self.verify(locked).map_err(|p| Error::Refused {
+                self.verify(name, locked).map_err(|p| Error::Refused {
                     path: Some(PathBuf::from(crate::text::path(p.dir()))),
                     message: p.to_string(),
                 })?;

@@ -212,7 +212,7 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>) -> Layers {
             );
             continue;
         };
-        let dir = cache.dir_of(locked);
+        let dir = cache.dir_of(name, locked);
         let problem = if let Some(skill) = locked
             .skills_taken()
             .into_iter()
@@ -224,7 +224,7 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>) -> Layers {
                 crate::text::escape(name)
             ))
         } else {
-            cache.verify(locked).err().map(|e| e.to_string())
+            cache.verify(name, locked).err().map(|e| e.to_string())
         };
         layers.add_upstream_base(dir, from, problem);
     }
@@ -253,12 +253,12 @@ pub fn load_locked(
     name: &str,
     locked: &LockedSource,
 ) -> Result<(git::Fetched, bool)> {
-    if cache.has(locked) {
-        cache.verify(locked).map_err(|p| Error::Refused {
+    if cache.has(name, locked) {
+        cache.verify(name, locked).map_err(|p| Error::Refused {
             path: Some(PathBuf::from(crate::text::path(p.dir()))),
             message: format!("source '{}': {p}", crate::text::escape(name)),
         })?;
-        let dir = cache.dir_of(locked);
+        let dir = cache.dir_of(name, locked);
         let mut fetched = git::Fetched {
             commit: locked.commit.clone(),
             executable: locked.executable.iter().cloned().collect(),

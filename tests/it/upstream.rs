@@ -872,3 +872,29 @@ fn another_installers_lock_becomes_sources_in_one_command() {
         "{err:?}"
     );
 }
+
+#[test]
+fn explain_show_files_and_list_name_the_source_and_commit() {
+    let (sb, up) = collection();
+    run(&sb, &["add", &up.url()]).success();
+    let commit = git(&up.dir, &["rev-parse", "HEAD"]);
+    let at = format!("up@{}", &commit[..12]);
+    let explain = run(&sb, &["explain", "writer", "description"]);
+    assert!(
+        explain.ok().contains(&format!(
+            "base:[ROOT]/home/.cache/bernstein/skills/sources/{at}-"
+        )),
+        "{explain:?}"
+    );
+    let files = run(&sb, &["show", "pdf-tables", "--files", "--json"]).json();
+    let text = files.to_string();
+    assert!(
+        text.contains(&format!("{at}-")) && text.contains("scripts/extract.py"),
+        "{text}"
+    );
+    let list = run(&sb, &["list", "--layered"]);
+    assert!(
+        list.ok().contains(&format!("(source up at {commit})")),
+        "{list:?}"
+    );
+}

@@ -431,7 +431,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
             lock.sources[&s.name].git_ref.clone()
         };
         let entry = upstream::entry(s, git_ref.as_deref(), f);
-        cache.store(&entry, f)?;
+        cache.store(&s.name, &entry, f)?;
         new_lock.sources.insert(s.name.clone(), entry);
     }
     // The sources file first: a lock written without it would name a
@@ -505,7 +505,7 @@ pub fn verify(args: VerifyArgs, global: &Global) -> Result<ExitCode> {
         let locked = &lock.sources[&s.name];
         let (fetched, fetched_now) = upstream::load_locked(&cache, &s.name, locked)?;
         if fetched_now {
-            cache.store(locked, &fetched)?;
+            cache.store(&s.name, locked, &fetched)?;
         }
         if let Some(skill) = locked
             .skills_taken()
@@ -651,8 +651,8 @@ pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
         let entry = upstream::entry(s, refs[&s.name].as_deref(), f);
         let old = lock.sources.get(&s.name);
         let old_dir = old
-            .filter(|o| cache.has(o) && cache.verify(o).is_ok())
-            .map(|o| cache.dir_of(o));
+            .filter(|o| cache.has(&s.name, o) && cache.verify(&s.name, o).is_ok())
+            .map(|o| cache.dir_of(&s.name, o));
         let reader = |file: &str| {
             old_dir
                 .as_ref()
@@ -678,7 +678,7 @@ pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
     let written = args.yes && moved && !flagged;
     if written {
         for (name, entry) in &new_lock.sources {
-            cache.store(entry, &fetched[name])?;
+            cache.store(name, entry, &fetched[name])?;
         }
         new_lock.write(&paths.lock)?;
     }
