@@ -213,3 +213,48 @@ pub fn check_file_name(file: &str) -> std::result::Result<(), &'static str> {
         Err("names a skill, not a file in it")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_lock_is_the_same_bytes_and_reads_back() {
+        let mut lock = Lock::default();
+        for name in ["zeta", "alpha"] {
+            let mut files = BTreeMap::new();
+            files.insert(
+                "b/SKILL.md".to_owned(),
+                format!("sha256:{}", "b".repeat(64)),
+            );
+            files.insert(
+                "a/SKILL.md".to_owned(),
+                format!("sha256:{}", "a".repeat(64)),
+            );
+            lock.sources.insert(
+                name.to_owned(),
+                LockedSource {
+                    url: "https://example.com/x".into(),
+                    git_ref: Some("main".into()),
+                    commit: "0".repeat(40),
+                    path: None,
+                    skills: None,
+                    executable: vec!["b/SKILL.md".into(), "a/SKILL.md".into()],
+                    files,
+                },
+            );
+        }
+        let bytes = lock.to_bytes();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(
+            text.find("[source.alpha]") < text.find("[source.zeta]"),
+            "{text}"
+        );
+        assert!(
+            text.find("\"a/SKILL.md\" =") < text.find("\"b/SKILL.md\" ="),
+            "{text}"
+        );
+        let back = Lock::parse(&text, Path::new("sources.lock")).unwrap();
+        assert_eq!(back.to_bytes(), bytes);
+    }
+}

@@ -898,3 +898,27 @@ fn explain_show_files_and_list_name_the_source_and_commit() {
         "{list:?}"
     );
 }
+
+#[test]
+fn a_huge_file_in_a_skill_is_refused_before_it_is_read() {
+    let (sb, up) = collection();
+    let f = std::fs::File::create(up.dir.join("writer/huge.bin")).unwrap();
+    f.set_len(65 << 20).unwrap();
+    drop(f);
+    up.commit();
+    let err = run(&sb, &["add", &up.url()]);
+    assert!(
+        err.failed()
+            .contains("skill 'writer' has more than 67108864 bytes of files"),
+        "{err:?}"
+    );
+    assert!(!lock_file(&sb).exists());
+    assert!(
+        !cache_dir(&sb).exists()
+            || std::fs::read_dir(cache_dir(&sb)).unwrap().all(|e| e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with('.'))
+    );
+}
