@@ -576,11 +576,18 @@ impl Layers {
 
     /// One more base layer directory, fed by a source (`crate::upstream`),
     /// beside the local one: opened beneath itself with no boundary (it is
-    /// the tool's own cache), or refused with `refused` (a cache that does
-    /// not match the lock), which every command reports as an error. It is
+    /// the tool's own cache), every file read from it passed through
+    /// `check` (its digest in the lock), or refused with `refused` (a
+    /// broken lock), which every command reports as an error. It is
     /// kept after the team and user directories, so that `dirs()[1]` stays
     /// the team layer; every skill's files are still ordered base first.
-    pub fn add_upstream_base(&mut self, path: PathBuf, from: String, refused: Option<String>) {
+    pub fn add_upstream_base(
+        &mut self,
+        path: PathBuf,
+        from: String,
+        refused: Option<String>,
+        check: Option<super::confine::ContentCheck>,
+    ) {
         let mut dir = LayerDir {
             layer: Layer::Base,
             path,
@@ -593,11 +600,17 @@ impl Layers {
         };
         if dir.refused.is_none() {
             match Root::open(&dir.path, &Boundary::default()) {
-                Ok(Some(root)) => {
+                Ok(Some(mut root)) => {
+                    if let Some(check) = check {
+                        root.set_check(check);
+                    }
                     dir.is_dir = true;
                     dir.root = Some(Arc::new(root));
                 }
-                Ok(None) => dir.refused = Some("does not exist".into()),
+                Ok(None) => {
+                    dir.refused =
+                        Some("not in the cache; run `bernstein skills verify` to fetch it".into())
+                }
                 Err(r) => dir.refused = Some(r.describe(&dir.path)),
             }
         }

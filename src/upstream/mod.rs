@@ -180,18 +180,26 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
 
 /// The layers with a base layer for every locked source of the project
 /// (the sources file and lock beside the team layer, [`Paths::of`]), read
-/// from `cache` and verified against the lock. What cannot be used (a
-/// broken sources file or lock, a source missing from the cache, a file
-/// whose digest does not match, a skill that the local base layer has too)
-/// is a refused base layer: every command that reads layers reports it as
-/// an error, and nothing of that source is merged.
+/// from `cache` and verified against the lock as they are read: every file
+/// read from a source's entry is hashed and compared with its digest in
+/// the lock ([`content_check`]), so that a command pays for the files it
+/// reads, not for the whole collection. What cannot be used (a broken
+/// sources file or lock, a source missing from the cache, a skill that the
+/// local base layer has too) is a refused base layer: every command that
+/// reads layers reports it as an error, and nothing of that source is
+/// merged; a file that does not match is refused where it is read.
 pub fn attach(mut layers: Layers, cache: Option<&Cache>) -> Layers {
     let paths = Paths::of(&layers);
     let project = match read_project(&paths) {
         Ok(Some(p)) => p,
         Ok(None) => return layers,
         Err(e) => {
-            layers.add_upstream_base(paths.lock.clone(), "sources".into(), Some(e.to_string()));
+            layers.add_upstream_base(
+                paths.lock.clone(),
+                "sources".into(),
+                Some(e.to_string()),
+                None,
+            );
             return layers;
         }
     };
@@ -202,33 +210,64 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>) -> Layers {
         .filter(|(_, in_layers)| in_layers.contains(&Layer::Base))
         .map(|(n, _)| n)
         .collect();
-    for (name, locked) in &lock.sources {
+    for (name, locked) in lock.sources {
         let from = format!("{name} at {}", locked.commit);
         let Some(cache) = cache else {
             layers.add_upstream_base(
                 paths.lock.clone(),
                 from,
                 Some("no cache directory: set $XDG_CACHE_HOME or $HOME".into()),
+                None,
             );
             continue;
         };
-        let dir = cache.dir_of(name, locked);
-        let problem = if let Some(skill) = locked
+        let dir = cache.dir_of(&name, &locked);
+        let problem = locked
             .skills_taken()
             .into_iter()
             .find(|s| local.iter().any(|l| l == s))
-        {
-            Some(format!(
-                "skill '{}' is in the local base layer and in source '{}'; remove one of them",
-                crate::text::escape(skill),
-                crate::text::escape(name)
-            ))
-        } else {
-            cache.verify(name, locked).err().map(|e| e.to_string())
-        };
-        layers.add_upstream_base(dir, from, problem);
+            .map(|skill| {
+                format!(
+                    "skill '{}' is in the local base layer and in source '{}'; remove one of them",
+                    crate::text::escape(skill),
+                    crate::text::escape(&name)
+                )
+            });
+        let check = content_check(dir.clone(), locked);
+        layers.add_upstream_base(dir, from, problem, Some(check));
     }
     layers
+}
+
+/// The check of every file read from a source's cache entry `dir`: it
+/// must be one the lock names, with the lock's digest.
+pub fn content_check(dir: PathBuf, locked: LockedSource) -> crate::source::ContentCheck {
+    let files = locked.files;
+    crate::source::ContentCheck(std::sync::Arc::new(move |rel: &Path, bytes: &[u8]| {
+        let fix = || {
+            format!(
+                "remove {} and run `bernstein skills verify` to fetch it again",
+                crate::text::path(&dir)
+            )
+        };
+        let key = rel.to_str().unwrap_or("");
+        let Some(want) = files.get(key) else {
+            return Err(format!(
+                "not in sources.lock; nothing of this file is used; {}",
+                fix()
+            ));
+        };
+        let found = git::sha256_hex(bytes);
+        let want = want.strip_prefix("sha256:").unwrap_or(want);
+        if found == want {
+            Ok(())
+        } else {
+            Err(format!(
+                "does not match sources.lock (lock sha256:{want}, file sha256:{found}); nothing of this file is used; {}",
+                fix()
+            ))
+        }
+    }))
 }
 
 /// The lock's entry for `spec` at the fetched commit, asked for `git_ref`.

@@ -205,25 +205,36 @@ fn a_corrupted_cache_is_refused_with_the_path_and_both_digests_and_the_fix_works
     let err = run(&sb, &["show", "writer"]);
     let stderr = err.failed();
     assert!(
-        stderr.starts_with("[ROOT]/home/.cache/bernstein/skills/sources/"),
+        stderr.starts_with("[ROOT]/home/.cache/bernstein/skills/sources/up@"),
         "{stderr}"
     );
     assert!(
-        stderr.contains(": writer/SKILL.md: does not match the lock (lock sha256:"),
+        stderr.contains("/writer/SKILL.md: error: does not match sources.lock (lock sha256:"),
         "{stderr}"
     );
     assert!(stderr.contains(", file sha256:"), "{stderr}");
     assert!(!stderr.contains("Evil"), "{stderr}");
+    // The other skills of the source are read as before.
+    assert_eq!(
+        run(&sb, &["show", "pdf-tables"]).json()["description"],
+        "Extracts tables."
+    );
     let verify = run(&sb, &["verify"]);
     assert!(
-        verify.failed().contains("does not match the lock"),
+        verify
+            .failed()
+            .contains("writer/SKILL.md: does not match the lock"),
         "{verify:?}"
     );
     // The fix the message names: remove the entry, verify again.
     assert!(
         stderr.contains(
-            "remove this cache entry and run `bernstein skills verify` to fetch it again"
+            "; nothing of this file is used; remove [ROOT]/home/.cache/bernstein/skills/sources/up@"
         ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(" and run `bernstein skills verify` to fetch it again"),
         "{stderr}"
     );
     std::fs::remove_dir_all(entry(&sb)).unwrap();
@@ -241,19 +252,39 @@ fn a_file_planted_in_the_cache_or_a_symlink_there_is_refused() {
     std::fs::create_dir_all(entry(&sb).join("planted")).unwrap();
     std::fs::write(
         entry(&sb).join("planted/SKILL.md"),
-        "---\nname: planted\n---\n",
+        "---\nname: planted\ndescription: Planted.\n---\n",
     )
     .unwrap();
-    let err = run(&sb, &["list"]);
+    std::fs::write(entry(&sb).join("writer/extra.md"), "planted\n").unwrap();
+    // Nothing planted reaches a merge or an export; verify names it.
+    let err = run(&sb, &["show", "planted"]);
     assert!(
-        err.failed().contains("planted: is not in the lock"),
+        err.failed()
+            .contains("planted/SKILL.md: error: not in sources.lock"),
         "{err:?}"
     );
+    let out = sb.path().join("out");
+    let export = run(
+        &sb,
+        &[
+            "export",
+            "--format",
+            "skill",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_ne!(export.code, Some(0), "{export:?}");
+    assert!(export.all().contains("not in sources.lock"), "{export:?}");
+    assert!(!out.join("planted").exists() && !out.join("writer/extra.md").exists());
+    let err = run(&sb, &["verify"]);
+    assert!(err.failed().contains("is not in the lock"), "{err:?}");
     std::fs::remove_dir_all(entry(&sb).join("planted")).unwrap();
+    std::fs::remove_file(entry(&sb).join("writer/extra.md")).unwrap();
     let target = entry(&sb).join("writer/SKILL.md");
     std::fs::remove_file(&target).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", &target).unwrap();
-    let err = run(&sb, &["list"]);
+    let err = run(&sb, &["show", "writer"]);
     let stderr = err.failed();
     assert!(stderr.contains("writer/SKILL.md"), "{stderr}");
     assert!(!stderr.contains("root:"), "{stderr}");
