@@ -104,7 +104,13 @@ impl Lock {
                 message: "the lock holds merge-conflict markers; resolve the conflict in sources.toml, then run `bernstein skills update --yes` to write the lock again".into(),
             });
         }
-        let lock: Lock = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+        // The lock as this tool writes it is read line by line, and taken
+        // only if writing it again gives the very same text; anything else
+        // (a lock edited by hand) is read as TOML.
+        let lock: Lock = match fast::parse(text) {
+            Some(lock) if lock.to_bytes() == text.as_bytes() => lock,
+            _ => toml::from_str(text).map_err(|e| toml_error(path, text, &e))?,
+        };
         if lock.version != VERSION {
             return Err(refused(
                 path,
@@ -166,10 +172,16 @@ impl Lock {
             s.executable.sort();
             s.executable.dedup();
         }
-        let body = toml::to_string(&lock).unwrap_or_default();
-        let mut out = String::with_capacity(HEADER.len() + body.len());
+        let mut out = String::with_capacity(
+            HEADER.len()
+                + lock
+                    .sources
+                    .values()
+                    .map(|s| 100 * s.files.len() + 300)
+                    .sum::<usize>(),
+        );
         out.push_str(HEADER);
-        out.push_str(&body);
+        fast::write(&lock, &mut out);
         out.into_bytes()
     }
 
@@ -211,6 +223,228 @@ pub fn check_file_name(file: &str) -> std::result::Result<(), &'static str> {
         Ok(())
     } else {
         Err("names a skill, not a file in it")
+    }
+}
+
+/// The lock's own text form: written here rather than by a TOML
+/// serialiser so that reading it back is one pass over its lines
+/// ([`fast::parse`]); it is TOML, and any TOML reader reads the same lock.
+mod fast {
+    use super::{Lock, LockedSource, VERSION};
+    use std::collections::BTreeMap;
+    use std::fmt::Write as _;
+
+    /// A key: bare when TOML allows it, else a quoted string.
+    fn key(k: &str, out: &mut String) {
+        if !k.is_empty()
+            && k.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            out.push_str(k);
+        } else {
+            string(k, out);
+        }
+    }
+
+    /// A TOML basic string.
+    fn string(s: &str, out: &mut String) {
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if c.is_control() => {
+                    let _ = write!(out, "\\u{:04X}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+
+    fn array(items: &[String], out: &mut String) {
+        out.push('[');
+        for (i, s) in items.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            string(s, out);
+        }
+        out.push(']');
+    }
+
+    /// Writes `lock` (without the header).
+    pub(super) fn write(lock: &Lock, out: &mut String) {
+        let _ = writeln!(out, "version = {VERSION}");
+        for (name, s) in &lock.sources {
+            out.push_str("\n[source.");
+            key(name, out);
+            out.push_str("]\n");
+            let field = |k: &str, v: &str, out: &mut String| {
+                out.push_str(k);
+                out.push_str(" = ");
+                string(v, out);
+                out.push('\n');
+            };
+            field("url", &s.url, out);
+            if let Some(r) = &s.git_ref {
+                field("ref", r, out);
+            }
+            field("commit", &s.commit, out);
+            if let Some(p) = &s.path {
+                field("path", p, out);
+            }
+            if let Some(k) = &s.skills {
+                out.push_str("skills = ");
+                array(k, out);
+                out.push('\n');
+            }
+            if !s.executable.is_empty() {
+                out.push_str("executable = ");
+                array(&s.executable, out);
+                out.push('\n');
+            }
+            out.push_str("\n[source.");
+            key(name, out);
+            out.push_str(".files]\n");
+            for (f, d) in &s.files {
+                string(f, out);
+                out.push_str(" = ");
+                string(d, out);
+                out.push('\n');
+            }
+        }
+    }
+
+    /// A basic string at the start of `s`, and what follows it.
+    fn take_string(s: &str) -> Option<(String, &str)> {
+        let rest = s.strip_prefix('"')?;
+        let mut out = String::new();
+        let mut chars = rest.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => return Some((out, &rest[i + 1..])),
+                '\\' => match chars.next()?.1 {
+                    '"' => out.push('"'),
+                    '\\' => out.push('\\'),
+                    'u' => {
+                        let hex: String =
+                            (0..4).filter_map(|_| chars.next().map(|x| x.1)).collect();
+                        out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+                    }
+                    _ => return None,
+                },
+                c => out.push(c),
+            }
+        }
+        None
+    }
+
+    fn take_key(s: &str) -> Option<(String, &str)> {
+        if s.starts_with('"') {
+            return take_string(s);
+        }
+        let end = s
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .unwrap_or(s.len());
+        (end > 0).then(|| (s[..end].to_owned(), &s[end..]))
+    }
+
+    fn take_array(s: &str) -> Option<Vec<String>> {
+        let mut rest = s.strip_prefix('[')?;
+        let mut out = Vec::new();
+        if let Some(r) = rest.strip_prefix(']') {
+            return r.is_empty().then_some(out);
+        }
+        loop {
+            let (item, r) = take_string(rest)?;
+            out.push(item);
+            if let Some(r) = r.strip_prefix(", ") {
+                rest = r;
+            } else {
+                return (r == "]").then_some(out);
+            }
+        }
+    }
+
+    /// The lock as [`write`] writes it, read line by line; `None` at the
+    /// first line it would not have written (the caller then checks the
+    /// whole text by writing the result again).
+    pub(super) fn parse(text: &str) -> Option<Lock> {
+        let mut lock = Lock::default();
+        let mut current: Option<(String, LockedSource)> = None;
+        let mut in_files = false;
+        for line in text.lines() {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(v) = line.strip_prefix("version = ") {
+                lock.version = v.parse().ok()?;
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix("[source.") {
+                let (name, rest) = take_key(rest)?;
+                if rest == ".files]" {
+                    in_files = current.as_ref().is_some_and(|(n, _)| *n == name);
+                    if !in_files {
+                        return None;
+                    }
+                    continue;
+                }
+                if rest != "]" {
+                    return None;
+                }
+                if let Some((n, s)) = current.take() {
+                    lock.sources.insert(n, s);
+                }
+                current = Some((
+                    name,
+                    LockedSource {
+                        url: String::new(),
+                        git_ref: None,
+                        commit: String::new(),
+                        path: None,
+                        skills: None,
+                        executable: Vec::new(),
+                        files: BTreeMap::new(),
+                    },
+                ));
+                in_files = false;
+                continue;
+            }
+            let (_, s) = current.as_mut()?;
+            if in_files {
+                let (f, rest) = take_string(line)?;
+                let (d, rest) = take_string(rest.strip_prefix(" = ")?)?;
+                if !rest.is_empty() {
+                    return None;
+                }
+                s.files.insert(f, d);
+                continue;
+            }
+            let (k, v) = line.split_once(" = ")?;
+            match k {
+                "skills" => s.skills = Some(take_array(v)?),
+                "executable" => s.executable = take_array(v)?,
+                _ => {
+                    let (v, rest) = take_string(v)?;
+                    if !rest.is_empty() {
+                        return None;
+                    }
+                    match k {
+                        "url" => s.url = v,
+                        "ref" => s.git_ref = Some(v),
+                        "commit" => s.commit = v,
+                        "path" => s.path = Some(v),
+                        _ => return None,
+                    }
+                }
+            }
+        }
+        if let Some((n, s)) = current.take() {
+            lock.sources.insert(n, s);
+        }
+        Some(lock)
     }
 }
 
@@ -256,5 +490,41 @@ mod tests {
         );
         let back = Lock::parse(&text, Path::new("sources.lock")).unwrap();
         assert_eq!(back.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn the_lock_is_toml_that_reads_the_same_by_either_reader() {
+        let mut lock = Lock::default();
+        let mut files = BTreeMap::new();
+        files.insert(
+            "a/we\"ird é.md".to_owned(),
+            format!("sha256:{}", "c".repeat(64)),
+        );
+        files.insert(
+            "a/SKILL.md".to_owned(),
+            format!("sha256:{}", "d".repeat(64)),
+        );
+        lock.sources.insert(
+            "sö.urce".to_owned(),
+            LockedSource {
+                url: "ssh://git@example.com/x\"y".into(),
+                git_ref: None,
+                commit: "1".repeat(40),
+                path: Some("skills".into()),
+                skills: Some(vec!["a".into(), "b\"c".into()]),
+                executable: vec![],
+                files,
+            },
+        );
+        lock.version = VERSION;
+        let text = String::from_utf8(lock.to_bytes()).unwrap();
+        let by_toml: Lock = toml::from_str(&text).unwrap();
+        assert_eq!(by_toml, lock, "{text}");
+        let fast = fast::parse(&text).unwrap();
+        assert_eq!(fast, lock, "{text}");
+        // A lock written by hand in another TOML style is read too.
+        let hand = "version = 1\n[source.x]\nurl = 'https://example.com/x'\ncommit = \"2222222222222222222222222222222222222222\"\nfiles = { \"a/SKILL.md\" = \"sha256:eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee\" }\n";
+        let read = Lock::parse(hand, Path::new("sources.lock")).unwrap();
+        assert_eq!(read.sources["x"].files.len(), 1);
     }
 }
