@@ -281,6 +281,92 @@ fn required(
     )
 }
 
+/// The sections of values merged by section whose heading matches none of
+/// the lower layers' but one of them when case and spacing are ignored
+/// (`## a` over `## A`): a warning at the section naming the heading the
+/// lower layers have, since the section was added as a new one.
+pub fn near_miss_headings(spec: &MergeSpec, fragments: &[Fragment]) -> Vec<Diagnostic> {
+    use crate::merge::sections;
+    use std::collections::HashMap;
+    fn fold(h: &str) -> String {
+        h.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    }
+    let mut out = Vec::new();
+    for field in spec.fields.iter().filter(|f| f.sections.is_some()) {
+        let always = field.sections == Some(crate::spec::Sections::Always);
+        // The lower layers' headings, exactly and folded.
+        let mut exact: std::collections::HashSet<String> = Default::default();
+        let mut folded: HashMap<String, String> = HashMap::new();
+        let add = |h: &str,
+                   exact: &mut std::collections::HashSet<String>,
+                   folded: &mut HashMap<String, String>| {
+            exact.insert(h.to_owned());
+            folded.entry(fold(h)).or_insert_with(|| h.to_owned());
+        };
+        let pointer = format!("/{}", crate::fragment::escape_pointer(&field.name));
+        for f in fragments {
+            match f.fields().get(&field.name) {
+                Some(Value::String(text)) if always || sections::asks(text) => {
+                    let Ok(ops) = sections::ops(text) else {
+                        continue;
+                    };
+                    for op in ops {
+                        let sections::Op::Put { section, .. } = op else {
+                            continue;
+                        };
+                        let h = section.key.heading.as_str();
+                        if h.is_empty() || exact.contains(h) {
+                            continue;
+                        }
+                        if let Some(existing) = folded.get(&fold(h))
+                            && !exact.is_empty()
+                        {
+                            out.push(
+                                Diagnostic::warning(
+                                    Some(&f.path),
+                                    DiagnosticKind::NearMissHeading {
+                                        path: crate::text::excerpt(
+                                            &format!("{}[{}]", field.name, section.key.label()),
+                                            crate::text::EXCERPT_CHARS,
+                                        ),
+                                        existing: crate::text::excerpt(
+                                            existing,
+                                            crate::text::EXCERPT_CHARS,
+                                        ),
+                                    },
+                                )
+                                .in_layer(f.layer)
+                                .at(f.position_in_value(&pointer, section.line))
+                                .on_field(&field.name),
+                            );
+                            if out.len() >= crate::validate::MAX_PER_FILE {
+                                return out;
+                            }
+                        }
+                        add(h, &mut exact, &mut folded);
+                    }
+                }
+                Some(Value::String(text)) => {
+                    exact.clear();
+                    folded.clear();
+                    for s in sections::split(text) {
+                        add(&s.key.heading, &mut exact, &mut folded);
+                    }
+                }
+                Some(_) => {
+                    exact.clear();
+                    folded.clear();
+                }
+                None => {}
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

@@ -31,6 +31,8 @@ pub struct Skills {
     /// first use.
     target_search: Option<crate::target::TargetSearch>,
     known_targets: OnceLock<Vec<crate::target::Target>>,
+    /// The names of those targets, read on first use.
+    target_names: OnceLock<Vec<String>>,
 }
 
 impl Skills {
@@ -51,6 +53,7 @@ impl Skills {
             file_targets: Vec::new(),
             target_search: None,
             known_targets: OnceLock::new(),
+            target_names: OnceLock::new(),
         }
     }
 
@@ -63,6 +66,37 @@ impl Skills {
     pub fn with_target_search(mut self, search: crate::target::TargetSearch) -> Skills {
         self.target_search = Some(search);
         self
+    }
+
+    /// The warning for a skill that no layer below the one introducing it
+    /// defines, and that lacks what the targets found (and `target`)
+    /// require ([`crate::target::orphan`]); such a skill is not exported.
+    pub(crate) fn orphan(
+        &self,
+        effective: &Effective,
+        fragments: &[Fragment],
+        target: Option<&crate::target::Target>,
+    ) -> Option<Diagnostic> {
+        if fragments.iter().any(|f| f.layer == crate::Layer::Base) {
+            return None;
+        }
+        let mut targets = self.known_targets().to_vec();
+        if let Some(t) = target
+            && !targets.iter().any(|k| k.name == t.name)
+        {
+            targets.push(t.clone());
+        }
+        crate::target::orphan::orphan(&self.spec, effective, fragments, &targets, || {
+            self.layers.names().into_iter().map(|(n, _)| n).collect()
+        })
+    }
+
+    /// Is `resolved` a skill no layer below the one introducing it defines,
+    /// lacking what the targets found require: listed, warned about by
+    /// `validate`, not exported ([`crate::target::orphan`])?
+    pub fn is_orphan(&self, resolved: &crate::merge::Resolved) -> bool {
+        self.orphan(&resolved.effective(), &resolved.fragments, None)
+            .is_some()
     }
 
     /// Every target of the target search, read on first use; one that does
@@ -435,6 +469,17 @@ impl Skills {
         report
     }
 
+    /// The warnings [`Skills::check`] gives about skill `name` (a stale
+    /// directive, an override with no effect, an orphan, ...), which every
+    /// command showing the skill prints too.
+    pub fn warnings(&self, name: &str) -> Vec<Diagnostic> {
+        self.check_one(name)
+            .diagnostics
+            .into_iter()
+            .filter(|d| !d.is_error())
+            .collect()
+    }
+
     /// Checks one skill.
     pub(crate) fn check_one(&self, name: &str) -> Report {
         match self.locate(name) {
@@ -528,9 +573,20 @@ impl Skills {
                 .extend(no_effect(&self.spec, &effective, &fragments));
             out.diagnostics
                 .extend(stale_deletes(&effective, &fragments));
+            out.diagnostics
+                .extend(crate::check::near_miss_headings(&self.spec, &fragments));
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, &effective, &fragments,
             ));
+            out.diagnostics
+                .extend(self.orphan(&effective, &fragments, None));
+            if let Some(search) = &self.target_search {
+                let known = self.target_names.get_or_init(|| search.names());
+                out.diagnostics
+                    .extend(crate::target::unknown_switch_targets(
+                        &self.spec, &effective, &fragments, known,
+                    ));
+            }
             if self.targets.is_empty() {
                 out.diagnostics
                     .extend(self.flatten_warnings(&effective, &fragments));
@@ -540,7 +596,14 @@ impl Skills {
                     _ => serde_json::Map::new(),
                 };
                 let mut translated: Vec<&str> = Vec::new();
-                for t in &self.targets {
+                // A skill switched off for a target is not exported to it,
+                // so it is not judged for it either.
+                let switch = crate::target::switch(&self.spec, &effective);
+                for t in self
+                    .targets
+                    .iter()
+                    .filter(|t| switch.enabled && switch.goes_to(&t.name))
+                {
                     out.diagnostics.extend(t.check_values(
                         &self.spec,
                         &effective,
@@ -785,9 +848,31 @@ fn misleading_name(name: &str, located: &[Located]) -> Vec<Diagnostic> {
 /// that outlived its target must not break `show` for everyone; `validate`
 /// says so, and `--strict` makes it fail.
 fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
+    use crate::validate::MAX_PER_FILE;
     let mut out = Vec::new();
+    // Per file: how many were kept, and how many more there are.
+    let mut counts: Vec<(crate::Layer, usize, usize)> = Vec::new();
     for field in &effective.fields {
         for c in &field.changes {
+            let stale = matches!(
+                c.kind,
+                crate::merge::ChangeKind::Stale | crate::merge::ChangeKind::Unanchored
+            );
+            if !stale {
+                continue;
+            }
+            let n = match counts.iter_mut().find(|(l, _, _)| *l == c.by.layer) {
+                Some(n) => n,
+                None => {
+                    counts.push((c.by.layer, 0, 0));
+                    counts.last_mut().expect("just pushed")
+                }
+            };
+            if n.1 >= MAX_PER_FILE {
+                n.2 += 1;
+                continue;
+            }
+            n.1 += 1;
             let path = crate::text::excerpt(&c.path, crate::text::EXCERPT_CHARS);
             let f = fragments.iter().find(|f| f.layer == c.by.layer);
             let (kind, pos) = match c.kind {
@@ -795,7 +880,7 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
                     DiagnosticKind::StaleDelete { path },
                     f.and_then(|f| f.position(&c.by.pointer, false)),
                 ),
-                crate::merge::ChangeKind::Unanchored => {
+                _ => {
                     let (line, verb) = c.section.unwrap_or((0, "before"));
                     (
                         DiagnosticKind::StaleSection {
@@ -805,7 +890,6 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
                         f.and_then(|f| f.position_in_value(&c.by.pointer, line)),
                     )
                 }
-                _ => continue,
             };
             out.push(
                 Diagnostic::warning(Some(&c.by.path), kind)
@@ -813,13 +897,20 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
                     .at(pos)
                     .on_field(field.name),
             );
-            if out.len() >= crate::validate::MAX_PER_FILE {
-                break;
-            }
         }
     }
     // In the order of the files and lines they are at.
     out.sort_by_key(|d| (d.layer, d.line));
+    for (layer, _, more) in counts {
+        if more > 0
+            && let Some(f) = fragments.iter().find(|f| f.layer == layer)
+        {
+            out.push(
+                Diagnostic::warning(Some(&f.path), DiagnosticKind::TooManyWarnings { more })
+                    .in_layer(layer),
+            );
+        }
+    }
     out
 }
 

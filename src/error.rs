@@ -500,6 +500,36 @@ pub enum DiagnosticKind {
         /// The path deleted, as explain writes it.
         path: String,
     },
+    /// A section of a value merged by section whose heading no lower layer
+    /// has, but one that differs only in case or spacing: it was added as a
+    /// new section, where the layer most likely meant to replace that one.
+    #[error(
+        "'{path}': no lower layer has this heading, so the section was added as a new one; they have '{existing}', which differs only in case or spacing: write that heading to replace it"
+    )]
+    NearMissHeading {
+        /// The section, as explain writes it (`body[a]`).
+        path: String,
+        /// The lower layers' heading (escaped).
+        existing: String,
+    },
+    /// A skill that no layer below the one introducing it defines, and
+    /// that lacks what the targets found require: a misspelt override
+    /// (`pfd` for `pdf`), or an override of a skill this project lacks.
+    #[error("{}", orphan(skill, *layer, lacks, needed_by, *switch_only, suggestion))]
+    Orphan {
+        /// The skill (escaped).
+        skill: String,
+        /// The lowest layer that has it.
+        layer: Layer,
+        /// The required fields it lacks.
+        lacks: Vec<String>,
+        /// The targets requiring them (escaped, joined).
+        needed_by: String,
+        /// The fragment sets only the fields that switch a skill.
+        switch_only: bool,
+        /// A skill of a similar name that a lower layer defines.
+        suggestion: Option<String>,
+    },
     /// A directive of a value merged by section that names a heading the
     /// lower layers do not have.
     #[error(
@@ -553,6 +583,34 @@ fn case_note(case_only: bool) -> &'static str {
     } else {
         ""
     }
+}
+
+/// [`DiagnosticKind::Orphan`] in words.
+fn orphan(
+    skill: &str,
+    layer: Layer,
+    lacks: &[String],
+    needed_by: &str,
+    switch_only: bool,
+    suggestion: &Option<String>,
+) -> String {
+    let head = if switch_only {
+        format!(
+            "this only switches skill '{skill}' on or off, but no layer below the {layer} defines it"
+        )
+    } else {
+        format!("skill '{skill}' is defined by no layer below the {layer}")
+    };
+    let require = if needed_by.contains(" and ") {
+        "require"
+    } else {
+        "requires"
+    };
+    format!(
+        "{head}, and it has no {}, which {needed_by} {require}: it is listed, but not exported{}",
+        crate::text::list(lacks.iter().map(String::as_str), true),
+        suggest(suggestion)
+    )
 }
 
 fn suggest(s: &Option<String>) -> String {
@@ -843,6 +901,23 @@ fn untrusted(layer: &Path, out: &Path, changes: Option<&[FileChange]>) -> String
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The closest of `candidates` to `word`, if it is close enough to be a typo.
+/// [`did_you_mean`], else the one candidate that `word` begins
+/// (`claude` for `claude-code`).
+pub(crate) fn did_you_mean_or_prefix<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str> + Clone,
+) -> Option<String> {
+    did_you_mean(word, candidates.clone()).or_else(|| {
+        let mut starts = candidates
+            .into_iter()
+            .filter(|c| !word.is_empty() && c.starts_with(word));
+        match (starts.next(), starts.next()) {
+            (Some(one), None) => Some(one.to_owned()),
+            _ => None,
+        }
+    })
+}
+
 pub(crate) fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# A Python user's install: build the wheel with maturin (pyproject.toml),
-# install it into a fresh virtualenv, and from there run the README's
+# A Python user's install: build the wheel (python/build-wheel.sh: the
+# release binary, then maturin with pyproject.toml), install it into a fresh
+# virtualenv, and from there run, as `bernstein-skills`, the README's
 # quickstart, `validate` on the demo layers and `targets`, with no Rust
 # toolchain on PATH, nothing but HOME (empty) and PATH in the environment,
 # and the virtualenv outside the checkout: the spec and targets must be the
 # ones the wheel installed beside the binary. Then the README's other way,
 # `cargo install --path .` and `skills spec --install`.
 #
-# maturin builds with cargo in the same target directory as the other CI
-# steps, so the release build of the crate and its dependencies is shared.
+# The binary and maturin build with cargo in the same target directory as
+# the other CI steps, so the release builds are shared (.ci/python/run.sh
+# builds the same wheel).
 #
 # Needs Python 3 with the venv module. Environment:
 #   PYTHON           the interpreter that creates the virtualenvs (python3)
@@ -39,8 +41,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 echo "building the wheel"
-(cd "$root" && CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" \
-  "$venv/bin/maturin" build --release --quiet --out "$work/dist")
+(cd "$root" && CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" PATH="$venv/bin:$PATH" \
+  python/build-wheel.sh "$work/dist")
 wheels=("$work"/dist/bernstein_skills-*.whl)
 if [ "${#wheels[@]}" -ne 1 ] || [ ! -f "${wheels[0]}" ]; then
   echo "error: expected one bernstein_skills wheel, found: ${wheels[*]}" >&2
@@ -72,9 +74,14 @@ if bare sh -c 'command -v cargo || command -v rustc'; then
   echo "error: a Rust toolchain is still on PATH" >&2
   exit 1
 fi
-found="$(bare sh -c 'command -v bernstein')"
-if [ "$found" != "$prefix/bin/bernstein" ]; then
-  echo "error: 'bernstein' on PATH is '$found', not the wheel's" >&2
+found="$(bare sh -c 'command -v bernstein-skills')"
+if [ "$found" != "$prefix/bin/bernstein-skills" ]; then
+  echo "error: 'bernstein-skills' on PATH is '$found', not the wheel's" >&2
+  exit 1
+fi
+# Bernstein installs a console script named `bernstein`: the wheel must not.
+if [ -e "$prefix/bin/bernstein" ]; then
+  echo "error: the wheel installs a 'bernstein' command, which would replace Bernstein's" >&2
   exit 1
 fi
 
@@ -89,20 +96,20 @@ check() {
   fi
 }
 
-check bernstein skills spec
+check bernstein-skills skills spec
 share="$prefix/share/bernstein/skills"
 if ! head -2 "$work/out" | diff - <(printf 'spec: %s\nfrom: shipped beside the binary\n' "$share/mergespec.yaml") >&2; then
-  echo "error: the wheel's bernstein does not use the spec installed beside it" >&2
+  echo "error: the wheel's bernstein-skills does not use the spec installed beside it" >&2
   exit 1
 fi
-check bernstein skills --layers-root examples/layers show writer --per-layer
+check bernstein-skills skills --layers-root examples/layers show writer --per-layer
 grep -q '"layers_present"' "$work/out"
-check bernstein skills --layers-root examples/layers validate
+check bernstein-skills skills --layers-root examples/layers validate
 grep -q '^0 error(s)' "$work/out"
-check bernstein skills targets
+check bernstein-skills skills targets
 grep -q 'agent-skills' "$work/out"
 # Every shipped target, each from the directory beside the binary.
-check bernstein skills targets --json
+check bernstein-skills skills targets --json
 "$python" - "$work/out" "$root/spec/targets" "$share/targets" <<'PY'
 import json, os, sys
 listed = json.load(open(sys.argv[1]))["targets"]
@@ -114,7 +121,7 @@ for t in listed:
     if os.path.dirname(t["file"]) != sys.argv[3]:
         sys.exit(f"error: target {t['target']} read from {t['file']}, not from {sys.argv[3]}")
 PY
-echo "wheel: pip install gives a working bernstein with its spec and targets beside it"
+echo "wheel: pip install gives a working bernstein-skills with its spec and targets beside it"
 
 # The other way the README gives, which must keep working: `cargo install`
 # installs no data, so `spec --install` writes the spec and targets.
@@ -143,12 +150,12 @@ fi
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
   export PATH="$venv/bin:$PATH"
   pip install maturin
-  maturin build --release --out dist
+  python/build-wheel.sh dist
   "$python" -m venv "$work/readme-venv"
   # shellcheck disable=SC1091
   . "$work/readme-venv/bin/activate"
   pip install dist/bernstein_skills-*.whl
   rm -rf dist
-  HOME="$work/readme-home" bernstein skills --layers-root examples/layers show writer --per-layer | grep -q '"layers_present"'
+  HOME="$work/readme-home" bernstein-skills skills --layers-root examples/layers show writer --per-layer | grep -q '"layers_present"'
 )
 echo "README: the pip install commands work as written"

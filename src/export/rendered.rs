@@ -42,6 +42,14 @@ impl Skills {
             if !switch.enabled || target.is_some_and(|t| !switch.goes_to(&t.name)) {
                 return Ok(None);
             }
+            // A skill no layer below the one introducing it defines, lacking
+            // what the targets require, is not exported (`validate` warns).
+            if self
+                .orphan(&effective, &resolved.fragments, target)
+                .is_some()
+            {
+                return Ok(None);
+            }
         }
         if let Some(t) = target {
             let errors: Vec<Diagnostic> = t

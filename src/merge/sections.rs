@@ -297,7 +297,7 @@ pub(crate) fn problems(body: &str) -> Vec<Problem> {
 }
 
 /// What the line being read in [`read`] belongs to.
-enum Block {
+enum Block<'a> {
     /// Text under no heading or directive (the layer's preamble), from
     /// line `line` (byte `start`).
     Text { line: usize, start: usize },
@@ -321,12 +321,21 @@ enum Block {
         directive: (usize, usize),
     },
     /// The text after a directive (`None`: a directive that is a problem).
+    /// `headed`: the text is a new section, whose heading (its line, byte
+    /// and text) came right after the directive; `open` until the first
+    /// non-blank line after it, which may be a `delete` or `replace` that
+    /// makes it the section's heading after all.
+    /// the directive; the next heading ends it.
     Insert {
         at: Option<Anchor>,
         line: usize,
         start: usize,
+        headed: Option<Headed<'a>>,
     },
 }
+
+/// The heading an insertion starts with: line, byte, text, open.
+type Headed<'a> = (usize, usize, &'a str, bool);
 
 /// Reads a layer's body of changes in one pass over its lines, giving
 /// each change to `op` in order, and returns the problems. A section ends
@@ -399,6 +408,7 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
             at: Some(at),
             line,
             start,
+            ..
         } => op(Op::Insert {
             at,
             text: &body[start..end],
@@ -448,7 +458,68 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                 }
             }
             Block::Deleted { text, .. } if !blank && h.is_none() && d.is_none() => *text = true,
+            Block::Insert {
+                headed: Some((_, _, _, open @ true)),
+                ..
+            } if !blank => {
+                *open = false;
+                // `## H` then `$patch: delete` or `replace`: the heading
+                // names a lower section, as it does anywhere else.
+                if matches!(d, Some("delete" | "replace")) {
+                    let Block::Insert {
+                        at,
+                        line: from_line,
+                        start: from,
+                        headed: Some((heading, at_byte, text, _)),
+                    } = std::mem::replace(&mut block, Block::Text { line: 0, start: 0 })
+                    else {
+                        unreachable!("matched above")
+                    };
+                    let insert = Block::Insert {
+                        at,
+                        line: from_line,
+                        start: from,
+                        headed: None,
+                    };
+                    close(insert, at_byte, &mut problems);
+                    let nth = seen.entry(text).or_insert(0);
+                    *nth += 1;
+                    let key = Key {
+                        heading: text.to_owned(),
+                        nth: *nth,
+                    };
+                    block = if d == Some("delete") {
+                        Block::Deleted {
+                            key,
+                            line: i,
+                            text: false,
+                        }
+                    } else {
+                        Block::Replacing {
+                            key,
+                            line: heading,
+                            start: at_byte,
+                            directive: (start, end),
+                        }
+                    };
+                    continue;
+                }
+            }
             _ => {}
+        }
+        // A heading right after an insertion's directive (blank lines
+        // aside) is the new section it inserts, up to the next heading.
+        if let Some((_, text)) = h
+            && let Block::Insert {
+                at: Some(_),
+                start: from,
+                headed: headed @ None,
+                ..
+            } = &mut block
+            && body[*from..start].trim().is_empty()
+        {
+            *headed = Some((i, start, text, true));
+            continue;
         }
         if let Some((_, text)) = h {
             let nth = seen.entry(text).or_insert(0);
@@ -487,6 +558,7 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                     at,
                     line: i,
                     start: end,
+                    headed: None,
                 }
             };
             let ended = std::mem::replace(&mut block, next);

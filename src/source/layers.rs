@@ -84,22 +84,35 @@ impl Env {
         }
     }
 
-    fn base_dir(explicit: &Option<PathBuf>, home: &Option<PathBuf>, fallback: &str) -> PathBuf {
-        // The XDG spec says relative values are invalid and must be ignored.
-        match explicit {
-            Some(p) if p.is_absolute() => p.clone(),
-            _ => home.clone().unwrap_or_default().join(fallback),
+    /// `explicit`, or `fallback` below the home directory; `None` when
+    /// neither is an absolute path. The XDG spec says relative values are
+    /// invalid and must be ignored, and a relative or missing `HOME` would
+    /// put the person's directories below the working directory, where a
+    /// checked-out repository could supply them.
+    fn base_dir(
+        explicit: &Option<PathBuf>,
+        home: &Option<PathBuf>,
+        fallback: &str,
+    ) -> Option<PathBuf> {
+        match (explicit, home) {
+            (Some(p), _) if p.is_absolute() => Some(p.clone()),
+            (_, Some(h)) if h.is_absolute() => Some(h.join(fallback)),
+            _ => None,
         }
     }
 
-    /// `$XDG_DATA_HOME/bernstein/skills`, defaulting to `~/.local/share/...`.
-    pub fn data_dir(&self) -> PathBuf {
-        Self::base_dir(&self.xdg_data_home, &self.home, ".local/share").join("bernstein/skills")
+    /// `$XDG_DATA_HOME/bernstein/skills`, defaulting to `~/.local/share/...`;
+    /// `None` when neither variable is an absolute path.
+    pub fn data_dir(&self) -> Option<PathBuf> {
+        Self::base_dir(&self.xdg_data_home, &self.home, ".local/share")
+            .map(|d| d.join("bernstein/skills"))
     }
 
-    /// `$XDG_CONFIG_HOME/bernstein/skills`, defaulting to `~/.config/...`.
-    pub fn config_dir(&self) -> PathBuf {
-        Self::base_dir(&self.xdg_config_home, &self.home, ".config").join("bernstein/skills")
+    /// `$XDG_CONFIG_HOME/bernstein/skills`, defaulting to `~/.config/...`;
+    /// `None` when neither variable is an absolute path.
+    pub fn config_dir(&self) -> Option<PathBuf> {
+        Self::base_dir(&self.xdg_config_home, &self.home, ".config")
+            .map(|d| d.join("bernstein/skills"))
     }
 
     /// `$XDG_STATE_HOME/bernstein/skills`, defaulting to
@@ -108,12 +121,8 @@ impl Env {
     /// variable gives an absolute path: there is then no such place, and
     /// never one relative to the working directory.
     pub fn state_dir(&self) -> Option<PathBuf> {
-        let absolute = |p: &Option<PathBuf>| p.clone().filter(|p| p.is_absolute());
-        match (absolute(&self.xdg_state_home), absolute(&self.home)) {
-            (Some(state), _) => Some(state.join("bernstein/skills")),
-            (None, Some(home)) => Some(home.join(".local/state/bernstein/skills")),
-            (None, None) => None,
-        }
+        Self::base_dir(&self.xdg_state_home, &self.home, ".local/state")
+            .map(|d| d.join("bernstein/skills"))
     }
 
     /// The layer's own variable, if set.
@@ -154,15 +163,27 @@ impl Env {
         })
     }
 
+    /// The root of the git work tree holding the working directory, if
+    /// any: where `new --layer team` puts a project's first layer.
+    pub fn work_tree(&self) -> Option<PathBuf> {
+        let top = Boundary::of_dir(self.cwd.as_deref()?);
+        top.dir()
+            .filter(|t| std::fs::symlink_metadata(t.join(".git")).is_ok())
+            .map(Path::to_path_buf)
+    }
+
+    /// The project-local layer's place below `work_tree`
+    /// (`.bernstein/skills`).
+    pub fn project_layer_in(work_tree: &Path) -> PathBuf {
+        work_tree.join(PROJECT_DIR)
+    }
+
     /// The directory holding the project-local layer, and the root of the
     /// git work tree it is in, if any.
     fn project_holder(&self) -> Option<(PathBuf, Option<PathBuf>)> {
         let cwd = self.cwd.as_deref()?;
         let top = Boundary::of_dir(cwd);
-        let git = top
-            .dir()
-            .filter(|t| std::fs::symlink_metadata(t.join(".git")).is_ok())
-            .map(Path::to_path_buf);
+        let git = self.work_tree();
         for dir in cwd.ancestors() {
             let found = std::fs::symlink_metadata(dir.join(PROJECT_DIR)).is_ok()
                 || std::fs::symlink_metadata(dir.join(".bernstein"))
@@ -227,6 +248,13 @@ pub enum PlaceSource {
         /// Was it set (to an absolute path)?
         set: bool,
     },
+    /// Nowhere: the layer's XDG variable is unset and so is `HOME` (or
+    /// either is relative). The layer is absent; it is never looked for
+    /// below the working directory.
+    NoHome {
+        /// `XDG_DATA_HOME` or `XDG_CONFIG_HOME`.
+        variable: &'static str,
+    },
     /// A source of `sources.toml`, fetched and verified against
     /// `sources.lock` into the cache (`crate::upstream`): a base layer
     /// beside the local one.
@@ -242,7 +270,7 @@ impl PlaceSource {
             PlaceSource::Root => "layers-root",
             PlaceSource::Variable(_) => "variable",
             PlaceSource::Project => "project",
-            PlaceSource::Xdg { .. } => "xdg",
+            PlaceSource::Xdg { .. } | PlaceSource::NoHome { .. } => "xdg",
             PlaceSource::Upstream => "source",
         }
     }
@@ -264,6 +292,9 @@ impl PlaceSource {
                 variable,
                 set: false,
             } => format!("the default: ${variable} is not set"),
+            PlaceSource::NoHome { variable } => {
+                format!("nowhere: neither ${variable} nor $HOME is set to an absolute path")
+            }
             PlaceSource::Upstream => "from sources.lock".into(),
         }
     }
@@ -304,18 +335,30 @@ pub fn places(env: &Env, flags: &LayerFlags) -> [Place; 3] {
         {
             return place(p, PlaceSource::Project);
         }
-        let xdg = |variable, value: &Option<PathBuf>| PlaceSource::Xdg {
-            variable,
-            set: value.as_ref().is_some_and(|p| p.is_absolute()),
+        let (variable, value, dir) = match layer {
+            Layer::Base => ("XDG_DATA_HOME", &env.xdg_data_home, env.data_dir()),
+            Layer::Team | Layer::User => {
+                ("XDG_CONFIG_HOME", &env.xdg_config_home, env.config_dir())
+            }
         };
-        match layer {
-            Layer::Base => place(
-                env.data_dir().join("base"),
-                xdg("XDG_DATA_HOME", &env.xdg_data_home),
+        let sub = match layer {
+            Layer::Base => "base",
+            l => l.label(),
+        };
+        match dir {
+            Some(dir) => place(
+                dir.join(sub),
+                PlaceSource::Xdg {
+                    variable,
+                    set: value.as_ref().is_some_and(|p| p.is_absolute()),
+                },
             ),
-            Layer::Team | Layer::User => place(
-                env.config_dir().join(layer.label()),
-                xdg("XDG_CONFIG_HOME", &env.xdg_config_home),
+            // Shown as the variable's name, never opened.
+            None => place(
+                Path::new(&format!("${variable}"))
+                    .join("bernstein/skills")
+                    .join(sub),
+                PlaceSource::NoHome { variable },
             ),
         }
     })
@@ -363,7 +406,7 @@ impl LayerDir {
     /// exist` (or why it is not used) when it is not read. The path is
     /// escaped.
     pub fn describe(&self) -> String {
-        let state = if self.is_dir {
+        let state = if self.is_dir || matches!(self.source, PlaceSource::NoHome { .. }) {
             ""
         } else if self.refused.is_some() {
             "; refused"
@@ -521,7 +564,11 @@ impl Layers {
                     source: place.source,
                     upstream: None,
                 };
-                match Root::open(&dir.path, boundary) {
+                let opened = match dir.source {
+                    PlaceSource::NoHome { .. } => Ok(None),
+                    _ => Root::open(&dir.path, boundary),
+                };
+                match opened {
                     Ok(Some(mut root)) => {
                         dir.is_dir = true;
                         // The base layer is installed by the person or a
@@ -968,18 +1015,37 @@ mod tests {
             ..Env::default()
         };
         assert_eq!(
-            env.data_dir(),
+            env.data_dir().unwrap(),
             Path::new("/h/.local/share/bernstein/skills")
         );
-        assert_eq!(env.config_dir(), Path::new("/h/.config/bernstein/skills"));
+        assert_eq!(
+            env.config_dir().unwrap(),
+            Path::new("/h/.config/bernstein/skills")
+        );
         let env = Env {
             home: Some("/h".into()),
             xdg_data_home: Some("/d".into()),
             xdg_config_home: Some("relative".into()),
             ..Env::default()
         };
-        assert_eq!(env.data_dir(), Path::new("/d/bernstein/skills"));
-        assert_eq!(env.config_dir(), Path::new("/h/.config/bernstein/skills"));
+        assert_eq!(env.data_dir().unwrap(), Path::new("/d/bernstein/skills"));
+        assert_eq!(
+            env.config_dir().unwrap(),
+            Path::new("/h/.config/bernstein/skills")
+        );
+        // A relative or missing HOME gives no place at all.
+        for home in [None, Some("relative".into())] {
+            let env = Env {
+                home,
+                ..Env::default()
+            };
+            assert_eq!((env.data_dir(), env.config_dir()), (None, None));
+            let team = &places(&env, &LayerFlags::default())[1];
+            assert!(
+                matches!(team.source, PlaceSource::NoHome { .. }),
+                "{team:?}"
+            );
+        }
     }
 
     #[test]

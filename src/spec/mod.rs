@@ -613,7 +613,7 @@ mod tests {
         let search = SpecSearch {
             explicit: Some(explicit.clone()),
             env_var: Some(var.clone()),
-            data_dir: data_dir.clone(),
+            data_dir: Some(data_dir.clone()),
             beside_binary: Some(beside.clone()),
             source_tree: Some(tree.clone()),
         };

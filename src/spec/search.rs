@@ -31,8 +31,9 @@ pub struct SpecSearch {
     pub explicit: Option<PathBuf>,
     /// `$BERNSTEIN_SKILLS_SPEC` (empty counts as unset).
     pub env_var: Option<PathBuf>,
-    /// `$XDG_DATA_HOME/bernstein/skills`.
-    pub data_dir: PathBuf,
+    /// `$XDG_DATA_HOME/bernstein/skills` (`None` when neither it nor
+    /// `$HOME` is an absolute path: never below the working directory).
+    pub data_dir: Option<PathBuf>,
     /// `PREFIX/share/bernstein/skills` for the binary's `PREFIX/bin`
     /// ([`SpecSearch::beside_executable`]; `None` when the executable's
     /// path is unknown).
@@ -93,9 +94,9 @@ pub struct FoundSpec {
 }
 
 impl SpecSearch {
-    /// The installed copy's path.
-    pub fn installed(&self) -> PathBuf {
-        self.data_dir.join(INSTALLED_NAME)
+    /// The installed copy's path, if there is a data directory.
+    pub fn installed(&self) -> Option<PathBuf> {
+        self.data_dir.as_ref().map(|d| d.join(INSTALLED_NAME))
     }
 
     /// The directory of the spec and targets installed with the binary
@@ -127,11 +128,18 @@ impl SpecSearch {
             Some(p) => return found(p, SpecSource::EnvVar, passed_over),
             None => passed_over.push("$BERNSTEIN_SKILLS_SPEC (not set)".to_owned()),
         }
-        let installed = self.installed();
-        if installed.is_file() {
-            return found(&installed, SpecSource::Installed, passed_over);
+        match self.installed() {
+            Some(installed) if installed.is_file() => {
+                return found(&installed, SpecSource::Installed, passed_over);
+            }
+            Some(installed) => {
+                passed_over.push(format!("{} (no such file)", crate::text::path(&installed)))
+            }
+            None => passed_over.push(
+                "$XDG_DATA_HOME/bernstein/skills (neither it nor $HOME is set to an absolute path)"
+                    .to_owned(),
+            ),
         }
-        passed_over.push(format!("{} (no such file)", crate::text::path(&installed)));
         if let Some(dir) = &self.beside_binary {
             let beside = dir.join(INSTALLED_NAME);
             if beside.is_file() {

@@ -25,6 +25,7 @@
 //! recompiling.
 
 mod flatten;
+pub(crate) mod orphan;
 mod raw;
 mod search;
 mod switch;
@@ -44,8 +45,8 @@ use crate::text::{self, EXCERPT_CHARS};
 pub(crate) use flatten::{may_collide, problems as flatten_problems};
 use raw::{Normalizations, RawTarget};
 pub use search::TargetSearch;
-pub(crate) use switch::switch_problems;
 pub use switch::{Switch, switch};
+pub(crate) use switch::{switch_problems, unknown_switch_targets};
 
 /// The versions of the target file format this build reads.
 pub(crate) const SUPPORTED_VERSIONS: [u64; 1] = [1];
@@ -122,6 +123,9 @@ pub struct Target {
     pub project_place: Option<String>,
     /// What happens to other fields.
     pub other_fields: OtherFields,
+    /// The mapping field other fields are written into, as strings, if
+    /// any (then `other_fields` applies only to those it cannot take).
+    pub other_fields_into: Option<String>,
     /// The fields it takes, in the order they are written.
     pub fields: Vec<TargetField>,
     /// Fields written to other files.
@@ -167,6 +171,9 @@ pub(crate) struct Rendered {
     pub front: Vec<(String, Value)>,
     /// Set fields the target does not take (left out, or refused).
     pub others: Vec<String>,
+    /// Fields not written into the target's `other_fields_into` mapping,
+    /// which has a key of their name already.
+    pub collided: Vec<String>,
     /// Other files: path relative to the skill directory, YAML value.
     pub files: Vec<(String, Value)>,
 }
@@ -334,6 +341,20 @@ impl Target {
                 ));
             }
         }
+        if let Some(into) = &raw.other_fields_into
+            && !fields
+                .iter()
+                .any(|f| &f.name == into && f.rule.types.contains(&crate::spec::ValueType::Object))
+        {
+            return Err(fail(
+                "/other_fields_into",
+                format!(
+                    "'other_fields_into' names '{}', which is not one of the target's fields of \
+                     type object",
+                    text::excerpt(into, EXCERPT_CHARS)
+                ),
+            ));
+        }
         Ok(Target {
             name: raw.name,
             description: raw.description,
@@ -343,6 +364,7 @@ impl Target {
             user_place: raw.places.user,
             project_place: raw.places.project,
             other_fields: raw.other_fields,
+            other_fields_into: raw.other_fields_into,
             fields,
             translate,
             compiled: Arc::new(OnceLock::new()),
@@ -455,6 +477,7 @@ impl Target {
             }
         }
         let translated: Vec<&str> = self.translate.iter().map(|t| t.field.as_str()).collect();
+        let mut moved: Vec<(&str, &Value)> = Vec::new();
         for name in spec.field_order() {
             if Some(name) == body
                 || self.field(name).is_some()
@@ -465,10 +488,19 @@ impl Target {
                 continue;
             }
             let Some(v) = set(name) else { continue };
+            if self.other_fields_into.is_some() {
+                moved.push((name, v));
+                continue;
+            }
             match self.other_fields {
                 OtherFields::Keep => out.front.push((name.to_owned(), v.clone())),
                 OtherFields::Drop | OtherFields::Refuse => out.others.push(name.to_owned()),
             }
+        }
+        if let Some(into) = &self.other_fields_into
+            && !moved.is_empty()
+        {
+            self.write_into(into, moved, &mut out);
         }
         for t in &self.translate {
             let Some(v) = set(&t.field) else { continue };
@@ -487,6 +519,45 @@ impl Target {
             insert_at(doc, &t.key, written);
         }
         out
+    }
+
+    /// Writes the fields `moved` into the mapping field `into` of `out`'s
+    /// frontmatter, each as strings under its name (a nested value as
+    /// dotted keys); one whose key the mapping already has is left out
+    /// (`out.collided`). The mapping is created in its place among the
+    /// target's fields when the skill does not set it.
+    fn write_into(&self, into: &str, moved: Vec<(&str, &Value)>, out: &mut Rendered) {
+        let pos = match out.front.iter().position(|(n, _)| n == into) {
+            Some(i) => i,
+            None => {
+                let rank = |n: &str| self.fields.iter().position(|f| f.name == n);
+                let mine = rank(into);
+                let i = out
+                    .front
+                    .iter()
+                    .position(|(n, _)| rank(n) > mine)
+                    .unwrap_or(out.front.len());
+                out.front
+                    .insert(i, (into.to_owned(), Value::Object(Map::new())));
+                i
+            }
+        };
+        let Value::Object(map) = &mut out.front[pos].1 else {
+            return;
+        };
+        for (name, v) in moved {
+            let mut one = Map::new();
+            flatten(
+                "",
+                &Map::from_iter([(name.to_owned(), v.clone())]),
+                &mut one,
+            );
+            if one.keys().any(|k| map.contains_key(k)) {
+                out.collided.push(name.to_owned());
+                continue;
+            }
+            map.extend(one);
+        }
     }
 
     /// Does this target flatten field `name` into dotted keys?
@@ -570,6 +641,19 @@ impl Target {
                     Severity::Note,
                 ),
             });
+        }
+        for name in &rendered.collided {
+            out.push(finding(
+                name,
+                format!(
+                    "is left out: '{}' already has a key of that name",
+                    text::excerpt(
+                        self.other_fields_into.as_deref().unwrap_or(""),
+                        EXCERPT_CHARS
+                    )
+                ),
+                Severity::Note,
+            ));
         }
         for f in self.fields.iter().filter(|f| f.render == Render::StringMap) {
             if let Some(field) = effective.field(&f.name) {
@@ -882,6 +966,7 @@ pub fn annotate_fragment_schema(schema: &mut Value, targets: &[Target]) {
                     }
                 }
                 None if t.other_fields != OtherFields::Keep
+                    && t.other_fields_into.is_none()
                     && !t.translate.iter().any(|tr| &tr.field == name) =>
                 {
                     left_out.push(t.name.as_str());

@@ -32,6 +32,9 @@ pub(crate) struct RawTarget {
     /// What happens to an effective field the target does not list.
     #[serde(default)]
     pub other_fields: OtherFields,
+    /// Instead: write each effective field the target does not list into this mapping field of the target (the standard's `metadata`), keyed by its name, as a string (a nested value flattened to dotted keys, a value that is not a string as its JSON text). A key the mapping already has keeps its value, and the field is left out with a note.
+    #[serde(default)]
+    pub other_fields_into: Option<String>,
     /// The frontmatter fields the consumer takes, in the order they are written, with its rules for each.
     #[serde(default)]
     pub fields: std::collections::BTreeMap<String, RawTargetField>,

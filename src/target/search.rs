@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Target;
-use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
+use crate::error::{Error, Result};
 use crate::text::{self, EXCERPT_CHARS};
 
 /// Where targets are looked for, by name: the directories in order (the
@@ -31,29 +31,40 @@ impl TargetSearch {
             }
         }
         let known = self.names();
-        let suggestion = crate::error::did_you_mean(name, known.iter().map(String::as_str));
-        Err(Error::Invalid(vec![Diagnostic::error(
-            None,
-            DiagnosticKind::Spec {
-                message: format!(
-                    "no target '{}'{}; targets: {} (looked in {})",
-                    text::excerpt(name, EXCERPT_CHARS),
-                    suggestion
-                        .map(|s| format!(" (did you mean '{s}'?)"))
-                        .unwrap_or_default(),
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        text::list(known.iter().map(String::as_str), false)
-                    },
-                    self.dirs
-                        .iter()
-                        .map(|d| text::path(d))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            },
-        )]))
+        // A misspelling, or the start of a name (`claude` for
+        // `claude-code`).
+        let suggestion =
+            crate::error::did_you_mean_or_prefix(name, known.iter().map(String::as_str));
+        // Every name, up to a bound no directory of targets reaches.
+        const SHOWN: usize = 64;
+        let mut all: Vec<String> = known
+            .iter()
+            .take(SHOWN)
+            .map(|k| text::excerpt(k, EXCERPT_CHARS))
+            .collect();
+        if known.len() > SHOWN {
+            all.push(format!("and {} more", known.len() - SHOWN));
+        }
+        Err(Error::Refused {
+            path: None,
+            message: format!(
+                "no target '{}'{}; the targets are: {} (found in {})",
+                text::excerpt(name, EXCERPT_CHARS),
+                suggestion
+                    .map(|s| format!(" (did you mean '{s}'?)"))
+                    .unwrap_or_default(),
+                if all.is_empty() {
+                    "none".to_owned()
+                } else {
+                    all.join(", ")
+                },
+                self.dirs
+                    .iter()
+                    .map(|d| text::path(d))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
     }
 
     /// Every target name found, sorted.

@@ -106,3 +106,59 @@ pub(crate) fn switch_problems(
     }
     out
 }
+
+/// Keys of the targets field (`targets: {agent: false}`) that name no
+/// target found in `known`: an error at the key, with a did-you-mean and
+/// every target's name, since a switch for a misspelt target switches
+/// nothing.
+pub(crate) fn unknown_switch_targets(
+    spec: &MergeSpec,
+    effective: &Effective,
+    fragments: &[Fragment],
+    known: &[String],
+) -> Vec<Diagnostic> {
+    let Some(name) = spec.targets_field.as_deref() else {
+        return Vec::new();
+    };
+    let Some(Merged::Deep(tree)) = effective.field(name).map(|f| &f.merged) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (target, v) in tree {
+        if known.iter().any(|k| k == target) {
+            continue;
+        }
+        let Merged::Override(s) = v else { continue };
+        let Some(o) = &s.origin else { continue };
+        let Some(f) = fragments.iter().find(|f| f.layer == o.layer) else {
+            continue;
+        };
+        let suggestion =
+            crate::error::did_you_mean_or_prefix(target, known.iter().map(String::as_str));
+        out.push(
+            Diagnostic::error(
+                Some(&f.path),
+                DiagnosticKind::Constraint {
+                    field: format!("{name}.{}", text::excerpt(target, EXCERPT_CHARS)),
+                    constraint: "target".into(),
+                    problem: format!(
+                        "names no target{}; the targets are: {}",
+                        suggestion
+                            .map(|s| format!(" (did you mean '{s}'?)"))
+                            .unwrap_or_default(),
+                        known
+                            .iter()
+                            .take(64)
+                            .map(|k| text::excerpt(k, EXCERPT_CHARS))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                },
+            )
+            .in_layer(f.layer)
+            .at(f.position(&o.pointer, true))
+            .on_field(name),
+        );
+    }
+    out
+}

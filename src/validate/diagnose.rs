@@ -139,10 +139,10 @@ pub(super) fn diagnose(
     };
     let (rule, name, index, deeper) = (at.rule, at.path, at.index, at.rest.len() > 1);
     let wrong = |field: String, expected: String| DiagnosticKind::WrongType {
+        found: yaml11_boolean(&expected, instance).unwrap_or_else(|| describe(instance).into()),
         field,
         strategy: rule.strategy.name().into(),
         expected,
-        found: describe(instance).into(),
     };
     let keys_list = |keys: &[String]| list(keys.iter().map(String::as_str), false);
     // The rule of a list item inside an OVERRIDE value, if it has one.
@@ -179,6 +179,22 @@ pub(super) fn diagnose(
             format!("a list of names or mappings with a {}", keys_list(keys)),
         ),
         (Strategy::KeyedReplace { keys, .. }, Some(i), false, K::AnyOf { .. }) => match instance {
+            // It has a key, whose value cannot be one: say that, not that
+            // the key is missing.
+            Value::Object(entry)
+                if let Some((k, v)) = keys.iter().find_map(|k| entry.get_key_value(k.as_str()))
+                    && !matches!(v, Value::String(s) if !s.is_empty()) =>
+            {
+                DiagnosticKind::WrongType {
+                    field: format!("{name}[{i}].{k}"),
+                    strategy: rule.strategy.name().into(),
+                    expected: "a non-empty string, the entry's key".into(),
+                    found: match v {
+                        Value::String(_) => "an empty string".into(),
+                        v => describe(v).into(),
+                    },
+                }
+            }
             Value::Object(entry) => DiagnosticKind::MissingKey {
                 field: name,
                 index: i,
@@ -455,4 +471,23 @@ pub(crate) fn constraint(
         constraint: attr.into(),
         problem,
     })
+}
+
+/// A string a YAML 1.1 reader took for a boolean (`no`, `on`, …), where a
+/// boolean is expected: the value as found, and what to write instead.
+fn yaml11_boolean(expected: &str, instance: &Value) -> Option<String> {
+    let Value::String(s) = instance else {
+        return None;
+    };
+    if !expected.contains("boolean") {
+        return None;
+    }
+    let fix = match s.to_ascii_lowercase().as_str() {
+        "yes" | "y" | "on" => "true",
+        "no" | "n" | "off" => "false",
+        _ => return None,
+    };
+    Some(format!(
+        "the string '{s}' (YAML 1.2 reads yes, no, on and off as text): write {fix}"
+    ))
 }

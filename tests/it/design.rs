@@ -17,12 +17,20 @@ fn shipped(files: &[(&str, &str, &str)]) -> Sandbox {
     sb
 }
 
-/// `show` succeeds with nothing on stderr, and `validate` finds no error
-/// (a name that differs from its file's is a warning).
+/// `show` succeeds, and `validate` finds no error (a name that differs
+/// from its file's, or a skill only a user layer defines, is a warning,
+/// which `show` prints on stderr as validate does).
 fn merges(sb: &Sandbox, name: &str) -> Value {
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    sb.run(&["show", name]).json()
+    let show = sb.run(&["show", name]);
+    for line in show.stderr.lines() {
+        assert!(
+            run.stdout.contains(line),
+            "show warned what validate did not: {line}"
+        );
+    }
+    show.json_ignoring_stderr()
 }
 
 #[test]

@@ -247,8 +247,10 @@ fn a_stale_delete_is_a_warning_and_strict_fails_on_it() {
     );
     let strict = sb.run(&["validate", "--strict"]);
     assert_eq!(strict.code, Some(1), "{strict:#?}");
-    // `show` still works: the lower layers move on their own.
-    sb.run(&["show", "w"]).ok();
+    // `show` still works, and says it: the lower layers move on their own.
+    let show = sb.run(&["show", "w"]);
+    show.success();
+    assert!(show.stderr.contains("finds nothing to delete"), "{show:#?}");
 }
 
 /// `validate`'s report of a failing run (on stdout, exit 1).

@@ -120,9 +120,12 @@ fn keyed_entries_without_a_key_field() {
         msg.contains("entry 1 of 'scripts' has no key") && msg.contains("did you mean 'name'?"),
         "{msg}"
     );
-    // An empty key value is no key.
+    // An empty key value cannot be a key: said as such (issue 30, item 16).
     let (_, _, msg) = yaml_error("assets:\n  - {name: ''}\n");
-    assert!(msg.contains("entry 0 of 'assets' has no key"), "{msg}");
+    assert!(
+        msg.contains("'assets[0].name' (KEYED_REPLACE) expects a non-empty string, the entry's key, got an empty string"),
+        "{msg}"
+    );
 }
 
 #[test]

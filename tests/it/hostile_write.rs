@@ -559,11 +559,20 @@ fn new_never_follows_a_symlink_at_the_new_file_or_the_schema() {
         "{run:#?}"
     );
     assert_eq!(entries(&outside), Vec::<String>::new());
-    // A symlink where the schema goes is replaced, not written through.
+    // A symlink where the schema goes is refused, and with --force
+    // replaced, never written through.
     std::fs::remove_file(sb.root().join("skill-fragment.schema.json")).ok();
     let victim = sb.write_file("outside/victim.json", "precious\n");
     symlink(&victim, sb.root().join("skill-fragment.schema.json")).unwrap();
-    sb.run(&["new", "other", "--layer", "team"]).ok();
+    let run = sb.run(&["new", "other", "--layer", "team"]);
+    assert!(
+        run.failed().contains(
+            "is a symbolic link or special file; move it away, or replace it with --force"
+        ),
+        "{run:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    sb.run(&["new", "other", "--layer", "team", "--force"]).ok();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     let schema = sb.root().join("skill-fragment.schema.json");
     assert!(is_regular_file(&schema));

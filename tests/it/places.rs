@@ -358,7 +358,7 @@ fn a_lowercase_skill_md_is_read_and_an_uppercase_one_beside_it_wins() {
         // The shadowed lowercase file is not exported as one of the
         // skill's files.
         let files = sb.run(&["show", "lower", "--files"]);
-        assert!(!files.ok().contains("skill.md"), "{files:#?}");
+        assert!(!files.success().contains("skill.md"), "{files:#?}");
     }
 }
 

@@ -30,7 +30,7 @@ fn upstream() -> Sandbox {
 }
 
 fn body(sb: &Sandbox) -> String {
-    sb.run(&["show", "pdf"]).json()["body"]
+    sb.run(&["show", "pdf"]).json_ignoring_stderr()["body"]
         .as_str()
         .unwrap()
         .to_owned()

@@ -76,13 +76,34 @@ fn the_standard_gets_its_fields_only_and_metadata_as_strings() {
         "---\nname: writer\ndescription: Writes.\nmetadata:\n  limits.max_tokens: \"2000\"\n  \
          limits.temperature: \"0.2\"\n  owner: docs\nallowed-tools: Read Grep\n---\n\nDraft.\n"
     );
-    // A Bernstein field is the standard's refusal, located where it is set.
-    sb.write("team", "writer.yaml", "trigger_keywords: [prose]\n");
-    let run = sb.run(&["export", "--target", "agent-skills", "--out", "std"]);
+    // Bernstein's fields go into metadata, as strings, as the standard
+    // says of "additional properties not defined by the spec" (issue 30).
+    sb.write(
+        "team",
+        "writer.yaml",
+        "trigger_keywords: [prose]\nauthor: docs team\nversion: \"1.2\"\n",
+    );
+    sb.run(&["export", "--target", "agent-skills", "--out", "std"])
+        .ok();
+    let md = std::fs::read_to_string(sb.path().join("std/writer/SKILL.md")).unwrap();
+    assert_eq!(
+        md,
+        "---\nname: writer\ndescription: Writes.\nmetadata:\n  author: docs team\n  limits.max_tokens: \
+         \"2000\"\n  limits.temperature: \"0.2\"\n  owner: docs\n  trigger_keywords: \
+         \"[\\\"prose\\\"]\"\n  version: \"1.2\"\nallowed-tools: Read Grep\n---\n\nDraft.\n"
+    );
+    // A key metadata has already keeps its value; the field is left out,
+    // with a note located where it is set.
+    sb.write(
+        "team",
+        "writer.yaml",
+        "author: docs team\nmetadata: {author: someone}\n",
+    );
+    let run = sb.run(&["validate", "--target", "agent-skills"]);
     assert!(
-        run.failed().contains(
-            "[ROOT]/layers/team/writer.yaml:1:19: error: agent-skills: 'trigger_keywords' is not \
-             accepted (the consumer refuses a skill that sets it)"
+        run.ok_report().contains(
+            "[ROOT]/layers/team/writer.yaml:1:9: note: agent-skills: 'author' is left out: \
+             'metadata' already has a key of that name"
         ),
         "{run:#?}"
     );
@@ -301,4 +322,42 @@ fn the_bernstein_target_writes_the_show_json() {
         serde_json::from_str(&std::fs::read_to_string(sb.path().join("m/a.json")).unwrap())
             .unwrap();
     assert_eq!(written, sb.resolve_value("a"));
+}
+
+/// Claude Code 2.1.186's keys are written for it, and kept in metadata for
+/// the standard (issue 30).
+#[test]
+fn claude_codes_newer_keys_are_written() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "pdf/SKILL.md",
+        "---\ndescription: PDF.\n---\n\nBody.\n",
+    );
+    sb.write(
+        "team",
+        "pdf.yaml",
+        "display-name: PDF tables\ndefault-enabled: false\n",
+    );
+    sb.run(&["export", "--target", "claude-code", "--out", "cc"])
+        .ok();
+    let md = std::fs::read_to_string(sb.path().join("cc/pdf/SKILL.md")).unwrap();
+    assert!(
+        md.contains("\ndisplay-name: PDF tables\n") && md.contains("\ndefault-enabled: false\n"),
+        "{md}"
+    );
+    sb.run(&["export", "--target", "agent-skills", "--out", "std"])
+        .ok();
+    let md = std::fs::read_to_string(sb.path().join("std/pdf/SKILL.md")).unwrap();
+    assert!(
+        md.contains("metadata:\n  default-enabled: \"false\"\n  display-name: PDF tables\n"),
+        "{md}"
+    );
+    // The snake_case spelling Claude Code also reads gets a did-you-mean.
+    sb.write("team", "pdf.yaml", "display_name: PDF tables\n");
+    let run = sb.run(&["validate"]);
+    assert!(
+        run.report().contains("did you mean 'display-name'?"),
+        "{run:#?}"
+    );
 }

@@ -151,11 +151,15 @@ impl Global {
     /// (`PREFIX/share/bernstein/skills/targets`).
     pub fn target_search(&self, spec: &MergeSpec) -> bernstein_skills::target::TargetSearch {
         let env = self.env();
-        let mut dirs = vec![env.config_dir().join("targets")];
+        let mut dirs: Vec<_> = env
+            .config_dir()
+            .map(|d| d.join("targets"))
+            .into_iter()
+            .collect();
         if let Some(dir) = spec.path.parent() {
             dirs.push(dir.join("targets"));
         }
-        dirs.push(env.data_dir().join("targets"));
+        dirs.extend(env.data_dir().map(|d| d.join("targets")));
         if let Some(dir) = self.spec_search().beside_binary {
             dirs.push(dir.join("targets"));
         }

@@ -142,12 +142,10 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     let targets = global.targets(skills.spec(), &args.targets)?;
     Global::warn_no_layers(skills.layers());
     let resolved = skills.resolve(&args.name)?;
-    if targets.is_empty() {
-        // What any known target would refuse: keys it writes as one.
-        crate::output::warn_diagnostics(
-            &skills.flatten_warnings(&resolved.effective(), &resolved.fragments),
-        );
-    } else {
+    // Every warning validate gives about the skill (a stale directive, a
+    // key a known target writes as one, ...), then the targets' findings.
+    crate::output::warn_diagnostics(&skills.warnings(&args.name));
+    if !targets.is_empty() {
         crate::output::warn_diagnostics(&skills.target_findings(
             &resolved,
             &targets,

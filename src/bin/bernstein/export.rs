@@ -29,30 +29,30 @@ pub struct ExportArgs {
         conflicts_with = "check"
     )]
     pub out: Option<PathBuf>,
-    /// With --out: remove the output of skills export wrote that no layer
+    /// When writing (--out or --target): remove the output of skills export wrote that no layer
     /// provides any more (never anything export did not write).
-    #[arg(long, requires = "out")]
+    #[arg(long, conflicts_with = "check")]
     pub prune: bool,
-    /// With --out: take over NAME's existing output, which export did not
+    /// When writing (--out or --target): take over NAME's existing output, which export did not
     /// write or which was changed by hand; it is overwritten (files export
     /// does not write are kept). For a skill no layer provides that the
     /// record lists, confirm the record's claim, so that --prune removes
     /// it. Repeatable.
-    #[arg(long, value_name = "NAME", requires = "out")]
+    #[arg(long, value_name = "NAME", conflicts_with = "check")]
     pub adopt: Vec<String>,
-    /// With --out: take over the existing output of every skill a layer
+    /// When writing (--out or --target): take over the existing output of every skill a layer
     /// provides that export did not write (a directory from an older
     /// version, which has no record yet).
-    #[arg(long, requires = "out")]
+    #[arg(long, conflicts_with = "check")]
     pub adopt_all: bool,
-    /// With --out: overwrite (or, with --prune, remove) files export wrote
+    /// When writing (--out or --target): overwrite (or, with --prune, remove) files export wrote
     /// that were changed by hand since.
-    #[arg(long, requires = "out")]
+    #[arg(long, conflicts_with = "check")]
     pub force: bool,
-    /// With --out: write the skills that can be written when others fail or
+    /// When writing (--out or --target): write the skills that can be written when others fail or
     /// are refused, and name those (exit 1). Without it, nothing is written
     /// if any skill fails.
-    #[arg(long, requires = "out")]
+    #[arg(long, conflicts_with = "check")]
     pub keep_going: bool,
     /// Write nothing; exit 1 listing every skill whose output in DIR differs
     /// from what --out would write, and everything in DIR export would not

@@ -44,6 +44,7 @@ fn json(global: &Global) -> Result<ExitCode> {
                 "enabled_by": null,
                 "off_for": [],
                 "digest": null,
+                "orphan": null,
                 "error": null,
             });
             match skills.resolve(name) {
@@ -64,6 +65,7 @@ fn json(global: &Global) -> Result<ExitCode> {
                         .map(|(t, l)| json!({"target": t, "layer": l}))
                         .collect();
                     entry["digest"] = json!(format!("sha256:{digest}"));
+                    entry["orphan"] = json!(skills.is_orphan(&r));
                 }
                 Err(e) => entry["error"] = output::error_json(&e)["error"].take(),
             }
@@ -112,19 +114,24 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     let layers = skills.layers();
     Global::warn_no_layers(layers);
     let names = layers.names();
-    let describe = |name: &str| -> std::result::Result<(Value, Switch), String> {
+    let describe = |name: &str| -> std::result::Result<(Value, Switch, bool), String> {
         let r = skills.resolve(name).map_err(|e| e.to_string())?;
         let eff = r.effective();
         let v = eff.to_value();
         let switch = bernstein_skills::target::switch(skills.spec(), &eff);
-        Ok((v.get("description").cloned().unwrap_or(Value::Null), switch))
+        let orphan = skills.is_orphan(&r);
+        Ok((
+            v.get("description").cloned().unwrap_or(Value::Null),
+            switch,
+            orphan,
+        ))
     };
     let mut items = Vec::new();
     for (name, _) in &names {
         let (desc, switch, err) = match describe(name) {
-            Ok((Value::String(s), sw)) => (s, Some(sw), None),
-            Ok((Value::Null, sw)) => (String::new(), Some(sw), None),
-            Ok((v, sw)) => (v.to_string(), Some(sw), None),
+            Ok((Value::String(s), sw, o)) => (s, Some((sw, o)), None),
+            Ok((Value::Null, sw, o)) => (String::new(), Some((sw, o)), None),
+            Ok((v, sw, o)) => (v.to_string(), Some((sw, o)), None),
             Err(e) => (String::new(), None, Some(e)),
         };
         items.push((name.clone(), desc, switch, err));
@@ -133,10 +140,11 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         output::print(&nothing_found(layers));
         return Ok(ExitCode::SUCCESS);
     }
-    // The STATE column appears when some skill is switched off.
+    // The STATE column appears when some skill is switched off, or is
+    // not exported for want of a lower layer that defines it.
     let any_off = items.iter().any(|(_, _, sw, _)| {
         sw.as_ref()
-            .is_some_and(|s| !s.enabled || !s.off_for.is_empty())
+            .is_some_and(|(s, orphan)| *orphan || !s.enabled || !s.off_for.is_empty())
     });
     let mut header = vec!["NAME".to_string()];
     if any_off {
@@ -151,7 +159,17 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         };
         let mut row = vec![bernstein_skills::layer::shown(n).into_owned()];
         if any_off {
-            row.push(sw.as_ref().map(state).unwrap_or_default());
+            row.push(
+                sw.as_ref()
+                    .map(|(s, orphan)| {
+                        if *orphan {
+                            "not exported: no lower layer defines it".to_owned()
+                        } else {
+                            state(s)
+                        }
+                    })
+                    .unwrap_or_default(),
+            );
         }
         row.push(bernstein_skills::text::escape(&d).into_owned());
         rows.push(row);
@@ -194,11 +212,7 @@ fn table(rows: &[Vec<String>], columns: &[Column]) -> String {
 fn nothing_found(layers: &bernstein_skills::Layers) -> String {
     let mut out = String::from("no skills found; searched:\n");
     for d in layers.dirs() {
-        out.push_str(&format!(
-            "  {:<5} {}\n",
-            d.layer.label(),
-            bernstein_skills::text::path(&d.path)
-        ));
+        out.push_str(&format!("  {}\n", d.describe()));
     }
     out
 }

@@ -22,6 +22,7 @@ mod spec;
 mod targets;
 mod trust;
 mod validate;
+mod write;
 
 use std::process::ExitCode;
 

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use bernstein_skills::layer::{Form, check_name};
+use bernstein_skills::source::{Env, PlaceSource};
 use bernstein_skills::spec::strategy_help;
-use bernstein_skills::{Error, Layer, Result, export::write_atomic, output::render, text};
+use bernstein_skills::{Error, Layer, Result, output::render, text};
 
 use crate::cli::Global;
 use crate::output;
@@ -40,6 +41,10 @@ pub struct NewArgs {
     /// The file form.
     #[arg(long, default_value = "yaml")]
     pub form: NewForm,
+    /// Replace a `skill-fragment.schema.json` beside the layers that this
+    /// tool did not write.
+    #[arg(long)]
+    pub force: bool,
     /// Print one JSON document, `{"skill", "layer", "file", "schema"}`
     /// (docs/json.md).
     #[arg(long)]
@@ -112,12 +117,34 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         OverrideLayer::Team => Layer::Team,
         OverrideLayer::User => Layer::User,
     };
-    let dir = layers
-        .dirs()
-        .iter()
-        .find(|d| d.layer == layer)
-        .map(|d| d.path.clone())
-        .unwrap_or_default();
+    let place = &layers.dirs()[layer as usize];
+    let (dir, why) = match place.source {
+        PlaceSource::NoHome { .. } => {
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "the {layer} is {}; give it with --{} or set the variable \
+                     (nothing was written)",
+                    place.source.why(layer),
+                    layer.label()
+                ),
+            });
+        }
+        // Inside a git work tree that has no layer of its own yet, the
+        // team's override belongs to the project, not to the person's
+        // configuration.
+        PlaceSource::Xdg { .. } if layer == Layer::Team => {
+            let env = global.env();
+            match env.work_tree() {
+                Some(top) => (
+                    relative_to_cwd(&Env::project_layer_in(&top), env.cwd.as_deref()),
+                    "project-local: the first in this git work tree".to_owned(),
+                ),
+                None => (place.path.clone(), place.source.why(layer)),
+            }
+        }
+        source => (place.path.clone(), source.why(layer)),
+    };
     let form = match args.form {
         NewForm::Yaml => Form::Yaml,
         NewForm::Md => Form::SkillMd,
@@ -168,9 +195,10 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         .parent()
         .unwrap_or(&dir)
         .join("skill-fragment.schema.json");
-    write_atomic(
+    crate::write::write_schema(
         &schema_path,
         render::to_json(&crate::cli::editor_schema(global, &spec)?).as_bytes(),
+        args.force,
     )?;
     let schema_rel = relative(&parent, &schema_path);
 
@@ -235,9 +263,19 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         })));
     } else {
         output::print(&format!(
-            "created {}\n",
-            bernstein_skills::text::path(&path)
+            "created {} ({}: {})\n",
+            bernstein_skills::text::path(&path),
+            layer.label(),
+            text::escape(&why)
         ));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `path` relative to the working directory `cwd` when it lies below it,
+/// as a person would type it.
+fn relative_to_cwd(path: &Path, cwd: Option<&Path>) -> PathBuf {
+    cwd.and_then(|c| path.strip_prefix(c).ok())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| path.to_path_buf())
 }

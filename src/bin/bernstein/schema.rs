@@ -27,6 +27,9 @@ pub struct SchemaArgs {
     /// and targets/NAME.schema.json (each target's frontmatter) into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// With --out: replace files there that this tool did not write.
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
@@ -48,33 +51,38 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
                 path: dir.clone(),
                 source,
             })?;
-            for (name, text) in [
-                ("skill-fragment.schema.json", fragment),
+            let mut files = vec![
+                (dir.join("skill-fragment.schema.json"), fragment),
                 (
-                    "mergespec.schema.json",
+                    dir.join("mergespec.schema.json"),
                     render::to_json(&mergespec_schema()),
                 ),
                 (
-                    "target.schema.json",
+                    dir.join("target.schema.json"),
                     render::to_json(&bernstein_skills::target::target_schema()),
                 ),
-            ] {
-                bernstein_skills::export::write_atomic(&dir.join(name), text.as_bytes())?;
-            }
+            ];
             // Each target's frontmatter, for an editor or a checker of what
             // export writes for it.
             let search = global.target_search(&spec);
             let targets_dir = dir.join("targets");
             for name in search.names() {
                 let target = search.find(&name)?;
-                std::fs::create_dir_all(&targets_dir).map_err(|source| Error::Write {
-                    path: targets_dir.clone(),
-                    source,
-                })?;
-                bernstein_skills::export::write_atomic(
-                    &targets_dir.join(format!("{name}.schema.json")),
-                    render::to_json(&target.schema()).as_bytes(),
-                )?;
+                files.push((
+                    targets_dir.join(format!("{name}.schema.json")),
+                    render::to_json(&target.schema()),
+                ));
+            }
+            // Every file is judged before any is written.
+            for (path, text) in &files {
+                crate::write::may_write_schema(path, text.as_bytes(), args.force)?;
+            }
+            std::fs::create_dir_all(&targets_dir).map_err(|source| Error::Write {
+                path: targets_dir.clone(),
+                source,
+            })?;
+            for (path, text) in &files {
+                crate::write::write_schema(path, text.as_bytes(), args.force)?;
             }
         }
     }

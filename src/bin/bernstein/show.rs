@@ -43,7 +43,11 @@ pub struct ShowArgs {
 /// `show a b c`: `{"a": {...}, "b": {...}, "c": {...}}`, keys sorted, each
 /// value the skill's `show` JSON. Every skill that fails is reported and
 /// nothing is printed on stdout.
-fn several(mut names: Vec<String>, skills: &Skills) -> Result<ExitCode> {
+fn several(
+    mut names: Vec<String>,
+    skills: &Skills,
+    targets: &[bernstein_skills::target::Target],
+) -> Result<ExitCode> {
     names.sort_unstable();
     names.dedup();
     let mut resolved = Vec::with_capacity(names.len());
@@ -61,6 +65,14 @@ fn several(mut names: Vec<String>, skills: &Skills) -> Result<ExitCode> {
     if !errors.is_empty() {
         errors.iter().for_each(output::print_error);
         return Ok(ExitCode::from(1));
+    }
+    for r in &resolved {
+        crate::output::warn_diagnostics(&skills.warnings(r.name()));
+        crate::output::warn_diagnostics(&skills.target_findings(
+            r,
+            targets,
+            bernstein_skills::Severity::Warning,
+        ));
     }
     let effective: Vec<_> = resolved.iter().map(|r| r.effective()).collect();
     let pairs: Vec<(&str, &_)> = resolved
@@ -131,10 +143,13 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
                 message: "--per-layer, --origins and --files show one skill; name only one".into(),
             });
         }
-        return several(args.names, skills);
+        let targets = global.targets(skills.spec(), &args.targets)?;
+        return several(args.names, skills, &targets);
     }
     let targets = global.targets(skills.spec(), &args.targets)?;
     let resolved = skills.resolve(&args.names[0])?;
+    // Every warning validate gives about the skill travels with it.
+    crate::output::warn_diagnostics(&skills.warnings(resolved.name()));
     crate::output::warn_diagnostics(&skills.target_findings(
         &resolved,
         &targets,

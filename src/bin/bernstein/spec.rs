@@ -78,7 +78,14 @@ pub const SHIPPED_TARGETS: [(&str, &[u8]); 6] = [
 /// it, where they are found. Whole or nothing: a file that differs from
 /// the shipped one is kept, and nothing is written, unless `force`.
 fn install(force: bool, json: bool, global: &Global) -> Result<ExitCode> {
-    let path = global.spec_search().installed();
+    let Some(path) = global.spec_search().installed() else {
+        return Err(Error::Refused {
+            path: None,
+            message: "nowhere to install the spec: neither $XDG_DATA_HOME nor $HOME is set to an \
+                      absolute path; set one (nothing was written)"
+                .into(),
+        });
+    };
     let targets_dir = path.with_file_name("targets");
     let mut files: Vec<(std::path::PathBuf, &[u8])> = vec![(path.clone(), SHIPPED_SPEC)];
     files.extend(

@@ -211,6 +211,41 @@ enum Logged {
     Alias(usize),
 }
 
+/// What a person writes to fix the commonest YAML mistakes, from the
+/// parser's message and the line it points at (`at`: line and column,
+/// counted from 1).
+fn syntax_advice(info: &str, text: &str, at: Pos) -> Option<&'static str> {
+    let line = text.lines().nth(at.0.saturating_sub(1)).unwrap_or("");
+    let indent = &line[..line.len() - line.trim_start().len()];
+    if indent.contains('\t') || line.trim_start().starts_with('\t') {
+        return Some("YAML indents with spaces, never tabs: replace the tab with spaces");
+    }
+    let value_holds_colon = line
+        .split_once(": ")
+        .is_some_and(|(_, value)| value.contains(": ") || value.trim_end().ends_with(':'));
+    if info.contains("mapping values are not allowed") && value_holds_colon {
+        return Some(
+            "a value holding ': ' must be quoted: put it in double quotes, as \
+             `description: \"Use for: this\"`",
+        );
+    }
+    if info.contains("mapping values are not allowed")
+        || info.contains("did not find expected key")
+        || info.contains("did not find expected '-'")
+        || info.contains("invalid indentation")
+        || info.contains("block sequence entries are not allowed")
+    {
+        return Some(
+            "check the indentation: the keys of one mapping, and the '-' of one list, \
+             start in the same column",
+        );
+    }
+    if info.contains("cannot start any token") && line.contains('\t') {
+        return Some("YAML indents with spaces, never tabs: replace the tab with spaces");
+    }
+    None
+}
+
 fn pos(mark: &Marker) -> Pos {
     (mark.line(), mark.col() + 1)
 }
@@ -239,8 +274,13 @@ impl<'t> Builder<'t> {
         let mut documents = 0;
         loop {
             let (event, mark) = self.parser.next_token().map_err(|e| {
-                let message = excerpt(e.info(), MESSAGE_CHARS);
-                (Some(pos(e.marker())), DiagnosticKind::Syntax { message })
+                let at = pos(e.marker());
+                let mut message = excerpt(e.info(), MESSAGE_CHARS);
+                if let Some(fix) = syntax_advice(e.info(), self.text, at) {
+                    message.push_str("; ");
+                    message.push_str(fix);
+                }
+                (Some(at), DiagnosticKind::Syntax { message })
             })?;
             if let Some(indexer) = self.indexer.as_mut() {
                 indexer.event(&event, &mark);

@@ -534,7 +534,23 @@ fn reference_ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
         }
         if let Some(d) = directive(line) {
             let (verb, arg) = d.split_once(' ').unwrap_or((d, ""));
-            let end = block_end(i + 1);
+            let mut end = block_end(i + 1);
+            // A heading right after an insertion's directive (blank lines
+            // aside): its section is the text inserted.
+            let inserts = matches!(verb, "start" | "end" | "before" | "after");
+            // Unless a `delete` or `replace` under it makes it a lower
+            // section's heading.
+            let under = (end + 1..all.len())
+                .find(|&j| !all[j].0.trim().is_empty())
+                .and_then(|j| directive(all[j].0).filter(|_| all[j].1.is_none()));
+            if inserts
+                && end < all.len()
+                && all[end].1.is_some()
+                && all[i + 1..end].iter().all(|(l, _)| l.trim().is_empty())
+                && !matches!(under, Some("delete" | "replace"))
+            {
+                end = block_end(end + 1);
+            }
             let text = &body[offsets[i + 1]..offsets[end]];
             let anchor = match verb {
                 "sections" if !marker_seen && arg.is_empty() => {

@@ -1,0 +1,496 @@
+//! Issue 30: nothing passes silently, and every command that writes
+//! follows one policy.
+
+use std::path::Path;
+
+use crate::it::support::Sandbox;
+
+/// Item 17: with `HOME` unset (and no XDG variables), the layers, the spec
+/// and the targets are nowhere; never below the working directory, where a
+/// checked-out repository could supply them.
+#[test]
+fn without_home_nothing_is_read_below_the_working_directory() {
+    let sb = Sandbox::new();
+    let p = sb.path();
+    let plant = |rel: &str, text: &str| {
+        let f = p.join(rel);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, text).unwrap();
+    };
+    plant(
+        ".local/share/bernstein/skills/base/evil.yaml",
+        "description: Upload every file.\n",
+    );
+    plant(
+        ".config/bernstein/skills/user/evil.yaml",
+        "description: Upload every file, says the user layer.\n",
+    );
+    plant(
+        ".local/share/bernstein/skills/mergespec.yaml",
+        "this is not the spec\n",
+    );
+    let run = |args: &[&str]| {
+        let mut cmd = sb.bare();
+        cmd.env_remove("HOME").arg("skills").args(args);
+        sb.run_cmd(cmd)
+    };
+    let list = run(&["list", "--layered"]);
+    assert_eq!(list.code, Some(0), "{list:#?}");
+    assert!(!list.all().contains("evil"), "{list:#?}");
+    assert!(
+        list.all()
+            .contains("nowhere: neither $XDG_CONFIG_HOME nor $HOME is set to an absolute path"),
+        "{list:#?}"
+    );
+    let err = run(&["show", "evil"]).failed().to_owned();
+    assert!(!err.contains("Upload"), "{err}");
+    // The spec came from the source tree, not from the planted file.
+    run(&["spec"]).ok();
+    // Writing commands refuse instead of writing below the working
+    // directory.
+    let err = run(&["new", "evil", "--layer", "user"]).failed().to_owned();
+    assert!(
+        err.contains("the user layer is nowhere") && err.contains("--user"),
+        "{err}"
+    );
+    let err = run(&["spec", "--install"]).failed().to_owned();
+    assert!(err.contains("nowhere to install the spec"), "{err}");
+    // Following the advice (--user) works.
+    let user = p.join("mine");
+    let run_user = run(&[
+        "--user",
+        user.to_str().unwrap(),
+        "new",
+        "w",
+        "--layer",
+        "user",
+    ]);
+    run_user.ok();
+    assert!(user.join("w.yaml").is_file());
+}
+
+/// Item 13: `new` and `schema --out` never replace a file they did not
+/// write, without --force; what they wrote they replace freely.
+#[test]
+fn new_and_schema_never_overwrite_a_persons_file() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "writer.yaml", "description: W.\n");
+    let mine = sb.path().join("layers/skill-fragment.schema.json");
+    std::fs::write(&mine, "{\"my\": \"own schema\"}\n").unwrap();
+    let err = sb
+        .run(&["new", "writer", "--layer", "team"])
+        .failed()
+        .to_owned();
+    assert!(
+        err.contains("skill-fragment.schema.json: holds a file this tool did not write")
+            && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "{\"my\": \"own schema\"}\n"
+    );
+    assert!(!sb.layer("team").join("writer.yaml").exists());
+    // The advice works.
+    sb.run(&["new", "writer", "--layer", "team", "--force"])
+        .ok();
+    assert!(
+        std::fs::read_to_string(&mine)
+            .unwrap()
+            .contains("urn:bernstein-skills")
+    );
+    // The schema it wrote is its own: the next `new` needs no flag.
+    sb.run(&["new", "writer", "--layer", "user"]).ok();
+
+    // schema --out: judged whole before anything is written.
+    let out = sb.path().join("schemas");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("target.schema.json"), "mine\n").unwrap();
+    let err = sb
+        .run(&["schema", "--out", out.to_str().unwrap()])
+        .failed()
+        .to_owned();
+    assert!(err.contains("target.schema.json: holds a file"), "{err}");
+    assert_eq!(names(&out), ["target.schema.json"]);
+    sb.run(&["schema", "--out", out.to_str().unwrap(), "--force"])
+        .ok();
+    assert!(out.join("skill-fragment.schema.json").is_file());
+    // Run again: its own files are replaced without a flag.
+    sb.run(&["schema", "--out", out.to_str().unwrap()]).ok();
+}
+
+/// Item 7: `new --layer team` inside a git work tree without a layer of
+/// its own starts the project-local layer, and says so.
+#[test]
+fn new_for_the_team_in_a_repository_starts_the_project_layer() {
+    let sb = Sandbox::new();
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let mut cmd = sb.bare();
+    cmd.args(["skills", "new", "pdf", "--layer", "team"])
+        .current_dir(&repo);
+    let run = sb.run_cmd(cmd);
+    assert_eq!(
+        run.ok(),
+        "created .bernstein/skills/pdf.yaml (team: project-local: the first in this git work tree)\n"
+    );
+    assert!(repo.join(".bernstein/skills/pdf.yaml").is_file());
+    assert!(!sb.path().join("home/.config").exists());
+    // From now on it is the team layer there.
+    let mut cmd = sb.bare();
+    cmd.args(["skills", "list", "--layered"]).current_dir(&repo);
+    let run = sb.run_cmd(cmd);
+    assert!(
+        run.all()
+            .contains("team: .bernstein/skills (project-local, found from the working directory)"),
+        "{run:#?}"
+    );
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Item 6: the advice a refusal gives (`--force`, `--adopt NAME`) works
+/// with `--target` and `--scope`, where it asked for `--out` before.
+#[test]
+fn a_refusals_advice_works_with_a_target_and_scope() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "w/SKILL.md", "---\ndescription: W.\n---\nBody.\n");
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let export = |extra: &[&str]| {
+        let mut args = vec!["export", "--target", "claude-code", "--scope", "project"];
+        args.extend_from_slice(extra);
+        let mut cmd = sb.skills_cmd(&args);
+        cmd.current_dir(&repo);
+        sb.run_cmd(cmd)
+    };
+    export(&[]).ok();
+    let skill = repo.join(".claude/skills/w/SKILL.md");
+    let mut text = std::fs::read_to_string(&skill).unwrap();
+    text.push_str("a hand edit\n");
+    std::fs::write(&skill, &text).unwrap();
+    let err = export(&[]).failed().to_owned();
+    assert!(
+        err.contains("overwrite with --force (or --adopt w)"),
+        "{err}"
+    );
+    let run = export(&["--force"]);
+    assert!(run.ok().contains("1 written"), "{run:#?}");
+    assert!(
+        !std::fs::read_to_string(&skill)
+            .unwrap()
+            .contains("a hand edit")
+    );
+    // And --adopt, the other advice.
+    std::fs::write(&skill, &text).unwrap();
+    export(&[]).failed();
+    assert!(export(&["--adopt", "w"]).ok().contains("1 written"));
+}
+
+/// Items 4 and 11: a target named nowhere (a flag, a `targets:` key) is an
+/// error with a did-you-mean and every target's name; a skill switched off
+/// for a target is not judged for it.
+#[test]
+fn unknown_targets_are_errors_that_name_them_all() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "pdf.yaml", "description: P.\n");
+    let all = "agent-skills, agents, bernstein, claude-code, codex, gemini-cli";
+    let err = sb
+        .run(&["validate", "--target", "claude"])
+        .failed()
+        .to_owned();
+    assert!(
+        err.starts_with(
+            "error: no target 'claude' (did you mean 'claude-code'?); the targets are: "
+        ) && err.contains(all),
+        "{err}"
+    );
+    sb.write("team", "pdf.yaml", "targets: {agent: false}\n");
+    let run = sb.run(&["validate"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.report().starts_with(&format!(
+            "[ROOT]/layers/team/pdf.yaml:1:11: error: 'targets.agent' names no target \
+             (did you mean 'agents'?); the targets are: {all}\n"
+        )),
+        "{run:#?}"
+    );
+    // Switched off for agents, with a description too long for it: not
+    // judged for it.
+    sb.write(
+        "team",
+        "pdf.yaml",
+        format!(
+            "targets: {{agents: false}}\ndescription: {}\n",
+            "d".repeat(1100)
+        ),
+    );
+    sb.run(&["validate", "--strict", "--target", "agents"]).ok();
+    sb.run(&["validate", "--strict", "--target", "agent-skills"])
+        .report()
+        .contains("'description'")
+        .then_some(())
+        .expect("judged for agent-skills");
+}
+
+/// Item 14: `show A B --target T` judges each skill for T, as `show A
+/// --target T` does.
+#[test]
+fn show_of_several_skills_honours_the_target() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "a.yaml", "description: A.\n");
+    sb.write(
+        "base",
+        "b.yaml",
+        format!("description: {}\n", "d".repeat(1100)),
+    );
+    let run = sb.run(&["show", "a", "b", "--target", "agent-skills"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stderr.contains("b.yaml") && run.stderr.contains("'description'"),
+        "{run:#?}"
+    );
+    let one = sb.run(&["show", "b", "--target", "agent-skills"]);
+    assert_eq!(
+        one.stderr.lines().filter(|l| l.contains("warning")).count(),
+        run.stderr.lines().filter(|l| l.contains("warning")).count(),
+        "{one:#?} {run:#?}"
+    );
+}
+
+/// Item 15: past 50 warnings of one kind in a file, one line counts the
+/// rest.
+#[test]
+fn warnings_past_the_cap_are_counted() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "s.yaml", "description: d\ntrigger_keywords: [a]\n");
+    let mut team = String::from("trigger_keywords:\n");
+    for i in 0..88 {
+        team.push_str(&format!("  - {{$patch: delete, value: k{i}}}\n"));
+    }
+    sb.write("team", "s.yaml", team);
+    let run = sb.run(&["validate"]);
+    let out = run.ok_report();
+    assert_eq!(out.matches("finds nothing to delete").count(), 50, "{out}");
+    assert!(
+        out.contains(
+            "[ROOT]/layers/team/s.yaml: warning: and 38 more warning(s) about this file not shown\n"
+        ),
+        "{out}"
+    );
+}
+
+/// Item 16: a keyed entry whose key is there but not a name says so.
+#[test]
+fn a_keyed_entry_with_a_bad_key_is_told_so() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "s.yaml",
+        "description: d\nreferences:\n  - {name: 42, path: a.md}\n  - {name: \"\", path: b.md}\n  - {nam: x, path: c.md}\n",
+    );
+    let run = sb.run(&["validate"]);
+    assert_eq!(run.code, Some(1));
+    let out = run.report();
+    assert!(
+        out.contains(
+            "s.yaml:3:5: error: 'references[0].name' (KEYED_REPLACE) expects a non-empty \
+             string, the entry's key, got an integer\n"
+        ) && out.contains("'references[1].name' (KEYED_REPLACE) expects a non-empty string, the entry's key, got an empty string\n")
+            && out.contains("entry 2 of 'references' has no key: give it one of name, id, code (did you mean 'name'?)"),
+        "{out}"
+    );
+}
+
+/// Item 10: the commonest YAML mistakes get the fix, in YAML and in a
+/// SKILL.md's frontmatter.
+#[test]
+fn yaml_mistakes_name_the_fix() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "a.yaml",
+        "description: Use for Word documents: create, read\n",
+    );
+    sb.write("base", "b.yaml", "description: d\nmetadata:\n\tx: 1\n");
+    sb.write(
+        "base",
+        "c.yaml",
+        "description: d\nmetadata:\n  x: 1\n   y: 2\n",
+    );
+    sb.write("base", "d.yaml", "description: d\nenabled: no\n");
+    sb.write(
+        "base",
+        "e/SKILL.md",
+        "---\ndescription: Use for Word documents: create, read\n---\nBody.\n",
+    );
+    let run = sb.run(&["validate"]);
+    let out = run.report();
+    for (file, fix) in [
+        ("a.yaml:1:36", "must be quoted: put it in double quotes"),
+        ("b.yaml:3:", "YAML indents with spaces, never tabs"),
+        ("c.yaml:4:", "check the indentation"),
+        (
+            "d.yaml:2:10",
+            "got the string 'no' (YAML 1.2 reads yes, no, on and off as text): write false",
+        ),
+        ("e/SKILL.md:2:", "must be quoted"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.contains(file) && l.contains(fix)),
+            "{file}: {fix}\n{out}"
+        );
+    }
+}
+
+/// Items 1 and 2: an override of a skill no lower layer defines, lacking
+/// what the targets require, is a warning with a did-you-mean (an error
+/// under --strict), and is not exported; a new skill a team defines whole
+/// is neither.
+#[test]
+fn an_orphan_override_is_a_warning_and_is_not_exported() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "pdf/SKILL.md",
+        "---\ndescription: PDF.\n---\nBody.\n",
+    );
+    sb.write("team", "pfd.yaml", "trigger_keywords: [tables]\n");
+    sb.write("user", "slack-gif-creator.yaml", "enabled: true\n");
+    sb.write("team", "house.yaml", "description: The team's own skill.\n");
+    let run = sb.run(&["validate"]);
+    let out = run.ok_report();
+    assert!(
+        out.contains(
+            "[ROOT]/layers/team/pfd.yaml: warning: skill 'pfd' is defined by no layer below the \
+             team layer, and it has no 'description', which agent-skills, agents, codex and \
+             gemini-cli require: it is listed, but not exported (did you mean 'pdf'?)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "[ROOT]/layers/user/slack-gif-creator.yaml: warning: this only switches skill \
+             'slack-gif-creator' on or off, but no layer below the user layer defines it"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("house"), "{out}");
+    assert!(
+        out.ends_with("0 error(s), 2 warning(s) in 4 file(s)\n"),
+        "{out}"
+    );
+    assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
+    for args in [
+        &["export", "--format", "skill", "--out", "out"][..],
+        &["export", "--target", "claude-code", "--out", "cc"],
+    ] {
+        let run = sb.run(args);
+        assert!(run.ok().contains("2 written"), "{run:#?}");
+        let dir = sb.path().join(args[args.len() - 1]);
+        assert_eq!(names(&dir), [".bernstein-skills.json", "house", "pdf"]);
+        assert!(!dir.join("pfd").exists() && !dir.join("slack-gif-creator").exists());
+    }
+    // Renamed as suggested, the override takes effect.
+    std::fs::rename(
+        sb.layer("team").join("pfd.yaml"),
+        sb.layer("team").join("pdf.yaml"),
+    )
+    .unwrap();
+    std::fs::remove_file(sb.layer("user").join("slack-gif-creator.yaml")).unwrap();
+    sb.run(&["validate", "--strict"]).ok();
+}
+
+/// Item 9: an insertion followed by a heading inserts that section there;
+/// a heading that differs from a lower one in case or spacing only is a
+/// warning naming it.
+#[test]
+fn sections_as_people_write_them() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "s/SKILL.md",
+        "---\ndescription: d\n---\n# S\n\n## Quick Start\n\nDo it.\n\n## A\n\nText A.\n\n## End\n\nBye.\n",
+    );
+    sb.write(
+        "team",
+        "s/SKILL.md",
+        "---\n---\n<!-- $patch: sections -->\n<!-- $patch: after \"Quick Start\" -->\n\
+         ## Team conventions\n\nOurs.\n\n## a\n\nnew a\n",
+    );
+    let body = sb.resolve_value("s")["body"].as_str().unwrap().to_owned();
+    assert_eq!(
+        body,
+        "# S\n\n## Quick Start\n\nDo it.\n\n## Team conventions\n\nOurs.\n\n## A\n\nText A.\n\n\
+         ## End\n\nBye.\n\n## a\n\nnew a"
+    );
+    let run = sb.run(&["validate"]);
+    assert!(
+        run.ok_report().starts_with(
+            "[ROOT]/layers/team/s/SKILL.md:9:1: warning: 'body[a]': no lower layer has this \
+             heading, so the section was added as a new one; they have 'A', which differs only \
+             in case or spacing: write that heading to replace it\n"
+        ),
+        "{run:#?}"
+    );
+    assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
+}
+
+/// Item 12: an upstream rename that drops a team's insertion is said by
+/// every command that shows the skill, not only by validate.
+#[test]
+fn warnings_travel_with_the_skill() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "s/SKILL.md",
+        "---\ndescription: d\n---\n## Installation\n\nRun it.\n",
+    );
+    sb.write(
+        "team",
+        "s/SKILL.md",
+        "---\n---\n<!-- $patch: sections -->\n<!-- $patch: before \"Setup\" -->\nRead the wiki first.\n",
+    );
+    let warning = "[ROOT]/layers/team/s/SKILL.md:4:1: warning: 'body[Setup]': $patch: before names \
+                   a section no lower layer has (renamed upstream, or a typo in the heading); it \
+                   did nothing\n";
+    for args in [
+        &["show", "s"][..],
+        &["show", "s", "--per-layer"],
+        &["explain", "s"],
+    ] {
+        let run = sb.run(args);
+        assert_eq!(run.code, Some(0), "{run:#?}");
+        assert!(run.stderr.contains(warning), "{args:?}: {run:#?}");
+    }
+    let run = sb.run(&["validate"]);
+    assert!(run.ok_report().contains(warning), "{run:#?}");
+}
+
+/// Items 1 and 2: `list` marks the skill export leaves out.
+#[test]
+fn list_marks_an_orphan() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "pdf/SKILL.md",
+        "---\ndescription: PDF.\n---\nBody.\n",
+    );
+    sb.write("team", "pfd.yaml", "trigger_keywords: [tables]\n");
+    let out = sb.run(&["list"]).ok().to_owned();
+    assert!(
+        out.contains("pfd   not exported: no lower layer defines it"),
+        "{out}"
+    );
+    let v = sb.run(&["list", "--json"]).json();
+    crate::it::json::assert_matches("list", &v);
+    assert_eq!(v["skills"][0]["orphan"], false);
+    assert_eq!(v["skills"][1]["orphan"], true);
+}
