@@ -93,6 +93,7 @@ pub mod source;
 pub mod spec;
 pub mod target;
 pub mod text;
+pub mod upstream;
 pub mod validate;
 
 pub use engine::Skills;

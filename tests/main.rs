@@ -46,6 +46,7 @@ mod it {
     mod terminal;
     mod translated;
     mod trust;
+    mod upstream;
     mod validate;
     mod xdg;
 }

@@ -89,6 +89,12 @@ pub enum Refusal {
     },
     /// The operating system refused (not found, permission, ...).
     Io(std::io::Error),
+    /// Its contents are not what the root's [`ContentCheck`] expects (a
+    /// file of a source's cache that does not match the lock).
+    Unverified {
+        /// Why, with the fix.
+        reason: String,
+    },
 }
 
 impl Refusal {
@@ -128,6 +134,7 @@ impl Refusal {
                 format!("file is {size} bytes, over the {limit}-byte limit")
             }
             Refusal::Io(e) => format!("cannot read file: {e}"),
+            Refusal::Unverified { reason } => reason.clone(),
         }
     }
 
@@ -320,6 +327,21 @@ pub(crate) fn open_dir_beneath(
     Ok(Some(fd))
 }
 
+/// A check of the contents of every file read beneath a root, given its
+/// path relative to the root: a base layer fed by a source compares each
+/// file with its digest in the lock as it is read (`crate::upstream`).
+#[derive(Clone)]
+pub struct ContentCheck(
+    #[allow(clippy::type_complexity)]
+    pub  std::sync::Arc<dyn Fn(&Path, &[u8]) -> Result<(), String> + Send + Sync>,
+);
+
+impl std::fmt::Debug for ContentCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ContentCheck")
+    }
+}
+
 /// A directory every read stays beneath: see the module docs.
 #[derive(Debug)]
 pub struct Root {
@@ -330,6 +352,8 @@ pub struct Root {
     real: PathBuf,
     /// Regular files with more than one link may be read (rule 5).
     hard_links: bool,
+    /// What every file read must pass, if anything.
+    check: Option<ContentCheck>,
 }
 
 /// What [`Root::metadata`] reports about a file beneath a root.
@@ -395,6 +419,7 @@ impl Root {
             path: path.to_path_buf(),
             real,
             hard_links: false,
+            check: None,
         }))
     }
 
@@ -414,7 +439,15 @@ impl Root {
             path: self.path.clone(),
             real: self.real.clone(),
             hard_links: true,
+            check: self.check.clone(),
         })
+    }
+
+    /// Checks every file read beneath the root with `check`
+    /// ([`ContentCheck`]): one that fails it is refused
+    /// ([`Refusal::Unverified`]).
+    pub(crate) fn set_check(&mut self, check: ContentCheck) {
+        self.check = Some(check);
     }
 
     /// May regular files with more than one hard link be read beneath it?
@@ -453,7 +486,11 @@ impl Root {
             rel,
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
         )?;
-        read_regular(fd, max, !self.hard_links)
+        let bytes = read_regular(fd, max, !self.hard_links)?;
+        if let Some(check) = &self.check {
+            (check.0)(rel, &bytes).map_err(|reason| Refusal::Unverified { reason })?;
+        }
+        Ok(bytes)
     }
 
     /// What is at `rel` beneath the root (following symlinks that stay

@@ -255,6 +255,10 @@ pub enum PlaceSource {
         /// `XDG_DATA_HOME` or `XDG_CONFIG_HOME`.
         variable: &'static str,
     },
+    /// A source of `sources.toml`, fetched and verified against
+    /// `sources.lock` into the cache (`crate::upstream`): a base layer
+    /// beside the local one.
+    Upstream,
 }
 
 impl PlaceSource {
@@ -267,6 +271,7 @@ impl PlaceSource {
             PlaceSource::Variable(_) => "variable",
             PlaceSource::Project => "project",
             PlaceSource::Xdg { .. } | PlaceSource::NoHome { .. } => "xdg",
+            PlaceSource::Upstream => "source",
         }
     }
 
@@ -290,6 +295,7 @@ impl PlaceSource {
             PlaceSource::NoHome { variable } => {
                 format!("nowhere: neither ${variable} nor $HOME is set to an absolute path")
             }
+            PlaceSource::Upstream => "from sources.lock".into(),
         }
     }
 }
@@ -388,6 +394,10 @@ pub struct LayerDir {
     /// The opened directory, which every file read from the layer stays
     /// beneath. Set when `is_dir`.
     pub root: Option<Arc<Root>>,
+    /// For a base layer fed by a source ([`PlaceSource::Upstream`]): the
+    /// source's name and the commit it is locked at (`anthropic at
+    /// 0123abcd…`).
+    pub upstream: Option<String>,
 }
 
 impl LayerDir {
@@ -405,11 +415,14 @@ impl LayerDir {
         } else {
             "; does not exist"
         };
+        let why = match &self.upstream {
+            Some(from) => format!("source {}", crate::text::escape(from)),
+            None => self.source.why(self.layer),
+        };
         format!(
-            "{}: {} ({}{state})",
+            "{}: {} ({why}{state})",
             self.layer.label(),
             crate::text::path(&self.path),
-            self.source.why(self.layer)
         )
     }
 
@@ -549,6 +562,7 @@ impl Layers {
                     root: None,
                     path: place.path,
                     source: place.source,
+                    upstream: None,
                 };
                 let opened = match dir.source {
                     PlaceSource::NoHome { .. } => Ok(None),
@@ -607,7 +621,51 @@ impl Layers {
         self
     }
 
-    /// All three directories, base first.
+    /// One more base layer directory, fed by a source (`crate::upstream`),
+    /// beside the local one: opened beneath itself with no boundary (it is
+    /// the tool's own cache), every file read from it passed through
+    /// `check` (its digest in the lock), or refused with `refused` (a
+    /// broken lock), which every command reports as an error. It is
+    /// kept after the team and user directories, so that `dirs()[1]` stays
+    /// the team layer; every skill's files are still ordered base first.
+    pub fn add_upstream_base(
+        &mut self,
+        path: PathBuf,
+        from: String,
+        refused: Option<String>,
+        check: Option<super::confine::ContentCheck>,
+    ) {
+        let mut dir = LayerDir {
+            layer: Layer::Base,
+            path,
+            source: PlaceSource::Upstream,
+            is_dir: false,
+            not_a_directory: false,
+            refused,
+            root: None,
+            upstream: Some(from),
+        };
+        if dir.refused.is_none() {
+            match Root::open(&dir.path, &Boundary::default()) {
+                Ok(Some(mut root)) => {
+                    if let Some(check) = check {
+                        root.set_check(check);
+                    }
+                    dir.is_dir = true;
+                    dir.root = Some(Arc::new(root));
+                }
+                Ok(None) => {
+                    dir.refused =
+                        Some("not in the cache; run `bernstein skills verify` to fetch it".into())
+                }
+                Err(r) => dir.refused = Some(r.describe(&dir.path)),
+            }
+        }
+        self.dirs.push(dir);
+    }
+
+    /// All the directories, base first, then team and user; base layers
+    /// fed by sources ([`Layers::add_upstream_base`]) after them.
     pub fn dirs(&self) -> &[LayerDir] {
         &self.dirs
     }
@@ -656,10 +714,14 @@ impl Layers {
     /// socket or device of a skill's name counts: reading it is refused with
     /// an error ([`crate::source::read_in_root`]) rather than skipped in silence.
     pub fn locate(&self, name: &str) -> Vec<Located> {
-        self.dirs
+        let mut found: Vec<Located> = self
+            .dirs
             .iter()
             .filter_map(|d| locate_in(d, name))
-            .collect()
+            .collect();
+        // Base layers fed by sources come after team and user in `dirs`.
+        found.sort_by_key(|l| l.layer);
+        found
     }
 
     /// Every skill name in any layer, sorted, each with the layers holding it.
@@ -712,6 +774,10 @@ impl Layers {
             }
         }
         skipped.sort_by(|a, b| (a.layer, &a.path).cmp(&(b.layer, &b.path)));
+        // Base layers fed by sources come after team and user in `dirs`.
+        for located in all.values_mut() {
+            located.sort_by_key(|l| l.layer);
+        }
         (all.into_iter().collect(), skipped)
     }
 }

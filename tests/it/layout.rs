@@ -8,7 +8,7 @@ use std::path::Path;
 /// The stages, in pipeline order. A module may use the ones before it.
 const ORDER: &[&str] = &[
     "text", "par", "layer", "error", "source", "fragment", "spec", "merge", "validate", "check",
-    "target", "output", "engine", "export", "impact",
+    "target", "output", "engine", "export", "impact", "upstream",
 ];
 
 /// Every `crate::MODULE` a file's code (not its comments) names.

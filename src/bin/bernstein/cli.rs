@@ -118,6 +118,12 @@ pub enum SkillsCommand {
     Targets(crate::targets::TargetsArgs),
     /// Trust this project's own layer (.bernstein/skills) to reach places outside the project.
     Trust(crate::trust::TrustArgs),
+    /// Add an upstream source (a git repository of skills) that feeds the base layer, and lock it.
+    Add(crate::sources::AddArgs),
+    /// Check the cached sources against sources.lock, fetching what is missing (what CI runs).
+    Verify(crate::sources::VerifyArgs),
+    /// Fetch the sources again and report what changed and which overrides it touches; --yes writes the lock.
+    Update(crate::sources::UpdateArgs),
 }
 
 impl Global {
@@ -228,8 +234,27 @@ impl Global {
         }
     }
 
-    /// The layer directories, without warnings (for `validate`, which reports them).
+    /// The layer directories, without warnings (for `validate`, which
+    /// reports them), with a base layer for every locked source
+    /// (`bernstein_skills::upstream::attach`).
     pub fn layers_quiet(&self) -> Layers {
+        let cache = bernstein_skills::upstream::Cache::from_process();
+        bernstein_skills::upstream::attach(self.layers_local(), cache.as_ref())
+    }
+
+    /// [`Global::layers`] without the sources' base layers: for the
+    /// commands that fetch and lock them.
+    pub fn layers_without_sources(&self) -> Result<Layers> {
+        let layers = self.layers_local();
+        let refused = layers.refusals();
+        if !refused.is_empty() {
+            return Err(bernstein_skills::Error::Invalid(refused));
+        }
+        Ok(layers)
+    }
+
+    /// The layer directories the flags and the environment choose.
+    fn layers_local(&self) -> Layers {
         let flags = LayerFlags {
             root: self.layers_root.clone(),
             base: self.base.clone(),
@@ -325,6 +350,9 @@ impl Cli {
             SkillsCommand::Schema(_) => false,
             SkillsCommand::Targets(a) => a.json,
             SkillsCommand::Trust(a) => a.json,
+            SkillsCommand::Add(a) => a.json,
+            SkillsCommand::Verify(a) => a.json,
+            SkillsCommand::Update(a) => a.json,
         }
     }
 }
@@ -482,6 +510,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             SkillsCommand::Schema(a) => crate::schema::run(a, &cli.global),
             SkillsCommand::Targets(a) => crate::targets::run(a, &cli.global),
             SkillsCommand::Trust(a) => crate::trust::run(a, &cli.global),
+            SkillsCommand::Add(a) => crate::sources::add(a, &cli.global),
+            SkillsCommand::Verify(a) => crate::sources::verify(a, &cli.global),
+            SkillsCommand::Update(a) => crate::sources::update(a, &cli.global),
         },
     }
 }

@@ -17,6 +17,7 @@ mod origins;
 mod output;
 mod schema;
 mod show;
+mod sources;
 mod spec;
 mod targets;
 mod trust;

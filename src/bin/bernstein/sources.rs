@@ -1,0 +1,841 @@
+//! `bernstein skills add`, `verify` and `update`: upstream sources that
+//! feed the base layer, pinned by `sources.lock` (docs/upstream.md).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+
+use bernstein_skills::layer::Layer;
+use bernstein_skills::upstream::{self, Cache, Lock, Paths, SourceSpec, SourcesFile, git, report};
+use bernstein_skills::{Error, Layers, Result, output::render, text};
+
+use crate::cli::Global;
+use crate::output;
+
+#[derive(Debug, Args)]
+#[command(after_help = ADD_HELP)]
+pub struct AddArgs {
+    /// The repository: an https://, ssh:// or file:// URL, user@host:path,
+    /// a local path (absolute, or starting with ./ or ../), or OWNER/REPO
+    /// for a GitHub repository.
+    #[arg(value_name = "SOURCE", required_unless_present = "import")]
+    pub source: Option<String>,
+    /// Take the sources of another installer's lock instead
+    /// (`skills-lock.json`): one source per repository, ref and
+    /// directory, with the skills it lists.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "git_ref", "path", "skills", "name"])]
+    pub import: Option<PathBuf>,
+    /// The branch, tag or commit to take [default: the repository's HEAD].
+    #[arg(long = "ref", value_name = "REF")]
+    pub git_ref: Option<String>,
+    /// The directory inside the repository that holds the skill
+    /// directories [default: the top].
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<String>,
+    /// Take only this skill (repeatable) [default: every skill there].
+    #[arg(long = "skill", value_name = "NAME")]
+    pub skills: Vec<String>,
+    /// The source's name in sources.toml and sources.lock [default: the
+    /// repository's name].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Refuse the source (write nothing, exit 1) when its content has
+    /// anything a reviewer must see (hidden comments, invisible
+    /// characters, encoded blobs, scripts); by default they are warnings.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print one JSON document (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+const ADD_HELP: &str = "\
+Records the source in sources.toml (beside the team layer's directory:
+.bernstein/sources.toml for .bernstein/skills), fetches the commit its ref
+names with the system git, and writes sources.lock: that commit and the
+SHA-256 of every file of every skill taken. The files are kept in
+$XDG_CACHE_HOME/bernstein/skills/sources/ and feed the base layer, below
+the team and user layers. Commit sources.toml and sources.lock.
+
+Examples:
+  bernstein skills add acme/skills --path skills
+  bernstein skills add https://github.com/acme/skills --ref v1.2.0 --skill pdf-tables
+  bernstein skills add ../collection --name local-collection
+  bernstein skills add --import skills-lock.json";
+
+#[derive(Debug, Args)]
+#[command(after_help = VERIFY_HELP)]
+pub struct VerifyArgs {
+    /// Print one JSON document (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+const VERIFY_HELP: &str = "\
+Checks that every source of sources.toml is locked, and that the cached
+files are the locked ones; fetches (with the system git) what the cache
+lacks, at the locked commit, and refuses any file whose SHA-256 differs
+from the lock. What CI runs on a fresh clone; with the cache filled it
+works offline and never runs git. Exits 1 on any mismatch.
+
+Examples:
+  bernstein skills verify
+  bernstein skills verify --json";
+
+#[derive(Debug, Args)]
+#[command(after_help = UPDATE_HELP)]
+pub struct UpdateArgs {
+    /// Update only the sources these skills come from, and report only on
+    /// them [default: every source].
+    #[arg(value_name = "SKILL")]
+    pub skills: Vec<String>,
+    /// Take this branch, tag or commit instead of the ref in sources.toml
+    /// (one source only; recorded in the lock, sources.toml unchanged).
+    #[arg(long, value_name = "REF")]
+    pub to: Option<String>,
+    /// Write nothing; exit 1 when upstream has moved (for a scheduled CI
+    /// job).
+    #[arg(long, conflicts_with = "yes")]
+    pub check: bool,
+    /// Accept the update: write the new lock (without it, the report is
+    /// all that happens).
+    #[arg(long)]
+    pub yes: bool,
+    /// Exit 1 and write nothing when the new content has anything a
+    /// reviewer must see (hidden comments, invisible characters, encoded
+    /// blobs, scripts); by default they are listed in the report.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print one JSON document (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+const UPDATE_HELP: &str = "\
+Fetches each source's ref again and, before anything is written, reports
+what changed upstream per skill (fields, sections, files; skills added or
+removed) and which team and user overrides it touches: a value whose
+upstream value changed underneath it (stale-value), a section directive
+whose heading upstream no longer has (heading-gone), a file a layer
+replaces that changed upstream (replaced-file-changed), an override of a
+skill upstream removed (skill-removed). The lock is written only with
+--yes.
+
+Examples:
+  bernstein skills update                  # what would change
+  bernstein skills update --yes            # accept it: write sources.lock
+  bernstein skills update pdf-tables --to v2.0.0 --yes
+  bernstein skills update --check          # CI: exit 1 when upstream moved";
+
+/// The cache, or an error saying how to have one.
+fn cache() -> Result<Cache> {
+    Cache::from_process().ok_or_else(|| Error::Refused {
+        path: None,
+        message: "no cache directory: set $XDG_CACHE_HOME or $HOME to an absolute path".into(),
+    })
+}
+
+/// The skills of the local base layer, with their paths.
+fn local_base(layers: &Layers) -> BTreeMap<String, PathBuf> {
+    layers
+        .catalog()
+        .into_iter()
+        .filter_map(|(name, located)| {
+            let l = located.into_iter().find(|l| l.layer == Layer::Base)?;
+            Some((name, l.path))
+        })
+        .collect()
+}
+
+/// Serialises updates of one project's lock: two at once would each write
+/// a lock the other did not see. Held until the process exits.
+fn exclusive(cache: &Cache, lock_path: &Path) -> Result<std::fs::File> {
+    let dir = cache.dir.join(".locks");
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    let abs = std::path::absolute(lock_path).unwrap_or_else(|_| lock_path.to_path_buf());
+    let key = git::sha256_hex(abs.as_os_str().as_encoded_bytes());
+    let path = dir.join(&key[..32]);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| Error::Write {
+            path: path.clone(),
+            source,
+        })?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|_| {
+        Error::Refused {
+            path: Some(PathBuf::from(text::path(lock_path))),
+            message: "another `bernstein skills add` or `update` is writing this lock; run this again when it ends".into(),
+        }
+    })?;
+    Ok(file)
+}
+
+/// `SOURCE` as a repository URL and a default name.
+fn parse_source(source: &str) -> Result<(String, String)> {
+    let bad = |m: &str| Error::Refused {
+        path: None,
+        message: format!("source {}: {m}", text::escape(source)),
+    };
+    let url = if source.contains("://")
+        || upstream::sources::check_url(source).is_ok() && !source.starts_with('/')
+    {
+        source.to_owned()
+    } else if source.starts_with('/') || source.starts_with("./") || source.starts_with("../") {
+        let abs = std::fs::canonicalize(source)
+            .map_err(|e| bad(&format!("cannot open the directory: {e}")))?;
+        abs.to_str()
+            .ok_or_else(|| bad("the path is not valid UTF-8"))?
+            .to_owned()
+    } else if let Some((owner, repo)) = source.split_once('/')
+        && [owner, repo].iter().all(|p| {
+            !p.is_empty()
+                && !p.starts_with('.')
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
+    {
+        format!("https://github.com/{owner}/{repo}")
+    } else {
+        return Err(bad(
+            "not a repository: give an https://, ssh:// or file:// URL, user@host:path, a path starting with /, ./ or ../, or OWNER/REPO",
+        ));
+    };
+    upstream::sources::check_url(&url).map_err(bad)?;
+    let name = url
+        .trim_end_matches('/')
+        .rsplit(['/', ':'])
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(".git")
+        .to_owned();
+    Ok((url, name))
+}
+
+/// The sources `add` is asked for: the one SOURCE names, or those of an
+/// imported `skills-lock.json`.
+fn wanted(args: &AddArgs) -> Result<Vec<SourceSpec>> {
+    if let Some(file) = &args.import {
+        return import_skills_lock(file);
+    }
+    let Some(source) = &args.source else {
+        return Err(Error::Refused {
+            path: None,
+            message: "name a SOURCE, or --import a skills-lock.json".into(),
+        });
+    };
+    let (url, default_name) = parse_source(source)?;
+    Ok(vec![SourceSpec {
+        name: args.name.clone().unwrap_or(default_name),
+        url,
+        git_ref: args.git_ref.clone(),
+        path: args.path.clone(),
+        skills: (!args.skills.is_empty()).then(|| args.skills.clone()),
+    }])
+}
+
+/// The sources of another installer's lock (`skills-lock.json`: `{"version":
+/// 1, "skills": {NAME: {"source", "sourceType", "ref", "skillPath"}}}`):
+/// one source per repository, ref and directory, with the skills it lists.
+fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
+    let bad = |m: String| Error::Refused {
+        path: Some(PathBuf::from(text::path(file))),
+        message: m,
+    };
+    let text_ = upstream::sources::read_text(file, 16 << 20)?
+        .ok_or_else(|| bad("does not exist".into()))?;
+    let doc: serde_json::Value = serde_json::from_str(&text_)
+        .map_err(|e| bad(format!("{}:{}: {e}", e.line(), e.column())))?;
+    let skills = doc
+        .get("skills")
+        .and_then(|s| s.as_object())
+        .ok_or_else(|| bad("no \"skills\" object: not a skills-lock.json".into()))?;
+    // (url, ref, path) -> skills
+    let mut groups: BTreeMap<(String, Option<String>, Option<String>), Vec<String>> =
+        BTreeMap::new();
+    for (name, entry) in skills {
+        let field = |k: &str| entry.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+        let at = |m: &str| bad(format!("skill '{}': {m}", text::escape(name)));
+        let source = field("source").ok_or_else(|| at("no \"source\""))?;
+        let url = match field("sourceType").as_deref() {
+            Some("github") | None if !source.contains("://") => {
+                let (u, _) =
+                    parse_source(&source).map_err(|_| at("\"source\" is not OWNER/REPO"))?;
+                u
+            }
+            Some("github" | "git") | None => source.clone(),
+            Some(other) => {
+                return Err(at(&format!(
+                    "source type '{}' cannot be fetched (github and git URLs can); add it by hand",
+                    text::escape(other)
+                )));
+            }
+        };
+        // `skills/pdf/SKILL.md`: the skill `pdf` in the directory `skills`.
+        let (path, skill) = match field("skillPath") {
+            Some(p) => {
+                let dir = p
+                    .strip_suffix("/SKILL.md")
+                    .or(p.strip_suffix("SKILL.md"))
+                    .unwrap_or(&p);
+                let dir = dir.trim_end_matches('/');
+                match dir.rsplit_once('/') {
+                    Some((parent, skill)) => (Some(parent.to_owned()), skill.to_owned()),
+                    None if dir.is_empty() => (None, name.clone()),
+                    None => (None, dir.to_owned()),
+                }
+            }
+            None => (None, name.clone()),
+        };
+        groups
+            .entry((url, field("ref"), path))
+            .or_default()
+            .push(skill);
+    }
+    let mut out: Vec<SourceSpec> = Vec::new();
+    for ((url, git_ref, path), mut skills) in groups {
+        skills.sort();
+        skills.dedup();
+        let (_, base) = parse_source(&url)?;
+        let mut name = base.clone();
+        let mut n = 1;
+        while out.iter().any(|s| s.name == name) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        out.push(SourceSpec {
+            name,
+            url,
+            git_ref,
+            path,
+            skills: Some(skills),
+        });
+    }
+    if out.is_empty() {
+        return Err(bad("lists no skills".into()));
+    }
+    Ok(out)
+}
+
+pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
+    let layers = global.layers_without_sources()?;
+    let paths = Paths::of(&layers);
+    let cache = cache()?;
+    let _guard = exclusive(&cache, &paths.lock)?;
+    let specs = wanted(&args)?;
+    // The file as it will be: the text there now, with a table more per
+    // source (appended, so that its comments and order stay).
+    let old_text = match std::fs::symlink_metadata(&paths.sources) {
+        Ok(_) => upstream::sources::read_text(&paths.sources, 1 << 20)?.unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    let existing = if old_text.trim().is_empty() {
+        SourcesFile::default()
+    } else {
+        toml::from_str::<SourcesFile>(&old_text).unwrap_or_default()
+    };
+    let mut new_text = old_text.clone();
+    for spec in &specs {
+        if existing.sources.iter().any(|s| s.name == spec.name) {
+            return Err(Error::Refused {
+                path: Some(PathBuf::from(text::path(&paths.sources))),
+                message: format!(
+                    "a source named '{}' is there already; give this one another name with --name",
+                    text::escape(&spec.name)
+                ),
+            });
+        }
+        if !new_text.is_empty() && !new_text.ends_with('\n') {
+            new_text.push('\n');
+        }
+        if !new_text.is_empty() {
+            new_text.push('\n');
+        }
+        new_text.push_str(&SourcesFile::entry_text(spec));
+    }
+    let file = SourcesFile::parse(&new_text, &paths.sources)?;
+    let lock = Lock::read(&paths.lock)?.unwrap_or_default();
+    let is_new = |n: &str| specs.iter().any(|s| s.name == n);
+    // Every other source as locked (from the cache, or fetched at its
+    // commit), the new ones fetched at their refs.
+    let mut fetched = BTreeMap::new();
+    for s in file.sources.iter().filter(|s| !is_new(&s.name)) {
+        let locked = lock.sources.get(&s.name).ok_or_else(|| Error::Refused {
+            path: Some(PathBuf::from(text::path(&paths.lock))),
+            message: format!(
+                "source '{}' is not locked; run `bernstein skills update --yes` first",
+                text::escape(&s.name)
+            ),
+        })?;
+        fetched.insert(
+            s.name.clone(),
+            upstream::load_locked(&cache, &s.name, locked)?.0,
+        );
+    }
+    let mut findings = Vec::new();
+    for spec in &specs {
+        let new = git::fetch(&git::Want {
+            url: &spec.url,
+            rev: spec.git_ref.as_deref(),
+            path: spec.path.as_deref(),
+            skills: spec.skills.as_deref(),
+        })?;
+        findings.extend(upstream::review::review(
+            &new.files,
+            &new.executable,
+            &BTreeMap::new(),
+            &|_| None,
+        ));
+        fetched.insert(spec.name.clone(), new);
+    }
+    let urls = text::list(specs.iter().map(|s| s.url.as_str()), false);
+    if !findings.is_empty() {
+        if args.strict {
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "source {}: {} thing(s) a reviewer must see, refused under --strict; nothing was written:\n{}",
+                    text::escape(&urls),
+                    findings.len(),
+                    findings_text(&findings, "  ")
+                ),
+            });
+        }
+        if !args.json {
+            output::warn(
+                std::iter::once(format!(
+                    "{}: {} thing(s) a reviewer must see in {}:",
+                    output::paint("warning", output::Style::Yellow, output::Stream::Err),
+                    findings.len(),
+                    text::escape(&urls)
+                ))
+                .chain(findings_text(&findings, "  ").lines().map(str::to_owned)),
+            );
+        }
+    }
+    upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
+    let mut new_lock = Lock::default();
+    for s in &file.sources {
+        let f = &fetched[&s.name];
+        let git_ref = if is_new(&s.name) {
+            s.git_ref.clone()
+        } else {
+            lock.sources[&s.name].git_ref.clone()
+        };
+        let entry = upstream::entry(s, git_ref.as_deref(), f);
+        cache.store(&s.name, &entry, f)?;
+        new_lock.sources.insert(s.name.clone(), entry);
+    }
+    // The sources file first: a lock written without it would name a
+    // source the file does not list.
+    bernstein_skills::export::write_atomic(&paths.sources, new_text.as_bytes())?;
+    new_lock.write(&paths.lock)?;
+    let added: Vec<(&SourceSpec, &upstream::LockedSource)> = specs
+        .iter()
+        .map(|s| (s, &new_lock.sources[&s.name]))
+        .collect();
+    if args.json {
+        output::print(&render::to_json(&json!({
+            "added": added.iter().map(|(spec, entry)| json!({
+                "source": spec.name,
+                "url": spec.url,
+                "ref": spec.git_ref,
+                "commit": entry.commit,
+                "skills": entry.skills_taken(),
+                "files": entry.files.len(),
+            })).collect::<Vec<_>>(),
+            "sources_file": paths.sources.display().to_string(),
+            "lock": paths.lock.display().to_string(),
+            "review": findings,
+        })));
+    } else {
+        let mut out = String::new();
+        for (spec, entry) in &added {
+            let skills = entry.skills_taken();
+            out.push_str(&format!(
+                "added {} ({}{}) at {}: {} skill(s), {} file(s): {}\n",
+                text::escape(&spec.name),
+                text::escape(&spec.url),
+                spec.git_ref
+                    .as_deref()
+                    .map(|r| format!(" {}", text::escape(r)))
+                    .unwrap_or_default(),
+                entry.commit,
+                skills.len(),
+                entry.files.len(),
+                text::list(skills.iter().copied(), false),
+            ));
+        }
+        out.push_str(&format!(
+            "wrote {} and {}\n",
+            text::path(&paths.sources),
+            text::path(&paths.lock),
+        ));
+        output::print(&out);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn verify(args: VerifyArgs, global: &Global) -> Result<ExitCode> {
+    let layers = global.layers_without_sources()?;
+    let paths = Paths::of(&layers);
+    let Some((file, lock)) = upstream::read_project(&paths)? else {
+        if args.json {
+            output::print(&render::to_json(&json!({"sources": []})));
+        } else {
+            output::print(&format!(
+                "no sources: {} does not exist\n",
+                text::path(&paths.sources)
+            ));
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let cache = cache()?;
+    let local = local_base(&layers);
+    let mut rows = Vec::new();
+    for s in &file.sources {
+        let locked = &lock.sources[&s.name];
+        let (fetched, fetched_now) = upstream::load_locked(&cache, &s.name, locked)?;
+        if fetched_now {
+            cache.store(&s.name, locked, &fetched)?;
+        }
+        if let Some(skill) = locked
+            .skills_taken()
+            .into_iter()
+            .find(|k| local.contains_key(*k))
+        {
+            return Err(Error::Refused {
+                path: Some(PathBuf::from(text::path(&paths.lock))),
+                message: format!(
+                    "skill '{}' is in source '{}' and in the local base layer ({}); remove it from one of them",
+                    text::escape(skill),
+                    text::escape(&s.name),
+                    text::path(&local[skill])
+                ),
+            });
+        }
+        rows.push((s.name.clone(), locked.clone(), fetched_now));
+    }
+    if args.json {
+        output::print(&render::to_json(&json!({
+            "sources": rows.iter().map(|(n, l, f)| json!({
+                "source": n,
+                "url": l.url,
+                "commit": l.commit,
+                "skills": l.skills_taken().len(),
+                "files": l.files.len(),
+                "fetched": f,
+            })).collect::<Vec<_>>(),
+        })));
+    } else {
+        let mut out = String::new();
+        for (n, l, f) in &rows {
+            out.push_str(&format!(
+                "{}: {} skill(s), {} file(s) at {}: {}\n",
+                text::escape(n),
+                l.skills_taken().len(),
+                l.files.len(),
+                l.commit,
+                if *f {
+                    "fetched and verified"
+                } else {
+                    "verified"
+                }
+            ));
+        }
+        out.push_str(&format!(
+            "{} source(s) match {}\n",
+            rows.len(),
+            text::path(&paths.lock)
+        ));
+        output::print(&out);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
+    let layers = global.layers_without_sources()?;
+    let spec = global.load_spec()?;
+    let paths = Paths::of(&layers);
+    let cache = cache()?;
+    let _guard = exclusive(&cache, &paths.lock)?;
+    // The lock may be missing or out of step with the sources file: an
+    // update is how it is written again.
+    let file = SourcesFile::read(&paths.sources)?.ok_or_else(|| Error::Refused {
+        path: Some(PathBuf::from(text::path(&paths.sources))),
+        message: "does not exist; add a source with `bernstein skills add SOURCE`".into(),
+    })?;
+    // A lock with merge-conflict markers is written again from the
+    // sources file, every source fetched at its ref.
+    let lock = if upstream::lock::is_conflicted(&paths.lock) {
+        Lock::default()
+    } else {
+        Lock::read(&paths.lock)?.unwrap_or_default()
+    };
+    let only: BTreeSet<String> = args.skills.iter().cloned().collect();
+    // The sources to fetch again: those the skills named come from.
+    let selected: Vec<&SourceSpec> = if only.is_empty() {
+        file.sources.iter().collect()
+    } else {
+        for skill in &only {
+            if !lock
+                .sources
+                .values()
+                .any(|l| l.skills_taken().contains(skill.as_str()))
+            {
+                return Err(Error::Refused {
+                    path: Some(PathBuf::from(text::path(&paths.lock))),
+                    message: format!("no source provides skill '{}'", text::escape(skill)),
+                });
+            }
+        }
+        file.sources
+            .iter()
+            .filter(|s| {
+                lock.sources
+                    .get(&s.name)
+                    .is_some_and(|l| l.skills_taken().iter().any(|k| only.contains(*k)))
+            })
+            .collect()
+    };
+    if args.to.is_some() && selected.len() != 1 {
+        return Err(Error::Refused {
+            path: None,
+            message: format!(
+                "--to names one ref, and this update fetches {} sources; name a skill of one source",
+                selected.len()
+            ),
+        });
+    }
+    let mut fetched = BTreeMap::new();
+    let mut refs = BTreeMap::new();
+    for s in &file.sources {
+        let locked = lock
+            .sources
+            .get(&s.name)
+            .filter(|l| l.url == s.url && l.path == s.path && l.skills == s.skills);
+        if selected.iter().any(|x| x.name == s.name) || locked.is_none() {
+            let rev = args.to.as_deref().or(s.git_ref.as_deref());
+            if let Some(r) = rev {
+                upstream::sources::check_ref(r).map_err(|m| Error::Refused {
+                    path: None,
+                    message: format!("--to {}: {m}", text::escape(r)),
+                })?;
+            }
+            let f = git::fetch(&git::Want {
+                url: &s.url,
+                rev,
+                path: s.path.as_deref(),
+                skills: s.skills.as_deref(),
+            })?;
+            refs.insert(s.name.clone(), rev.map(str::to_owned));
+            fetched.insert(s.name.clone(), f);
+        } else if let Some(l) = locked {
+            fetched.insert(s.name.clone(), upstream::load_locked(&cache, &s.name, l)?.0);
+            refs.insert(s.name.clone(), l.git_ref.clone());
+        }
+    }
+    upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
+    let mut new_lock = Lock::default();
+    let mut reports = Vec::new();
+    for s in &file.sources {
+        let f = &fetched[&s.name];
+        let entry = upstream::entry(s, refs[&s.name].as_deref(), f);
+        let old = lock.sources.get(&s.name);
+        let old_dir = old
+            .filter(|o| cache.has(&s.name, o) && cache.verify(&s.name, o).is_ok())
+            .map(|o| cache.dir_of(&s.name, o));
+        let reader = |file: &str| {
+            old_dir
+                .as_ref()
+                .and_then(|d| std::fs::read(d.join(file)).ok())
+        };
+        let sides = report::Sides {
+            old,
+            old_file: &reader,
+            new: &entry,
+            fetched: f,
+        };
+        let r = report::compare(&spec, &layers, &s.name, &sides, &only);
+        reports.push(r);
+        new_lock.sources.insert(s.name.clone(), entry);
+    }
+    let dropped: Vec<&String> = lock
+        .sources
+        .keys()
+        .filter(|n| !new_lock.sources.contains_key(*n))
+        .collect();
+    let moved = reports.iter().any(|r| r.moved) || !dropped.is_empty();
+    let flagged = args.strict && reports.iter().any(|r| !r.review.is_empty());
+    let written = args.yes && moved && !flagged;
+    if written {
+        for (name, entry) in &new_lock.sources {
+            cache.store(name, entry, &fetched[name])?;
+        }
+        new_lock.write(&paths.lock)?;
+    }
+    if args.json {
+        output::print(&render::to_json(&json!({
+            "moved": moved,
+            "written": written,
+            "lock": paths.lock.display().to_string(),
+            "sources": reports,
+            "dropped": dropped,
+        })));
+    } else {
+        output::print(&render_report(
+            &reports,
+            &dropped,
+            (moved, written, flagged),
+            &args,
+            &paths,
+        ));
+    }
+    Ok(if args.check && moved || flagged {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The update report for people.
+fn render_report(
+    reports: &[report::SourceReport],
+    dropped: &[&String],
+    (moved, written, flagged): (bool, bool, bool),
+    args: &UpdateArgs,
+    paths: &Paths,
+) -> String {
+    let mut out = String::new();
+    let list = |v: &[String]| text::list(v.iter().map(String::as_str), false);
+    for r in reports {
+        let from = r.from.as_deref().map(short).unwrap_or("(not locked)");
+        if !r.moved {
+            out.push_str(&format!(
+                "{}: up to date at {}\n",
+                text::escape(&r.source),
+                short(&r.to)
+            ));
+            continue;
+        }
+        out.push_str(&format!(
+            "{}: {} -> {}\n",
+            text::escape(&r.source),
+            from,
+            short(&r.to)
+        ));
+        for s in &r.skills {
+            out.push_str(&format!("  {} {}\n", s.change, text::escape(&s.skill)));
+            let mut line = |label: &str, v: &[String]| {
+                if !v.is_empty() {
+                    out.push_str(&format!("    {label}: {}\n", list(v)));
+                }
+            };
+            line("fields changed", &s.fields);
+            line("sections added", &s.sections_added);
+            line("sections removed", &s.sections_removed);
+            let renamed: Vec<String> = s
+                .sections_renamed
+                .iter()
+                .map(|[a, b]| format!("{a} -> {b}"))
+                .collect();
+            line("sections renamed", &renamed);
+            line("sections changed", &s.sections_changed);
+            if s.change != "added" {
+                line("files added", &s.files_added);
+            }
+            line("files removed", &s.files_removed);
+            line("files changed", &s.files_changed);
+        }
+        if !r.overrides.is_empty() {
+            out.push_str("  overrides affected:\n");
+            for o in &r.overrides {
+                let what = match o.kind {
+                    "stale-value" => format!(
+                        "sets '{}', whose upstream value changed: check it is still wanted",
+                        text::escape(&o.what)
+                    ),
+                    "heading-gone" => format!(
+                        "a section directive names '{}', a heading upstream no longer has",
+                        text::escape(&o.what)
+                    ),
+                    "replaced-file-changed" => {
+                        format!("replaces {}, which changed upstream", text::escape(&o.what))
+                    }
+                    _ => "overrides a skill upstream removed".to_owned(),
+                };
+                out.push_str(&format!(
+                    "    {} {} ({}): {what}\n",
+                    o.layer.label(),
+                    text::escape(&o.skill),
+                    o.file
+                ));
+            }
+        }
+    }
+    let findings: Vec<_> = reports
+        .iter()
+        .flat_map(|r| r.review.iter().cloned())
+        .collect();
+    if !findings.is_empty() {
+        out.push_str(&format!(
+            "{} thing(s) a reviewer must see:\n",
+            findings.len()
+        ));
+        out.push_str(&findings_text(&findings, "  "));
+    }
+    for d in dropped {
+        out.push_str(&format!(
+            "{}: no longer in sources.toml; dropped from the lock\n",
+            text::escape(d)
+        ));
+    }
+    if flagged {
+        out.push_str("refused under --strict: review the content above; nothing written\n");
+    } else if written {
+        out.push_str(&format!("wrote {}\n", text::path(&paths.lock)));
+    } else if moved && !args.check {
+        let mut cmd = String::from("bernstein skills update");
+        for s in &args.skills {
+            cmd.push(' ');
+            cmd.push_str(&text::escape(s));
+        }
+        if let Some(t) = &args.to {
+            cmd.push_str(&format!(" --to {}", text::escape(t)));
+        }
+        out.push_str(&format!(
+            "nothing written; run `{cmd} --yes` to accept this update\n"
+        ));
+    } else if moved {
+        out.push_str("upstream has moved; nothing written\n");
+    }
+    out
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// Findings, one per line: `SKILL/PATH:LINE: KIND: DETAIL`.
+fn findings_text(findings: &[upstream::review::Finding], indent: &str) -> String {
+    findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{indent}{}{}: {}: {}\n",
+                text::escape(&f.file),
+                f.line.map(|l| format!(":{l}")).unwrap_or_default(),
+                f.kind,
+                f.detail
+            )
+        })
+        .collect()
+}

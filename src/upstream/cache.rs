@@ -1,0 +1,315 @@
+//! The cache of fetched sources: `$XDG_CACHE_HOME/bernstein/skills/sources/
+//! KEY/SKILL/PATH`, one directory per locked source, named by a digest of
+//! what the lock says of it (its commit, every file's name, digest and
+//! execute bit), so that two locks of the same commit with different
+//! skills never share one, and an entry never changes once written.
+//!
+//! An entry is written whole into a temporary directory beside it and
+//! renamed into place, so a fetch interrupted at any point (`kill -9`)
+//! leaves no entry, and two fetches at once each rename a complete one
+//! (the second finds the first's and checks it). It is verified against
+//! the lock every time it is read ([`Cache::verify`]): every locked file
+//! must be there with its digest and execute bit, and nothing else may be.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::git::{Fetched, sha256_hex};
+use super::lock::LockedSource;
+use crate::error::{Error, Result};
+use crate::source::files::FileLimits;
+
+/// Where fetched sources are kept.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    /// `$XDG_CACHE_HOME/bernstein/skills/sources`.
+    pub dir: PathBuf,
+}
+
+/// Why a cache entry cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// The entry is not in the cache.
+    Missing {
+        /// Its directory.
+        dir: PathBuf,
+    },
+    /// A file's contents are not what the lock says.
+    Mismatch {
+        /// The entry's directory.
+        dir: PathBuf,
+        /// The file, `SKILL/PATH`.
+        file: String,
+        /// The lock's digest.
+        locked: String,
+        /// The file's.
+        found: String,
+    },
+    /// Anything else: a file missing, one too many, a symlink, an execute
+    /// bit, an unreadable file.
+    Other {
+        /// The entry's directory.
+        dir: PathBuf,
+        /// The file, `SKILL/PATH` (empty: the entry itself).
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl Problem {
+    /// The entry's directory.
+    pub fn dir(&self) -> &Path {
+        match self {
+            Problem::Missing { dir }
+            | Problem::Mismatch { dir, .. }
+            | Problem::Other { dir, .. } => dir,
+        }
+    }
+}
+
+/// What a problem message ends with: what is refused, and the fix.
+const REFETCH: &str = "nothing of this source is used; remove this cache entry and run `bernstein skills verify` to fetch it again";
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Missing { .. } => write!(
+                f,
+                "not in the cache; run `bernstein skills verify` to fetch it"
+            ),
+            Problem::Mismatch {
+                file,
+                locked,
+                found,
+                ..
+            } => write!(
+                f,
+                "{}: does not match the lock (lock sha256:{locked}, file sha256:{found}); {REFETCH}",
+                crate::text::escape(file),
+            ),
+            Problem::Other { file, message, .. } => write!(
+                f,
+                "{}{message}; {REFETCH}",
+                if file.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", crate::text::escape(file))
+                },
+            ),
+        }
+    }
+}
+
+impl Cache {
+    /// `$XDG_CACHE_HOME/bernstein/skills/sources`, or `~/.cache/…`; `None`
+    /// when neither gives an absolute path.
+    pub fn new(xdg_cache_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<Cache> {
+        let base = xdg_cache_home
+            .filter(|p| p.is_absolute())
+            .or_else(|| home.filter(|p| p.is_absolute()).map(|h| h.join(".cache")))?;
+        Some(Cache {
+            dir: base.join("bernstein/skills/sources"),
+        })
+    }
+
+    /// [`Cache::new`] from this process's `XDG_CACHE_HOME` and `HOME`.
+    pub fn from_process() -> Option<Cache> {
+        let var = |k| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Cache::new(var("XDG_CACHE_HOME"), var("HOME"))
+    }
+
+    /// The entry's key: a digest of everything the lock says of its files.
+    pub fn key(locked: &LockedSource) -> String {
+        let mut text = format!("bernstein-skills source v1\n{}\n", locked.commit);
+        for (file, digest) in &locked.files {
+            let x = if locked.executable.contains(file) {
+                " x"
+            } else {
+                ""
+            };
+            text.push_str(&format!("{file} {digest}{x}\n"));
+        }
+        sha256_hex(text.as_bytes())[..32].to_owned()
+    }
+
+    /// The entry's directory: `NAME@COMMIT-KEY`, where the first twelve
+    /// digits of the commit and sixteen of the key are kept, so that every
+    /// path a command prints of a file from a source (`explain`, `show
+    /// --files`, `list --layered`) names the source and the commit.
+    pub fn dir_of(&self, name: &str, locked: &LockedSource) -> PathBuf {
+        let commit = &locked.commit[..locked.commit.len().min(12)];
+        let key = Cache::key(locked);
+        self.dir.join(format!("{name}@{commit}-{}", &key[..16]))
+    }
+
+    /// Is the entry in the cache (not yet verified)?
+    pub fn has(&self, name: &str, locked: &LockedSource) -> bool {
+        std::fs::symlink_metadata(self.dir_of(name, locked)).is_ok()
+    }
+
+    /// Checks the entry against the lock: every file there with its digest
+    /// and execute bit, read beneath the entry (no symlink followed), and
+    /// nothing else in it.
+    pub fn verify(&self, name: &str, locked: &LockedSource) -> std::result::Result<(), Problem> {
+        let dir = self.dir_of(name, locked);
+        let other = |path: PathBuf, message: &str| Problem::Other {
+            dir: dir.clone(),
+            file: path
+                .strip_prefix(&dir)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            message: message.to_owned(),
+        };
+        let root =
+            match crate::source::Root::open(&dir, &crate::source::confine::Boundary::default()) {
+                Ok(Some(root)) => root,
+                Ok(None) => return Err(Problem::Missing { dir }),
+                Err(r) => return Err(other(dir.clone(), &r.describe(&dir))),
+            };
+        let max = FileLimits::default().max_total_bytes;
+        for (file, digest) in &locked.files {
+            let path = dir.join(file);
+            let bytes = root
+                .read(Path::new(file), max)
+                .map_err(|r| other(path.clone(), &r.describe(&path, "cache")))?;
+            let found = sha256_hex(&bytes);
+            let want = digest.strip_prefix("sha256:").unwrap_or(digest);
+            if found != want {
+                return Err(Problem::Mismatch {
+                    dir: dir.clone(),
+                    file: file.clone(),
+                    locked: want.to_owned(),
+                    found,
+                });
+            }
+            let meta = root
+                .metadata(Path::new(file))
+                .map_err(|r| other(path.clone(), &r.describe(&path, "cache")))?;
+            if meta.executable != locked.executable.contains(file) {
+                return Err(other(path, "its execute bit is not what the lock says"));
+            }
+        }
+        // Nothing more: a file planted in the entry would reach the base
+        // layer unverified.
+        let locked_dirs: BTreeSet<PathBuf> = locked
+            .files
+            .keys()
+            .flat_map(|f| {
+                Path::new(f)
+                    .ancestors()
+                    .skip(1)
+                    .map(Path::to_path_buf)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut budget = locked.files.len() + locked_dirs.len() + 1;
+        let mut stack = vec![PathBuf::new()];
+        while let Some(rel) = stack.pop() {
+            let entries = std::fs::read_dir(dir.join(&rel))
+                .map_err(|e| other(dir.join(&rel), &format!("cannot list: {e}")))?;
+            for e in entries {
+                let e = e.map_err(|e| other(dir.join(&rel), &format!("cannot list: {e}")))?;
+                let r = rel.join(e.file_name());
+                budget = budget.saturating_sub(1);
+                let ty = e
+                    .file_type()
+                    .map_err(|e| other(dir.join(&r), &e.to_string()))?;
+                let known_file = r.to_str().is_some_and(|s| locked.files.contains_key(s));
+                if budget == 0
+                    || !(known_file && ty.is_file() || ty.is_dir() && locked_dirs.contains(&r))
+                {
+                    return Err(other(dir.join(&r), "is not in the lock"));
+                }
+                if ty.is_dir() {
+                    stack.push(r);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the fetched files as the entry of `locked` (whose digests
+    /// they must match), whole or not at all; an entry already there is
+    /// verified instead.
+    pub fn store(&self, name: &str, locked: &LockedSource, fetched: &Fetched) -> Result<PathBuf> {
+        let dir = self.dir_of(name, locked);
+        let fail = |path: &Path, e: std::io::Error| Error::Write {
+            path: PathBuf::from(crate::text::path(path)),
+            source: e,
+        };
+        if self.has(name, locked) {
+            self.verify(name, locked).map_err(|p| Error::Refused {
+                path: Some(PathBuf::from(crate::text::path(p.dir()))),
+                message: p.to_string(),
+            })?;
+            return Ok(dir);
+        }
+        std::fs::create_dir_all(&self.dir).map_err(|e| fail(&self.dir, e))?;
+        let tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempdir_in(&self.dir)
+            .map_err(|e| fail(&self.dir, e))?;
+        for (file, bytes) in &fetched.files {
+            if locked.digest(file) != Some(sha256_hex(bytes).as_str()) {
+                return Err(Error::Refused {
+                    path: None,
+                    message: format!(
+                        "{}: the fetched file does not match the lock; nothing was written",
+                        crate::text::escape(file)
+                    ),
+                });
+            }
+            let path = tmp.path().join(file);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| fail(parent, e))?;
+            }
+            write_new(&path, bytes, fetched.executable.contains(file))
+                .map_err(|e| fail(&path, e))?;
+        }
+        if fetched.files.len() != locked.files.len() {
+            return Err(Error::Refused {
+                path: None,
+                message: "the fetched files are not the locked ones; nothing was written".into(),
+            });
+        }
+        let tmp = tmp.keep();
+        match std::fs::rename(&tmp, &dir) {
+            Ok(()) => Ok(dir),
+            Err(_) if self.has(name, locked) => {
+                // Another fetch put the same entry in place first.
+                let _ = std::fs::remove_dir_all(&tmp);
+                self.verify(name, locked).map_err(|p| Error::Refused {
+                    path: Some(PathBuf::from(crate::text::path(p.dir()))),
+                    message: p.to_string(),
+                })?;
+                Ok(dir)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                Err(fail(&dir, e))
+            }
+        }
+    }
+}
+
+/// Creates `path` (never through an existing file or symlink) with
+/// `bytes`, executable or not (the umask applies).
+fn write_new(path: &Path, bytes: &[u8], executable: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(if executable { 0o755 } else { 0o644 });
+    }
+    let mut f = options.open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}

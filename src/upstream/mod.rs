@@ -1,0 +1,425 @@
+//! Upstream sources: skill collections in git repositories that feed the
+//! base layer, pinned by a lock and kept in a verified cache
+//! (docs/upstream.md).
+//!
+//! - [`sources`]: `sources.toml`, what the team asked for (a repository,
+//!   a ref, a subdirectory, some of its skills), committed beside the team
+//!   layer directory.
+//! - [`lock`]: `sources.lock`, what that resolved to: per source the ref
+//!   asked for, the commit, and the SHA-256 of every file of every skill
+//!   taken. Deterministic, sorted, no timestamps.
+//! - [`git`]: fetching one commit with the system `git`, shallow, in a
+//!   repository of our own with hooks, system configuration and
+//!   transports other than https, ssh and file turned off; the tree is
+//!   read as data (`ls-tree`, `cat-file`), never checked out, so nothing
+//!   the repository holds is ever a symlink or a hook on this machine.
+//! - [`cache`]: the files of each locked source under
+//!   `$XDG_CACHE_HOME/bernstein/skills/sources/`, checked against the lock
+//!   every time they are read ([`attach`]).
+//!
+//! Every name and byte from upstream is attacker-written: a skill's name is
+//! checked as a layer's is ([`crate::layer::check_name`]), hidden entries
+//! are not taken, symlinks and submodules are refused, and the layers' caps
+//! on files apply ([`crate::source::files::FileLimits`]).
+
+pub mod cache;
+pub mod git;
+pub mod lock;
+pub mod report;
+pub mod review;
+pub mod sources;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::layer::Layer;
+use crate::source::Layers;
+
+pub use cache::Cache;
+pub use lock::{Lock, LockedSource};
+pub use sources::{SourceSpec, SourcesFile};
+
+/// The file that lists the sources, in the directory that holds the team
+/// layer's directory (`.bernstein/sources.toml` beside
+/// `.bernstein/skills/`).
+pub const SOURCES_FILE: &str = "sources.toml";
+/// The lock, beside [`SOURCES_FILE`].
+pub const LOCK_FILE: &str = "sources.lock";
+
+/// Where a project's sources file and lock are: beside the team layer's
+/// directory.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// `sources.toml`.
+    pub sources: PathBuf,
+    /// `sources.lock`.
+    pub lock: PathBuf,
+}
+
+impl Paths {
+    /// The sources file and lock for these layers: in the directory that
+    /// holds the team layer's directory.
+    pub fn of(layers: &Layers) -> Paths {
+        let team = layers
+            .dirs()
+            .iter()
+            .find(|d| d.layer == Layer::Team)
+            .map(|d| d.path.as_path())
+            .unwrap_or(Path::new(".bernstein/skills"));
+        let dir = team
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Paths {
+            sources: dir.join(SOURCES_FILE),
+            lock: dir.join(LOCK_FILE),
+        }
+    }
+}
+
+/// A refusal about one file: `Error::Refused` at `path`.
+pub(crate) fn refused(path: &Path, message: impl Into<String>) -> Error {
+    Error::Refused {
+        path: Some(PathBuf::from(crate::text::path(path))),
+        message: message.into(),
+    }
+}
+
+/// The skill a locked file belongs to: its first path component.
+pub fn skill_of(file: &str) -> &str {
+    file.split('/').next().unwrap_or(file)
+}
+
+/// The sources and lock of these layers, read and checked against each
+/// other: `None` when neither file exists. Every source of the sources file
+/// must be locked with the same repository and subdirectory, and the lock
+/// may name no other source.
+pub fn read_project(paths: &Paths) -> Result<Option<(SourcesFile, Lock)>> {
+    let sources = SourcesFile::read(&paths.sources)?;
+    let lock = Lock::read(&paths.lock)?;
+    let (sources, lock) = match (sources, lock) {
+        (None, None) => return Ok(None),
+        (None, Some(_)) => {
+            return Err(refused(
+                &paths.lock,
+                format!(
+                    "there is a lock but no {}; restore it, or remove the lock",
+                    crate::text::path(&paths.sources)
+                ),
+            ));
+        }
+        (Some(s), None) => (s, Lock::default()),
+        (Some(s), Some(l)) => (s, l),
+    };
+    check_locked(&sources, &lock, paths)?;
+    Ok(Some((sources, lock)))
+}
+
+/// Does the lock match the sources file?
+fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()> {
+    for s in &sources.sources {
+        match lock.sources.get(&s.name) {
+            None => {
+                return Err(refused(
+                    &paths.lock,
+                    format!(
+                        "source '{}' of {} is not locked; run `bernstein skills update --yes` to fetch and lock it",
+                        crate::text::escape(&s.name),
+                        crate::text::path(&paths.sources)
+                    ),
+                ));
+            }
+            Some(l) if l.url != s.url || l.path != s.path || l.skills != s.skills => {
+                return Err(refused(
+                    &paths.lock,
+                    format!(
+                        "source '{}' changed in {} since it was locked (repository, path or skills); run `bernstein skills update --yes` to lock it again",
+                        crate::text::escape(&s.name),
+                        crate::text::path(&paths.sources)
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(name) = lock
+        .sources
+        .keys()
+        .find(|n| !sources.sources.iter().any(|s| &s.name == *n))
+    {
+        return Err(refused(
+            &paths.lock,
+            format!(
+                "the lock names source '{}', which {} no longer lists; run `bernstein skills update --yes` to drop it",
+                crate::text::escape(name),
+                crate::text::path(&paths.sources)
+            ),
+        ));
+    }
+    // Two sources with a skill of the same name: the lock takes each skill
+    // from one source only (the sources file's `prefer` decides).
+    let mut owner: BTreeMap<&str, &str> = BTreeMap::new();
+    for (name, l) in &lock.sources {
+        for skill in l.skills_taken() {
+            if let Some(other) = owner.insert(skill, name) {
+                return Err(refused(
+                    &paths.lock,
+                    format!(
+                        "skill '{}' is locked from two sources, '{}' and '{}'; run `bernstein skills update --yes` to lock it again",
+                        crate::text::escape(skill),
+                        crate::text::escape(other),
+                        crate::text::escape(name)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The layers with a base layer for every locked source of the project
+/// (the sources file and lock beside the team layer, [`Paths::of`]), read
+/// from `cache` and verified against the lock as they are read: every file
+/// read from a source's entry is hashed and compared with its digest in
+/// the lock ([`content_check`]), so that a command pays for the files it
+/// reads, not for the whole collection. What cannot be used (a broken
+/// sources file or lock, a source missing from the cache, a skill that the
+/// local base layer has too) is a refused base layer: every command that
+/// reads layers reports it as an error, and nothing of that source is
+/// merged; a file that does not match is refused where it is read.
+pub fn attach(mut layers: Layers, cache: Option<&Cache>) -> Layers {
+    let paths = Paths::of(&layers);
+    let project = match read_project(&paths) {
+        Ok(Some(p)) => p,
+        Ok(None) => return layers,
+        Err(e) => {
+            layers.add_upstream_base(
+                paths.lock.clone(),
+                "sources".into(),
+                Some(e.to_string()),
+                None,
+            );
+            return layers;
+        }
+    };
+    let (_, lock) = project;
+    let local: Vec<String> = layers
+        .names()
+        .into_iter()
+        .filter(|(_, in_layers)| in_layers.contains(&Layer::Base))
+        .map(|(n, _)| n)
+        .collect();
+    for (name, locked) in lock.sources {
+        let from = format!("{name} at {}", locked.commit);
+        let Some(cache) = cache else {
+            layers.add_upstream_base(
+                paths.lock.clone(),
+                from,
+                Some("no cache directory: set $XDG_CACHE_HOME or $HOME".into()),
+                None,
+            );
+            continue;
+        };
+        let dir = cache.dir_of(&name, &locked);
+        let problem = locked
+            .skills_taken()
+            .into_iter()
+            .find(|s| local.iter().any(|l| l == s))
+            .map(|skill| {
+                format!(
+                    "skill '{}' is in the local base layer and in source '{}'; remove one of them",
+                    crate::text::escape(skill),
+                    crate::text::escape(&name)
+                )
+            });
+        let check = content_check(dir.clone(), locked);
+        layers.add_upstream_base(dir, from, problem, Some(check));
+    }
+    layers
+}
+
+/// The check of every file read from a source's cache entry `dir`: it
+/// must be one the lock names, with the lock's digest.
+pub fn content_check(dir: PathBuf, locked: LockedSource) -> crate::source::ContentCheck {
+    let files = locked.files;
+    crate::source::ContentCheck(std::sync::Arc::new(move |rel: &Path, bytes: &[u8]| {
+        let fix = || {
+            format!(
+                "remove {} and run `bernstein skills verify` to fetch it again",
+                crate::text::path(&dir)
+            )
+        };
+        let key = rel.to_str().unwrap_or("");
+        let Some(want) = files.get(key) else {
+            return Err(format!(
+                "not in sources.lock; nothing of this file is used; {}",
+                fix()
+            ));
+        };
+        let found = git::sha256_hex(bytes);
+        let want = want.strip_prefix("sha256:").unwrap_or(want);
+        if found == want {
+            Ok(())
+        } else {
+            Err(format!(
+                "does not match sources.lock (lock sha256:{want}, file sha256:{found}); nothing of this file is used; {}",
+                fix()
+            ))
+        }
+    }))
+}
+
+/// The lock's entry for `spec` at the fetched commit, asked for `git_ref`.
+pub fn entry(spec: &SourceSpec, git_ref: Option<&str>, fetched: &git::Fetched) -> LockedSource {
+    LockedSource {
+        url: spec.url.clone(),
+        git_ref: git_ref.map(str::to_owned),
+        commit: fetched.commit.clone(),
+        path: spec.path.clone(),
+        skills: spec.skills.clone(),
+        executable: fetched.executable.iter().cloned().collect(),
+        files: fetched.digests(),
+    }
+}
+
+/// The files of a locked source, as [`git::fetch`] would give them: from
+/// the cache, verified, or else fetched at the locked commit and checked
+/// against the lock (a file that differs is refused with both digests).
+/// `fetched_now` is true when it was fetched.
+pub fn load_locked(
+    cache: &Cache,
+    name: &str,
+    locked: &LockedSource,
+) -> Result<(git::Fetched, bool)> {
+    if cache.has(name, locked) {
+        cache.verify(name, locked).map_err(|p| Error::Refused {
+            path: Some(PathBuf::from(crate::text::path(p.dir()))),
+            message: format!("source '{}': {p}", crate::text::escape(name)),
+        })?;
+        let dir = cache.dir_of(name, locked);
+        let mut fetched = git::Fetched {
+            commit: locked.commit.clone(),
+            executable: locked.executable.iter().cloned().collect(),
+            ..git::Fetched::default()
+        };
+        for file in locked.files.keys() {
+            let path = dir.join(file);
+            let bytes =
+                std::fs::read(&path).map_err(|e| refused(&path, format!("cannot read: {e}")))?;
+            fetched.files.insert(file.clone(), bytes);
+        }
+        return Ok((fetched, false));
+    }
+    let mut fetched = git::fetch(&git::Want {
+        url: &locked.url,
+        rev: Some(&locked.commit),
+        path: locked.path.as_deref(),
+        skills: locked.skills.as_deref(),
+    })?;
+    let taken: std::collections::BTreeSet<String> = locked
+        .skills_taken()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    fetched.retain_skills(|s| taken.contains(s));
+    let digests = fetched.digests();
+    for (file, want) in &locked.files {
+        let got = digests
+            .get(file)
+            .map(|d| d.trim_start_matches("sha256:"))
+            .unwrap_or("(missing)");
+        let want = want.trim_start_matches("sha256:");
+        if got != want {
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "source '{}' at {}: {}: does not match the lock (lock sha256:{want}, fetched sha256:{got}); nothing was written",
+                    crate::text::escape(name),
+                    locked.commit,
+                    crate::text::escape(file)
+                ),
+            });
+        }
+    }
+    if let Some(extra) = digests.keys().find(|f| !locked.files.contains_key(*f)) {
+        return Err(Error::Refused {
+            path: None,
+            message: format!(
+                "source '{}' at {}: {}: fetched but not in the lock; nothing was written",
+                crate::text::escape(name),
+                locked.commit,
+                crate::text::escape(extra)
+            ),
+        });
+    }
+    let executable: Vec<String> = fetched.executable.iter().cloned().collect();
+    if executable != locked.executable {
+        return Err(Error::Refused {
+            path: None,
+            message: format!(
+                "source '{}' at {}: the execute bits fetched are not the lock's; nothing was written",
+                crate::text::escape(name),
+                locked.commit
+            ),
+        });
+    }
+    Ok((fetched, true))
+}
+
+/// Takes each skill from one source: where two sources have a skill of the
+/// same name, the one the sources file's `prefer` names keeps it and the
+/// others drop it; without a `prefer` for it, an error naming both. A
+/// skill that the local base layer (`local`) has too is an error naming
+/// both.
+pub fn resolve(
+    file: &SourcesFile,
+    fetched: &mut BTreeMap<String, git::Fetched>,
+    local: &BTreeMap<String, PathBuf>,
+    sources_path: &Path,
+) -> Result<()> {
+    let mut providers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (name, f) in fetched.iter() {
+        for skill in f.skills() {
+            providers
+                .entry(skill.to_owned())
+                .or_default()
+                .push(name.clone());
+        }
+    }
+    for (skill, from) in &providers {
+        if let Some(dir) = local.get(skill) {
+            return Err(refused(
+                sources_path,
+                format!(
+                    "skill '{}' is in source '{}' and in the local base layer ({}); remove it from one of them (take only some skills of the source with `skills = [...]`)",
+                    crate::text::escape(skill),
+                    crate::text::escape(&from[0]),
+                    crate::text::path(dir)
+                ),
+            ));
+        }
+        if from.len() < 2 {
+            continue;
+        }
+        let Some(winner) = file.prefer.get(skill).filter(|w| from.contains(w)) else {
+            return Err(refused(
+                sources_path,
+                format!(
+                    "skill '{}' is in sources '{}' and '{}'; say which wins in this file: [prefer] {} = \"{}\"",
+                    crate::text::escape(skill),
+                    crate::text::escape(&from[0]),
+                    crate::text::escape(&from[1]),
+                    crate::text::escape(skill),
+                    crate::text::escape(&from[0]),
+                ),
+            ));
+        };
+        for loser in from.iter().filter(|n| *n != winner) {
+            if let Some(f) = fetched.get_mut(loser) {
+                f.retain_skills(|s| s != skill);
+            }
+        }
+    }
+    Ok(())
+}

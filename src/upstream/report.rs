@@ -1,0 +1,338 @@
+//! What an update brings, before it is accepted: per skill, what changed
+//! upstream (fields, sections, files; skills added and removed), and per
+//! team or user override, what it now sits on (a shadowed value that
+//! changed, a section directive whose heading is gone, a replaced file
+//! that changed, an override of a skill upstream removed).
+//!
+//! Fields are compared as the merge spec's fields are: the SKILL.md of the
+//! old and the new commit read as base fragments, every top-level key
+//! compared, the body (the spec's `body_field`) split into sections as a
+//! merge by section splits it. No field is named here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::git::Fetched;
+use super::lock::LockedSource;
+use crate::fragment::{Fragment, LoadOptions};
+use crate::layer::{Form, Layer};
+use crate::merge::sections::{self, Anchor, Key, Op};
+use crate::source::Layers;
+use crate::spec::MergeSpec;
+
+/// What an update of one source brings.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SourceReport {
+    /// The source's name.
+    pub source: String,
+    /// The commit locked now (`None`: the source is new to the lock).
+    pub from: Option<String>,
+    /// The commit the update locks.
+    pub to: String,
+    /// Did anything change (the commit, or any file taken)?
+    pub moved: bool,
+    /// The skills that changed, by name.
+    pub skills: Vec<SkillChange>,
+    /// The team and user overrides the changes touch.
+    pub overrides: Vec<OverrideImpact>,
+    /// What a reviewer must see of the new content
+    /// ([`super::review`]).
+    pub review: Vec<super::review::Finding>,
+}
+
+/// What changed upstream in one skill.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SkillChange {
+    /// The skill.
+    pub skill: String,
+    /// `added`, `removed` or `changed`.
+    pub change: &'static str,
+    /// Top-level fields whose value changed (added or removed included).
+    pub fields: Vec<String>,
+    /// Sections of the body added, by label.
+    pub sections_added: Vec<String>,
+    /// Sections removed.
+    pub sections_removed: Vec<String>,
+    /// Sections renamed: `[old, new]` (the same text under a new heading).
+    pub sections_renamed: Vec<[String; 2]>,
+    /// Sections whose text changed.
+    pub sections_changed: Vec<String>,
+    /// Files added, by path in the skill.
+    pub files_added: Vec<String>,
+    /// Files removed.
+    pub files_removed: Vec<String>,
+    /// Files changed.
+    pub files_changed: Vec<String>,
+}
+
+/// One override the update touches.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverrideImpact {
+    /// The skill.
+    pub skill: String,
+    /// `team` or `user`.
+    pub layer: Layer,
+    /// The layer's file.
+    pub file: String,
+    /// `stale-value`, `heading-gone`, `replaced-file-changed` or
+    /// `skill-removed`.
+    pub kind: &'static str,
+    /// The field, section or file concerned.
+    pub what: String,
+}
+
+/// The old SKILL.md of a skill, if the old entry can be read.
+pub type OldReader<'a> = &'a dyn Fn(&str) -> Option<Vec<u8>>;
+
+/// One source's two states: as locked, and as fetched now.
+pub struct Sides<'a> {
+    /// The lock's entry now (`None`: not locked yet).
+    pub old: Option<&'a LockedSource>,
+    /// A file's bytes from the old cache entry, if there is one.
+    pub old_file: OldReader<'a>,
+    /// The entry the update would lock.
+    pub new: &'a LockedSource,
+    /// Its files.
+    pub fetched: &'a Fetched,
+}
+
+/// Compares the two [`Sides`] of source `source`, for the skills `only`
+/// (all if empty), and looks up every override of them in the team and
+/// user layers.
+pub fn compare(
+    spec: &MergeSpec,
+    layers: &Layers,
+    source: &str,
+    sides: &Sides<'_>,
+    only: &BTreeSet<String>,
+) -> SourceReport {
+    let Sides {
+        old,
+        old_file,
+        new,
+        fetched,
+    } = *sides;
+    let empty = BTreeMap::new();
+    let old_files = old.map(|o| &o.files).unwrap_or(&empty);
+    let by_skill = |files: &BTreeMap<String, String>| {
+        let mut m: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for (f, d) in files {
+            let (skill, rest) = f.split_once('/').unwrap_or((f, ""));
+            m.entry(skill.to_owned())
+                .or_default()
+                .insert(rest.to_owned(), d.clone());
+        }
+        m
+    };
+    let before = by_skill(old_files);
+    let after = by_skill(&new.files);
+    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut report = SourceReport {
+        source: source.to_owned(),
+        from: old.map(|o| o.commit.clone()),
+        to: new.commit.clone(),
+        moved: old.is_none_or(|o| {
+            o.commit != new.commit || o.files != new.files || o.executable != new.executable
+        }),
+        ..SourceReport::default()
+    };
+    let options = LoadOptions {
+        body_field: spec.body_field.clone(),
+        ..LoadOptions::default()
+    };
+    let mut taken = fetched.files.clone();
+    taken.retain(|f, _| only.is_empty() || only.contains(super::skill_of(f)));
+    report.review = super::review::review(&taken, &fetched.executable, old_files, old_file);
+    for name in names {
+        if !only.is_empty() && !only.contains(name) {
+            continue;
+        }
+        let (b, a) = (before.get(name), after.get(name));
+        let mut change = SkillChange {
+            skill: name.clone(),
+            ..SkillChange::default()
+        };
+        match (b, a) {
+            (Some(_), None) => change.change = "removed",
+            (None, Some(files)) => {
+                change.change = "added";
+                change.files_added = files.keys().cloned().collect();
+            }
+            (Some(b), Some(a)) => {
+                change.change = "changed";
+                for (f, d) in a {
+                    match b.get(f) {
+                        None => change.files_added.push(f.clone()),
+                        Some(old) if old != d => change.files_changed.push(f.clone()),
+                        Some(_) => {}
+                    }
+                }
+                change.files_removed = b.keys().filter(|f| !a.contains_key(*f)).cloned().collect();
+                if change.files_added.is_empty()
+                    && change.files_removed.is_empty()
+                    && change.files_changed.is_empty()
+                {
+                    continue;
+                }
+            }
+            (None, None) => continue,
+        }
+        // Fields and sections, from the two SKILL.md files.
+        let md = format!("{name}/SKILL.md");
+        let old_md = b
+            .and_then(|_| old_file(&md))
+            .and_then(|v| String::from_utf8(v).ok());
+        let new_md = fetched
+            .files
+            .get(&md)
+            .and_then(|v| String::from_utf8(v.clone()).ok());
+        let parse = |text: Option<String>| {
+            text.and_then(|t| {
+                Fragment::from_str(t, Form::SkillMd, Layer::Base, Path::new(&md), &options).ok()
+            })
+        };
+        let (of, nf) = (parse(old_md), parse(new_md));
+        let mut old_sections: Vec<(Key, String)> = Vec::new();
+        let mut new_sections: Vec<(Key, String)> = Vec::new();
+        if let (Some(of), Some(nf)) = (&of, &nf) {
+            let keys: BTreeSet<&String> = of.fields().keys().chain(nf.fields().keys()).collect();
+            change.fields = keys
+                .into_iter()
+                .filter(|k| of.fields().get(*k) != nf.fields().get(*k))
+                .cloned()
+                .collect();
+            if let Some(body) = &spec.body_field {
+                let text = |f: &Fragment| {
+                    f.fields()
+                        .get(body)
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                let split = |t: &str| -> Vec<(Key, String)> {
+                    sections::split(t)
+                        .into_iter()
+                        .map(|s| (s.key, s.text.into_owned()))
+                        .collect()
+                };
+                old_sections = split(&text(of));
+                new_sections = split(&text(nf));
+                section_changes(&mut change, &old_sections, &new_sections);
+            }
+        }
+        // The overrides of this skill in the team and user layers.
+        for l in layers
+            .locate(name)
+            .into_iter()
+            .filter(|l| l.layer != Layer::Base)
+        {
+            let file = crate::text::path(&l.path);
+            let mut push = |kind, what: String| {
+                report.overrides.push(OverrideImpact {
+                    skill: name.clone(),
+                    layer: l.layer,
+                    file: file.clone(),
+                    kind,
+                    what,
+                })
+            };
+            if change.change == "removed" {
+                push("skill-removed", name.clone());
+                continue;
+            }
+            if let Some(dir) = l.skill_dir().map(Path::to_path_buf) {
+                for f in &change.files_changed {
+                    if f != "SKILL.md" && l.root.metadata(&dir.join(f)).is_ok() {
+                        push("replaced-file-changed", f.clone());
+                    }
+                }
+            }
+            let Ok(frag) = Fragment::load(&l, &options) else {
+                continue;
+            };
+            for field in &change.fields {
+                if !frag.fields().contains_key(field) {
+                    continue;
+                }
+                let by_section = spec.body_field.as_deref() == Some(field.as_str())
+                    && frag
+                        .fields()
+                        .get(field)
+                        .and_then(|v| v.as_str())
+                        .is_some_and(sections::asks);
+                if !by_section {
+                    push("stale-value", field.clone());
+                }
+            }
+            // Section directives whose heading upstream no longer has.
+            if let Some(body) = spec.body_field.as_deref()
+                && let Some(text) = frag.fields().get(body).and_then(|v| v.as_str())
+                && sections::asks(text)
+                && !new_sections.is_empty()
+                && let Ok(ops) = sections::ops(text)
+            {
+                let had = |k: &Key| old_sections.iter().any(|(o, _)| o == k);
+                let has = |k: &Key| new_sections.iter().any(|(n, _)| n == k);
+                for op in ops {
+                    let key = match op {
+                        Op::Put { section, .. } => Some(section.key),
+                        Op::Delete { key, .. } => Some(key),
+                        Op::Insert {
+                            at: Anchor::Before(k) | Anchor::After(k),
+                            ..
+                        } => Some(k),
+                        Op::Insert { .. } => None,
+                    };
+                    if let Some(k) = key
+                        && had(&k)
+                        && !has(&k)
+                    {
+                        push("heading-gone", k.label());
+                    }
+                }
+            }
+        }
+        report.skills.push(change);
+    }
+    report
+}
+
+/// Sections added, removed, renamed (the same text under a new heading)
+/// and changed, by key.
+fn section_changes(change: &mut SkillChange, old: &[(Key, String)], new: &[(Key, String)]) {
+    let body = |t: &str| {
+        t.split_once('\n')
+            .map(|(_, rest)| rest.to_owned())
+            .unwrap_or_default()
+    };
+    let old_map: BTreeMap<String, (&Key, &String)> =
+        old.iter().map(|(k, t)| (k.label(), (k, t))).collect();
+    let new_map: BTreeMap<String, (&Key, &String)> =
+        new.iter().map(|(k, t)| (k.label(), (k, t))).collect();
+    let mut added: Vec<&String> = new_map
+        .keys()
+        .filter(|k| !old_map.contains_key(*k))
+        .collect();
+    for (label, (_, text)) in &old_map {
+        match new_map.get(label) {
+            Some((_, t)) if t != text => change.sections_changed.push(label.clone()),
+            Some(_) => {}
+            None => {
+                let renamed = added.iter().position(|a| {
+                    let (_, t) = new_map[*a];
+                    !body(text).trim().is_empty() && body(t) == body(text)
+                });
+                match renamed {
+                    Some(i) => {
+                        let to = added.remove(i);
+                        change.sections_renamed.push([label.clone(), to.clone()]);
+                    }
+                    None => change.sections_removed.push(label.clone()),
+                }
+            }
+        }
+    }
+    change.sections_added = added.into_iter().cloned().collect();
+}
