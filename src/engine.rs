@@ -2,7 +2,7 @@
 //! layer directories and the load options, with the operations the CLI
 //! offers (list, resolve, validate).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::fragment::{Fragment, LoadOptions};
@@ -16,7 +16,7 @@ use crate::validate::Validator;
 /// A spec, its schema (compiled on first use) and the layers to read.
 #[derive(Debug)]
 pub struct Skills {
-    spec: MergeSpec,
+    spec: Arc<MergeSpec>,
     validator: OnceLock<Validator>,
     layers: Layers,
     options: LoadOptions,
@@ -42,7 +42,7 @@ impl Skills {
             ..LoadOptions::default()
         };
         Skills {
-            spec,
+            spec: Arc::new(spec),
             validator: OnceLock::new(),
             layers,
             options,
@@ -148,14 +148,20 @@ impl Skills {
     /// and `explain`, which never refuse a skill for a consumer's rule).
     pub fn target_findings(
         &self,
-        resolved: &Resolved<'_>,
+        resolved: &Resolved,
         targets: &[crate::target::Target],
         severity: crate::error::Severity,
     ) -> Vec<Diagnostic> {
-        let effective = resolved.effective();
         targets
             .iter()
-            .flat_map(|t| t.check(&self.spec, &effective, &resolved.fragments, severity))
+            .flat_map(|t| {
+                t.check(
+                    &self.spec,
+                    resolved.effective(),
+                    resolved.fragments(),
+                    severity,
+                )
+            })
             .collect()
     }
 
@@ -224,13 +230,13 @@ impl Skills {
 
     /// Loads, validates and merges skill `name`. Every problem in every
     /// layer is reported together.
-    pub fn resolve(&self, name: &str) -> Result<Resolved<'_>> {
+    pub fn resolve(&self, name: &str) -> Result<Resolved> {
         let located = self.locate(name)?;
         self.resolve_located(name, &located)
     }
 
     /// [`Skills::resolve`] for files already located (e.g. by [`Layers::catalog`]).
-    pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved<'_>> {
+    pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved> {
         self.layers_usable()?;
         if located.is_empty() {
             return Err(self.not_found(name));
@@ -259,14 +265,13 @@ impl Skills {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
-        // Only the fields the check reads: the caller merges again for the
-        // whole skill, and this keeps that second merge the only full one.
-        let effective = crate::merge::merge_only(&self.spec, name, &fragments, crate::check::needs);
-        let errors = self.check_effective(&effective, &fragments);
+        // The one merge of the skill: the checks and every caller use it.
+        let resolved = Resolved::new(self.spec.clone(), name, fragments);
+        let errors = self.check_effective(resolved.effective(), resolved.fragments());
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
-        Ok(Resolved::new(&self.spec, name, fragments))
+        Ok(resolved)
     }
 
     /// The files of skill `name` (every file under its `NAME/` directories

@@ -28,6 +28,7 @@ mod it {
     pub mod json;
     mod layout;
     mod lookalike_names;
+    mod one_pass;
     mod ownership;
     mod places;
     mod precedence;

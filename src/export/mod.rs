@@ -33,8 +33,8 @@
 //! **Whole or nothing.** Every skill is planned first (rendered, compared
 //! with the record and the disk, conflicts found) and nothing is written if
 //! any skill fails or is refused, unless `keep_going` asks for the others to
-//! be written. The plan keeps digests, not bytes: what must be written is
-//! rendered again when it is written. The record is written with both the
+//! be written. Each skill is resolved and rendered once: a plan with
+//! nothing to do keeps no bytes, one that writes keeps what it writes. The record is written with both the
 //! old and the new digest of every file about to change before any file is,
 //! and with the new ones after, so an interrupted export leaves a record
 //! that accounts for every file it touched. A directory that does not exist
@@ -380,7 +380,7 @@ impl Skills {
         };
         let adopted: BTreeSet<&str> = options.adopt.iter().map(String::as_str).collect();
         let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
-            let files = match self.rendered_for(name, located, format, options.target, true) {
+            let files = match self.rendered_for(name, located, format, options.target) {
                 Ok(Some(files)) => files,
                 Ok(None) => return Planned::Off,
                 Err(e) => return Planned::Failed(Box::new(e)),
@@ -421,7 +421,8 @@ impl Skills {
                     }
                 }
             }
-            Planned::Ready(Box::new(plan))
+            let files = if plan.writes() { files } else { Vec::new() };
+            Planned::Ready(Box::new(plan), files)
         });
         // Switched off: gone, as far as the output goes.
         let off: BTreeSet<&str> = catalog
@@ -491,9 +492,9 @@ impl Skills {
                         learned.push(name.as_str());
                     }
                 }
-                Planned::Ready(plan) => match plan.conflict(name, format, &out) {
+                Planned::Ready(plan, files) => match plan.conflict(name, format, &out) {
                     Some(c) => report.refused.push(c),
-                    None => go.push((name.as_str(), *plan)),
+                    None => go.push((name.as_str(), *plan, files)),
                 },
             }
         }
@@ -510,7 +511,7 @@ impl Skills {
         }
         let stopped = !report.failed.is_empty() || !report.refused.is_empty();
         if stopped && !options.keep_going {
-            for (_, plan) in &go {
+            for (_, plan, _) in &go {
                 if plan.writes() {
                     report.not_written += 1;
                 } else {
@@ -531,8 +532,8 @@ impl Skills {
         // claims first.
         let pending: BTreeMap<String, SkillRecord> = go
             .iter()
-            .filter(|(_, plan)| plan.writes())
-            .map(|(name, plan)| ((*name).to_owned(), plan.pending(record.skills.get(*name))))
+            .filter(|(_, plan, _)| plan.writes())
+            .map(|(name, plan, _)| ((*name).to_owned(), plan.pending(record.skills.get(*name))))
             .collect();
         let spec_sha = self.spec().sha256();
         let write_record = |record: &Record, patch: &BTreeMap<String, SkillRecord>| -> Result<()> {
@@ -549,28 +550,28 @@ impl Skills {
             write_record(&record, &pending)?;
         }
 
-        // Write: each skill rendered again, its bytes checked against the
-        // plan. After a failed write, no more are started.
+        // Write what each plan rendered. After a failed write, no more are
+        // started.
         let stop = AtomicBool::new(false);
-        let index: BTreeMap<&str, &[Located]> = catalog
-            .iter()
-            .map(|(n, l)| (n.as_str(), l.as_slice()))
-            .collect();
-        let results = crate::par::map(&go, options.jobs, |(name, plan)| -> Option<Result<()>> {
-            if !plan.writes() {
-                return Some(Ok(()));
-            }
-            if stop.load(Ordering::Relaxed) {
-                return None;
-            }
-            let r = self.carry_out(&out, name, index[name], plan, format, options.target);
-            if r.is_err() {
-                stop.store(true, Ordering::Relaxed);
-            }
-            Some(r)
-        });
+        let results = crate::par::map(
+            &go,
+            options.jobs,
+            |(name, plan, files)| -> Option<Result<()>> {
+                if !plan.writes() {
+                    return Some(Ok(()));
+                }
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let r = self.carry_out(&out, name, plan, files, format);
+                if r.is_err() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Some(r)
+            },
+        );
         let mut pending = pending;
-        for ((name, plan), r) in go.iter().zip(results) {
+        for ((name, plan, _), r) in go.iter().zip(results) {
             let entry = match r {
                 Some(Ok(())) => {
                     if plan.writes() {
@@ -607,7 +608,7 @@ impl Skills {
             }
             let done = match plan {
                 None => Ok(()),
-                Some(plan) => self.carry_out(&out, name, &[], plan, format, None),
+                Some(plan) => self.carry_out(&out, name, plan, &[], format),
             };
             match done {
                 Ok(()) => {
@@ -678,25 +679,21 @@ impl Skills {
         report.kept_more += plan.hand_added_more;
     }
 
-    /// Writes and removes what `plan` says for skill `name` (`located`: its
-    /// files, to render it again; empty for a pruned skill).
+    /// Writes and removes what `plan` says for skill `name` (`files`: what
+    /// it planned to write; none for a pruned skill).
     fn carry_out(
         &self,
         out: &OutDir,
         name: &str,
-        located: &[Located],
         plan: &Plan,
+        files: &[OutFile],
         format: Format,
-        target: Option<&crate::target::Target>,
     ) -> Result<()> {
         let fail = |rel: &str| {
             let path = out.shown(rel);
             move |source| Error::Write { path, source }
         };
         if plan.files.iter().any(|f| f.action == Action::Write) {
-            let files = self
-                .rendered_for(name, located, format, target, false)?
-                .unwrap_or_default();
             for f in &plan.files {
                 if f.action != Action::Write {
                     continue;
@@ -755,7 +752,7 @@ impl Skills {
         // are put back in order. `Ok(None)`: not written.
         let results = crate::par::map(catalog, options.jobs, |(name, located)| {
             let files = self
-                .rendered_for(name, located, format, options.target, true)
+                .rendered_for(name, located, format, options.target)
                 .map_err(|e| {
                     if !options.keep_going {
                         stop.store(true, Ordering::Relaxed);
@@ -884,8 +881,7 @@ impl Skills {
             |(name, located)| -> Result<Vec<Drift>> {
                 let rec = old.skills.get(name);
                 let on = disk.get(name).copied();
-                let Some(files) = self.rendered_for(name, located, format, options.target, true)?
-                else {
+                let Some(files) = self.rendered_for(name, located, format, options.target)? else {
                     // Switched off: export would remove what it wrote.
                     return Ok(if rec.is_some() {
                         vec![Drift::Removed]

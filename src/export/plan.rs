@@ -657,7 +657,9 @@ pub(super) enum Planned {
     Unchanged {
         learn: bool,
     },
-    Ready(Box<Plan>),
+    /// A plan that does something, with the skill's files as rendered
+    /// when it was planned (none if it only removes), which are written.
+    Ready(Box<Plan>, super::Rendered),
     /// Switched off (for the target): not exported, and what export wrote
     /// of it before goes.
     Off,

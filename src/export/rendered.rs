@@ -9,46 +9,36 @@ use crate::output::render;
 use crate::source::Located;
 
 impl Skills {
-    /// The effective skill's manifest: the `show` JSON.
-    pub fn manifest(&self, name: &str) -> Result<String> {
-        Ok(render::effective_to_json(&self.resolve(name)?.effective()))
-    }
-
-    /// What skill `name` exports as in `format` (paths relative to the
-    /// output directory); an error if it cannot be exported.
-    pub fn rendered(&self, name: &str, located: &[Located], format: Format) -> Result<Rendered> {
-        Ok(self
-            .rendered_for(name, located, format, None, true)?
-            .unwrap_or_default())
-    }
-
     /// What skill `name` exports as for `target` (or, without one, in
-    /// `format`); `None` when it is switched off (`honour_switches`).
+    /// `format`); `None` when it is switched off for it.
     pub(crate) fn rendered_for(
         &self,
         name: &str,
         located: &[Located],
         format: Format,
         target: Option<&crate::target::Target>,
-        honour_switches: bool,
     ) -> Result<Option<Rendered>> {
         if let Some(d) = unexportable_at(name, located) {
             return Err(d.into());
         }
         let resolved = self.resolve_located(name, located)?;
         let effective = resolved.effective();
-        if honour_switches {
-            let switch = crate::target::switch(self.spec(), &effective);
-            if !switch.enabled || target.is_some_and(|t| !switch.goes_to(&t.name)) {
-                return Ok(None);
-            }
+        let switch = crate::target::switch(self.spec(), effective);
+        if !switch.enabled || target.is_some_and(|t| !switch.goes_to(&t.name)) {
+            return Ok(None);
         }
+        // The values a target judges and renders, made once.
+        let values = match target.map(|_| effective.to_value()) {
+            Some(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
         if let Some(t) = target {
             let errors: Vec<Diagnostic> = t
-                .check(
+                .check_values(
                     self.spec(),
-                    &effective,
-                    &resolved.fragments,
+                    effective,
+                    &values,
+                    resolved.fragments(),
                     crate::error::Severity::Error,
                 )
                 .into_iter()
@@ -76,19 +66,15 @@ impl Skills {
         match format {
             Format::Json => Ok(Some(vec![OutFile::new(
                 format!("{name}.json"),
-                render::effective_to_json(&effective).into_bytes(),
+                render::effective_to_json(effective).into_bytes(),
             )])),
             Format::Skill => {
                 let (skill_md, translated) = match target {
                     None => (
-                        crate::output::skillmd::try_render(self.spec(), &effective)?,
+                        crate::output::skillmd::try_render(self.spec(), effective)?,
                         Vec::new(),
                     ),
                     Some(t) => {
-                        let values = match effective.to_value() {
-                            serde_json::Value::Object(m) => m,
-                            _ => serde_json::Map::new(),
-                        };
                         let r = t.render(self.spec(), &values);
                         let doc = crate::output::skillmd::document(
                             r.front.iter().map(|(k, v)| (k.as_str(), v)),

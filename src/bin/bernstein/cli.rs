@@ -249,18 +249,11 @@ impl Global {
         layers.dirs().iter().map(|d| d.to_json()).collect()
     }
 
-    /// The spec and layers put together, for the rest of the process.
-    ///
-    /// Leaked on purpose: a command runs once and exits, and freeing the
-    /// spec, its schema and every fragment read one by one at the end is
-    /// work for nothing; the operating system takes the memory back at
-    /// exit at no cost.
-    pub fn skills(&self) -> Result<&'static Skills> {
+    /// The spec and layers put together, for the command.
+    pub fn skills(&self) -> Result<Skills> {
         let spec = self.load_spec()?;
         let search = self.target_search(&spec);
-        Ok(Box::leak(Box::new(
-            Skills::new(spec, self.layers()?, self.max_fragment_bytes).with_target_search(search),
-        )))
+        Ok(Skills::new(spec, self.layers()?, self.max_fragment_bytes).with_target_search(search))
     }
 }
 

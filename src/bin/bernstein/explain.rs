@@ -138,14 +138,14 @@ fn notes(r: &Row) -> Vec<String> {
 }
 
 pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
-    let skills = global.skills()?;
+    let skills = &global.skills()?;
     let targets = global.targets(skills.spec(), &args.targets)?;
     Global::warn_no_layers(skills.layers());
     let resolved = skills.resolve(&args.name)?;
     if targets.is_empty() {
         // What any known target would refuse: keys it writes as one.
         crate::output::warn_diagnostics(
-            &skills.flatten_warnings(&resolved.effective(), &resolved.fragments),
+            &skills.flatten_warnings(resolved.effective(), resolved.fragments()),
         );
     } else {
         crate::output::warn_diagnostics(&skills.target_findings(
@@ -169,7 +169,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
         let doc = json!({
             "skill": args.name,
             "places": Global::places_json(skills.layers()),
-            "layers": resolved.fragments.iter().map(|f| json!({
+            "layers": resolved.fragments().iter().map(|f| json!({
                 "layer": f.layer, "file": f.path.display().to_string()
             })).collect::<Vec<_>>(),
             "values": [],

@@ -152,7 +152,7 @@ fn waiting(dir: &Path) {
 }
 
 pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
-    let skills = global.skills()?;
+    let skills = &global.skills()?;
     let trust = TrustStore::of(&global.env());
     if !args.targets.is_empty() {
         return run_targets(args, global, skills, &trust);

@@ -28,7 +28,7 @@ pub struct ListArgs {
 /// `list --json`: one shape whatever the flags (docs/json.md), each skill
 /// resolved once (in parallel) for its description, switch and digest.
 fn json(global: &Global) -> Result<ExitCode> {
-    let skills = global.skills()?;
+    let skills = &global.skills()?;
     let layers = skills.layers();
     Global::warn_no_layers(layers);
     let names = layers.names();
@@ -49,8 +49,8 @@ fn json(global: &Global) -> Result<ExitCode> {
             match skills.resolve(name) {
                 Ok(r) => {
                     let eff = r.effective();
-                    let sw = bernstein_skills::target::switch(skills.spec(), &eff);
-                    let digest = sha256_hex(render::effective_to_json(&eff).as_bytes());
+                    let sw = bernstein_skills::target::switch(skills.spec(), eff);
+                    let digest = sha256_hex(render::effective_to_json(eff).as_bytes());
                     entry["description"] = eff
                         .to_value()
                         .get("description")
@@ -108,7 +108,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // Plain list: names with their effective descriptions.
-    let skills = global.skills()?;
+    let skills = &global.skills()?;
     let layers = skills.layers();
     Global::warn_no_layers(layers);
     let names = layers.names();
@@ -116,7 +116,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         let r = skills.resolve(name).map_err(|e| e.to_string())?;
         let eff = r.effective();
         let v = eff.to_value();
-        let switch = bernstein_skills::target::switch(skills.spec(), &eff);
+        let switch = bernstein_skills::target::switch(skills.spec(), eff);
         Ok((v.get("description").cloned().unwrap_or(Value::Null), switch))
     };
     let mut items = Vec::new();

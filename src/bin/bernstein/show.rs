@@ -62,12 +62,7 @@ fn several(mut names: Vec<String>, skills: &Skills) -> Result<ExitCode> {
         errors.iter().for_each(output::print_error);
         return Ok(ExitCode::from(1));
     }
-    let effective: Vec<_> = resolved.iter().map(|r| r.effective()).collect();
-    let pairs: Vec<(&str, &_)> = resolved
-        .iter()
-        .map(|r| r.name())
-        .zip(effective.iter())
-        .collect();
+    let pairs: Vec<(&str, &_)> = resolved.iter().map(|r| (r.name(), r.effective())).collect();
     output::print(&render::effectives_to_json(&pairs));
     Ok(ExitCode::SUCCESS)
 }
@@ -122,7 +117,7 @@ fn files(name: &str, files: &[SkillFile], json: bool) -> Result<ExitCode> {
 }
 
 pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
-    let skills = global.skills()?;
+    let skills = &global.skills()?;
     Global::warn_no_layers(skills.layers());
     if args.names.len() > 1 {
         if args.per_layer || args.origins || args.files {
@@ -146,11 +141,11 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     let out = if args.origins {
         crate::origins::render(&resolved)
     } else if !args.per_layer {
-        render::effective_to_json(&resolved.effective())
+        render::effective_to_json(resolved.effective())
     } else if args.json {
         let effective = resolved.effective().to_value();
         let layers: Vec<Value> = resolved
-            .fragments
+            .fragments()
             .iter()
             .map(|f| {
                 json!({
@@ -166,8 +161,8 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
             "layers": layers,
         }))
     } else {
-        let mut out = render::effective_to_json(&resolved.effective());
-        for f in &resolved.fragments {
+        let mut out = render::effective_to_json(resolved.effective());
+        for f in resolved.fragments() {
             out.push_str(&format!(
                 "\n# {} ({})\n",
                 f.layer,
