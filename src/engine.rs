@@ -237,6 +237,37 @@ impl Skills {
 
     /// [`Skills::resolve`] for files already located (e.g. by [`Layers::catalog`]).
     pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved> {
+        let fragments = self.load_checked(name, located)?;
+        // The one merge of the skill: the checks and every caller use it.
+        self.finish(Resolved::new(self.spec.clone(), name, fragments))
+    }
+
+    /// [`Skills::resolve_located`] for a caller that reads only the fields
+    /// `keep` selects (`list`: a description and the switches): the same
+    /// checks, a merge of those fields and the ones the checks read.
+    pub fn resolve_fields(
+        &self,
+        name: &str,
+        located: &[Located],
+        keep: &dyn Fn(&crate::spec::Field) -> bool,
+    ) -> Result<Resolved> {
+        let fragments = self.load_checked(name, located)?;
+        let keep = |f: &crate::spec::Field| keep(f) || crate::check::needs(f);
+        self.finish(Resolved::new_only(self.spec.clone(), name, fragments, keep))
+    }
+
+    /// The checks of a merged skill ([`Skills::check_effective`]).
+    fn finish(&self, resolved: Resolved) -> Result<Resolved> {
+        let errors = self.check_effective(resolved.effective(), resolved.fragments());
+        if !errors.is_empty() {
+            return Err(Error::Invalid(errors));
+        }
+        Ok(resolved)
+    }
+
+    /// Skill `name`'s fragments, loaded, validated and checked before the
+    /// merge; every problem of every layer together.
+    fn load_checked(&self, name: &str, located: &[Located]) -> Result<Vec<Fragment>> {
         self.layers_usable()?;
         if located.is_empty() {
             return Err(self.not_found(name));
@@ -265,13 +296,7 @@ impl Skills {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
-        // The one merge of the skill: the checks and every caller use it.
-        let resolved = Resolved::new(self.spec.clone(), name, fragments);
-        let errors = self.check_effective(resolved.effective(), resolved.fragments());
-        if !errors.is_empty() {
-            return Err(Error::Invalid(errors));
-        }
-        Ok(resolved)
+        Ok(fragments)
     }
 
     /// The files of skill `name` (every file under its `NAME/` directories

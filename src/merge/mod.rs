@@ -244,6 +244,25 @@ impl Resolved {
         Resolved(Cell::new(parts, |p| merge(&p.spec, &p.name, &p.fragments)))
     }
 
+    /// [`Resolved::new`] merging only the fields `keep` selects: for a
+    /// caller that reads a few fields (`list`), the others are left out of
+    /// [`Resolved::effective`].
+    pub(crate) fn new_only(
+        spec: Arc<MergeSpec>,
+        name: &str,
+        fragments: Vec<Fragment>,
+        keep: impl Fn(&Field) -> bool,
+    ) -> Resolved {
+        let parts = Parts {
+            spec,
+            name: name.to_owned(),
+            fragments,
+        };
+        Resolved(Cell::new(parts, |p| {
+            merge_only(&p.spec, &p.name, &p.fragments, keep)
+        }))
+    }
+
     /// The skill's name.
     pub fn name(&self) -> &str {
         &self.0.borrow_owner().name
