@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use bernstein_skills::output::explain::{Row, explain, file_rows, select};
 use bernstein_skills::{Error, Result, output::render};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output::{self, Column, Stream, Style, paint};
 
 #[derive(Debug, Args)]

@@ -11,7 +11,7 @@ use bernstein_skills::export::{Conflict, ConflictKind, Drift, ExportOptions, Exp
 use bernstein_skills::source::trust::TrustStore;
 use bernstein_skills::{Error, Result, output::render, par, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 
 #[derive(Debug, Args)]

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use bernstein_skills::target::Switch;
 use bernstein_skills::{Layer, Result, output::render};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output::{self, Column};
 
 #[derive(Debug, Args)]

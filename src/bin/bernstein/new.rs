@@ -10,7 +10,7 @@ use bernstein_skills::layer::{Form, check_name};
 use bernstein_skills::spec::strategy_help;
 use bernstein_skills::{Error, Layer, Result, export::write_atomic, output::render, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -170,7 +170,7 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         .join("skill-fragment.schema.json");
     write_atomic(
         &schema_path,
-        render::to_json(&crate::cli::editor_schema(global, &spec)?).as_bytes(),
+        render::to_json(&crate::global::editor_schema(global, &spec)?).as_bytes(),
     )?;
     let schema_rel = relative(&parent, &schema_path);
 

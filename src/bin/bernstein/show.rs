@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use bernstein_skills::source::files::{SkillFile, Source};
 use bernstein_skills::{Error, Result, Skills, output::render, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output::{self, Column};
 
 #[derive(Debug, Args)]
