@@ -57,7 +57,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(crate) use diff::short_diff;
 use ledger::Ledger;
-pub use outdir::OutDir;
+pub use outdir::{EntryKind, OutDir};
 use plan::{Action, Ctx, Plan, Planned, Pruned, Trust, on_disk, read_record};
 pub use record::RECORD_NAME;
 use record::{FileRecord, Record, SkillRecord, sha256};
@@ -178,16 +178,16 @@ pub struct Conflict {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConflictKind {
     /// It exists and the record does not list it: export did not write it.
-    /// What is there, in words (`a directory`, `a symbolic link`).
-    Unmanaged(&'static str),
+    /// What is there.
+    Unmanaged(EntryKind),
     /// Files the record lists were changed by hand since.
     HandEdited,
     /// The record lists it, but no export on this machine wrote (or found)
     /// the files it claims that are there: the claim is not honoured, and
     /// the output is treated as export's own only once `--adopt NAME` (or
     /// `--adopt-all`, for a skill a layer provides) says so. What is
-    /// there, in words. The lines name the files.
-    Unconfirmed(&'static str),
+    /// there. The lines name the files.
+    Unconfirmed(EntryKind),
 }
 
 pub(crate) use crate::layer::FILE_NAME_MAX;
@@ -215,8 +215,8 @@ pub enum Drift {
     /// (`? path`); export keeps them.
     HandAdded(Vec<String>),
     /// Output export did not write (no record lists it) for a skill a
-    /// layer provides; what is there, in words.
-    Unmanaged(&'static str),
+    /// layer provides; what is there.
+    Unmanaged(EntryKind),
     /// Besides another drift: the record claims files there (`! path`)
     /// that no export on this machine wrote, and that do not hold what
     /// export writes now, so an export here refuses to overwrite or remove
@@ -459,7 +459,7 @@ impl Skills {
             if let Trust::Untrusted(lines) = trust {
                 return Pruned::Unconfirmed(Box::new(Conflict {
                     name: name.clone(),
-                    kind: ConflictKind::Unconfirmed(on.words()),
+                    kind: ConflictKind::Unconfirmed(on),
                     path: plan::shown_output(&out, name, format),
                     lines,
                 }));
