@@ -369,67 +369,7 @@ impl Skills {
             Err(Error::Invalid(refused))
         }
     }
-}
 
-/// A files-only directory ([`Form::Files`]) in the lowest layer that has
-/// skill `name`: no lower layer defines the skill its files would add to.
-/// An error at the directory.
-fn files_without_skill(name: &str, located: &[Located]) -> Option<Diagnostic> {
-    let first = located.first().filter(|l| l.form == Form::Files)?;
-    Some(
-        Diagnostic::error(
-            Some(&first.path),
-            DiagnosticKind::FilesWithoutSkill {
-                name: name.to_owned(),
-            },
-        )
-        .in_layer(first.layer),
-    )
-}
-
-/// [`Error::NoLayers`] when none of the three layer directories exists.
-pub fn no_layers(layers: &Layers) -> Option<Error> {
-    let dirs = layers.dirs();
-    (!dirs.iter().any(|d| d.is_dir)).then(|| Error::NoLayers {
-        searched: dirs.iter().map(|d| d.path.clone()).collect(),
-    })
-}
-
-/// What `validate` found.
-#[derive(Debug, Clone, Default)]
-pub struct Report {
-    /// Every error and warning, in skill-name, layer, line order.
-    pub diagnostics: Vec<Diagnostic>,
-    /// How many files were read.
-    pub files: usize,
-    /// How many skills were checked.
-    pub skills: usize,
-}
-
-impl Report {
-    /// The number of errors.
-    pub fn errors(&self) -> usize {
-        self.diagnostics.iter().filter(|d| d.is_error()).count()
-    }
-
-    /// The number of warnings.
-    pub fn warnings(&self) -> usize {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == crate::error::Severity::Warning)
-            .count()
-    }
-
-    /// The number of notes.
-    pub fn notes(&self) -> usize {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == crate::error::Severity::Note)
-            .count()
-    }
-}
-
-impl Skills {
     /// Checks every fragment of every skill (or of `names`): errors, plus
     /// warnings for shadowed forms, name mismatches and overrides with no
     /// effect.
@@ -669,6 +609,64 @@ impl Skills {
             .at(f.position(&pointer, false))
             .on_field(field)
         })
+    }
+}
+
+/// A files-only directory ([`Form::Files`]) in the lowest layer that has
+/// skill `name`: no lower layer defines the skill its files would add to.
+/// An error at the directory.
+fn files_without_skill(name: &str, located: &[Located]) -> Option<Diagnostic> {
+    let first = located.first().filter(|l| l.form == Form::Files)?;
+    Some(
+        Diagnostic::error(
+            Some(&first.path),
+            DiagnosticKind::FilesWithoutSkill {
+                name: name.to_owned(),
+            },
+        )
+        .in_layer(first.layer),
+    )
+}
+
+/// [`Error::NoLayers`] when none of the three layer directories exists.
+pub fn no_layers(layers: &Layers) -> Option<Error> {
+    let dirs = layers.dirs();
+    (!dirs.iter().any(|d| d.is_dir)).then(|| Error::NoLayers {
+        searched: dirs.iter().map(|d| d.path.clone()).collect(),
+    })
+}
+
+/// What `validate` found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Every error and warning, in skill-name, layer, line order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many files were read.
+    pub files: usize,
+    /// How many skills were checked.
+    pub skills: usize,
+}
+
+impl Report {
+    /// The number of errors.
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// The number of warnings.
+    pub fn warnings(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::error::Severity::Warning)
+            .count()
+    }
+
+    /// The number of notes.
+    pub fn notes(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::error::Severity::Note)
+            .count()
     }
 }
 

@@ -380,7 +380,7 @@ impl Skills {
         };
         let adopted: BTreeSet<&str> = options.adopt.iter().map(String::as_str).collect();
         let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
-            let files = match self.rendered_for(name, located, format, options.target) {
+            let files = match rendered::rendered_for(self, name, located, format, options.target) {
                 Ok(Some(files)) => files,
                 Ok(None) => return Planned::Off,
                 Err(e) => return Planned::Failed(Box::new(e)),
@@ -751,8 +751,7 @@ impl Skills {
         // the results are held three times over while the workers' parts
         // are put back in order. `Ok(None)`: not written.
         let results = crate::par::map(catalog, options.jobs, |(name, located)| {
-            let files = self
-                .rendered_for(name, located, format, options.target)
+            let files = rendered::rendered_for(self, name, located, format, options.target)
                 .map_err(|e| {
                     if !options.keep_going {
                         stop.store(true, Ordering::Relaxed);
@@ -881,7 +880,9 @@ impl Skills {
             |(name, located)| -> Result<Vec<Drift>> {
                 let rec = old.skills.get(name);
                 let on = disk.get(name).copied();
-                let Some(files) = self.rendered_for(name, located, format, options.target)? else {
+                let Some(files) =
+                    rendered::rendered_for(self, name, located, format, options.target)?
+                else {
                     // Switched off: export would remove what it wrote.
                     return Ok(if rec.is_some() {
                         vec![Drift::Removed]
