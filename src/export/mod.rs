@@ -330,7 +330,7 @@ impl Skills {
                 .binary_search_by(|(n, _)| n.as_str().cmp(name))
                 .is_ok()
         };
-        let out = OutDir::open_with(dir, options.boundary, options.on_wait)?;
+        let out = OutDir::open_with(dir, options.boundary, self.layers().cwd(), options.on_wait)?;
         let format = options.effective_format();
         let record = if out.is_new() {
             None
@@ -855,7 +855,9 @@ impl Skills {
     ) -> Result<Vec<(String, Drift)>> {
         self.require_layers()?;
         let format = options.effective_format();
-        let Some(out) = OutDir::open_read(dir, options.boundary, options.on_wait)? else {
+        let Some(out) =
+            OutDir::open_read(dir, options.boundary, self.layers().cwd(), options.on_wait)?
+        else {
             return Err(Error::NotExported {
                 dir: dir.components().collect(),
             });

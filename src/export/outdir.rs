@@ -249,8 +249,8 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn route(given: &Path, boundary: Option<&Path>) -> std::io::Result<Route> {
-    let cwd = std::env::current_dir()?;
+fn route(given: &Path, boundary: Option<&Path>, cwd: Option<&Path>) -> std::io::Result<Route> {
+    let cwd = cwd.ok_or_else(|| std::io::Error::other("no working directory"))?;
     let boundary = match boundary {
         Some(b) => normalize(&cwd.join(b)),
         None => boundary_of(&cwd),
@@ -582,7 +582,8 @@ impl OutDir {
     /// another export. A `dir` that does not exist gets a staging directory
     /// that [`OutDir::finish`] renames into place.
     pub fn open(dir: &Path, on_wait: Option<&super::OnWait>) -> Result<OutDir> {
-        Self::open_with(dir, None, on_wait)
+        let env = crate::source::Env::from_process();
+        Self::open_with(dir, None, env.cwd.as_deref(), on_wait)
     }
 
     /// [`OutDir::open`] with another boundary than the default (the root
@@ -591,9 +592,10 @@ impl OutDir {
     pub(crate) fn open_with(
         dir: &Path,
         boundary: Option<&Path>,
+        cwd: Option<&Path>,
         on_wait: Option<&super::OnWait>,
     ) -> Result<OutDir> {
-        Ok(Self::open_as(dir, Access::Write, boundary, on_wait)?
+        Ok(Self::open_as(dir, Access::Write, boundary, cwd, on_wait)?
             .expect("a write creates what is missing"))
     }
 
@@ -602,15 +604,17 @@ impl OutDir {
     pub(crate) fn open_read(
         dir: &Path,
         boundary: Option<&Path>,
+        cwd: Option<&Path>,
         on_wait: Option<&super::OnWait>,
     ) -> Result<Option<OutDir>> {
-        Self::open_as(dir, Access::Read, boundary, on_wait)
+        Self::open_as(dir, Access::Read, boundary, cwd, on_wait)
     }
 
     fn open_as(
         dir: &Path,
         access: Access,
         boundary: Option<&Path>,
+        cwd: Option<&Path>,
         on_wait: Option<&super::OnWait>,
     ) -> Result<Option<OutDir>> {
         // `m/` and `m/.` name `m` itself.
@@ -619,7 +623,7 @@ impl OutDir {
             path: path.to_path_buf(),
             source,
         };
-        let route = route(&given, boundary).map_err(|e| write_error(&given, e))?;
+        let route = route(&given, boundary, cwd).map_err(|e| write_error(&given, e))?;
         let mut cur =
             open_dir_at(CWD, &route.base, true).map_err(|e| write_error(&route.base, io(e)))?;
         let mut shown = route.base.clone();
