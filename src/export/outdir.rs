@@ -253,7 +253,7 @@ fn route(given: &Path, boundary: Option<&Path>, cwd: Option<&Path>) -> std::io::
     let cwd = cwd.ok_or_else(|| std::io::Error::other("no working directory"))?;
     let boundary = match boundary {
         Some(b) => normalize(&cwd.join(b)),
-        None => boundary_of(&cwd),
+        None => boundary_of(cwd),
     };
     let abs = normalize(&cwd.join(given));
     let whole = |base: PathBuf| -> std::io::Result<Route> {
