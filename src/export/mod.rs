@@ -34,7 +34,10 @@
 //! with the record and the disk, conflicts found) and nothing is written if
 //! any skill fails or is refused, unless `keep_going` asks for the others to
 //! be written. Each skill is resolved and rendered once: a plan with
-//! nothing to do keeps no bytes, one that writes keeps what it writes. The record is written with both the
+//! nothing to do keeps no bytes, one that writes keeps what it writes, up
+//! to [`KEEP_BYTES`] over all skills; past that, a plan keeps digests only
+//! and its skill is rendered again when it is written (and its bytes
+//! checked against the plan), so memory stays bounded. The record is written with both the
 //! old and the new digest of every file about to change before any file is,
 //! and with the new ones after, so an interrupted export leaves a record
 //! that accounts for every file it touched. A directory that does not exist
@@ -53,7 +56,7 @@ mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 pub(crate) use diff::short_diff;
 use ledger::Ledger;
@@ -67,6 +70,11 @@ use crate::engine::Skills;
 use crate::error::{Error, Result};
 use crate::source::Located;
 use crate::text::{EXCERPT_CHARS, excerpt};
+
+/// The most bytes of planned output kept from planning to writing, over
+/// all skills; the skills planned past it are rendered again to be written.
+/// (One byte in the crate's own tests, which so take the path past it.)
+const KEEP_BYTES: usize = if cfg!(test) { 1 } else { 64 << 20 };
 
 /// Called before an export waits for another one to finish with the
 /// directory (given as the person named it).
@@ -379,6 +387,7 @@ impl Skills {
             cap: self.max_manifest_bytes(),
         };
         let adopted: BTreeSet<&str> = options.adopt.iter().map(String::as_str).collect();
+        let kept = AtomicUsize::new(0);
         let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
             let files = match rendered::rendered_for(self, name, located, format, options.target) {
                 Ok(Some(files)) => files,
@@ -421,7 +430,12 @@ impl Skills {
                     }
                 }
             }
-            let files = if plan.writes() { files } else { Vec::new() };
+            let files = if !plan.writes() {
+                Some(Vec::new())
+            } else {
+                let size: usize = files.iter().map(|f| f.bytes.len()).sum();
+                (kept.fetch_add(size, Ordering::Relaxed) + size <= KEEP_BYTES).then_some(files)
+            };
             Planned::Ready(Box::new(plan), files)
         });
         // Switched off: gone, as far as the output goes.
@@ -553,6 +567,10 @@ impl Skills {
         // Write what each plan rendered. After a failed write, no more are
         // started.
         let stop = AtomicBool::new(false);
+        let index: BTreeMap<&str, &[Located]> = catalog
+            .iter()
+            .map(|(n, l)| (n.as_str(), l.as_slice()))
+            .collect();
         let results = crate::par::map(
             &go,
             options.jobs,
@@ -563,6 +581,25 @@ impl Skills {
                 if stop.load(Ordering::Relaxed) {
                     return None;
                 }
+                // Past the budget of kept bytes: rendered again.
+                let again;
+                let files = match files {
+                    Some(files) => files,
+                    None => {
+                        let r =
+                            rendered::rendered_for(self, name, index[name], format, options.target);
+                        match r {
+                            Ok(files) => {
+                                again = files.unwrap_or_default();
+                                &again
+                            }
+                            Err(e) => {
+                                stop.store(true, Ordering::Relaxed);
+                                return Some(Err(e));
+                            }
+                        }
+                    }
+                };
                 let r = self.carry_out(&out, name, plan, files, format);
                 if r.is_err() {
                     stop.store(true, Ordering::Relaxed);
@@ -680,7 +717,8 @@ impl Skills {
     }
 
     /// Writes and removes what `plan` says for skill `name` (`files`: what
-    /// it planned to write; none for a pruned skill).
+    /// it renders now, checked against the plan's digests; none for a
+    /// pruned skill).
     fn carry_out(
         &self,
         out: &OutDir,
@@ -995,5 +1033,42 @@ fn changed_meanwhile(out: &OutDir, name: &str, format: Format) -> Error {
             "{}: its layers changed while the export was running; nothing more of it was written (export again)",
             crate::text::path(&out.shown(&format.entry(name)))
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::source::Layers;
+    use crate::spec::MergeSpec;
+
+    /// Past the budget of kept bytes (none here), a skill whose output
+    /// changed is rendered again to be written, and written whole.
+    #[test]
+    fn past_the_budget_a_skill_is_rendered_again_to_be_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("base")).unwrap();
+        let write = |text: &str| std::fs::write(root.join("base/w.yaml"), text).unwrap();
+        let spec =
+            MergeSpec::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/mergespec.yaml"))
+                .unwrap();
+        let skills = super::Skills::new(spec, Layers::from_root(&root), 1 << 20);
+        let out = root.join("out");
+        let state = root.join("state");
+        let options = super::ExportOptions {
+            jobs: 1,
+            state_dir: Some(&state),
+            ..Default::default()
+        };
+        write("description: One.\n");
+        let first = skills.export_with(&out, &options).unwrap();
+        assert_eq!(first.written, ["w"]);
+        write("description: Two.\n");
+        let second = skills.export_with(&out, &options).unwrap();
+        assert_eq!(second.written, ["w"], "{second:?}");
+        let json = std::fs::read_to_string(out.join("w.json")).unwrap();
+        assert!(json.contains("Two."), "{json}");
     }
 }

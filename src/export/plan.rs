@@ -658,8 +658,9 @@ pub(super) enum Planned {
         learn: bool,
     },
     /// A plan that does something, with the skill's files as rendered
-    /// when it was planned (none if it only removes), which are written.
-    Ready(Box<Plan>, super::Rendered),
+    /// when it was planned (none if it only removes), which are written;
+    /// `None` past the budget of kept bytes (rendered again to be written).
+    Ready(Box<Plan>, Option<super::Rendered>),
     /// Switched off (for the target): not exported, and what export wrote
     /// of it before goes.
     Off,
