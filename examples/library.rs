@@ -69,6 +69,6 @@ fn run(name: &str) -> bernstein_skills::Result<()> {
     }
 
     // 6. The same skill as an agent reads it.
-    print!("{}", skillmd::render(skills.spec(), &effective));
+    print!("{}", skillmd::render(skills.spec(), effective));
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! layer directories and the load options, with the operations the CLI
 //! offers (list, resolve, validate).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::fragment::{Fragment, LoadOptions};
@@ -16,7 +16,7 @@ use crate::validate::Validator;
 /// A spec, its schema (compiled on first use) and the layers to read.
 #[derive(Debug)]
 pub struct Skills {
-    spec: MergeSpec,
+    spec: Arc<MergeSpec>,
     validator: OnceLock<Validator>,
     layers: Layers,
     options: LoadOptions,
@@ -44,7 +44,7 @@ impl Skills {
             ..LoadOptions::default()
         };
         Skills {
-            spec,
+            spec: Arc::new(spec),
             validator: OnceLock::new(),
             layers,
             options,
@@ -95,7 +95,7 @@ impl Skills {
     /// lacking what the targets found require: listed, warned about by
     /// `validate`, not exported (see `target::orphan`)?
     pub fn is_orphan(&self, resolved: &crate::merge::Resolved) -> bool {
-        self.orphan(&resolved.effective(), &resolved.fragments, None)
+        self.orphan(resolved.effective(), resolved.fragments(), None)
             .is_some()
     }
 
@@ -182,14 +182,20 @@ impl Skills {
     /// and `explain`, which never refuse a skill for a consumer's rule).
     pub fn target_findings(
         &self,
-        resolved: &Resolved<'_>,
+        resolved: &Resolved,
         targets: &[crate::target::Target],
         severity: crate::error::Severity,
     ) -> Vec<Diagnostic> {
-        let effective = resolved.effective();
         targets
             .iter()
-            .flat_map(|t| t.check(&self.spec, &effective, &resolved.fragments, severity))
+            .flat_map(|t| {
+                t.check(
+                    &self.spec,
+                    resolved.effective(),
+                    resolved.fragments(),
+                    severity,
+                )
+            })
             .collect()
     }
 
@@ -258,13 +264,44 @@ impl Skills {
 
     /// Loads, validates and merges skill `name`. Every problem in every
     /// layer is reported together.
-    pub fn resolve(&self, name: &str) -> Result<Resolved<'_>> {
+    pub fn resolve(&self, name: &str) -> Result<Resolved> {
         let located = self.locate(name)?;
         self.resolve_located(name, &located)
     }
 
     /// [`Skills::resolve`] for files already located (e.g. by [`Layers::catalog`]).
-    pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved<'_>> {
+    pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved> {
+        let fragments = self.load_checked(name, located)?;
+        // The one merge of the skill: the checks and every caller use it.
+        self.finish(Resolved::new(self.spec.clone(), name, fragments))
+    }
+
+    /// [`Skills::resolve_located`] for a caller that reads only the fields
+    /// `keep` selects (`list`: a description and the switches): the same
+    /// checks, a merge of those fields and the ones the checks read.
+    pub fn resolve_fields(
+        &self,
+        name: &str,
+        located: &[Located],
+        keep: &dyn Fn(&crate::spec::Field) -> bool,
+    ) -> Result<Resolved> {
+        let fragments = self.load_checked(name, located)?;
+        let keep = |f: &crate::spec::Field| keep(f) || crate::check::needs(f);
+        self.finish(Resolved::new_only(self.spec.clone(), name, fragments, keep))
+    }
+
+    /// The checks of a merged skill ([`Skills::check_effective`]).
+    fn finish(&self, resolved: Resolved) -> Result<Resolved> {
+        let errors = self.check_effective(resolved.effective(), resolved.fragments());
+        if !errors.is_empty() {
+            return Err(Error::Invalid(errors));
+        }
+        Ok(resolved)
+    }
+
+    /// Skill `name`'s fragments, loaded, validated and checked before the
+    /// merge; every problem of every layer together.
+    fn load_checked(&self, name: &str, located: &[Located]) -> Result<Vec<Fragment>> {
         self.layers_usable()?;
         if located.is_empty() {
             return Err(self.not_found(name));
@@ -293,14 +330,7 @@ impl Skills {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
-        // Only the fields the check reads: the caller merges again for the
-        // whole skill, and this keeps that second merge the only full one.
-        let effective = crate::merge::merge_only(&self.spec, name, &fragments, crate::check::needs);
-        let errors = self.check_effective(&effective, &fragments);
-        if !errors.is_empty() {
-            return Err(Error::Invalid(errors));
-        }
-        Ok(Resolved::new(&self.spec, name, fragments))
+        Ok(fragments)
     }
 
     /// The files of skill `name` (every file under its `NAME/` directories
@@ -373,67 +403,7 @@ impl Skills {
             Err(Error::Invalid(refused))
         }
     }
-}
 
-/// A files-only directory ([`Form::Files`]) in the lowest layer that has
-/// skill `name`: no lower layer defines the skill its files would add to.
-/// An error at the directory.
-fn files_without_skill(name: &str, located: &[Located]) -> Option<Diagnostic> {
-    let first = located.first().filter(|l| l.form == Form::Files)?;
-    Some(
-        Diagnostic::error(
-            Some(&first.path),
-            DiagnosticKind::FilesWithoutSkill {
-                name: name.to_owned(),
-            },
-        )
-        .in_layer(first.layer),
-    )
-}
-
-/// [`Error::NoLayers`] when none of the three layer directories exists.
-pub fn no_layers(layers: &Layers) -> Option<Error> {
-    let dirs = layers.dirs();
-    (!dirs.iter().any(|d| d.is_dir)).then(|| Error::NoLayers {
-        searched: dirs.iter().map(|d| d.path.clone()).collect(),
-    })
-}
-
-/// What `validate` found.
-#[derive(Debug, Clone, Default)]
-pub struct Report {
-    /// Every error and warning, in skill-name, layer, line order.
-    pub diagnostics: Vec<Diagnostic>,
-    /// How many files were read.
-    pub files: usize,
-    /// How many skills were checked.
-    pub skills: usize,
-}
-
-impl Report {
-    /// The number of errors.
-    pub fn errors(&self) -> usize {
-        self.diagnostics.iter().filter(|d| d.is_error()).count()
-    }
-
-    /// The number of warnings.
-    pub fn warnings(&self) -> usize {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == crate::error::Severity::Warning)
-            .count()
-    }
-
-    /// The number of notes.
-    pub fn notes(&self) -> usize {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == crate::error::Severity::Note)
-            .count()
-    }
-}
-
-impl Skills {
     /// Checks every fragment of every skill (or of `names`): errors, plus
     /// warnings for shadowed forms, name mismatches and overrides with no
     /// effect.
@@ -702,6 +672,64 @@ impl Skills {
             .at(f.position(&pointer, false))
             .on_field(field)
         })
+    }
+}
+
+/// A files-only directory ([`Form::Files`]) in the lowest layer that has
+/// skill `name`: no lower layer defines the skill its files would add to.
+/// An error at the directory.
+fn files_without_skill(name: &str, located: &[Located]) -> Option<Diagnostic> {
+    let first = located.first().filter(|l| l.form == Form::Files)?;
+    Some(
+        Diagnostic::error(
+            Some(&first.path),
+            DiagnosticKind::FilesWithoutSkill {
+                name: name.to_owned(),
+            },
+        )
+        .in_layer(first.layer),
+    )
+}
+
+/// [`Error::NoLayers`] when none of the three layer directories exists.
+pub fn no_layers(layers: &Layers) -> Option<Error> {
+    let dirs = layers.dirs();
+    (!dirs.iter().any(|d| d.is_dir)).then(|| Error::NoLayers {
+        searched: dirs.iter().map(|d| d.path.clone()).collect(),
+    })
+}
+
+/// What `validate` found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Every error and warning, in skill-name, layer, line order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many files were read.
+    pub files: usize,
+    /// How many skills were checked.
+    pub skills: usize,
+}
+
+impl Report {
+    /// The number of errors.
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// The number of warnings.
+    pub fn warnings(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::error::Severity::Warning)
+            .count()
+    }
+
+    /// The number of notes.
+    pub fn notes(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::error::Severity::Note)
+            .count()
     }
 }
 

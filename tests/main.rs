@@ -29,6 +29,7 @@ mod it {
     mod layout;
     mod lookalike_names;
     mod nothing_silent;
+    mod one_pass;
     mod ownership;
     mod places;
     mod precedence;

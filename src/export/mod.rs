@@ -33,8 +33,11 @@
 //! **Whole or nothing.** Every skill is planned first (rendered, compared
 //! with the record and the disk, conflicts found) and nothing is written if
 //! any skill fails or is refused, unless `keep_going` asks for the others to
-//! be written. The plan keeps digests, not bytes: what must be written is
-//! rendered again when it is written. The record is written with both the
+//! be written. Each skill is resolved and rendered once: a plan with
+//! nothing to do keeps no bytes, one that writes keeps what it writes, up
+//! to [`KEEP_BYTES`] over all skills; past that, a plan keeps digests only
+//! and its skill is rendered again when it is written (and its bytes
+//! checked against the plan), so memory stays bounded. The record is written with both the
 //! old and the new digest of every file about to change before any file is,
 //! and with the new ones after, so an interrupted export leaves a record
 //! that accounts for every file it touched. A directory that does not exist
@@ -53,11 +56,11 @@ mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 pub(crate) use diff::short_diff;
 use ledger::Ledger;
-pub use outdir::OutDir;
+pub use outdir::{EntryKind, OutDir};
 use plan::{Action, Ctx, Plan, Planned, Pruned, Trust, on_disk, read_record};
 pub use record::RECORD_NAME;
 use record::{FileRecord, Record, SkillRecord, sha256};
@@ -67,6 +70,11 @@ use crate::engine::Skills;
 use crate::error::{Error, Result};
 use crate::source::Located;
 use crate::text::{EXCERPT_CHARS, excerpt};
+
+/// The most bytes of planned output kept from planning to writing, over
+/// all skills; the skills planned past it are rendered again to be written.
+/// (One byte in the crate's own tests, which so take the path past it.)
+const KEEP_BYTES: usize = if cfg!(test) { 1 } else { 64 << 20 };
 
 /// Called before an export waits for another one to finish with the
 /// directory (given as the person named it).
@@ -178,16 +186,16 @@ pub struct Conflict {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConflictKind {
     /// It exists and the record does not list it: export did not write it.
-    /// What is there, in words (`a directory`, `a symbolic link`).
-    Unmanaged(&'static str),
+    /// What is there.
+    Unmanaged(EntryKind),
     /// Files the record lists were changed by hand since.
     HandEdited,
     /// The record lists it, but no export on this machine wrote (or found)
     /// the files it claims that are there: the claim is not honoured, and
     /// the output is treated as export's own only once `--adopt NAME` (or
     /// `--adopt-all`, for a skill a layer provides) says so. What is
-    /// there, in words. The lines name the files.
-    Unconfirmed(&'static str),
+    /// there. The lines name the files.
+    Unconfirmed(EntryKind),
 }
 
 pub(crate) use crate::layer::FILE_NAME_MAX;
@@ -215,8 +223,8 @@ pub enum Drift {
     /// (`? path`); export keeps them.
     HandAdded(Vec<String>),
     /// Output export did not write (no record lists it) for a skill a
-    /// layer provides; what is there, in words.
-    Unmanaged(&'static str),
+    /// layer provides; what is there.
+    Unmanaged(EntryKind),
     /// Besides another drift: the record claims files there (`! path`)
     /// that no export on this machine wrote, and that do not hold what
     /// export writes now, so an export here refuses to overwrite or remove
@@ -330,7 +338,7 @@ impl Skills {
                 .binary_search_by(|(n, _)| n.as_str().cmp(name))
                 .is_ok()
         };
-        let out = OutDir::open_with(dir, options.boundary, options.on_wait)?;
+        let out = OutDir::open_with(dir, options.boundary, self.layers().cwd(), options.on_wait)?;
         let format = options.effective_format();
         let record = if out.is_new() {
             None
@@ -379,8 +387,9 @@ impl Skills {
             cap: self.max_manifest_bytes(),
         };
         let adopted: BTreeSet<&str> = options.adopt.iter().map(String::as_str).collect();
+        let kept = AtomicUsize::new(0);
         let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
-            let files = match self.rendered_for(name, located, format, options.target, true) {
+            let files = match rendered::rendered_for(self, name, located, format, options.target) {
                 Ok(Some(files)) => files,
                 Ok(None) => return Planned::Off,
                 Err(e) => return Planned::Failed(Box::new(e)),
@@ -421,7 +430,13 @@ impl Skills {
                     }
                 }
             }
-            Planned::Ready(Box::new(plan))
+            let files = if !plan.writes() {
+                Some(Vec::new())
+            } else {
+                let size: usize = files.iter().map(|f| f.bytes.len()).sum();
+                (kept.fetch_add(size, Ordering::Relaxed) + size <= KEEP_BYTES).then_some(files)
+            };
+            Planned::Ready(Box::new(plan), files)
         });
         // Switched off: gone, as far as the output goes.
         let off: BTreeSet<&str> = catalog
@@ -458,7 +473,7 @@ impl Skills {
             if let Trust::Untrusted(lines) = trust {
                 return Pruned::Unconfirmed(Box::new(Conflict {
                     name: name.clone(),
-                    kind: ConflictKind::Unconfirmed(on.words()),
+                    kind: ConflictKind::Unconfirmed(on),
                     path: plan::shown_output(&out, name, format),
                     lines,
                 }));
@@ -491,9 +506,9 @@ impl Skills {
                         learned.push(name.as_str());
                     }
                 }
-                Planned::Ready(plan) => match plan.conflict(name, format, &out) {
+                Planned::Ready(plan, files) => match plan.conflict(name, format, &out) {
                     Some(c) => report.refused.push(c),
-                    None => go.push((name.as_str(), *plan)),
+                    None => go.push((name.as_str(), *plan, files)),
                 },
             }
         }
@@ -510,7 +525,7 @@ impl Skills {
         }
         let stopped = !report.failed.is_empty() || !report.refused.is_empty();
         if stopped && !options.keep_going {
-            for (_, plan) in &go {
+            for (_, plan, _) in &go {
                 if plan.writes() {
                     report.not_written += 1;
                 } else {
@@ -531,8 +546,8 @@ impl Skills {
         // claims first.
         let pending: BTreeMap<String, SkillRecord> = go
             .iter()
-            .filter(|(_, plan)| plan.writes())
-            .map(|(name, plan)| ((*name).to_owned(), plan.pending(record.skills.get(*name))))
+            .filter(|(_, plan, _)| plan.writes())
+            .map(|(name, plan, _)| ((*name).to_owned(), plan.pending(record.skills.get(*name))))
             .collect();
         let spec_sha = self.spec().sha256();
         let write_record = |record: &Record, patch: &BTreeMap<String, SkillRecord>| -> Result<()> {
@@ -549,28 +564,51 @@ impl Skills {
             write_record(&record, &pending)?;
         }
 
-        // Write: each skill rendered again, its bytes checked against the
-        // plan. After a failed write, no more are started.
+        // Write what each plan rendered. After a failed write, no more are
+        // started.
         let stop = AtomicBool::new(false);
         let index: BTreeMap<&str, &[Located]> = catalog
             .iter()
             .map(|(n, l)| (n.as_str(), l.as_slice()))
             .collect();
-        let results = crate::par::map(&go, options.jobs, |(name, plan)| -> Option<Result<()>> {
-            if !plan.writes() {
-                return Some(Ok(()));
-            }
-            if stop.load(Ordering::Relaxed) {
-                return None;
-            }
-            let r = self.carry_out(&out, name, index[name], plan, format, options.target);
-            if r.is_err() {
-                stop.store(true, Ordering::Relaxed);
-            }
-            Some(r)
-        });
+        let results = crate::par::map(
+            &go,
+            options.jobs,
+            |(name, plan, files)| -> Option<Result<()>> {
+                if !plan.writes() {
+                    return Some(Ok(()));
+                }
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                // Past the budget of kept bytes: rendered again.
+                let again;
+                let files = match files {
+                    Some(files) => files,
+                    None => {
+                        let r =
+                            rendered::rendered_for(self, name, index[name], format, options.target);
+                        match r {
+                            Ok(files) => {
+                                again = files.unwrap_or_default();
+                                &again
+                            }
+                            Err(e) => {
+                                stop.store(true, Ordering::Relaxed);
+                                return Some(Err(e));
+                            }
+                        }
+                    }
+                };
+                let r = self.carry_out(&out, name, plan, files, format);
+                if r.is_err() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Some(r)
+            },
+        );
         let mut pending = pending;
-        for ((name, plan), r) in go.iter().zip(results) {
+        for ((name, plan, _), r) in go.iter().zip(results) {
             let entry = match r {
                 Some(Ok(())) => {
                     if plan.writes() {
@@ -607,7 +645,7 @@ impl Skills {
             }
             let done = match plan {
                 None => Ok(()),
-                Some(plan) => self.carry_out(&out, name, &[], plan, format, None),
+                Some(plan) => self.carry_out(&out, name, plan, &[], format),
             };
             match done {
                 Ok(()) => {
@@ -678,25 +716,22 @@ impl Skills {
         report.kept_more += plan.hand_added_more;
     }
 
-    /// Writes and removes what `plan` says for skill `name` (`located`: its
-    /// files, to render it again; empty for a pruned skill).
+    /// Writes and removes what `plan` says for skill `name` (`files`: what
+    /// it renders now, checked against the plan's digests; none for a
+    /// pruned skill).
     fn carry_out(
         &self,
         out: &OutDir,
         name: &str,
-        located: &[Located],
         plan: &Plan,
+        files: &[OutFile],
         format: Format,
-        target: Option<&crate::target::Target>,
     ) -> Result<()> {
         let fail = |rel: &str| {
             let path = out.shown(rel);
             move |source| Error::Write { path, source }
         };
         if plan.files.iter().any(|f| f.action == Action::Write) {
-            let files = self
-                .rendered_for(name, located, format, target, false)?
-                .unwrap_or_default();
             for f in &plan.files {
                 if f.action != Action::Write {
                     continue;
@@ -754,8 +789,7 @@ impl Skills {
         // the results are held three times over while the workers' parts
         // are put back in order. `Ok(None)`: not written.
         let results = crate::par::map(catalog, options.jobs, |(name, located)| {
-            let files = self
-                .rendered_for(name, located, format, options.target, true)
+            let files = rendered::rendered_for(self, name, located, format, options.target)
                 .map_err(|e| {
                     if !options.keep_going {
                         stop.store(true, Ordering::Relaxed);
@@ -859,7 +893,9 @@ impl Skills {
     ) -> Result<Vec<(String, Drift)>> {
         self.require_layers()?;
         let format = options.effective_format();
-        let Some(out) = OutDir::open_read(dir, options.boundary, options.on_wait)? else {
+        let Some(out) =
+            OutDir::open_read(dir, options.boundary, self.layers().cwd(), options.on_wait)?
+        else {
             return Err(Error::NotExported {
                 dir: dir.components().collect(),
             });
@@ -884,7 +920,8 @@ impl Skills {
             |(name, located)| -> Result<Vec<Drift>> {
                 let rec = old.skills.get(name);
                 let on = disk.get(name).copied();
-                let Some(files) = self.rendered_for(name, located, format, options.target, true)?
+                let Some(files) =
+                    rendered::rendered_for(self, name, located, format, options.target)?
                 else {
                     // Switched off: export would remove what it wrote.
                     return Ok(if rec.is_some() {
@@ -996,5 +1033,42 @@ fn changed_meanwhile(out: &OutDir, name: &str, format: Format) -> Error {
             "{}: its layers changed while the export was running; nothing more of it was written (export again)",
             crate::text::path(&out.shown(&format.entry(name)))
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::source::Layers;
+    use crate::spec::MergeSpec;
+
+    /// Past the budget of kept bytes (none here), a skill whose output
+    /// changed is rendered again to be written, and written whole.
+    #[test]
+    fn past_the_budget_a_skill_is_rendered_again_to_be_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("base")).unwrap();
+        let write = |text: &str| std::fs::write(root.join("base/w.yaml"), text).unwrap();
+        let spec =
+            MergeSpec::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/mergespec.yaml"))
+                .unwrap();
+        let skills = super::Skills::new(spec, Layers::from_root(&root), 1 << 20);
+        let out = root.join("out");
+        let state = root.join("state");
+        let options = super::ExportOptions {
+            jobs: 1,
+            state_dir: Some(&state),
+            ..Default::default()
+        };
+        write("description: One.\n");
+        let first = skills.export_with(&out, &options).unwrap();
+        assert_eq!(first.written, ["w"]);
+        write("description: Two.\n");
+        let second = skills.export_with(&out, &options).unwrap();
+        assert_eq!(second.written, ["w"], "{second:?}");
+        let json = std::fs::read_to_string(out.join("w.json")).unwrap();
+        assert!(json.contains("Two."), "{json}");
     }
 }

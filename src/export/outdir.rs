@@ -66,7 +66,7 @@ pub(crate) const MAX_DEPTH: usize = 32;
 
 /// What an entry is, never following a symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Kind {
+pub enum EntryKind {
     /// A directory.
     Dir,
     /// A regular file.
@@ -77,24 +77,30 @@ pub(crate) enum Kind {
     Other,
 }
 
-impl Kind {
-    fn of(t: FileType) -> Kind {
+impl EntryKind {
+    fn of(t: FileType) -> EntryKind {
         match t {
-            FileType::Directory => Kind::Dir,
-            FileType::RegularFile => Kind::File,
-            FileType::Symlink => Kind::Symlink,
-            _ => Kind::Other,
+            FileType::Directory => EntryKind::Dir,
+            FileType::RegularFile => EntryKind::File,
+            FileType::Symlink => EntryKind::Symlink,
+            _ => EntryKind::Other,
         }
     }
 
-    /// The entry in words, after "is".
+    /// The entry in words, after "is" (also its `Display`).
     pub fn words(self) -> &'static str {
         match self {
-            Kind::Dir => "a directory",
-            Kind::File => "a file",
-            Kind::Symlink => "a symbolic link",
-            Kind::Other => "not a regular file",
+            EntryKind::Dir => "a directory",
+            EntryKind::File => "a file",
+            EntryKind::Symlink => "a symbolic link",
+            EntryKind::Other => "not a regular file",
         }
+    }
+}
+
+impl std::fmt::Display for EntryKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.words())
     }
 }
 
@@ -243,11 +249,11 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn route(given: &Path, boundary: Option<&Path>) -> std::io::Result<Route> {
-    let cwd = std::env::current_dir()?;
+fn route(given: &Path, boundary: Option<&Path>, cwd: Option<&Path>) -> std::io::Result<Route> {
+    let cwd = cwd.ok_or_else(|| std::io::Error::other("no working directory"))?;
     let boundary = match boundary {
         Some(b) => normalize(&cwd.join(b)),
-        None => boundary_of(&cwd),
+        None => boundary_of(cwd),
     };
     let abs = normalize(&cwd.join(given));
     let whole = |base: PathBuf| -> std::io::Result<Route> {
@@ -320,9 +326,9 @@ fn open_dir_at(
 }
 
 /// What is at `name` in `dir`, not following a symlink.
-fn kind_at(dir: impl AsFd, name: impl rustix::path::Arg) -> rustix::io::Result<Kind> {
+fn kind_at(dir: impl AsFd, name: impl rustix::path::Arg) -> rustix::io::Result<EntryKind> {
     let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
-    Ok(Kind::of(FileType::from_raw_mode(st.st_mode)))
+    Ok(EntryKind::of(FileType::from_raw_mode(st.st_mode)))
 }
 
 /// Where the symlink `name` in `dir` points, for messages.
@@ -418,7 +424,7 @@ fn random_name(prefix: &str) -> String {
 
 /// Every entry of directory `fd` but `.` and `..`, with what it is; an
 /// error once more than `budget` were visited.
-fn entries(fd: impl AsFd, budget: &mut usize) -> std::io::Result<Vec<(OsString, Kind)>> {
+fn entries(fd: impl AsFd, budget: &mut usize) -> std::io::Result<Vec<(OsString, EntryKind)>> {
     let fd = fd.as_fd();
     let mut dir = Dir::read_from(fd).map_err(io)?;
     entries_of(&mut dir, fd, budget)
@@ -430,7 +436,7 @@ fn entries_of(
     dir: &mut Dir,
     fd: BorrowedFd<'_>,
     budget: &mut usize,
-) -> std::io::Result<Vec<(OsString, Kind)>> {
+) -> std::io::Result<Vec<(OsString, EntryKind)>> {
     let mut out = Vec::new();
     for entry in dir {
         let entry = entry.map_err(io)?;
@@ -445,7 +451,7 @@ fn entries_of(
         let name = OsStr::from_bytes(name).to_os_string();
         let kind = match entry.file_type() {
             FileType::Unknown => kind_at(fd, name.as_os_str()).map_err(io)?,
-            t => Kind::of(t),
+            t => EntryKind::of(t),
         };
         out.push((name, kind));
     }
@@ -463,7 +469,7 @@ fn remove_tree(
 ) -> std::io::Result<()> {
     let dir = dir.as_fd();
     match kind_at(dir, name) {
-        Ok(Kind::Dir) => {}
+        Ok(EntryKind::Dir) => {}
         Ok(_) => return rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(io),
         Err(Errno::NOENT) => return Ok(()),
         Err(e) => return Err(io(e)),
@@ -473,7 +479,7 @@ fn remove_tree(
     }
     let fd = open_dir_at(dir, name, false).map_err(io)?;
     for (entry, kind) in entries(&fd, budget)? {
-        if kind == Kind::Dir {
+        if kind == EntryKind::Dir {
             remove_tree(&fd, &entry, budget, depth + 1)?;
         } else {
             rustix::fs::unlinkat(&fd, entry.as_os_str(), AtFlags::empty()).map_err(io)?;
@@ -528,10 +534,10 @@ fn remove_stale_staging(
             continue;
         }
         let gone = match kind {
-            Kind::Symlink => {
+            EntryKind::Symlink => {
                 rustix::fs::unlinkat(parent, name.as_os_str(), AtFlags::empty()).is_ok()
             }
-            Kind::Dir => {
+            EntryKind::Dir => {
                 let Ok(fd) = open_dir_at(parent, name.as_os_str(), false) else {
                     continue;
                 };
@@ -576,7 +582,8 @@ impl OutDir {
     /// another export. A `dir` that does not exist gets a staging directory
     /// that [`OutDir::finish`] renames into place.
     pub fn open(dir: &Path, on_wait: Option<&super::OnWait>) -> Result<OutDir> {
-        Self::open_with(dir, None, on_wait)
+        let env = crate::source::Env::from_process();
+        Self::open_with(dir, None, env.cwd.as_deref(), on_wait)
     }
 
     /// [`OutDir::open`] with another boundary than the default (the root
@@ -585,9 +592,10 @@ impl OutDir {
     pub(crate) fn open_with(
         dir: &Path,
         boundary: Option<&Path>,
+        cwd: Option<&Path>,
         on_wait: Option<&super::OnWait>,
     ) -> Result<OutDir> {
-        Ok(Self::open_as(dir, Access::Write, boundary, on_wait)?
+        Ok(Self::open_as(dir, Access::Write, boundary, cwd, on_wait)?
             .expect("a write creates what is missing"))
     }
 
@@ -596,15 +604,17 @@ impl OutDir {
     pub(crate) fn open_read(
         dir: &Path,
         boundary: Option<&Path>,
+        cwd: Option<&Path>,
         on_wait: Option<&super::OnWait>,
     ) -> Result<Option<OutDir>> {
-        Self::open_as(dir, Access::Read, boundary, on_wait)
+        Self::open_as(dir, Access::Read, boundary, cwd, on_wait)
     }
 
     fn open_as(
         dir: &Path,
         access: Access,
         boundary: Option<&Path>,
+        cwd: Option<&Path>,
         on_wait: Option<&super::OnWait>,
     ) -> Result<Option<OutDir>> {
         // `m/` and `m/.` name `m` itself.
@@ -613,14 +623,14 @@ impl OutDir {
             path: path.to_path_buf(),
             source,
         };
-        let route = route(&given, boundary).map_err(|e| write_error(&given, e))?;
+        let route = route(&given, boundary, cwd).map_err(|e| write_error(&given, e))?;
         let mut cur =
             open_dir_at(CWD, &route.base, true).map_err(|e| write_error(&route.base, io(e)))?;
         let mut shown = route.base.clone();
         let last = route.rest.len() - 1;
         let refuse = |cur: &OwnedFd, name: &OsStr, shown: &Path, is_last: bool| -> Error {
             match kind_at(cur, name) {
-                Ok(Kind::Symlink) => {
+                Ok(EntryKind::Symlink) => {
                     let target = text::path(&link_target(cur, name));
                     Error::Refused {
                         path: None,
@@ -640,7 +650,7 @@ impl OutDir {
                         },
                     }
                 }
-                Ok(Kind::Dir) => write_error(
+                Ok(EntryKind::Dir) => write_error(
                     shown,
                     std::io::Error::from(std::io::ErrorKind::PermissionDenied),
                 ),
@@ -835,7 +845,7 @@ impl OutDir {
                     let kind = kind_at(&cur, part).map_err(|_| Reach::Io(io(e)))?;
                     if !replace {
                         let mut what = format!("{} is {}", &rel[..upto - 1], kind.words());
-                        if kind == Kind::Symlink {
+                        if kind == EntryKind::Symlink {
                             what.push_str(&format!(" to {}", text::path(&link_target(&cur, part))));
                         }
                         return Err(Reach::Blocked(what));
@@ -857,7 +867,7 @@ impl OutDir {
     }
 
     /// What is at `rel`, not following a symlink; `None` when nothing.
-    pub(crate) fn kind(&self, rel: &str) -> Option<Kind> {
+    pub(crate) fn kind(&self, rel: &str) -> Option<EntryKind> {
         let (dir, leaf) = self.parent_of(rel, false, false, None).ok()?;
         kind_at(&dir, leaf).ok()
     }
@@ -896,8 +906,8 @@ impl OutDir {
         let Ok(st) = rustix::fs::fstat(&fd) else {
             return Probe::Blocked(format!("{rel} cannot be read"));
         };
-        let kind = Kind::of(FileType::from_raw_mode(st.st_mode));
-        if kind != Kind::File {
+        let kind = EntryKind::of(FileType::from_raw_mode(st.st_mode));
+        if kind != EntryKind::File {
             return Probe::Blocked(format!("{rel} is {}", kind.words()));
         }
         let executable = st.st_mode & 0o111 != 0;
@@ -1036,7 +1046,7 @@ impl OutDir {
         if self.staging.is_some() {
             return fill(create(leaf).map_err(io)?);
         }
-        if replace && kind_at(&dir, leaf) == Ok(Kind::Dir) {
+        if replace && kind_at(&dir, leaf) == Ok(EntryKind::Dir) {
             remove_empty_dir(&dir, leaf, rel)?;
         }
         let mut tries = 0;
@@ -1086,7 +1096,7 @@ impl OutDir {
 
     /// The entries of the directory itself, hidden ones left out, with what
     /// each is; an error naming the directory past [`MAX_ENTRIES`].
-    pub(crate) fn list(&self) -> Result<Vec<(OsString, Kind)>> {
+    pub(crate) fn list(&self) -> Result<Vec<(OsString, EntryKind)>> {
         let mut budget = MAX_ENTRIES;
         let mut all = entries(&self.root, &mut budget).map_err(|source| Error::Write {
             path: self.given.clone(),
@@ -1103,7 +1113,7 @@ impl OutDir {
     }
 
     /// Everything below directory `rel` (files, symlinks, other, and the
-    /// directories as [`Kind::Dir`]), as paths relative to the output
+    /// directories as [`EntryKind::Dir`]), as paths relative to the output
     /// directory, sorted;
     /// hidden entries included (export never writes one inside a skill's
     /// directory, so each is a file planted there: `.setup.sh`, a `.git`
@@ -1115,7 +1125,7 @@ impl OutDir {
         rel: &str,
         budget: usize,
         cache: &Cache,
-    ) -> (Vec<(String, Kind)>, bool) {
+    ) -> (Vec<(String, EntryKind)>, bool) {
         let mut out = Vec::new();
         let mut budget = budget;
         let mut cut = false;
@@ -1191,7 +1201,7 @@ fn walk(
     rel: &str,
     depth: usize,
     budget: &mut usize,
-    out: &mut Vec<(String, Kind)>,
+    out: &mut Vec<(String, EntryKind)>,
     cut: &mut bool,
     cache: &Cache,
 ) {
@@ -1212,7 +1222,7 @@ fn walk(
     found.sort();
     for (name, kind) in found {
         let path = format!("{rel}/{}", name.to_string_lossy());
-        if kind != Kind::Dir {
+        if kind != EntryKind::Dir {
             out.push((path, kind));
             continue;
         }
@@ -1220,10 +1230,10 @@ fn walk(
             *cut = true;
             continue;
         }
-        out.push((path.clone(), Kind::Dir));
+        out.push((path.clone(), EntryKind::Dir));
         match open_dir_at(&*fd, name.as_os_str(), false) {
             Ok(sub) => walk(sub, &path, depth + 1, budget, out, cut, cache),
-            Err(_) => out.push((path, Kind::Other)),
+            Err(_) => out.push((path, EntryKind::Other)),
         }
         if *cut && *budget == 0 {
             return;

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::diff::short_diff;
-use super::outdir::{self, Holds, Kind, OutDir, Probe};
+use super::outdir::{self, EntryKind, Holds, OutDir, Probe};
 use super::record::{self, Digest, FileRecord, RECORD_NAME, Record, SkillRecord};
 use super::{Conflict, ConflictKind, Format, MAX_LINES, OutFile};
 use crate::error::{Error, Result};
@@ -51,7 +51,7 @@ pub(super) struct Plan {
     /// The walk stopped at its bound: there may be more.
     pub(super) walk_cut: bool,
     /// Unmanaged output: what is there.
-    pub(super) unmanaged: Option<&'static str>,
+    pub(super) unmanaged: Option<EntryKind>,
     /// Unmanaged because the record's entry is not honoured: the files it
     /// claims that no export on this machine wrote ([`Trust::Untrusted`]).
     pub(super) unconfirmed: Option<Vec<String>>,
@@ -230,7 +230,7 @@ fn honour(f: &FileRecord, l: &FileRecord) -> Option<FileRecord> {
 /// Whether something may be at `rel`, or in the way of it: false only when
 /// a walk of the skill's directory that went everywhere found neither it
 /// nor anything at a path above it (a file where a directory should be).
-fn may_be_there(walked: Option<&(Vec<(String, Kind)>, bool)>, rel: &str) -> bool {
+fn may_be_there(walked: Option<&(Vec<(String, EntryKind)>, bool)>, rel: &str) -> bool {
     let Some((found, false)) = walked else {
         return true;
     };
@@ -245,7 +245,7 @@ fn may_be_there(walked: Option<&(Vec<(String, Kind)>, bool)>, rel: &str) -> bool
     }
     let mut p = rel;
     while let Some((parent, _)) = p.rsplit_once('/') {
-        if at(parent).is_some_and(|k| k != Kind::Dir) {
+        if at(parent).is_some_and(|k| k != EntryKind::Dir) {
             return true;
         }
         p = parent;
@@ -323,7 +323,7 @@ impl Ctx<'_> {
         name: &str,
         files: Option<&[OutFile]>,
         old: Option<&SkillRecord>,
-        on_disk: Option<Kind>,
+        on_disk: Option<EntryKind>,
         adopt: bool,
         force: bool,
     ) -> Plan {
@@ -336,13 +336,13 @@ impl Ctx<'_> {
             && !adopt
             && let Some(kind) = on_disk
         {
-            plan.unmanaged = Some(kind.words());
+            plan.unmanaged = Some(kind);
             return plan;
         }
         // A skill directory that is not one: nothing below it is probed
         // (a link is never followed), every file is written once allowed.
         let blocked_dir = match (self.format, on_disk) {
-            (Format::Skill, Some(k)) if k != Kind::Dir => Some(k),
+            (Format::Skill, Some(k)) if k != EntryKind::Dir => Some(k),
             _ => None,
         };
         if let Some(kind) = blocked_dir
@@ -358,7 +358,7 @@ impl Ctx<'_> {
         // The skill's directories, opened once: by the walk for files
         // export did not write, then reused by every file's comparison.
         let cache = outdir::Cache::default();
-        let walked = (self.format == Format::Skill && on_disk == Some(Kind::Dir))
+        let walked = (self.format == Format::Skill && on_disk == Some(EntryKind::Dir))
             .then(|| self.out.leaves(name, outdir::MAX_SKILL_ENTRIES, &cache));
         let mut seen = BTreeSet::new();
         for f in files.unwrap_or_default() {
@@ -494,7 +494,7 @@ impl Ctx<'_> {
                 }
             }
             for (rel, kind) in leaves {
-                if kind == Kind::Dir || listed.contains(rel.as_str()) {
+                if kind == EntryKind::Dir || listed.contains(rel.as_str()) {
                     continue;
                 }
                 if plan.hand_added.len() < MAX_LINES {
@@ -519,7 +519,7 @@ impl Ctx<'_> {
         files: Option<&[OutFile]>,
         rec: Option<&'r SkillRecord>,
         led: Option<&SkillRecord>,
-        on_disk: Option<Kind>,
+        on_disk: Option<EntryKind>,
     ) -> Trust<'r> {
         let Some(rec) = rec else {
             return Trust::None;
@@ -533,7 +533,7 @@ impl Ctx<'_> {
         let cache = outdir::Cache::default();
         // One walk of the skill's directory spares a probe per claim of a
         // file that is not there.
-        let walked = (self.format == Format::Skill && on_disk == Some(Kind::Dir))
+        let walked = (self.format == Format::Skill && on_disk == Some(EntryKind::Dir))
             .then(|| self.out.leaves(name, outdir::MAX_SKILL_ENTRIES, &cache));
         let mut honoured = Vec::with_capacity(rec.len());
         let mut untrusted = Vec::new();
@@ -603,7 +603,7 @@ pub(super) fn read_record(out: &OutDir, format: Format) -> Result<Option<(Record
     };
     let file = match out.kind(RECORD_NAME) {
         None => return Ok(None),
-        Some(Kind::File) => {
+        Some(EntryKind::File) => {
             out.open_file(RECORD_NAME, None)
                 .ok_or_else(|| bad("cannot be read".to_owned()))?
                 .0
@@ -631,7 +631,7 @@ pub(super) fn read_record(out: &OutDir, format: Format) -> Result<Option<(Record
 /// What is at each skill's output place in `out`, by skill name: the
 /// directory's entries named `<name>.json` for manifests, or any entry for
 /// skill directories; hidden entries and names that are not UTF-8 left out.
-pub(super) fn on_disk(out: &OutDir, format: Format) -> Result<BTreeMap<String, Kind>> {
+pub(super) fn on_disk(out: &OutDir, format: Format) -> Result<BTreeMap<String, EntryKind>> {
     Ok(out
         .list()?
         .into_iter()
@@ -657,7 +657,10 @@ pub(super) enum Planned {
     Unchanged {
         learn: bool,
     },
-    Ready(Box<Plan>),
+    /// A plan that does something, with the skill's files as rendered
+    /// when it was planned (none if it only removes), which are written;
+    /// `None` past the budget of kept bytes (rendered again to be written).
+    Ready(Box<Plan>, Option<super::Rendered>),
     /// Switched off (for the target): not exported, and what export wrote
     /// of it before goes.
     Off,

@@ -8,167 +8,143 @@ use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::output::render;
 use crate::source::Located;
 
-impl Skills {
-    /// The effective skill's manifest: the `show` JSON.
-    pub fn manifest(&self, name: &str) -> Result<String> {
-        Ok(render::effective_to_json(&self.resolve(name)?.effective()))
+/// What skill `name` exports as for `target` (or, without one, in
+/// `format`); `None` when it is switched off for it.
+pub(super) fn rendered_for(
+    skills: &Skills,
+    name: &str,
+    located: &[Located],
+    format: Format,
+    target: Option<&crate::target::Target>,
+) -> Result<Option<Rendered>> {
+    if let Some(d) = unexportable_at(name, located) {
+        return Err(d.into());
     }
-
-    /// What skill `name` exports as in `format` (paths relative to the
-    /// output directory); an error if it cannot be exported.
-    pub fn rendered(&self, name: &str, located: &[Located], format: Format) -> Result<Rendered> {
-        Ok(self
-            .rendered_for(name, located, format, None, true)?
-            .unwrap_or_default())
+    let resolved = skills.resolve_located(name, located)?;
+    let effective = resolved.effective();
+    let switch = crate::target::switch(skills.spec(), effective);
+    if !switch.enabled || target.is_some_and(|t| !switch.goes_to(&t.name)) {
+        return Ok(None);
     }
-
-    /// What skill `name` exports as for `target` (or, without one, in
-    /// `format`); `None` when it is switched off (`honour_switches`).
-    pub(crate) fn rendered_for(
-        &self,
-        name: &str,
-        located: &[Located],
-        format: Format,
-        target: Option<&crate::target::Target>,
-        honour_switches: bool,
-    ) -> Result<Option<Rendered>> {
-        if let Some(d) = unexportable_at(name, located) {
-            return Err(d.into());
+    // A skill no layer below the one introducing it defines, lacking what
+    // the targets require, is not exported (`validate` warns).
+    if skills
+        .orphan(effective, resolved.fragments(), target)
+        .is_some()
+    {
+        return Ok(None);
+    }
+    // The values a target judges and renders, made once.
+    let values = match target.map(|_| effective.to_value()) {
+        Some(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    if let Some(t) = target {
+        let errors: Vec<Diagnostic> = t
+            .check_values(
+                skills.spec(),
+                effective,
+                &values,
+                resolved.fragments(),
+                crate::error::Severity::Error,
+            )
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect();
+        if !errors.is_empty() {
+            return Err(Error::Invalid(errors));
         }
-        let resolved = self.resolve_located(name, located)?;
-        let effective = resolved.effective();
-        if honour_switches {
-            let switch = crate::target::switch(self.spec(), &effective);
-            if !switch.enabled || target.is_some_and(|t| !switch.goes_to(&t.name)) {
-                return Ok(None);
-            }
-            // A skill no layer below the one introducing it defines, lacking
-            // what the targets require, is not exported (`validate` warns).
-            if self
-                .orphan(&effective, &resolved.fragments, target)
-                .is_some()
-            {
-                return Ok(None);
-            }
-        }
-        if let Some(t) = target {
-            let errors: Vec<Diagnostic> = t
-                .check(
-                    self.spec(),
-                    &effective,
-                    &resolved.fragments,
-                    crate::error::Severity::Error,
-                )
-                .into_iter()
-                .filter(Diagnostic::is_error)
-                .collect();
-            if !errors.is_empty() {
-                return Err(Error::Invalid(errors));
-            }
-        }
-        // A SKILL.md among the skill's files is refused in every format:
-        // whoever loads the skill's directory would find it. In the skill
-        // format, so are paths that cannot all be written.
-        let files = self.files_of(located)?;
-        let mut problems = crate::source::files::skill_md_files(&files);
-        if format == Format::Skill {
-            let generated = match target {
-                Some(t) => t.generated(),
-                None => vec![crate::source::files::Generated::skill_md()],
+    }
+    // A SKILL.md among the skill's files is refused in every format:
+    // whoever loads the skill's directory would find it. In the skill
+    // format, so are paths that cannot all be written.
+    let files = skills.files_of(located)?;
+    let mut problems = crate::source::files::skill_md_files(&files);
+    if format == Format::Skill {
+        let generated = match target {
+            Some(t) => t.generated(),
+            None => vec![crate::source::files::Generated::skill_md()],
+        };
+        problems.extend(crate::source::files::collisions(&files, &generated));
+    }
+    if !problems.is_empty() {
+        return Err(Error::Invalid(problems));
+    }
+    match format {
+        Format::Json => Ok(Some(vec![OutFile::new(
+            format!("{name}.json"),
+            render::effective_to_json(effective).into_bytes(),
+        )])),
+        Format::Skill => {
+            let (skill_md, translated) = match target {
+                None => (
+                    crate::output::skillmd::try_render(skills.spec(), effective)?,
+                    Vec::new(),
+                ),
+                Some(t) => {
+                    let r = t.render(skills.spec(), &values);
+                    let doc = crate::output::skillmd::document(
+                        r.front.iter().map(|(k, v)| (k.as_str(), v)),
+                        crate::output::skillmd::body_of(skills.spec(), &values),
+                    );
+                    (doc, r.files)
+                }
             };
-            problems.extend(crate::source::files::collisions(&files, &generated));
-        }
-        if !problems.is_empty() {
-            return Err(Error::Invalid(problems));
-        }
-        match format {
-            Format::Json => Ok(Some(vec![OutFile::new(
-                format!("{name}.json"),
-                render::effective_to_json(&effective).into_bytes(),
-            )])),
-            Format::Skill => {
-                let (skill_md, translated) = match target {
-                    None => (
-                        crate::output::skillmd::try_render(self.spec(), &effective)?,
-                        Vec::new(),
-                    ),
-                    Some(t) => {
-                        let values = match effective.to_value() {
-                            serde_json::Value::Object(m) => m,
-                            _ => serde_json::Map::new(),
-                        };
-                        let r = t.render(self.spec(), &values);
-                        let doc = crate::output::skillmd::document(
-                            r.front.iter().map(|(k, v)| (k.as_str(), v)),
-                            crate::output::skillmd::body_of(self.spec(), &values),
-                        );
-                        (doc, r.files)
-                    }
-                };
-                let mut out = vec![OutFile::new(
-                    format!("{name}/SKILL.md"),
-                    skill_md.into_bytes(),
-                )];
-                // A layer's file where a translation writes: parsed, as a
-                // fragment is, and merged with the translation below;
-                // never copied as it is.
-                let mut given: Vec<(String, serde_json::Map<String, serde_json::Value>)> =
-                    Vec::new();
-                for f in files {
-                    let refused = |reason: String| {
-                        Error::from(
-                            Diagnostic::error(
-                                Some(&f.source.path),
-                                DiagnosticKind::Refused { reason },
-                            )
+            let mut out = vec![OutFile::new(
+                format!("{name}/SKILL.md"),
+                skill_md.into_bytes(),
+            )];
+            // A layer's file where a translation writes: parsed, as a
+            // fragment is, and merged with the translation below;
+            // never copied as it is.
+            let mut given: Vec<(String, serde_json::Map<String, serde_json::Value>)> = Vec::new();
+            for f in files {
+                let refused = |reason: String| {
+                    Error::from(
+                        Diagnostic::error(Some(&f.source.path), DiagnosticKind::Refused { reason })
                             .in_layer(f.source.layer),
-                        )
-                    };
-                    let rel = format!("{name}/{}", f.rel);
-                    // The record must be able to name it.
-                    if let Err(why) = record::check_rel(name, &rel, format) {
-                        return Err(refused(format!(
-                            "cannot be exported: its path inside the skill has {why}"
-                        )));
-                    }
-                    if translated.iter().any(|(t, _)| *t == f.rel) {
-                        let fields = crate::target::read_translated(&f, self.max_fragment_bytes())?;
-                        given.push((f.rel.clone(), fields));
-                        continue;
-                    }
-                    // Copied as bytes, never parsed; confined like every read.
-                    let bytes = crate::source::confine::read_in_root(
-                        &f.root,
-                        &f.source.path,
-                        f.source.size,
                     )
-                    .map_err(|r| {
-                        refused(r.describe(&f.source.path, &f.source.layer.to_string()))
-                    })?;
-                    out.push(OutFile {
-                        rel,
-                        bytes,
-                        executable: f.source.executable,
-                    });
+                };
+                let rel = format!("{name}/{}", f.rel);
+                // The record must be able to name it.
+                if let Err(why) = record::check_rel(name, &rel, format) {
+                    return Err(refused(format!(
+                        "cannot be exported: its path inside the skill has {why}"
+                    )));
                 }
-                // A target's translations: written as YAML files of the
-                // skill, merged into a file of that name a layer provides.
-                for (rel, doc) in translated {
-                    let mut doc = doc;
-                    if let Some(i) = given.iter().position(|(g, _)| *g == rel) {
-                        let mut base = serde_json::Value::Object(given.swap_remove(i).1);
-                        deep_merge(&mut base, doc);
-                        doc = base;
-                    }
-                    let serde_json::Value::Object(m) = &doc else {
-                        continue;
-                    };
-                    let text =
-                        crate::output::yaml_out::mapping(m.iter().map(|(k, v)| (k.as_str(), v)));
-                    out.push(OutFile::new(format!("{name}/{rel}"), text.into_bytes()));
+                if translated.iter().any(|(t, _)| *t == f.rel) {
+                    let fields = crate::target::read_translated(&f, skills.max_fragment_bytes())?;
+                    given.push((f.rel.clone(), fields));
+                    continue;
                 }
-                Ok(Some(out))
+                // Copied as bytes, never parsed; confined like every read.
+                let bytes =
+                    crate::source::confine::read_in_root(&f.root, &f.source.path, f.source.size)
+                        .map_err(|r| {
+                            refused(r.describe(&f.source.path, &f.source.layer.to_string()))
+                        })?;
+                out.push(OutFile {
+                    rel,
+                    bytes,
+                    executable: f.source.executable,
+                });
             }
+            // A target's translations: written as YAML files of the
+            // skill, merged into a file of that name a layer provides.
+            for (rel, doc) in translated {
+                let mut doc = doc;
+                if let Some(i) = given.iter().position(|(g, _)| *g == rel) {
+                    let mut base = serde_json::Value::Object(given.swap_remove(i).1);
+                    deep_merge(&mut base, doc);
+                    doc = base;
+                }
+                let serde_json::Value::Object(m) = &doc else {
+                    continue;
+                };
+                let text = crate::output::yaml_out::mapping(m.iter().map(|(k, v)| (k.as_str(), v)));
+                out.push(OutFile::new(format!("{name}/{rel}"), text.into_bytes()));
+            }
+            Ok(Some(out))
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod sections;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -205,34 +206,82 @@ impl<'a> Effective<'a> {
     }
 }
 
-/// A resolved skill: its validated fragments, ready to be merged.
-#[derive(Debug, Clone)]
-pub struct Resolved<'s> {
-    /// Each contributing layer's fragment, base first.
-    pub fragments: Vec<Fragment>,
-    spec: &'s MergeSpec,
+/// What a [`Resolved`] skill owns: the spec it was merged under, its name
+/// and its validated fragments, base first.
+#[derive(Debug)]
+struct Parts {
+    spec: Arc<MergeSpec>,
     name: String,
+    fragments: Vec<Fragment>,
 }
 
-impl<'s> Resolved<'s> {
-    /// Validated `fragments` (base first) of skill `name`, to merge under `spec`.
-    pub fn new(spec: &'s MergeSpec, name: &str, fragments: Vec<Fragment>) -> Resolved<'s> {
-        Resolved {
-            fragments,
+self_cell::self_cell!(
+    /// The parts and the merge that borrows from them.
+    struct Cell {
+        owner: Parts,
+        #[covariant]
+        dependent: Effective,
+    }
+    impl {Debug}
+);
+
+/// A resolved skill: its validated fragments and their merge, made once.
+///
+/// It owns what it was made from (the fragments, and the spec by [`Arc`]),
+/// so it outlives the loaded layers; the [`Effective`] skill it holds
+/// borrows its values from those fragments, so the merge copies none.
+#[derive(Debug)]
+pub struct Resolved(Cell);
+
+impl Resolved {
+    /// Validated `fragments` (base first) of skill `name`, merged under `spec`.
+    pub fn new(spec: Arc<MergeSpec>, name: &str, fragments: Vec<Fragment>) -> Resolved {
+        let parts = Parts {
             spec,
             name: name.to_owned(),
-        }
+            fragments,
+        };
+        Resolved(Cell::new(parts, |p| merge(&p.spec, &p.name, &p.fragments)))
+    }
+
+    /// [`Resolved::new`] merging only the fields `keep` selects: for a
+    /// caller that reads a few fields (`list`), the others are left out of
+    /// [`Resolved::effective`].
+    pub(crate) fn new_only(
+        spec: Arc<MergeSpec>,
+        name: &str,
+        fragments: Vec<Fragment>,
+        keep: impl Fn(&Field) -> bool,
+    ) -> Resolved {
+        let parts = Parts {
+            spec,
+            name: name.to_owned(),
+            fragments,
+        };
+        Resolved(Cell::new(parts, |p| {
+            merge_only(&p.spec, &p.name, &p.fragments, keep)
+        }))
     }
 
     /// The skill's name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.0.borrow_owner().name
     }
 
-    /// The effective skill: the merge of the fragments. It borrows its values
-    /// from them, so merging copies none; each call merges again.
-    pub fn effective(&self) -> Effective<'_> {
-        merge(self.spec, &self.name, &self.fragments)
+    /// Each contributing layer's fragment, base first.
+    pub fn fragments(&self) -> &[Fragment] {
+        &self.0.borrow_owner().fragments
+    }
+
+    /// The spec the skill was merged under.
+    pub fn spec(&self) -> &MergeSpec {
+        &self.0.borrow_owner().spec
+    }
+
+    /// The effective skill: the merge of the fragments, made once when the
+    /// skill was resolved.
+    pub fn effective(&self) -> &Effective<'_> {
+        self.0.borrow_dependent()
     }
 }
 

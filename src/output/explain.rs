@@ -211,7 +211,7 @@ fn rows_under(index: &BTreeMap<String, Vec<usize>>, top: &str) -> Vec<usize> {
 /// Every value of the effective skill, in field order, and the values
 /// directives removed.
 pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
-    let frags = &resolved.fragments;
+    let frags = resolved.fragments();
     let mut rows = Vec::new();
     let effective = resolved.effective();
     let shadow = |sh: &Shadowed| Replaced {

@@ -11,8 +11,7 @@
 
 use serde_json::Value;
 
-use crate::merge::{Effective, Merged};
-use crate::spec::LAYERS_PRESENT;
+use crate::merge::Effective;
 
 /// Renders `value` as canonical pretty JSON with a trailing newline.
 pub fn to_json(value: &Value) -> String {
@@ -196,13 +195,9 @@ fn write_object<K: AsRef<str>, T>(
     out.push('}');
 }
 
-/// Renders an effective skill exactly as [`to_json`] renders its
-/// [`Effective::to_value`], without building that copy of every value first.
+/// An effective skill as [`to_json`] renders its [`Effective::to_value`].
 pub fn effective_to_json(effective: &Effective) -> String {
-    let mut out = String::with_capacity(4096);
-    write_effective(&mut out, effective, 0);
-    out.push('\n');
-    out
+    to_json(&effective.to_value())
 }
 
 /// Several effective skills as one JSON object keyed by name (`show a b c`):
@@ -211,51 +206,10 @@ pub fn effective_to_json(effective: &Effective) -> String {
 pub fn effectives_to_json(skills: &[(&str, &Effective)]) -> String {
     let mut out = String::with_capacity(4096 * skills.len());
     write_object(&mut out, skills.iter().copied(), 0, |out, e, depth| {
-        write_effective(out, e, depth)
+        write_value(out, &e.to_value(), depth)
     });
     out.push('\n');
     out
-}
-
-fn write_effective(out: &mut String, effective: &Effective, depth: usize) {
-    enum Entry<'e, 'a> {
-        Field(&'e Merged<'a>),
-        LayersPresent,
-    }
-    fn write_merged(out: &mut String, merged: &Merged, depth: usize) {
-        match merged {
-            Merged::Override(s) => write_value(out, &s.value, depth),
-            Merged::Append(items) => write_array(out, items.iter(), depth, |o, s, d| {
-                write_value(o, &s.value, d)
-            }),
-            Merged::Keyed(entries) => write_array(out, entries.iter(), depth, |o, e, d| {
-                write_value(o, &e.item.value, d)
-            }),
-            // BTreeMap<&str, _> iterates in the byte order of the keys, the
-            // order `write_value` sorts `String` keys in.
-            Merged::Deep(tree) => write_object(out, tree.iter(), depth, write_merged),
-        }
-    }
-    let mut entries: Vec<(&str, Entry)> = effective
-        .fields
-        .iter()
-        .map(|f| (f.name, Entry::Field(&f.merged)))
-        .collect();
-    entries.push((LAYERS_PRESENT, Entry::LayersPresent));
-    entries.sort_by(|a, b| a.0.cmp(b.0));
-    write_object(
-        out,
-        entries.into_iter(),
-        depth,
-        |out, entry, depth| match entry {
-            Entry::Field(merged) => write_merged(out, merged, depth),
-            Entry::LayersPresent => {
-                write_array(out, effective.layers_present.iter(), depth, |o, l, _| {
-                    write_str(o, l.label())
-                })
-            }
-        },
-    );
 }
 
 #[cfg(test)]

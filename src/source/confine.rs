@@ -167,14 +167,15 @@ fn is_special(real: &Path) -> bool {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Boundary {
     dir: Option<PathBuf>,
+    /// The working directory relative paths are taken from ([`crate::Env::cwd`]).
+    cwd: Option<PathBuf>,
 }
 
 impl Boundary {
-    /// The boundary of this process's working directory.
-    pub(crate) fn of_process() -> Boundary {
-        std::env::current_dir()
-            .map(|cwd| Boundary::of_dir(&cwd))
-            .unwrap_or_default()
+    /// The boundary of the environment's working directory; none when it
+    /// has none.
+    pub(crate) fn of_env(env: &crate::source::Env) -> Boundary {
+        env.cwd.as_deref().map(Boundary::of_dir).unwrap_or_default()
     }
 
     /// The boundary for a command run in `cwd` (an absolute, real path).
@@ -184,31 +185,41 @@ impl Boundary {
             .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok());
         Boundary {
             dir: Some(repo.unwrap_or(cwd).to_path_buf()),
+            cwd: Some(cwd.to_path_buf()),
         }
     }
 
     #[cfg(test)]
     /// No boundary: only the final component is checked.
     pub fn none() -> Boundary {
-        Boundary { dir: None }
+        Boundary {
+            dir: None,
+            cwd: std::env::current_dir().ok(),
+        }
     }
 
     /// The boundary directory, if any.
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
     }
-}
 
-/// `path` made absolute against the working directory, with `.` and `..`
-/// resolved lexically (the working directory is a real path, and below the
-/// boundary no component is allowed to be a symlink, so lexical is real).
-pub fn absolute(path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    normalize(&joined)
+    /// The working directory, if any.
+    pub(crate) fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// `path` made absolute against the working directory, with `.` and
+    /// `..` resolved lexically (the working directory is a real path, and
+    /// below the boundary no component is allowed to be a symlink, so
+    /// lexical is real).
+    pub(crate) fn absolute(&self, path: &Path) -> PathBuf {
+        let joined = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.cwd.clone().unwrap_or_default().join(path)
+        };
+        normalize(&joined)
+    }
 }
 
 /// `.` and `..` resolved lexically.
@@ -233,6 +244,8 @@ pub(crate) enum RootRefusal {
     Symlink {
         /// The component that is a symlink.
         at: PathBuf,
+        /// Is it the root itself (not a directory above it)?
+        whole: bool,
         /// Where it points, as written.
         target: PathBuf,
     },
@@ -251,13 +264,17 @@ impl RootRefusal {
     /// The reason in words, for a message about root `path`.
     pub fn describe(&self, path: &Path) -> String {
         match self {
-            RootRefusal::Symlink { at, target } if at == &absolute(path) => format!(
+            RootRefusal::Symlink {
+                target,
+                whole: true,
+                ..
+            } => format!(
                 "{} is a symbolic link (to {}); a layer directory is never followed through a \
                  symlink: give the real directory",
                 crate::text::path(path),
                 crate::text::path(target)
             ),
-            RootRefusal::Symlink { at, target } => format!(
+            RootRefusal::Symlink { at, target, .. } => format!(
                 "{} leads through {}, a symbolic link (to {}) inside the working tree; a layer \
                  directory is never reached through a symlink there: give the real directory",
                 crate::text::path(path),
@@ -314,7 +331,8 @@ pub(crate) fn open_dir_beneath(
                         let target = rustix::fs::readlinkat(&fd, name, Vec::new())
                             .map(|t| PathBuf::from(OsString::from_vec(t.into_bytes())))
                             .unwrap_or_default();
-                        Err(RootRefusal::Symlink { at, target })
+                        let whole = at == path;
+                        Err(RootRefusal::Symlink { at, whole, target })
                     }
                     _ if i + 1 == last => Err(RootRefusal::NotADirectory),
                     _ if e == Errno::NOTDIR => Ok(None),
@@ -406,7 +424,7 @@ impl Root {
     /// Opens `path` as a root, checked against `boundary` (see the module
     /// docs). `Ok(None)` when it does not exist.
     pub(crate) fn open(path: &Path, boundary: &Boundary) -> Result<Option<Root>, RootRefusal> {
-        let abs = absolute(path);
+        let abs = boundary.absolute(path);
         let Some(fd) = open_dir_beneath(&abs, boundary)? else {
             return Ok(None);
         };
@@ -965,6 +983,7 @@ mod tests {
         symlink("real", b.join("cfg")).unwrap();
         let boundary = Boundary {
             dir: Some(b.clone()),
+            cwd: None,
         };
         assert!(matches!(
             Root::open(&b.join("team"), &boundary),

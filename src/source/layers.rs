@@ -56,8 +56,9 @@ pub struct Env {
     /// The working directory (absolute, with no symlink in it, as the
     /// operating system reports it): where the project-local team layer is
     /// looked for, and the `Boundary` layer directories are checked
-    /// against. `None`: no project-local layer, and the boundary of the
-    /// process's working directory.
+    /// against, and relative paths (a layer root, an output directory) are
+    /// taken from: the library never asks the process for it. `None`: no
+    /// project-local layer and no boundary.
     pub cwd: Option<PathBuf>,
 }
 
@@ -477,6 +478,8 @@ impl Located {
 #[derive(Debug, Clone)]
 pub struct Layers {
     dirs: Vec<LayerDir>,
+    /// The working directory the layers were chosen in ([`Env::cwd`]).
+    cwd: Option<PathBuf>,
     /// The project whose own layer is the team layer (found from the
     /// working directory), and that working directory.
     project: Option<(super::trust::Project, PathBuf)>,
@@ -493,10 +496,7 @@ impl Layers {
     /// checked against the `Boundary` of the environment's working
     /// directory.
     pub fn choose(env: &Env, flags: &LayerFlags) -> Layers {
-        let boundary = match &env.cwd {
-            Some(cwd) => Boundary::of_dir(cwd),
-            None => Boundary::of_process(),
-        };
+        let boundary = Boundary::of_env(env);
         let places = places(env, flags);
         let mut layers = Layers::open(places, &boundary);
         if flags.allow_hard_links {
@@ -524,13 +524,13 @@ impl Layers {
             path: root_join(root, layer),
             source: PlaceSource::Root,
         });
-        Layers::open(places, &Boundary::of_process())
+        Layers::open(places, &Boundary::of_env(&Env::from_process()))
     }
 
     /// Three explicit directories, base, team, user, checked against the
     /// `Boundary` of this process's working directory.
     pub fn from_paths(paths: [PathBuf; 3]) -> Layers {
-        Layers::from_paths_in(paths, &Boundary::of_process())
+        Layers::from_paths_in(paths, &Boundary::of_env(&Env::from_process()))
     }
 
     /// Three explicit directories, base, team, user, checked against
@@ -589,8 +589,15 @@ impl Layers {
             .collect();
         Layers {
             dirs,
+            cwd: boundary.cwd().map(Path::to_path_buf),
             project: None,
         }
+    }
+
+    /// The working directory the layers were chosen in, which relative
+    /// paths (an output directory) are taken from.
+    pub(crate) fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
     }
 
     /// The same layers, reading files with more than one hard link from

@@ -45,7 +45,7 @@ fn each_of_the_four_forms_loads() {
         let skills = sb.skills();
         let resolved = skills.resolve("s").unwrap();
         assert_eq!(
-            resolved.fragments[0].path.as_ref(),
+            resolved.fragments()[0].path.as_ref(),
             sb.layer("team").join(rel),
             "{rel}"
         );

@@ -90,3 +90,50 @@ fn every_stage_uses_only_the_stages_before_it() {
         "imports that run back up the pipeline: {back:?}"
     );
 }
+
+/// The command line has no import circle either (issue 29): each command's
+/// file uses the shared modules (`global`, `output`), never `cli`, which
+/// dispatches to them. `main.rs`, the crate root, declares them all.
+#[test]
+fn the_binary_has_no_import_circle() {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bin/bernstein");
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for e in std::fs::read_dir(&bin).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if p.extension().is_none_or(|x| x != "rs") || name == "main" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut used = uses(&text);
+        used.remove(&name);
+        edges.insert(name, used);
+    }
+    // A depth-first walk from every module; a module met again on the
+    // path closes a circle.
+    fn visit(
+        m: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) {
+        if let Some(at) = path.iter().position(|p| p == m) {
+            panic!(
+                "import circle in the binary: {} -> {m}",
+                path[at..].join(" -> ")
+            );
+        }
+        if !done.insert(m.to_owned()) {
+            return;
+        }
+        path.push(m.to_owned());
+        for next in edges.get(m).into_iter().flatten() {
+            visit(next, edges, path, done);
+        }
+        path.pop();
+    }
+    let mut done = BTreeSet::new();
+    for m in edges.keys() {
+        visit(m, &edges, &mut Vec::new(), &mut done);
+    }
+}

@@ -18,17 +18,10 @@ use clap_complete::CompletionCandidate;
 use bernstein_skills::Skills;
 use bernstein_skills::fragment::DEFAULT_MAX_BYTES;
 
-use crate::cli::Global;
+use crate::global::Global;
 
 /// The variable that asks for completions.
 pub const VAR: &str = "BERNSTEIN_COMPLETE";
-
-/// Answers a completion request and exits, if this run is one.
-pub fn answer() {
-    clap_complete::CompleteEnv::with_factory(<crate::cli::Cli as clap::CommandFactory>::command)
-        .var(VAR)
-        .complete();
-}
 
 /// The script that makes `shell` ask `bernstein` for completions.
 pub fn registration(shell: clap_complete::Shell) -> Vec<u8> {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use bernstein_skills::output::explain::{Row, explain, file_rows, select};
 use bernstein_skills::{Error, Result, output::render};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output::{self, Column, Stream, Style, paint};
 
 #[derive(Debug, Args)]
@@ -138,7 +138,7 @@ fn notes(r: &Row) -> Vec<String> {
 }
 
 pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
-    let skills = global.skills()?;
+    let skills = &global.skills()?;
     let targets = global.targets(skills.spec(), &args.targets)?;
     Global::warn_no_layers(skills.layers());
     let resolved = skills.resolve(&args.name)?;
@@ -167,7 +167,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
         let doc = json!({
             "skill": args.name,
             "places": Global::places_json(skills.layers()),
-            "layers": resolved.fragments.iter().map(|f| json!({
+            "layers": resolved.fragments().iter().map(|f| json!({
                 "layer": f.layer, "file": f.path.display().to_string()
             })).collect::<Vec<_>>(),
             "values": [],

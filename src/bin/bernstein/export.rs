@@ -7,11 +7,13 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use bernstein_skills::export::{Conflict, ConflictKind, Drift, ExportOptions, Exported, Format};
+use bernstein_skills::export::{
+    Conflict, ConflictKind, Drift, EntryKind, ExportOptions, Exported, Format,
+};
 use bernstein_skills::source::trust::TrustStore;
 use bernstein_skills::{Error, Result, output::render, par, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
@@ -157,7 +159,7 @@ fn waiting(dir: &Path) {
 }
 
 pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
-    let skills = global.skills()?;
+    let skills = &global.skills()?;
     let trust = TrustStore::of(&global.env());
     if args.strict {
         let report = skills.check(None, args.jobs.unwrap_or_else(par::default_jobs));
@@ -375,7 +377,7 @@ fn drift_json(dir: &Path, format: Format, name: &str, d: &Drift) -> Value {
     let (kind, what, diff): (&str, Option<&str>, &[String]) = match d {
         Drift::Added => ("added", None, &[]),
         Drift::Removed => ("removed", None, &[]),
-        Drift::Unmanaged(what) => ("unmanaged", Some(what), &[]),
+        Drift::Unmanaged(what) => ("unmanaged", Some(what.words()), &[]),
         Drift::Changed(lines) => ("changed", None, lines),
         Drift::HandEdited(lines) => ("hand-edited", None, lines),
         Drift::HandAdded(lines) => ("hand-added", None, lines),
@@ -463,7 +465,7 @@ fn check(
                 unmanaged = true;
                 out.push_str(&format!(
                     "unmanaged: {name} ({})\n",
-                    unmanaged_words(dir, &name, format, what)
+                    unmanaged_words(dir, &name, format, *what)
                 ));
                 continue;
             }
@@ -533,13 +535,13 @@ fn check(
 }
 
 /// What is at an unmanaged skill's place, in words.
-fn unmanaged_words(dir: &Path, name: &str, format: Format, what: &str) -> String {
+fn unmanaged_words(dir: &Path, name: &str, format: Format, what: EntryKind) -> String {
     match (format, what) {
-        (Format::Skill, "a directory") => format!(
+        (Format::Skill, EntryKind::Dir) => format!(
             "{}/ exists, but export did not write it",
             text::path(&dir.join(name))
         ),
-        (Format::Json, "a file") => format!(
+        (Format::Json, EntryKind::File) => format!(
             "{} exists, but export did not write it",
             text::path(&dir.join(format!("{name}.json")))
         ),
@@ -558,9 +560,9 @@ fn unmanaged_words(dir: &Path, name: &str, format: Format, what: &str) -> String
 /// "file", "what", "diff"}`.
 fn conflict_json(c: &Conflict) -> Value {
     let (reason, what) = match c.kind {
-        ConflictKind::Unmanaged(what) => ("unmanaged", Some(what)),
+        ConflictKind::Unmanaged(what) => ("unmanaged", Some(what.words())),
         ConflictKind::HandEdited => ("hand-edited", None),
-        ConflictKind::Unconfirmed(what) => ("unconfirmed", Some(what)),
+        ConflictKind::Unconfirmed(what) => ("unconfirmed", Some(what.words())),
     };
     json!({
         "skill": c.name,
@@ -639,7 +641,7 @@ fn export(
         match &c.kind {
             ConflictKind::Unmanaged(what) => {
                 let place = match (options.effective_format(), *what) {
-                    (Format::Skill, "a directory") | (Format::Json, "a file") => {
+                    (Format::Skill, EntryKind::Dir) | (Format::Json, EntryKind::File) => {
                         format!("{path}: exists")
                     }
                     _ => format!("{}: is {what}", path.trim_end_matches('/')),

@@ -9,7 +9,7 @@ use clap::Args;
 use bernstein_skills::impact::{FragmentChange, Impact, ImpactOptions, compare};
 use bernstein_skills::{DiagnosticKind, Error, MergeSpec, Result, output::render, par, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
@@ -64,7 +64,7 @@ pub fn run(args: ImpactArgs, global: &Global) -> Result<ExitCode> {
         ..ImpactOptions::default()
     };
     let layers = global.layers()?;
-    crate::cli::Global::warn_no_layers(&layers);
+    crate::global::Global::warn_no_layers(&layers);
     let impact = compare(&old, &new, &layers, &options);
     if args.json {
         output::print(&render::to_json(&impact.to_value()));

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use bernstein_skills::target::Switch;
 use bernstein_skills::{Layer, Result, output::render};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output::{self, Column};
 
 #[derive(Debug, Args)]
@@ -26,16 +26,18 @@ pub struct ListArgs {
 }
 
 /// `list --json`: one shape whatever the flags (docs/json.md), each skill
-/// resolved once (in parallel) for its description, switch and digest.
+/// resolved once (on the thread pool `validate` uses) for its description,
+/// switch and digest.
 fn json(global: &Global) -> Result<ExitCode> {
-    let skills = global.skills()?;
+    let skills = &global.skills()?;
     let layers = skills.layers();
     Global::warn_no_layers(layers);
-    let names = layers.names();
+    let catalog = layers.catalog();
     let entries = bernstein_skills::par::map(
-        &names,
+        &catalog,
         bernstein_skills::par::default_jobs(),
-        |(name, ls)| {
+        |(name, located)| {
+            let ls: Vec<Layer> = located.iter().map(|l| l.layer).collect();
             let mut entry = json!({
                 "skill": name,
                 "layers": ls,
@@ -47,16 +49,12 @@ fn json(global: &Global) -> Result<ExitCode> {
                 "orphan": null,
                 "error": null,
             });
-            match skills.resolve(name) {
+            match skills.resolve_located(name, located) {
                 Ok(r) => {
                     let eff = r.effective();
-                    let sw = bernstein_skills::target::switch(skills.spec(), &eff);
-                    let digest = sha256_hex(render::effective_to_json(&eff).as_bytes());
-                    entry["description"] = eff
-                        .to_value()
-                        .get("description")
-                        .cloned()
-                        .unwrap_or(Value::Null);
+                    let sw = bernstein_skills::target::switch(skills.spec(), eff);
+                    let digest = sha256_hex(render::effective_to_json(eff).as_bytes());
+                    entry["description"] = description(eff);
                     entry["enabled"] = json!(sw.enabled);
                     entry["enabled_by"] = json!(sw.set_by);
                     entry["off_for"] = sw
@@ -78,6 +76,16 @@ fn json(global: &Global) -> Result<ExitCode> {
     })));
     Ok(ExitCode::SUCCESS)
 }
+
+/// The effective skill's description, `null` when it has none.
+fn description(eff: &bernstein_skills::Effective) -> Value {
+    eff.field(DESCRIPTION)
+        .map(|f| f.merged.to_value())
+        .unwrap_or(Value::Null)
+}
+
+/// The field plain `list` prints.
+const DESCRIPTION: &str = "description";
 
 pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
     if args.json {
@@ -109,33 +117,43 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         output::print(&out);
         return Ok(ExitCode::SUCCESS);
     }
-    // Plain list: names with their effective descriptions.
-    let skills = global.skills()?;
+    // Plain list: names with their effective descriptions. Each skill is
+    // checked as `show` would and merged only for what is printed, on the
+    // thread pool `validate` uses.
+    let skills = &global.skills()?;
     let layers = skills.layers();
     Global::warn_no_layers(layers);
-    let names = layers.names();
-    let describe = |name: &str| -> std::result::Result<(Value, Switch, bool), String> {
-        let r = skills.resolve(name).map_err(|e| e.to_string())?;
-        let eff = r.effective();
-        let v = eff.to_value();
-        let switch = bernstein_skills::target::switch(skills.spec(), &eff);
-        let orphan = skills.is_orphan(&r);
-        Ok((
-            v.get("description").cloned().unwrap_or(Value::Null),
-            switch,
-            orphan,
-        ))
+    let catalog = layers.catalog();
+    let spec = skills.spec();
+    let printed = |f: &bernstein_skills::spec::Field| {
+        f.name == DESCRIPTION
+            || spec.enabled_field.as_deref() == Some(f.name.as_str())
+            || spec.targets_field.as_deref() == Some(f.name.as_str())
     };
-    let mut items = Vec::new();
-    for (name, _) in &names {
-        let (desc, switch, err) = match describe(name) {
-            Ok((Value::String(s), sw, o)) => (s, Some((sw, o)), None),
-            Ok((Value::Null, sw, o)) => (String::new(), Some((sw, o)), None),
-            Ok((v, sw, o)) => (v.to_string(), Some((sw, o)), None),
-            Err(e) => (String::new(), None, Some(e)),
-        };
-        items.push((name.clone(), desc, switch, err));
-    }
+    let items = bernstein_skills::par::map(
+        &catalog,
+        bernstein_skills::par::default_jobs(),
+        |(name, located)| {
+            let (desc, switch, err) = match skills.resolve_fields(name, located, &printed) {
+                Ok(r) => {
+                    let sw = bernstein_skills::target::switch(spec, r.effective());
+                    let desc = match description(r.effective()) {
+                        Value::String(s) => s,
+                        Value::Null => String::new(),
+                        v => v.to_string(),
+                    };
+                    // Only a skill no base file provides can be an orphan:
+                    // it alone is resolved whole to tell.
+                    let orphan = !located.iter().any(|l| l.layer == Layer::Base)
+                        && skills.resolve(name).is_ok_and(|r| skills.is_orphan(&r));
+                    (desc, Some((sw, orphan)), None)
+                }
+                Err(e) => (String::new(), None, Some(e.to_string())),
+            };
+            (name.clone(), desc, switch, err)
+        },
+    );
+    let names = &catalog;
     if names.is_empty() {
         output::print(&nothing_found(layers));
         return Ok(ExitCode::SUCCESS);

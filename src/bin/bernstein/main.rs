@@ -10,6 +10,7 @@ mod cli;
 mod complete;
 mod explain;
 mod export;
+mod global;
 mod impact;
 mod list;
 mod new;
@@ -35,7 +36,10 @@ use clap::Parser;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    complete::answer();
+    // Answers a completion request and exits, if this run is one.
+    clap_complete::CompleteEnv::with_factory(<cli::Cli as clap::CommandFactory>::command)
+        .var(complete::VAR)
+        .complete();
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
         Err(e) => return cli::usage_error(e),

@@ -11,7 +11,7 @@ use bernstein_skills::source::{Env, PlaceSource};
 use bernstein_skills::spec::strategy_help;
 use bernstein_skills::{Error, Layer, Result, output::render, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -197,7 +197,7 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         .join("skill-fragment.schema.json");
     crate::write::write_schema(
         &schema_path,
-        render::to_json(&crate::cli::editor_schema(global, &spec)?).as_bytes(),
+        render::to_json(&crate::global::editor_schema(global, &spec)?).as_bytes(),
         args.force,
     )?;
     let schema_rel = relative(&parent, &schema_path);

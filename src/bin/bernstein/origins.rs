@@ -139,7 +139,7 @@ fn list(
 
 /// Renders the annotated view.
 pub fn render(resolved: &Resolved) -> String {
-    let frags = &resolved.fragments;
+    let frags = resolved.fragments();
     let eff = resolved.effective();
     // Fields and layers_present, in sorted key order like the JSON output
     // (sorted once: a spec may declare very many fields).

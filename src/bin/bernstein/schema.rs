@@ -8,7 +8,7 @@ use clap::Args;
 use bernstein_skills::spec::mergespec_schema;
 use bernstein_skills::{Error, Result, output::render};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 
 #[derive(Debug, Args)]
@@ -43,7 +43,7 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
         output::print(&render::to_json(&target.schema()));
         return Ok(ExitCode::SUCCESS);
     }
-    let fragment = render::to_json(&crate::cli::editor_schema(global, &spec)?);
+    let fragment = render::to_json(&crate::global::editor_schema(global, &spec)?);
     match args.out {
         None => output::print(&fragment),
         Some(dir) => {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use bernstein_skills::source::files::{SkillFile, Source};
 use bernstein_skills::{Error, Result, Skills, output::render, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output::{self, Column};
 
 #[derive(Debug, Args)]
@@ -74,12 +74,7 @@ fn several(
             bernstein_skills::Severity::Warning,
         ));
     }
-    let effective: Vec<_> = resolved.iter().map(|r| r.effective()).collect();
-    let pairs: Vec<(&str, &_)> = resolved
-        .iter()
-        .map(|r| r.name())
-        .zip(effective.iter())
-        .collect();
+    let pairs: Vec<(&str, &_)> = resolved.iter().map(|r| (r.name(), r.effective())).collect();
     output::print(&render::effectives_to_json(&pairs));
     Ok(ExitCode::SUCCESS)
 }
@@ -134,7 +129,7 @@ fn files(name: &str, files: &[SkillFile], json: bool) -> Result<ExitCode> {
 }
 
 pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
-    let skills = global.skills()?;
+    let skills = &global.skills()?;
     Global::warn_no_layers(skills.layers());
     if args.names.len() > 1 {
         if args.per_layer || args.origins || args.files {
@@ -161,11 +156,11 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     let out = if args.origins {
         crate::origins::render(&resolved)
     } else if !args.per_layer {
-        render::effective_to_json(&resolved.effective())
+        render::effective_to_json(resolved.effective())
     } else if args.json {
         let effective = resolved.effective().to_value();
         let layers: Vec<Value> = resolved
-            .fragments
+            .fragments()
             .iter()
             .map(|f| {
                 json!({
@@ -181,8 +176,8 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
             "layers": layers,
         }))
     } else {
-        let mut out = render::effective_to_json(&resolved.effective());
-        for f in &resolved.fragments {
+        let mut out = render::effective_to_json(resolved.effective());
+        for f in resolved.fragments() {
             out.push_str(&format!(
                 "\n# {} ({})\n",
                 f.layer,

@@ -12,7 +12,7 @@ use bernstein_skills::layer::Layer;
 use bernstein_skills::upstream::{self, Cache, Lock, Paths, SourceSpec, SourcesFile, git, report};
 use bernstein_skills::{Error, Layers, Result, output::render, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 
 #[derive(Debug, Args)]

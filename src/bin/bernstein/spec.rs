@@ -10,7 +10,7 @@ use bernstein_skills::validate::ownership;
 use bernstein_skills::{Error, MergeSpec, Result, output::render};
 use serde_json::{Value, json};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output::{self, Column};
 
 #[derive(Debug, Args)]
@@ -43,10 +43,6 @@ pub enum SpecCommand {
     /// or valid.
     Impact(crate::impact::ImpactArgs),
 }
-
-/// The spec shipped with this build, as bytes: only ever written out by
-/// `--install`, never used for merging (the spec is data, read from a file).
-const SHIPPED_SPEC: &[u8] = include_bytes!("../../../spec/mergespec.yaml");
 
 /// The targets shipped with this build (`spec/targets/`), as bytes, for
 /// `--install` only. A test checks the list against the directory.
@@ -87,7 +83,8 @@ fn install(force: bool, json: bool, global: &Global) -> Result<ExitCode> {
         });
     };
     let targets_dir = path.with_file_name("targets");
-    let mut files: Vec<(std::path::PathBuf, &[u8])> = vec![(path.clone(), SHIPPED_SPEC)];
+    let mut files: Vec<(std::path::PathBuf, &[u8])> =
+        vec![(path.clone(), crate::global::SHIPPED_SPEC)];
     files.extend(
         SHIPPED_TARGETS
             .iter()
@@ -149,39 +146,6 @@ fn write_all(files: &[(&std::path::PathBuf, &[u8])]) -> Result<()> {
         bernstein_skills::export::write_atomic(file, bytes)?;
     }
     Ok(())
-}
-
-/// Warns, once per run, that the user-installed spec in use is not the one
-/// this binary ships.
-///
-/// "Not the one it ships" rather than "older": the spec has no revision of
-/// its own (its `version` is the file format's), so a copy left by an
-/// earlier release and one edited by hand look the same. Either way the
-/// merge follows rules that this binary's help, targets and schemas do not
-/// describe, and nothing would say so: after an upgrade the user's copy
-/// still wins over the one installed with the binary. The fix for each is
-/// in the line: reinstall it, or keep an edited spec where a person's own
-/// choice belongs (the variable), which is never warned about.
-pub fn warn_if_stale(path: &std::path::Path, bytes: &[u8]) {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    static WARNED: AtomicBool = AtomicBool::new(false);
-    if bytes == SHIPPED_SPEC || WARNED.swap(true, Ordering::Relaxed) {
-        return;
-    }
-    use crate::output::{Stream, Style, paint};
-    output::warn([format!(
-        "{}: {}: the installed merge spec is not the one bernstein {} ships (an earlier \
-         release's, or edited); update it with 'bernstein skills spec --install --force', \
-         or keep it as your own spec with BERNSTEIN_SKILLS_SPEC={}",
-        paint(
-            &bernstein_skills::text::path(path),
-            Style::Bold,
-            Stream::Err
-        ),
-        paint("warning", Style::Yellow, Stream::Err),
-        env!("CARGO_PKG_VERSION"),
-        bernstein_skills::text::path(path),
-    )]);
 }
 
 impl SpecArgs {

@@ -9,7 +9,7 @@ use serde_json::json;
 use bernstein_skills::target::{OtherFields, Target, TargetFormat};
 use bernstein_skills::{Result, output::render, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output::{self, Column};
 
 #[derive(Debug, Args)]

@@ -10,7 +10,7 @@ use serde_json::json;
 use bernstein_skills::source::trust::{Snapshot, TrustState, TrustStore};
 use bernstein_skills::{Error, Result, output::render, text};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 
 #[derive(Debug, Args)]

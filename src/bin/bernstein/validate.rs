@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use bernstein_skills::{Result, output::render};
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 
 #[derive(Debug, Args)]

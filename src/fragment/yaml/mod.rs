@@ -19,11 +19,6 @@
 
 mod resolve;
 
-#[cfg(test)]
-mod differential;
-#[cfg(test)]
-mod legacy;
-
 use std::ops::Range;
 
 use serde_json::{Map, Value};
@@ -730,16 +725,6 @@ enum Counted {
 }
 
 impl Budget {
-    #[cfg(test)]
-    const UNLIMITED: Budget = Budget {
-        size: u64::MAX,
-        counted: Counted::AsIs,
-        bytes: u64::MAX,
-        values: u64::MAX,
-        cap: u64::MAX,
-        mappings: u64::MAX,
-    };
-
     /// The budget of `text` under a size cap of `cap` bytes.
     fn of(text: &str, cap: u64) -> Budget {
         let len = text.len() as u64;

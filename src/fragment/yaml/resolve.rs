@@ -1,7 +1,8 @@
 //! What a YAML scalar means: the core schema of YAML 1.2, with the rules
 //! of `serde_yaml` 0.10 (serde_yaml_ng), which read fragments before, so
-//! that no value a skill has changes (the differential test in
-//! `differential.rs` holds the two readers to that), and its tags.
+//! that no value a skill has changed when this reader replaced it (a
+//! differential test held the two readers to that until the old one was
+//! removed), and its tags.
 //!
 //! A plain scalar is `null` (`~`, `null`, `Null`, `NULL`, or nothing), a
 //! boolean (`true`, `True`, `TRUE` and the three `false`), an integer
