@@ -35,7 +35,7 @@
 //! any skill fails or is refused, unless `keep_going` asks for the others to
 //! be written. Each skill is resolved and rendered once: a plan with
 //! nothing to do keeps no bytes, one that writes keeps what it writes, up
-//! to [`KEEP_BYTES`] over all skills; past that, a plan keeps digests only
+//! to `KEEP_BYTES` over all skills; past that, a plan keeps digests only
 //! and its skill is rendered again when it is written (and its bytes
 //! checked against the plan), so memory stays bounded. The record is written with both the
 //! old and the new digest of every file about to change before any file is,
