@@ -31,6 +31,9 @@ pub struct Skills {
     /// first use.
     target_search: Option<crate::target::TargetSearch>,
     known_targets: OnceLock<Vec<crate::target::Target>>,
+    /// What a finding of the targets judged is: an error, or a warning for
+    /// the targets a project names for itself ([`Skills::with_targets_warning`]).
+    target_severity: crate::error::Severity,
     /// The names of those targets, read on first use.
     target_names: OnceLock<Vec<String>>,
 }
@@ -53,6 +56,7 @@ impl Skills {
             file_targets: Vec::new(),
             target_search: None,
             known_targets: OnceLock::new(),
+            target_severity: crate::error::Severity::Error,
             target_names: OnceLock::new(),
         }
     }
@@ -166,6 +170,14 @@ impl Skills {
         let more = self.targets.iter().flat_map(|t| t.generated());
         Generated::merge_into(&mut out, more.chain(self.file_targets.iter().cloned()));
         out
+    }
+
+    /// [`Skills::with_targets`], their rules as warnings: for the targets
+    /// a project names for itself, which `validate --strict` fails on.
+    pub fn with_targets_warning(self, targets: Vec<crate::target::Target>) -> Skills {
+        let mut s = self.with_targets(targets);
+        s.target_severity = crate::error::Severity::Warning;
+        s
     }
 
     /// Judges every effective skill [`Skills::check`] checks for `targets`
@@ -579,7 +591,7 @@ impl Skills {
                         &effective,
                         &values,
                         &fragments,
-                        crate::error::Severity::Error,
+                        self.target_severity,
                     ));
                     for rel in t.translated_files(&self.spec, &values) {
                         if !translated.contains(&rel) {

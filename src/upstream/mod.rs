@@ -423,3 +423,42 @@ pub fn resolve(
     }
     Ok(())
 }
+
+/// The file in which a project names the targets it exports to, beside
+/// [`SOURCES_FILE`]: `targets = ["claude-code", "agents"]`.
+pub const TARGETS_FILE: &str = "targets.toml";
+
+/// The most a targets file may hold.
+const MAX_TARGETS_BYTES: u64 = 64 * 1024;
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetsFile {
+    targets: Vec<String>,
+}
+
+/// The targets this project says it exports to ([`TARGETS_FILE`] beside
+/// the team layer's directory), with the file: `None` when there is no
+/// such file. A symlink, a file over 64 KiB, a key other than `targets`
+/// or a name that cannot be a target's is one error at the file.
+pub fn project_targets(layers: &Layers) -> Result<Option<(PathBuf, Vec<String>)>> {
+    let paths = Paths::of(layers);
+    let path = paths.sources.with_file_name(TARGETS_FILE);
+    let Some(text) = sources::read_text(&path, MAX_TARGETS_BYTES)? else {
+        return Ok(None);
+    };
+    let file: TargetsFile =
+        toml::from_str(&text).map_err(|e| sources::toml_error(&path, &text, &e))?;
+    for name in &file.targets {
+        if crate::layer::check_name(name).is_err() || name.chars().count() > 64 {
+            return Err(refused(
+                &path,
+                format!(
+                    "'{}' is not a target's name (one word, such as 'claude-code')",
+                    crate::text::excerpt(name, crate::text::EXCERPT_CHARS)
+                ),
+            ));
+        }
+    }
+    Ok(Some((path, file.targets)))
+}

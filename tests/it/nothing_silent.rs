@@ -528,3 +528,42 @@ fn export_says_the_warnings_and_strict_refuses_them() {
         "{run:#?}"
     );
 }
+
+/// Item 4: a project says once which targets it exports to
+/// (`targets.toml` beside its layer); `validate` then judges them, as
+/// warnings, and `--strict` fails on them.
+#[test]
+fn a_project_names_its_targets_once() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "pdf.yaml",
+        format!("description: {}\n", "d".repeat(1100)),
+    );
+    sb.run(&["validate", "--strict"]).ok();
+    sb.write_file("layers/targets.toml", "targets = [\"agents\"]\n");
+    let run = sb.run(&["validate"]);
+    let out = run.ok_report();
+    assert!(
+        out.contains("warning: agents: 'description'")
+            && out.ends_with("0 error(s), 1 warning(s) in 1 file(s)\n"),
+        "{out}"
+    );
+    assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
+    // --target names others for this run.
+    sb.run(&["validate", "--strict", "--target", "claude-code"])
+        .ok();
+    // A name that is no target is one error at the file.
+    sb.write_file("layers/targets.toml", "targets = [\"agent\"]\n");
+    let err = sb.run(&["validate"]).failed().to_owned();
+    assert!(
+        err.contains("targets.toml: no target 'agent' (did you mean 'agents'?)"),
+        "{err}"
+    );
+    // A symlink is refused, never read.
+    std::fs::remove_file(sb.path().join("layers/targets.toml")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", sb.path().join("layers/targets.toml")).unwrap();
+    let err = sb.run(&["validate"]).failed().to_owned();
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(!err.contains("root:"), "{err}");
+}

@@ -43,6 +43,25 @@ pub struct ValidateArgs {
 pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     let spec = global.load_spec()?;
     let targets = global.targets(&spec, &args.targets)?;
+    // Without --target, the targets the project names for itself
+    // (`targets.toml` beside its layer), whose rules are then warnings:
+    // `--strict` fails on them.
+    let project = if args.targets.is_empty() {
+        bernstein_skills::upstream::project_targets(&global.layers_quiet())?
+    } else {
+        None
+    };
+    let project_targets = match &project {
+        Some((file, names)) => {
+            global
+                .targets(&spec, names)
+                .map_err(|e| bernstein_skills::Error::Refused {
+                    path: Some(file.clone()),
+                    message: e.to_string(),
+                })?
+        }
+        None => Vec::new(),
+    };
     // Every target found, for the files it writes beside a skill's own
     // (not its rules): one that cannot be read is no reason to fail here.
     let search = global.target_search(&spec);
@@ -53,9 +72,13 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
         .collect();
     let skills =
         bernstein_skills::Skills::new(spec, global.layers_quiet(), global.max_fragment_bytes)
-            .with_targets(targets)
             .with_file_targets(&all)
             .with_target_search(search);
+    let skills = if project_targets.is_empty() {
+        skills.with_targets(targets)
+    } else {
+        skills.with_targets_warning(project_targets)
+    };
     if args.spec_only && args.json {
         output::print(&render::to_json(&json!({
             "places": [],
