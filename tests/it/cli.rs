@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::support::Sandbox;
+use super::support::{Sandbox, entries};
 
 /// The three-layer skill `writer` and the base-only skill `reviewer`.
 fn demo() -> Sandbox {
@@ -376,16 +376,6 @@ fn export_with_a_broken_fragment_fails_and_keeps_the_committed_manifest() {
         "{run:#?}"
     );
     assert_eq!(std::fs::read(out.join("writer.json")).unwrap(), before);
-}
-
-/// Names in `dir`, sorted (hidden ones included).
-fn entries(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::support::{Run, Sandbox, public_collection};
+use super::support::{Run, Sandbox, copy_dir, public_collection, snapshot};
 
 const RECORD: &str = ".bernstein-skills.json";
 
@@ -28,28 +28,6 @@ fn two_skills() -> Sandbox {
 
 fn read(p: impl AsRef<Path>) -> String {
     std::fs::read_to_string(p).unwrap()
-}
-
-/// Every file below `dir` with its bytes, sorted (symlinks as their target).
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            let meta = std::fs::symlink_metadata(&p).unwrap();
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&p).unwrap();
-                out.push((p, target.into_os_string().into_encoded_bytes()));
-            } else if meta.is_dir() {
-                todo.push(p);
-            } else {
-                out.push((p.clone(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Inode, modification time and size of every entry below `dir`.
@@ -757,18 +735,6 @@ fn exporting_into_a_directory_with_a_hand_written_skill_leaves_it_alone() {
     );
     assert_eq!(snapshot(&out.join("my-notes")), mine);
     assert!(out.join("pdf-tables/SKILL.md").is_file());
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -6,37 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::support::Sandbox;
-
-/// Names in `dir`, sorted (hidden ones included); empty if it is missing.
-fn entries(dir: &Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = rd
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// Every file below `dir` with its bytes, sorted.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if std::fs::symlink_metadata(&p).unwrap().is_dir() {
-                todo.push(p);
-            } else {
-                out.push((p.clone(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use super::support::{Sandbox, copy_dir, entries, snapshot};
 
 /// The base-layer skills `reviewer` and `writer`.
 fn two_skills() -> Sandbox {
@@ -464,18 +434,6 @@ fn issue_28_5_a_forged_claim_never_makes_prune_delete_a_hand_written_skill() {
     );
     sb.run(&["export", "--format", "skill", "--check", "out"])
         .ok();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

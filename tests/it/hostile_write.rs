@@ -11,41 +11,7 @@ use std::path::{Path, PathBuf};
 use bernstein_skills::export::OutDir;
 use bernstein_skills::export::write_atomic;
 
-use super::support::Sandbox;
-
-/// Names in `dir`, sorted (hidden ones included); empty if it is missing.
-fn entries(dir: &Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = rd
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// Every file below `dir` with its bytes (symlinks as their target), sorted.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            let meta = std::fs::symlink_metadata(&p).unwrap();
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&p).unwrap();
-                out.push((p, target.into_os_string().into_encoded_bytes()));
-            } else if meta.is_dir() {
-                todo.push(p);
-            } else {
-                out.push((p.clone(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use super::support::{Sandbox, entries, snapshot};
 
 fn is_regular_file(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file())

@@ -1,9 +1,7 @@
 //! Issue 30: nothing passes silently, and every command that writes
 //! follows one policy.
 
-use std::path::Path;
-
-use crate::it::support::Sandbox;
+use crate::it::support::{Sandbox, entries};
 
 /// Item 17: with `HOME` unset (and no XDG variables), the layers, the spec
 /// and the targets are nowhere; never below the working directory, where a
@@ -111,7 +109,7 @@ fn new_and_schema_never_overwrite_a_persons_file() {
         .failed()
         .to_owned();
     assert!(err.contains("target.schema.json: holds a file"), "{err}");
-    assert_eq!(names(&out), ["target.schema.json"]);
+    assert_eq!(entries(&out), ["target.schema.json"]);
     sb.run(&["schema", "--out", out.to_str().unwrap(), "--force"])
         .ok();
     assert!(out.join("skill-fragment.schema.json").is_file());
@@ -145,15 +143,6 @@ fn new_for_the_team_in_a_repository_starts_the_project_layer() {
             .contains("team: .bernstein/skills (project-local, found from the working directory)"),
         "{run:#?}"
     );
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 /// Item 6: the advice a refusal gives (`--force`, `--adopt NAME`) works
@@ -395,7 +384,7 @@ fn an_orphan_override_is_a_warning_and_is_not_exported() {
         let run = sb.run(args);
         assert!(run.ok().contains("2 written"), "{run:#?}");
         let dir = sb.path().join(args[args.len() - 1]);
-        assert_eq!(names(&dir), [".bernstein-skills.json", "house", "pdf"]);
+        assert_eq!(entries(&dir), [".bernstein-skills.json", "house", "pdf"]);
         assert!(!dir.join("pfd").exists() && !dir.join("slack-gif-creator").exists());
     }
     // Renamed as suggested, the override takes effect.

@@ -16,6 +16,7 @@
 //! Other blocks (`yaml`, `toml`, `text`, `json`, …) are files and output,
 //! not commands.
 
+use super::support::copy_dir;
 use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
@@ -206,19 +207,6 @@ fn run_session(steps: &[Step]) -> Vec<(String, i32)> {
         results.push((body.to_owned(), code));
     }
     results
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -184,7 +184,19 @@ impl Sandbox {
     /// output replaced by `[ROOT]`.
     pub fn run_cmd(&self, mut cmd: Command) -> Run {
         let start = Instant::now();
-        let out = cmd.output().expect("run bernstein");
+        // A binary a test has just copied may still be open for writing in
+        // a child another thread forked meanwhile ("text file busy"): the
+        // kernel's answer until that child execs; try again.
+        let mut tries = 0;
+        let out = loop {
+            match cmd.output() {
+                Err(e) if e.raw_os_error() == Some(26) && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                r => break r.expect("run bernstein"),
+            }
+        };
         let elapsed = start.elapsed();
         let scrub = |b: &[u8]| {
             let s = String::from_utf8(b.to_vec()).expect("output is UTF-8");
@@ -355,4 +367,53 @@ pub fn public_collection() -> Sandbox {
         );
     }
     sb
+}
+
+/// Names in `dir`, sorted (hidden ones included); empty if it is missing.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = rd
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every file below `dir` with its bytes (a symlink as its target), sorted:
+/// to assert that a command changed nothing there.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.push((p, target.into_os_string().into_encoded_bytes()));
+            } else if meta.is_dir() {
+                todo.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Copies the tree `from` into `to` (files and directories).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
 }
