@@ -690,7 +690,7 @@ impl Skills {
             // Refused or gone: reading it fails on its own.
             return Ok(());
         };
-        let now = Snapshot::of(root)?;
+        let now = Snapshot::of_project(root)?;
         let state = match options.trust {
             Some(store) => store.state(project, &now)?,
             None => TrustState::Untrusted,

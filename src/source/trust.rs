@@ -55,6 +55,13 @@ const MAX_DEPTH: usize = 16;
 /// at 64 MiB ([`crate::source::files::FileLimits`]), so one file is too.
 const MAX_FILE_BYTES: u64 = 64 << 20;
 
+/// The project's own files beside its layer directory that change what an
+/// export takes from it (the upstream sources and their lock, the targets
+/// it names): trusted with the layer, so a pull that moves the lock is
+/// refused as a changed layer file is. The upstream module's names are
+/// checked against this list by a test.
+pub const PROJECT_FILES: &[&str] = &["sources.toml", "sources.lock", "targets.toml"];
+
 /// A project whose own layer was found from the working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Project {
@@ -195,6 +202,40 @@ impl Snapshot {
                     }
                 }
             }
+        }
+        Ok(snapshot)
+    }
+
+    /// [`Snapshot::of`] the project-local layer `root`, with the project
+    /// files beside it ([`PROJECT_FILES`], as `../sources.lock`): read
+    /// capped, and a symbolic link or other non-regular file in their place
+    /// is an error naming it.
+    pub fn of_project(root: &Root) -> Result<Snapshot> {
+        let mut snapshot = Snapshot::of(root)?;
+        let Some(dir) = root.path().parent() else {
+            return Ok(snapshot);
+        };
+        for name in PROJECT_FILES {
+            let path = dir.join(name);
+            match std::fs::symlink_metadata(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Ok(m) if m.file_type().is_file() => {}
+                _ => {
+                    return Err(Error::Refused {
+                        path: Some(path),
+                        message: "not a regular file (a symbolic link, a directory or \
+                                  unreadable); refused"
+                            .into(),
+                    });
+                }
+            }
+            let bytes = super::read_bounded(&path, MAX_FILE_BYTES).map_err(|r| Error::Refused {
+                path: Some(path.clone()),
+                message: r.describe(&path, "project"),
+            })?;
+            snapshot
+                .files
+                .insert(format!("../{name}"), hex(&sha256(&bytes)));
         }
         Ok(snapshot)
     }

@@ -462,3 +462,17 @@ pub fn project_targets(layers: &Layers) -> Result<Option<(PathBuf, Vec<String>)>
     }
     Ok(Some((path, file.targets)))
 }
+
+#[cfg(test)]
+mod project_files_tests {
+    /// Trust covers every project file this module reads beside the layer.
+    #[test]
+    fn trust_covers_the_project_files() {
+        for name in [super::SOURCES_FILE, super::LOCK_FILE, super::TARGETS_FILE] {
+            assert!(
+                crate::source::trust::PROJECT_FILES.contains(&name),
+                "{name}"
+            );
+        }
+    }
+}

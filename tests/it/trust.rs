@@ -254,3 +254,33 @@ fn a_forged_or_broken_trust_file_trusts_nothing() {
     assert!(err.contains("trusted.json"), "{err}");
     assert_eq!(listing(&global_skills(&sb)), Vec::<String>::new());
 }
+
+#[test]
+fn the_project_files_beside_the_layer_are_trusted_with_it() {
+    let (sb, repo) = clone();
+    in_dir(&sb, &repo, &["trust"]).ok();
+    // A pull adds a file beside the layer that changes what the project
+    // takes (here the targets it names; sources.lock alike).
+    std::fs::write(
+        repo.join(".bernstein/targets.toml"),
+        "targets = [\"agents\"]\n",
+    )
+    .unwrap();
+    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"])
+        .failed()
+        .to_owned();
+    assert!(
+        err.contains("which changed since you trusted it (added ../targets.toml)"),
+        "{err}"
+    );
+    in_dir(&sb, &repo, &["trust"]).ok();
+    in_dir(&sb, &repo, &["export", "--target", "claude-code"]).ok();
+    // A symbolic link in its place is refused, never followed.
+    std::fs::remove_file(repo.join(".bernstein/targets.toml")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", repo.join(".bernstein/targets.toml")).unwrap();
+    let err = in_dir(&sb, &repo, &["trust"]).failed().to_owned();
+    assert!(
+        err.contains("targets.toml") && !err.contains("root:"),
+        "{err}"
+    );
+}

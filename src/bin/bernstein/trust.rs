@@ -103,7 +103,7 @@ pub fn run(args: TrustArgs, global: &Global) -> Result<ExitCode> {
             message: "the project-local layer cannot be read".into(),
         });
     };
-    let now = Snapshot::of(root)?;
+    let now = Snapshot::of_project(root)?;
     let files = now.files.len();
     let (state, trusted) = if args.status {
         (store.state(project, &now)?, false)
