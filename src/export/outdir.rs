@@ -224,30 +224,14 @@ struct Route {
     boundary: PathBuf,
 }
 
-/// The root of the git work tree holding `cwd` (the nearest directory with
-/// a `.git` entry), else `cwd`.
+/// The root of the git work tree holding `cwd`, else `cwd`.
 pub(crate) fn boundary_of(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
+    crate::source::confine::work_tree_of(cwd)
         .unwrap_or(cwd)
         .to_path_buf()
 }
 
-/// `path` with `.` dropped and `..` taking off the component before it, as
-/// written (not through links).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+use crate::source::confine::normalize;
 
 fn route(given: &Path, boundary: Option<&Path>, cwd: Option<&Path>) -> std::io::Result<Route> {
     let cwd = cwd.ok_or_else(|| std::io::Error::other("no working directory"))?;

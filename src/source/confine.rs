@@ -180,9 +180,7 @@ impl Boundary {
 
     /// The boundary for a command run in `cwd` (an absolute, real path).
     pub(crate) fn of_dir(cwd: &Path) -> Boundary {
-        let repo = cwd
-            .ancestors()
-            .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok());
+        let repo = work_tree_of(cwd);
         Boundary {
             dir: Some(repo.unwrap_or(cwd).to_path_buf()),
             cwd: Some(cwd.to_path_buf()),
@@ -222,8 +220,15 @@ impl Boundary {
     }
 }
 
-/// `.` and `..` resolved lexically.
-fn normalize(path: &Path) -> PathBuf {
+/// The root of the git work tree holding `dir`: the nearest directory
+/// with a `.git` entry (a directory, or a file for a worktree), if any.
+pub(crate) fn work_tree_of(dir: &Path) -> Option<&Path> {
+    dir.ancestors()
+        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
+}
+
+/// `.` and `..` resolved lexically, as written (not through links).
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

@@ -339,14 +339,7 @@ fn place(
             None => Ok(PathBuf::from(written)),
         },
         Scope::Project => {
-            let cwd = std::env::current_dir().map_err(|source| Error::Write {
-                path: PathBuf::from("."),
-                source,
-            })?;
-            let Some(root) = cwd
-                .ancestors()
-                .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
-            else {
+            let Some(root) = env.work_tree() else {
                 return Err(Error::Refused {
                     path: None,
                     message: "not inside a git work tree, so the project's root is unknown; \
