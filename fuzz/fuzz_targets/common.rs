@@ -84,7 +84,7 @@ pub fn merge_and_render(fragments: Vec<Fragment>) {
         "the rendering is canonical"
     );
     drop(effective);
-    let resolved = Resolved::new(&p.spec, "fuzz", fragments);
+    let resolved = Resolved::new(std::sync::Arc::new(p.spec.clone()), "fuzz", fragments);
     let _ = explain::explain(&p.spec, &resolved);
 }
 

@@ -150,7 +150,7 @@ fuzz_target!(|data: &[u8]| {
         match skills.resolve_located(&name, &located) {
             Ok(resolved) => {
                 let json =
-                    bernstein_skills::output::render::effective_to_json(&resolved.effective());
+                    bernstein_skills::output::render::effective_to_json(resolved.effective());
                 assert!(!json.contains(MARKER), "leaked into {name}");
                 for row in bernstein_skills::output::explain::explain(skills.spec(), &resolved) {
                     if let Some(p) = &row.place {
