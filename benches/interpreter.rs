@@ -749,9 +749,12 @@ mod hand {
             string_field(log, fs, "body", None),
             string_field(log, fs, "compatibility", None),
             string_field(log, fs, "context", None),
+            bool_field(log, fs, "default-enabled"),
             string_field(log, fs, "description", None),
             bool_field(log, fs, "disable-model-invocation"),
+            string_field(log, fs, "display-name", None),
             override_field(log, fs, "enabled", &TRUE, None),
+            string_field(log, fs, "fallback", None),
             deep_field(log, fs, "hooks", implicit),
             string_field(log, fs, "license", None),
             deep_field(log, fs, "metadata", implicit),
@@ -876,12 +879,18 @@ mod values_only {
             "compatibility",
             "context",
             "description",
+            "display-name",
+            "fallback",
             "license",
             "model",
             "name",
             "version",
         ];
-        let booleans = ["disable-model-invocation", "user-invocable"];
+        let booleans = [
+            "default-enabled",
+            "disable-model-invocation",
+            "user-invocable",
+        ];
         for field in strings.into_iter().chain(booleans) {
             let empty = if booleans.contains(&field) {
                 Value::Null
