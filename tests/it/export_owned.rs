@@ -8,23 +8,9 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::support::{Run, Sandbox, copy_dir, public_collection, snapshot};
+use super::support::{Run, Sandbox, copy_dir, public_collection, snapshot, two_skills};
 
 const RECORD: &str = ".bernstein-skills.json";
-
-/// The base-layer skills `writer` (a SKILL.md with a reference) and
-/// `reviewer` (YAML).
-fn two_skills() -> Sandbox {
-    let sb = Sandbox::new();
-    sb.write(
-        "base",
-        "writer/SKILL.md",
-        "---\nname: writer\ndescription: Writes docs.\n---\n\n# Writer\n\nDraft prose.\n",
-    );
-    sb.write("base", "writer/references/style.md", "# Style\n");
-    sb.write("base", "reviewer.yaml", "description: Reviews code.\n");
-    sb
-}
 
 fn read(p: impl AsRef<Path>) -> String {
     std::fs::read_to_string(p).unwrap()

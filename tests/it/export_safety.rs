@@ -6,32 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::support::{Sandbox, copy_dir, entries, snapshot};
-
-/// The base-layer skills `reviewer` and `writer`.
-fn two_skills() -> Sandbox {
-    let sb = Sandbox::new();
-    sb.write(
-        "base",
-        "writer/SKILL.md",
-        "---\nname: writer\ndescription: Writes docs.\n---\n\n# Writer\n\nDraft prose.\n",
-    );
-    sb.write("base", "writer/references/style.md", "# Style\n");
-    sb.write("base", "reviewer.yaml", "description: Reviews code.\n");
-    sb
-}
-
-/// A pid that is certainly dead: a child that has exited and been reaped.
-fn dead_pid() -> u32 {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bernstein"))
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
-}
+use super::support::{Sandbox, copy_dir, dead_pid, entries, snapshot, two_skills};
 
 // ---------------------------------------------------------------------------
 // Item 8: staging directories are claimed by a lock, not a process id.

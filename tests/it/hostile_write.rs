@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use bernstein_skills::export::OutDir;
 use bernstein_skills::export::write_atomic;
 
-use super::support::{Sandbox, entries, snapshot};
+use super::support::{Sandbox, dead_pid, entries, snapshot};
 
 fn is_regular_file(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file())
@@ -552,18 +552,6 @@ fn new_never_follows_a_symlink_at_the_new_file_or_the_schema() {
 // ---------------------------------------------------------------------------
 // Staging directories: short names with the pid, stale ones (whose lock is
 // free) cleaned up.
-
-/// A pid that is certainly dead: a child that has exited and been reaped.
-fn dead_pid() -> u32 {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bernstein"))
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
-}
 
 #[test]
 fn the_staging_directory_has_a_short_name_with_the_pid() {

@@ -417,3 +417,29 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The base-layer skills `writer` (a SKILL.md with a reference file) and
+/// `reviewer` (YAML).
+pub fn two_skills() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write(
+        "base",
+        "writer/SKILL.md",
+        "---\nname: writer\ndescription: Writes docs.\n---\n\n# Writer\n\nDraft prose.\n",
+    );
+    sb.write("base", "writer/references/style.md", "# Style\n");
+    sb.write("base", "reviewer.yaml", "description: Reviews code.\n");
+    sb
+}
+
+/// A pid that is certainly dead: a child that has exited and been reaped.
+pub fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bernstein"))
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
