@@ -61,6 +61,36 @@ pub fn switch(spec: &MergeSpec, effective: &Effective) -> Switch {
     out
 }
 
+/// Each per-target switch of `effective` (the spec's `targets_field`) that a
+/// layer set: the field's name, the target it names, the value, and the
+/// fragment it came from with the JSON pointer to it there.
+fn set_switches<'a>(
+    spec: &'a MergeSpec,
+    effective: &'a Effective,
+    fragments: &'a [Fragment],
+) -> Vec<(
+    &'a str,
+    &'a str,
+    &'a serde_json::Value,
+    &'a Fragment,
+    &'a str,
+)> {
+    let Some(name) = spec.targets_field.as_deref() else {
+        return Vec::new();
+    };
+    let Some(Merged::Deep(tree)) = effective.field(name).map(|f| &f.merged) else {
+        return Vec::new();
+    };
+    tree.iter()
+        .filter_map(|(target, v)| {
+            let Merged::Override(s) = v else { return None };
+            let o = s.origin.as_ref()?;
+            let f = fragments.iter().find(|f| f.layer == o.layer)?;
+            Some((name, &target[..], &*s.value, f, &o.pointer[..]))
+        })
+        .collect()
+}
+
 /// Values of the spec's `targets_field` that are not booleans: an error at
 /// each, since the switch could not be read.
 pub(crate) fn switch_problems(
@@ -68,24 +98,11 @@ pub(crate) fn switch_problems(
     effective: &Effective,
     fragments: &[Fragment],
 ) -> Vec<Diagnostic> {
-    let Some(name) = spec.targets_field.as_deref() else {
-        return Vec::new();
-    };
-    let Some(Merged::Deep(tree)) = effective.field(name).map(|f| &f.merged) else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for (target, v) in tree {
-        let Merged::Override(s) = v else {
-            continue;
-        };
-        if s.value.is_boolean() {
+    for (name, target, value, f, pointer) in set_switches(spec, effective, fragments) {
+        if value.is_boolean() {
             continue;
         }
-        let Some(o) = &s.origin else { continue };
-        let Some(f) = fragments.iter().find(|f| f.layer == o.layer) else {
-            continue;
-        };
         out.push(
             Diagnostic::error(
                 Some(&f.path),
@@ -95,12 +112,12 @@ pub(crate) fn switch_problems(
                     problem: format!(
                         "switches the skill for target '{}': write true or false; got {}",
                         text::excerpt(target, EXCERPT_CHARS),
-                        text::json_excerpt(&s.value, 60)
+                        text::json_excerpt(value, 60)
                     ),
                 },
             )
             .in_layer(f.layer)
-            .at(f.position(&o.pointer, false))
+            .at(f.position(pointer, false))
             .on_field(name),
         );
     }
@@ -117,22 +134,11 @@ pub(crate) fn unknown_switch_targets(
     fragments: &[Fragment],
     known: &[String],
 ) -> Vec<Diagnostic> {
-    let Some(name) = spec.targets_field.as_deref() else {
-        return Vec::new();
-    };
-    let Some(Merged::Deep(tree)) = effective.field(name).map(|f| &f.merged) else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for (target, v) in tree {
+    for (name, target, _, f, pointer) in set_switches(spec, effective, fragments) {
         if known.iter().any(|k| k == target) {
             continue;
         }
-        let Merged::Override(s) = v else { continue };
-        let Some(o) = &s.origin else { continue };
-        let Some(f) = fragments.iter().find(|f| f.layer == o.layer) else {
-            continue;
-        };
         let suggestion =
             crate::error::did_you_mean_or_prefix(target, known.iter().map(String::as_str));
         out.push(
@@ -156,7 +162,7 @@ pub(crate) fn unknown_switch_targets(
                 },
             )
             .in_layer(f.layer)
-            .at(f.position(&o.pointer, true))
+            .at(f.position(pointer, true))
             .on_field(name),
         );
     }
