@@ -37,7 +37,7 @@ fn run(name: &str) -> bernstein_skills::Result<()> {
 
     // 3. Every fragment of every skill, checked against the schema the spec
     //    generates, as `bernstein skills validate` does.
-    let report = skills.check(None, 1);
+    let report = skills.validate(None, 1);
     println!(
         "checked {} skills in {} files: {} errors, {} warnings",
         report.skills,

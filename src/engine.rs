@@ -62,7 +62,7 @@ impl Skills {
     }
 
     /// Where the targets are: without targets to judge for
-    /// ([`Skills::with_targets`]), [`Skills::check`] warns about what any
+    /// ([`Skills::with_targets`]), [`Skills::validate`] warns about what any
     /// of them would refuse of a skill's keys (two keys a target that
     /// flattens their field writes as one), and so does
     /// [`Skills::flatten_warnings`]. The targets are read only when a
@@ -149,7 +149,7 @@ impl Skills {
         out
     }
 
-    /// Judges the files of every skill [`Skills::check`] checks against
+    /// Judges the files of every skill [`Skills::validate`] checks against
     /// the files `targets` write too ([`crate::target::Target::generated`]:
     /// a skill's `Agents/openai.yaml` beside codex's `agents/openai.yaml`),
     /// without their rules: so that `validate` without `--target` finds
@@ -163,7 +163,7 @@ impl Skills {
         self
     }
 
-    /// What export may write beside a skill's files, for [`Skills::check`]:
+    /// What export may write beside a skill's files, for [`Skills::validate`]:
     /// its `SKILL.md` and the translated files of every target it judges.
     fn generated(&self) -> Vec<Generated> {
         let mut out = vec![Generated::skill_md()];
@@ -180,7 +180,7 @@ impl Skills {
         s
     }
 
-    /// Judges every effective skill [`Skills::check`] checks for `targets`
+    /// Judges every effective skill [`Skills::validate`] checks for `targets`
     /// too: their rules are errors, the fields they leave out notes.
     pub fn with_targets(mut self, targets: Vec<crate::target::Target>) -> Skills {
         // A target's findings are located: most fragments will be asked
@@ -201,7 +201,7 @@ impl Skills {
         targets
             .iter()
             .flat_map(|t| {
-                t.check(
+                t.problems(
                     &self.spec,
                     resolved.effective(),
                     resolved.fragments(),
@@ -266,7 +266,7 @@ impl Skills {
     /// Loads and validates one located fragment; all its errors on failure.
     pub fn load(&self, located: &Located) -> std::result::Result<Fragment, Vec<Diagnostic>> {
         let fragment = Fragment::load(located, &self.options).map_err(|d| vec![d])?;
-        let errors = self.validator().check(&self.spec, &fragment);
+        let errors = self.validator().validate(&self.spec, &fragment);
         if errors.is_empty() {
             Ok(fragment)
         } else {
@@ -298,13 +298,13 @@ impl Skills {
         keep: &dyn Fn(&crate::spec::Field) -> bool,
     ) -> Result<Resolved> {
         let fragments = self.load_checked(name, located)?;
-        let keep = |f: &crate::spec::Field| keep(f) || crate::check::needs(f);
+        let keep = |f: &crate::spec::Field| keep(f) || crate::postmerge::needs(f);
         self.finish(Resolved::new_only(self.spec.clone(), name, fragments, keep))
     }
 
-    /// The checks of a merged skill ([`Skills::check_effective`]).
+    /// The checks of a merged skill ([`Skills::merged_problems`]).
     fn finish(&self, resolved: Resolved) -> Result<Resolved> {
-        let errors = self.check_effective(resolved.effective(), resolved.fragments());
+        let errors = self.merged_problems(resolved.effective(), resolved.fragments());
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
@@ -338,7 +338,7 @@ impl Skills {
                 return Err(Error::Invalid(errors));
             }
         }
-        let errors = crate::check::sections(&self.spec, &fragments, self.options.max_bytes);
+        let errors = crate::postmerge::sections(&self.spec, &fragments, self.options.max_bytes);
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
@@ -373,15 +373,15 @@ impl Skills {
         }
     }
 
-    /// The checks of an effective skill after the merge ([`crate::check`]):
+    /// The checks of an effective skill after the merge ([`crate::postmerge`]):
     /// required fields, and values the merge made (the skill's file name as
     /// its name) against their rule.
-    pub(crate) fn check_effective(
+    pub(crate) fn merged_problems(
         &self,
         effective: &Effective,
         fragments: &[Fragment],
     ) -> Vec<Diagnostic> {
-        crate::check::effective(&self.spec, self.validator(), effective, fragments, &|f| {
+        crate::postmerge::effective(&self.spec, self.validator(), effective, fragments, &|f| {
             self.shown(f)
         })
     }
@@ -419,13 +419,13 @@ impl Skills {
     /// Checks every fragment of every skill (or of `names`): errors, plus
     /// warnings for shadowed forms, name mismatches and overrides with no
     /// effect.
-    pub fn check(&self, names: Option<&[String]>, jobs: usize) -> Report {
+    pub fn validate(&self, names: Option<&[String]>, jobs: usize) -> Report {
         let mut report = Report {
             diagnostics: self.layer_warnings(),
             ..Report::default()
         };
         let results = match names {
-            Some(names) => crate::par::map(names, jobs, |name| self.check_one(name)),
+            Some(names) => crate::par::map(names, jobs, |name| self.validate_one(name)),
             None => {
                 let (catalog, skipped) = self.layers.catalog_with_skipped();
                 report.diagnostics.extend(skipped.into_iter().map(|s| {
@@ -439,7 +439,7 @@ impl Skills {
                 }));
                 report.diagnostics.extend(lookalikes(&catalog));
                 crate::par::map(&catalog, jobs, |(name, located)| {
-                    self.check_located(name, located)
+                    self.validate_located(name, located)
                 })
             }
         };
@@ -451,11 +451,11 @@ impl Skills {
         report
     }
 
-    /// The warnings [`Skills::check`] gives about skill `name` (a stale
+    /// The warnings [`Skills::validate`] gives about skill `name` (a stale
     /// directive, an override with no effect, an orphan, ...), which every
     /// command showing the skill prints too.
     pub fn warnings(&self, name: &str) -> Vec<Diagnostic> {
-        self.check_one(name)
+        self.validate_one(name)
             .diagnostics
             .into_iter()
             .filter(|d| !d.is_error())
@@ -463,9 +463,9 @@ impl Skills {
     }
 
     /// Checks one skill.
-    pub(crate) fn check_one(&self, name: &str) -> Report {
+    pub(crate) fn validate_one(&self, name: &str) -> Report {
         match self.locate(name) {
-            Ok(located) => self.check_located(name, &located),
+            Ok(located) => self.validate_located(name, &located),
             Err(_) => {
                 let mut out = Report::default();
                 let reason = check_name(name).err().unwrap_or_default().to_owned();
@@ -481,8 +481,8 @@ impl Skills {
         }
     }
 
-    /// [`Skills::check_one`] for files already located.
-    pub(crate) fn check_located(&self, name: &str, located: &[Located]) -> Report {
+    /// [`Skills::validate_one`] for files already located.
+    pub(crate) fn validate_located(&self, name: &str, located: &[Located]) -> Report {
         let mut out = Report::default();
         if located.is_empty() {
             out.diagnostics.push(Diagnostic::error(
@@ -543,20 +543,21 @@ impl Skills {
         }
         if !failed {
             // Before the merge, which it bounds.
-            let too_many = crate::check::sections(&self.spec, &fragments, self.options.max_bytes);
+            let too_many =
+                crate::postmerge::sections(&self.spec, &fragments, self.options.max_bytes);
             failed = !too_many.is_empty();
             out.diagnostics.extend(too_many);
         }
         if !failed {
             let effective = merge(&self.spec, name, &fragments);
             out.diagnostics
-                .extend(self.check_effective(&effective, &fragments));
+                .extend(self.merged_problems(&effective, &fragments));
             out.diagnostics
                 .extend(no_effect(&self.spec, &effective, &fragments));
             out.diagnostics
                 .extend(stale_deletes(&effective, &fragments));
             out.diagnostics
-                .extend(crate::check::near_miss_headings(&self.spec, &fragments));
+                .extend(crate::postmerge::near_miss_headings(&self.spec, &fragments));
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, &effective, &fragments,
             ));

@@ -543,7 +543,7 @@ pub enum DiagnosticKind {
         directive: String,
     },
     /// A value merged by section from more sections and changes than the
-    /// size cap allows ([`crate::check::sections`]).
+    /// size cap allows ([`crate::postmerge::sections`]).
     #[error(
         "'{field}': merging it by section takes more than {limit} sections and changes (this layer's and those below it), one per 32 bytes of the {cap}-byte size limit; each costs memory and a row of explain (replace the value whole, or raise the limit with --max-fragment-bytes)"
     )]

@@ -150,7 +150,7 @@ impl Side<'_> {
     /// Every problem of a loaded (or unloadable) fragment under this spec.
     fn problems(&self, loaded: &Result<Fragment, Diagnostic>) -> Vec<Diagnostic> {
         match loaded {
-            Ok(f) => self.validator.check(self.spec, f),
+            Ok(f) => self.validator.validate(self.spec, f),
             Err(d) => vec![d.clone()],
         }
     }

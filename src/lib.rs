@@ -14,7 +14,7 @@
 //!    (`jsonschema`), and by the spec's ownership of fields and files;
 //! 5. [`mod@merge`]: the interpreter, producing an [`Effective`] skill with
 //!    provenance for every value ([`merge::provenance`]);
-//! 6. [`check`]: what only the merged skill can answer (required fields of
+//! 6. [`postmerge`]: what only the merged skill can answer (required fields of
 //!    the spec, the name taken from the file name);
 //! 7. [`target`]: a consumer's rules, renderings and translations, applied
 //!    to the effective skill where its output is made;
@@ -46,7 +46,7 @@
 //!     Form::Toml, Layer::User, Path::new("user/writer.toml"), &opts).unwrap();
 //!
 //! let validator = Validator::new(&spec);
-//! assert!(validator.check(&spec, &base).is_empty() && validator.check(&spec, &user).is_empty());
+//! assert!(validator.validate(&spec, &base).is_empty() && validator.validate(&spec, &user).is_empty());
 //!
 //! let fragments = [base, user];
 //! let skill = merge(&spec, "writer", &fragments);
@@ -78,7 +78,6 @@
 // per file, off the hot path, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
-pub mod check;
 pub mod engine;
 pub mod error;
 pub mod export;
@@ -89,6 +88,7 @@ pub mod merge;
 pub mod output;
 #[doc(hidden)]
 pub mod par;
+pub mod postmerge;
 pub mod source;
 pub mod spec;
 pub mod target;

@@ -56,7 +56,7 @@ pub fn load(data: &[u8], form: Form, layer: Layer) -> Option<Fragment> {
             return None;
         }
     };
-    let problems = p.validator.check(&p.spec, &fragment);
+    let problems = p.validator.validate(&p.spec, &fragment);
     for d in &problems {
         let _ = d.to_string();
     }

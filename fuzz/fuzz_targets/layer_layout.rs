@@ -140,7 +140,7 @@ fuzz_target!(|data: &[u8]| {
     if std::fs::symlink_metadata(root.join("user")).is_ok_and(|m| m.file_type().is_symlink()) {
         assert!(!skills.layers().refusals().is_empty());
     }
-    let report = skills.check(None, 1);
+    let report = skills.validate(None, 1);
     for d in &report.diagnostics {
         let line = d.to_string();
         check_message(&line);
@@ -165,7 +165,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    if let Ok(drift) = skills.check_export(&manifests, 1) {
+    if let Ok(drift) = skills.export_drift(&manifests, 1) {
         for (_, d) in drift {
             use bernstein_skills::export::Drift;
             if let Drift::Changed(lines) | Drift::HandEdited(lines) | Drift::HandAdded(lines) = d {

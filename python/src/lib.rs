@@ -535,7 +535,7 @@ fn merge_layers<'py>(
                 if inner.mappings_only {
                     errors.extend(quick_check(&inner.spec, f));
                 } else {
-                    errors.extend(inner.validator.check(&inner.spec, f));
+                    errors.extend(inner.validator.validate(&inner.spec, f));
                 }
             }
             errors.retain(|d| d.severity == Severity::Error);
@@ -588,7 +588,7 @@ fn fragments_of(
                     errors.extend(
                         inner
                             .validator
-                            .check(&inner.spec, &f)
+                            .validate(&inner.spec, &f)
                             .into_iter()
                             .filter(|d| d.severity == Severity::Error),
                     );
@@ -740,7 +740,7 @@ fn validate<'py>(
                     .collect::<Result<Vec<_>, Error>>()?;
                 skills = skills.with_targets(loaded);
             }
-            Ok::<_, Error>(skills.check(names.as_deref(), 1))
+            Ok::<_, Error>(skills.validate(names.as_deref(), 1))
         })
         .map_err(|e| error(py, e))?;
     let ds = report

@@ -858,20 +858,20 @@ impl Skills {
     }
 
     /// Compares `dir`'s manifests with the effective skills; see
-    /// [`Skills::check_export_with`].
-    pub fn check_export(&self, dir: &Path, jobs: usize) -> Result<Vec<(String, Drift)>> {
-        self.check_export_as(dir, Format::Json, jobs)
+    /// [`Skills::export_drift_with`].
+    pub fn export_drift(&self, dir: &Path, jobs: usize) -> Result<Vec<(String, Drift)>> {
+        self.export_drift_as(dir, Format::Json, jobs)
     }
 
     /// Compares what `dir` holds with what exporting in `format` would
-    /// write; see [`Skills::check_export_with`].
-    pub(crate) fn check_export_as(
+    /// write; see [`Skills::export_drift_with`].
+    pub(crate) fn export_drift_as(
         &self,
         dir: &Path,
         format: Format,
         jobs: usize,
     ) -> Result<Vec<(String, Drift)>> {
-        self.check_export_with(
+        self.export_drift_with(
             dir,
             &ExportOptions {
                 format,
@@ -886,7 +886,7 @@ impl Skills {
     /// skill may have several kinds); a skill that fails to resolve is an
     /// error, and so is a `dir` that does not exist (nothing was exported
     /// there yet).
-    pub fn check_export_with(
+    pub fn export_drift_with(
         &self,
         dir: &Path,
         options: &ExportOptions,

@@ -7,7 +7,7 @@
 //! A bad spec is one [`Error::Spec`](crate::Error::Spec) naming the spec file and the entry,
 //! before any skill is read.
 
-mod check;
+mod consistency;
 pub mod directive;
 mod misfit;
 mod model;
@@ -25,8 +25,8 @@ use crate::error::{DiagnosticKind, Result};
 use crate::fragment::{self, Syntax};
 use crate::text;
 
-pub(crate) use check::value_rule;
-use check::{RuleChecker, file_owners, spec_error};
+pub(crate) use consistency::value_rule;
+use consistency::{RuleChecker, file_owners, spec_error};
 pub(crate) use misfit::schema_message;
 use model::find_field;
 pub use model::{
@@ -162,12 +162,12 @@ impl MergeSpec {
             // schema's instance path makes the better message, so ask it.
             Err(e) => return Err(misfit::explain_spec_error(text, path, &value, e)),
         };
-        let mut spec = MergeSpec::check(raw, text, path)?;
+        let mut spec = MergeSpec::from_raw(raw, text, path)?;
         spec.order = order;
         Ok(spec)
     }
 
-    fn check(raw: RawSpec, text: &str, path: &Path) -> Result<MergeSpec> {
+    fn from_raw(raw: RawSpec, text: &str, path: &Path) -> Result<MergeSpec> {
         let locate = |pointer: &str| fragment::locate(text, Syntax::Yaml, pointer, false, 0);
         let fail = |pointer: &str, message: String| {
             spec_error(path, locate(pointer), DiagnosticKind::Spec { message })

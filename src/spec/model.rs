@@ -339,7 +339,7 @@ pub struct Field {
     /// Its value when no layer sets it.
     pub default: Value,
     /// Must the effective skill have a non-empty value? (See
-    /// [`crate::check`] for what empty means for each strategy.)
+    /// [`crate::postmerge`] for what empty means for each strategy.)
     pub required: bool,
     /// Its documentation.
     pub description: Option<String>,

@@ -588,7 +588,7 @@ impl Target {
     /// offending value, or at the highest layer's file when no layer set
     /// it. Problems are `severity` (errors for `validate --target`,
     /// warnings for `show`); fields left out are notes.
-    pub fn check(
+    pub fn problems(
         &self,
         spec: &MergeSpec,
         effective: &Effective,
@@ -667,7 +667,7 @@ impl Target {
                 .iter()
                 .find(|(n, _)| n == &f.name)
                 .map(|(_, v)| v);
-            let empty = value.is_none_or(crate::check::is_empty);
+            let empty = value.is_none_or(crate::postmerge::is_empty);
             if f.required && empty {
                 // Set empty by a layer, or set by none.
                 let set = effective.field(&f.name).is_some_and(|m| match &m.merged {

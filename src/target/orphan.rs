@@ -37,7 +37,7 @@ pub(crate) fn orphan(
             }
             let empty = effective
                 .field(&f.name)
-                .is_none_or(|m| crate::check::is_empty(&m.merged.to_value()));
+                .is_none_or(|m| crate::postmerge::is_empty(&m.merged.to_value()));
             if !empty {
                 continue;
             }

@@ -114,7 +114,7 @@ fn the_effective_skill_is_judged_not_the_fragment() {
     let base = fragment(Layer::Base, "description: far too long for this reader\n");
     let team = fragment(Layer::Team, "description: Short.\n");
     let eff = crate::merge(&spec, "w", std::slice::from_ref(&base));
-    let found = t.check(&spec, &eff, std::slice::from_ref(&base), Severity::Error);
+    let found = t.problems(&spec, &eff, std::slice::from_ref(&base), Severity::Error);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(
         found[0].to_string(),
@@ -122,7 +122,7 @@ fn the_effective_skill_is_judged_not_the_fragment() {
     );
     let both = [base, team];
     let eff = crate::merge(&spec, "w", &both);
-    assert!(t.check(&spec, &eff, &both, Severity::Error).is_empty());
+    assert!(t.problems(&spec, &eff, &both, Severity::Error).is_empty());
 }
 
 #[test]
@@ -132,7 +132,7 @@ fn required_fields_names_and_other_fields() {
     let f = fragment(Layer::User, "name: Renamed\ntrigger_keywords: [a]\n");
     let eff = crate::merge(&spec, "w", std::slice::from_ref(&f));
     let found: Vec<String> = t
-        .check(&spec, &eff, std::slice::from_ref(&f), Severity::Warning)
+        .problems(&spec, &eff, std::slice::from_ref(&f), Severity::Warning)
         .iter()
         .map(ToString::to_string)
         .collect();

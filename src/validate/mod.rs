@@ -98,7 +98,7 @@ impl Validator {
     /// `MAX_PER_FILE` of them (the first ones in the file), then one
     /// [`DiagnosticKind::TooManyErrors`] counting the rest. Empty when it
     /// is valid.
-    pub fn check(&self, spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic> {
+    pub fn validate(&self, spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic> {
         let instance = fragment.as_value();
         let mut kept = Kept::new(fragment, MAX_PER_FILE);
         let schema = match self.schema_valid(instance) {
@@ -443,7 +443,7 @@ mod tests {
         )
         .unwrap();
         super::Validator::new(&spec)
-            .check(&spec, &f)
+            .validate(&spec, &f)
             .iter()
             .map(|d| d.to_string())
             .collect()

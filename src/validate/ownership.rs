@@ -430,7 +430,11 @@ mod tests {
             "description: d\nallowed-tools: [Read]\nmetadata:\n  free: 1\n  allowed:\n    - x\n",
         );
         assert!(!v.is_valid(&spec, &f));
-        let lines: Vec<String> = v.check(&spec, &f).iter().map(|d| d.to_string()).collect();
+        let lines: Vec<String> = v
+            .validate(&spec, &f)
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
         assert_eq!(
             lines,
             [
@@ -449,7 +453,7 @@ mod tests {
             frag.push_str(&format!("f{i:02}: 1\n"));
         }
         let many = MergeSpec::from_str(&text, Path::new("spec.yaml")).unwrap();
-        let ds = crate::Validator::new(&many).check(&many, &fragment(Layer::Team, &frag));
+        let ds = crate::Validator::new(&many).validate(&many, &fragment(Layer::Team, &frag));
         assert_eq!(ds.len(), 51);
         assert_eq!(
             ds[49].to_string(),

@@ -218,7 +218,7 @@ proptest! {
         }
         prop_assume!(any);
         let skills = sb.skills();
-        let report = skills.check(None, 1);
+        let report = skills.validate(None, 1);
         prop_assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
         let resolved = skills.resolve("skill");
         prop_assert!(resolved.is_ok(), "{:?}", resolved.err());

@@ -7,8 +7,22 @@ use std::path::Path;
 
 /// The stages, in pipeline order. A module may use the ones before it.
 const ORDER: &[&str] = &[
-    "text", "par", "layer", "error", "source", "fragment", "spec", "merge", "validate", "check",
-    "target", "output", "engine", "export", "impact", "upstream",
+    "text",
+    "par",
+    "layer",
+    "error",
+    "source",
+    "fragment",
+    "spec",
+    "merge",
+    "validate",
+    "postmerge",
+    "target",
+    "output",
+    "engine",
+    "export",
+    "impact",
+    "upstream",
 ];
 
 /// Every `crate::MODULE` a file's code (not its comments) names.

@@ -222,7 +222,7 @@ proptest! {
         let present = present(&layers);
         let fragments: Vec<Fragment> = present.iter().map(|(l, f)| load(*l, f)).collect();
         for f in &fragments {
-            let problems = validator.check(&spec, f);
+            let problems = validator.validate(&spec, f);
             prop_assert!(problems.is_empty(), "{problems:?}");
         }
         let skill = merge(&spec, SKILL, &fragments);
@@ -309,7 +309,7 @@ fn pipeline(text: &str) {
             ) else {
                 continue;
             };
-            if validator.check(spec, &f).is_empty() {
+            if validator.validate(spec, &f).is_empty() {
                 let fs = [f];
                 let skill = merge(spec, SKILL, &fs);
                 let _ = render::to_json(&skill.to_value());

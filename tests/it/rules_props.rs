@@ -879,7 +879,7 @@ fn problems(spec: &MergeSpec, fields: Value) -> Vec<String> {
     )
     .expect("the fragment loads");
     Validator::new(spec)
-        .check(spec, &f)
+        .validate(spec, &f)
         .iter()
         .map(|d| d.to_string())
         .collect()

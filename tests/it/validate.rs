@@ -301,7 +301,7 @@ fn missing_spec_file_is_an_error_naming_it() {
 #[test]
 fn library_check_reports_files_skills_and_counts() {
     let sb = broken();
-    let report = sb.skills().check(None, 2);
+    let report = sb.skills().validate(None, 2);
     assert_eq!(
         (
             report.errors(),
@@ -312,7 +312,7 @@ fn library_check_reports_files_skills_and_counts() {
         (5, 0, 4, 3)
     );
     // The thread count does not change the report.
-    let one = sb.skills().check(None, 1);
+    let one = sb.skills().validate(None, 1);
     let texts = |r: &bernstein_skills::engine::Report| {
         r.diagnostics
             .iter()

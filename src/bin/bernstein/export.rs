@@ -162,7 +162,7 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     let skills = &global.skills()?;
     let trust = TrustStore::of(&global.env());
     if args.strict {
-        let report = skills.check(None, args.jobs.unwrap_or_else(par::default_jobs));
+        let report = skills.validate(None, args.jobs.unwrap_or_else(par::default_jobs));
         if !report.diagnostics.is_empty() {
             output::warn_diagnostics(&report.diagnostics);
             return Err(Error::Refused {
@@ -208,7 +208,7 @@ fn one(
         Global::places(skills.layers())
     };
     match (&args.check, &args.out) {
-        (Some(dir), _) => check(skills, dir, options, args.json, &places),
+        (Some(dir), _) => report_drift(skills, dir, options, args.json, &places),
         (None, Some(dir)) => export(skills, dir, options, args.json, &places),
         (None, None) => unreachable!("clap requires --out, --check or --target"),
     }
@@ -379,7 +379,7 @@ fn drift_json(dir: &Path, format: Format, name: &str, d: &Drift) -> Value {
     json!({"skill": name, "drift": kind, "file": place, "what": what, "diff": diff})
 }
 
-fn check(
+fn report_drift(
     skills: &bernstein_skills::Skills,
     dir: &Path,
     options: &ExportOptions,
@@ -387,7 +387,7 @@ fn check(
     places: &str,
 ) -> Result<(ExitCode, Value)> {
     let format = options.effective_format();
-    let drift = skills.check_export_with(dir, options)?;
+    let drift = skills.export_drift_with(dir, options)?;
     let code = if drift.is_empty() {
         ExitCode::SUCCESS
     } else {

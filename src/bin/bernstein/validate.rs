@@ -103,7 +103,7 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     let jobs = args
         .jobs
         .unwrap_or_else(bernstein_skills::par::default_jobs);
-    let report = skills.check(names, jobs);
+    let report = skills.validate(names, jobs);
     let (errors, warnings, notes) = (report.errors(), report.warnings(), report.notes());
     if args.json {
         let v: Vec<Value> = report.diagnostics.iter().map(|d| d.to_json()).collect();

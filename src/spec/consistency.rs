@@ -515,7 +515,7 @@ pub(crate) fn value_rule(
         ));
     }
     if let Some(p) = &c.pattern
-        && let Err(problem) = pattern::check(p)
+        && let Err(problem) = pattern::supported(p)
     {
         return Err((
             here("pattern"),
