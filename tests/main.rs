@@ -40,6 +40,7 @@ mod it {
     mod sections;
     mod sections_scale;
     mod skill_files;
+    mod snapshots;
     mod spec_edit;
     mod spec_impact;
     mod standalone;

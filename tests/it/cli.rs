@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::support::{Sandbox, entries};
+use super::support::{Sandbox, assert_snapshot, entries, snapshot_file};
 
 /// The three-layer skill `writer` and the base-only skill `reviewer`.
 fn demo() -> Sandbox {
@@ -32,17 +32,8 @@ fn demo() -> Sandbox {
 
 #[test]
 fn list_layered_table_then_count() {
-    let out = demo().run(&["list", "--layered"]).ok().to_owned();
-    assert_eq!(
-        out,
-        "NAME      BASE  TEAM  USER  ORIGIN\n\
-         reviewer  yes   -     -     base\n\
-         writer    yes   yes   yes   base+team+user\n\
-         2 skill(s)\n\
-         base: [ROOT]/layers/base (from --layers-root)\n\
-         team: [ROOT]/layers/team (from --layers-root)\n\
-         user: [ROOT]/layers/user (from --layers-root)\n"
-    );
+    let run = demo().run(&["list", "--layered"]);
+    assert_snapshot(run.ok(), snapshot_file("cli-list-layered.txt"));
 }
 
 #[test]
@@ -78,27 +69,17 @@ fn list_layered_json_is_sorted_with_layers_and_a_digest_of_the_show_json() {
 
 #[test]
 fn plain_list_shows_names_with_effective_descriptions() {
-    assert_eq!(
-        demo().run(&["list"]).ok(),
-        "NAME      DESCRIPTION\nreviewer  Reviews code.\nwriter    team description\n2 skill(s)\n"
-    );
+    let run = demo().run(&["list"]);
+    assert_snapshot(run.ok(), snapshot_file("cli-list.txt"));
 }
 
 #[test]
 fn empty_layers_say_so_and_name_the_directories_searched() {
     let sb = Sandbox::new();
     let run = sb.run(&["list", "--layered"]);
-    let out = run.success();
-    assert!(out.contains("no skills"), "{out}");
-    for l in ["base", "team", "user"] {
-        assert!(out.contains(&format!("[ROOT]/layers/{l}")), "{out}");
-    }
+    assert_snapshot(run.success(), snapshot_file("cli-list-no-layers.txt"));
     // None of them exists: a warning says so, and stdout stays the answer.
-    assert!(
-        run.stderr
-            .starts_with("warning: no layer directory exists; looked at [ROOT]/layers/base"),
-        "{run:#?}"
-    );
+    assert_snapshot(&run.stderr, snapshot_file("cli-list-no-layers.stderr"));
     let run = sb.run(&["list", "--layered", "--json"]);
     let v: Value = serde_json::from_str(run.success()).unwrap();
     assert_eq!(v["skills"], json!([]));
@@ -132,131 +113,60 @@ fn show_prints_canonical_json_sorted_two_space_trailing_newline() {
 
 #[test]
 fn show_per_layer_prints_each_layers_fragment_after_the_result() {
-    let out = demo()
-        .run(&["show", "writer", "--per-layer"])
-        .ok()
-        .to_owned();
-    let base = out
-        .find("# base layer ([ROOT]/layers/base/writer/SKILL.md)")
-        .expect(&out);
-    let team = out
-        .find("# team layer ([ROOT]/layers/team/writer.yaml)")
-        .expect(&out);
-    let user = out
-        .find("# user layer ([ROOT]/layers/user/writer.toml)")
-        .expect(&out);
-    assert!(base < team && team < user);
-    assert!(out[user..].contains("\"url\": \"user-style\""));
-    assert!(
-        !out[user..].contains("temperature"),
-        "a layer shows only its own fragment"
-    );
+    // The result, then base, team and user, each only its own fragment
+    // (the user layer's has no temperature).
+    let run = demo().run(&["show", "writer", "--per-layer"]);
+    assert_snapshot(run.ok(), snapshot_file("cli-show-writer-per-layer.txt"));
 }
 
 #[test]
 fn show_json_per_layer_is_one_document() {
-    let v = demo()
-        .run(&["show", "writer", "--per-layer", "--json"])
-        .json();
-    let text = v.to_string();
-    assert!(
-        text.contains("team description") && text.contains("user-style"),
-        "{text}"
-    );
+    let run = demo().run(&["show", "writer", "--per-layer", "--json"]);
+    run.json();
+    assert_snapshot(&run.stdout, snapshot_file("cli-show-writer-per-layer.json"));
 }
 
 #[test]
 fn show_origins_annotates_every_leaf_with_layer_file_and_line() {
-    let out = demo().run(&["show", "writer", "--origins"]).ok().to_owned();
-    let line_of = |needle: &str| {
-        out.lines()
-            .find(|l| l.contains(needle))
-            .unwrap_or_else(|| panic!("no line with {needle}: {out}"))
-            .to_owned()
-    };
-    assert!(line_of("\"author\": \"me\"").ends_with("# user:[ROOT]/layers/user/writer.toml:1"));
-    assert!(
-        line_of("\"description\": \"team description\"")
-            .ends_with("# team:[ROOT]/layers/team/writer.yaml:1")
-    );
-    assert!(line_of("\"temperature\": 0.4").ends_with("# team:[ROOT]/layers/team/writer.yaml:5"));
-    assert!(
-        line_of("\"max_tokens\": 1000").ends_with("# base:[ROOT]/layers/base/writer/SKILL.md:9")
-    );
+    // Relative paths: the comments are aligned on the longest line.
+    let run = demo().run_relative(&["show", "writer", "--origins"]);
+    assert_snapshot(run.ok(), snapshot_file("cli-show-writer-origins.txt"));
 }
 
 #[test]
 fn explain_shows_origin_strategy_and_what_was_overridden() {
-    let out = demo().run(&["explain", "writer"]).ok().to_owned();
-    assert!(out.starts_with("ORIGIN"), "{out}");
-    let lines: Vec<&str> = out.lines().collect();
-    let at = |needle: &str| {
-        lines
-            .iter()
-            .position(|l| l.contains(needle))
-            .unwrap_or_else(|| panic!("no line with {needle}: {out}"))
-    };
-    let d = at("team description");
-    assert!(lines[d].starts_with("team:[ROOT]/layers/team/writer.yaml:1"));
-    assert!(lines[d].contains("OVERRIDE") && lines[d].contains("description"));
-    assert!(
-        lines[d + 1]
-            .contains("shadowed: base `[ROOT]/layers/base/writer/SKILL.md:3` \"base description\""),
-        "{out}"
-    );
-    let r = at("references[style]");
-    assert!(
-        lines[r].starts_with("user:[ROOT]/layers/user/writer.toml:3"),
-        "{out}"
-    );
-    assert!(lines[r].contains("KEYED_REPLACE"));
-    assert!(
-        lines[r + 1].contains("replaced: base `[ROOT]/layers/base/writer/SKILL.md:7`"),
-        "{out}"
-    );
-    let k = at("trigger_keywords[1]");
-    assert!(lines[k].starts_with("team:") && lines[k].contains("APPEND"));
-    let t = at("metadata.limits.temperature");
-    assert!(
-        lines[t].contains("DEEP_MERGE") && lines[t + 1].contains("0.2"),
-        "{out}"
-    );
-    assert!(lines[at("assets")].starts_with("default"));
+    // Each value's origin (layer, file, line; `default` for none), its
+    // strategy and path, and below it what it shadowed or replaced.
+    let run = demo().run_relative(&["explain", "writer"]);
+    assert_snapshot(run.ok(), snapshot_file("cli-explain-writer.txt"));
 }
 
 #[test]
 fn explain_narrows_to_one_value_by_field_path() {
     let sb = demo();
-    let out = sb
-        .run(&["explain", "writer", "metadata.limits.temperature"])
-        .ok()
-        .to_owned();
     // The header, the row and what it shadowed.
-    assert_eq!(out.lines().count(), 3, "{out}");
-    assert!(out.contains("0.4") && out.contains("shadowed: base"));
-    let out = sb
-        .run(&["explain", "writer", "references[style]"])
-        .ok()
-        .to_owned();
-    assert!(
-        out.contains("user-style") && out.contains("replaced: base"),
-        "{out}"
+    let run = sb.run_relative(&["explain", "writer", "metadata.limits.temperature"]);
+    assert_snapshot(
+        run.ok(),
+        snapshot_file("cli-explain-writer-temperature.txt"),
+    );
+    let run = sb.run_relative(&["explain", "writer", "references[style]"]);
+    assert_snapshot(
+        run.ok(),
+        snapshot_file("cli-explain-writer-references-style.txt"),
     );
     // A mapping prefix narrows to its leaves.
-    let out = sb
-        .run(&["explain", "writer", "metadata.limits"])
-        .ok()
-        .to_owned();
-    assert!(
-        out.contains("max_tokens") && out.contains("temperature"),
-        "{out}"
+    let run = sb.run_relative(&["explain", "writer", "metadata.limits"]);
+    assert_snapshot(
+        run.ok(),
+        snapshot_file("cli-explain-writer-metadata-limits.txt"),
     );
-    // An unknown path is an error that says what exists.
-    let err = sb
-        .run(&["explain", "writer", "metadata.nope"])
-        .failed()
-        .to_owned();
-    assert!(err.starts_with("error: "), "{err}");
+    // An unknown path is an error.
+    let run = sb.run(&["explain", "writer", "metadata.nope"]);
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("error-unknown-field-path.stderr"),
+    );
 }
 
 #[test]
@@ -302,10 +212,9 @@ fn export_writes_show_json_per_skill_and_check_detects_every_kind_of_drift() {
         3,
         "the manifests and the record, no temporary files: {leftovers:?}"
     );
-    assert!(
-        sb.run(&["export", "--check", out_s])
-            .ok()
-            .contains("up to date")
+    assert_snapshot(
+        sb.run(&["export", "--check", out_s]).ok(),
+        snapshot_file("cli-export-check-clean.txt"),
     );
 
     // Changed, added and removed skills all fail the check, which writes nothing.
@@ -319,14 +228,8 @@ fn export_writes_show_json_per_skill_and_check_detects_every_kind_of_drift() {
     let before = std::fs::read(out.join("writer.json")).unwrap();
     let run = sb.run(&["export", "--check", out_s]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    let report = format!("{}{}", run.stdout, run.stderr);
-    assert!(report.contains("changed: writer"), "{report}");
-    assert!(report.contains("added: added"), "{report}");
-    assert!(report.contains("removed: gone"), "{report}");
-    assert!(
-        report.contains("+") && report.contains("someone"),
-        "a short diff: {report}"
-    );
+    // Each of them named, the changed one with a short diff.
+    assert_snapshot(run.all(), snapshot_file("cli-export-check-drift.txt"));
     assert_eq!(std::fs::read(out.join("writer.json")).unwrap(), before);
     assert!(!out.join("added.json").exists());
 
@@ -336,10 +239,9 @@ fn export_writes_show_json_per_skill_and_check_detects_every_kind_of_drift() {
     sb.run(&["export", "--out", out_s, "--prune"]).ok();
     assert!(!out.join("gone.json").exists());
     assert!(out.join("mine.json").exists());
-    assert!(
-        sb.run(&["export", "--check", out_s])
-            .ok()
-            .contains("up to date")
+    assert_snapshot(
+        sb.run(&["export", "--check", out_s]).ok(),
+        snapshot_file("cli-export-check-clean.txt"),
     );
 }
 
@@ -370,10 +272,9 @@ fn export_with_a_broken_fragment_fails_and_keeps_the_committed_manifest() {
     sb.write("team", "writer.yaml", "descripton: typo\n");
     let run = sb.run(&["export", "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stderr
-            .contains("[ROOT]/layers/team/writer.yaml:1:1: error: unknown field 'descripton'"),
-        "{run:#?}"
+    assert_snapshot(
+        run.error_report(),
+        snapshot_file("cli-export-unknown-field.stderr"),
     );
     assert_eq!(std::fs::read(out.join("writer.json")).unwrap(), before);
 }
@@ -384,7 +285,7 @@ fn export_into_a_new_directory_appears_whole_and_leaves_nothing_beside_it() {
     let parent = sb.path().join("out").join("nested");
     let out = parent.join("m");
     let run = sb.run(&["export", "--out", out.to_str().unwrap()]);
-    assert!(run.ok().contains("2 written, 0 unchanged"), "{run:#?}");
+    assert_snapshot(run.ok(), snapshot_file("cli-export-new-directory.txt"));
     assert_eq!(entries(&parent), ["m"]);
     assert_eq!(
         entries(&out),
@@ -466,31 +367,18 @@ fn new_scaffolds_each_form_with_a_modeline_and_refuses_to_overwrite() {
 
 #[test]
 fn spec_command_names_the_file_and_lists_fields() {
-    let out = demo().run(&["spec"]).ok().to_owned();
-    assert!(
-        out.contains("spec/mergespec.yaml") && out.contains("version: 2"),
-        "{out}"
-    );
-    for row in [
-        "trigger_keywords          APPEND         list of string",
-        "metadata                  DEEP_MERGE     mapping",
-        "allowed-tools             OVERRIDE       string or list of string",
-        // A consumer's rules are its target's, not the merge's.
-        "description               OVERRIDE       string                      \"\"\n",
-        "name                      OVERRIDE       string                      \"\"\n",
-        "enabled                   OVERRIDE       boolean                     true\n",
-        "\nname field: name\nenabled field: enabled\ntargets field: targets\n",
-    ] {
-        assert!(out.contains(row), "{out}");
-    }
+    // Where the spec was found, then its fields: strategy, type, default,
+    // no checks (a consumer's rules are its target's, not the merge's).
+    // The same whatever the layers: the example layers' snapshot.
+    let run = demo().run(&["spec"]);
+    assert_snapshot(run.ok(), snapshot_file("spec.txt"));
 }
 
 #[test]
 fn unknown_skill_and_bad_names_exit_one_with_one_error_line() {
     let sb = demo();
-    let err = sb.run(&["show", "nope"]).failed().to_owned();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: skill 'nope' not found"), "{err}");
+    let run = sb.run(&["show", "nope"]);
+    assert_snapshot(run.failed(), snapshot_file("cli-unknown-skill.stderr"));
     for bad in ["../x", "/etc/passwd", "a/b", "..", ".hidden"] {
         let err = sb.run(&["show", bad]).failed().to_owned();
         assert!(err.starts_with("error: invalid skill name"), "{bad}: {err}");

@@ -7,8 +7,9 @@
 //!   `export` and files written by one block carry into the next — started
 //!   in a scratch copy of the repository's `examples/`, with an empty
 //!   `HOME` and the `bernstein` built by this test run first on `PATH`. The
-//!   output must be the one shown; a line `...` stands for any lines. A
-//!   command must exit 0 unless it ends in `# exits N`.
+//!   output must be the one shown, as snapbox matches it: a line `...`
+//!   stands for any lines, `[..]` for any text within a line. A command
+//!   must exit 0 unless it ends in `# exits N`.
 //! - a ```` ```sh ```` block: commands a test cannot run (installing,
 //!   building the wheel, the test suite itself). Each of its commands must
 //!   appear in a CI script under `.ci/`, which runs it on a clean clone.
@@ -16,7 +17,7 @@
 //! Other blocks (`yaml`, `toml`, `text`, `json`, …) are files and output,
 //! not commands.
 
-use super::support::copy_dir;
+use super::support::{copy_dir, snapshot_assert};
 use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
@@ -144,13 +145,22 @@ fn heredoc_word(command: &str) -> Option<String> {
     (!word.is_empty()).then_some(word)
 }
 
-/// Does `got` match `expected`, where a `...` line stands for any lines?
-fn matches(expected: &[String], got: &[&str]) -> bool {
-    match expected.split_first() {
-        None => got.is_empty(),
-        Some((e, rest)) if e == "..." => (0..=got.len()).any(|k| matches(rest, &got[k..])),
-        Some((e, rest)) => got.first().is_some_and(|g| g == e) && matches(rest, &got[1..]),
-    }
+/// Does `got` match the lines `expected`, as snapbox matches (a `...` line
+/// stands for any lines, `[..]` for any text within a line)? The error is
+/// snapbox's diff.
+fn matches(expected: &[String], got: &str) -> Result<(), String> {
+    use snapbox::IntoData;
+    let lines = |text: String| if text.is_empty() { text } else { text + "\n" };
+    let got = lines(got.lines().collect::<Vec<_>>().join("\n"));
+    let expected = lines(expected.join("\n"));
+    // Always verified (SNAPSHOTS is for snapshot files; the documents have
+    // BERNSTEIN_BLESS_DOCS), and plain: the diff goes into a panic message,
+    // which no stream strips of colour.
+    snapshot_assert()
+        .action(snapbox::assert::Action::Verify)
+        .palette(snapbox::report::Palette::plain())
+        .try_eq(None, got.into_data(), expected.into_data())
+        .map_err(|e| e.to_string())
 }
 
 /// Runs a document's console steps in one bash session in a scratch
@@ -228,18 +238,17 @@ fn every_console_example_prints_what_it_shows() {
         }
         for (step, (got, code)) in steps.iter().zip(run_session(&steps)) {
             ran += 1;
-            let got_lines: Vec<&str> = got.lines().collect();
             if bless && step.expected.is_empty() && !got.is_empty() {
                 blessed.push((step.end.0.clone(), step.end.1, got.clone()));
                 continue;
             }
-            if code != step.code || !matches(&step.expected, &got_lines) {
+            let matched = matches(&step.expected, &got);
+            if code != step.code || matched.is_err() {
+                // snapbox's diff of the output, or the output if it matched.
+                let output = matched.err().unwrap_or(got);
                 failures.push(format!(
-                    "{}: $ {}\n-- shown (exit {}):\n{}\n-- printed (exit {code}):\n{got}",
-                    step.at,
-                    step.command,
-                    step.code,
-                    step.expected.join("\n")
+                    "{}: $ {}\n-- exit {code}, shown {}; output:\n{output}",
+                    step.at, step.command, step.code,
                 ));
             }
         }

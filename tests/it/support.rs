@@ -64,6 +64,19 @@ impl Sandbox {
         Sandbox { dir, spec: None }
     }
 
+    /// This sandbox with its layers a copy of `examples/<name>/` (its
+    /// `base`, `team` and `user`), at the sandbox's fixed layout: the output
+    /// names them `[ROOT]/layers/...` on any machine.
+    pub fn with_example(self, name: &str) -> Sandbox {
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("examples")
+                .join(name),
+            &self.root(),
+        );
+        self
+    }
+
     /// An empty sandbox whose library pipeline and CLI runs use the classic
     /// spec ([`classic_spec_path`]) instead of the shipped one.
     pub fn classic() -> Sandbox {
@@ -178,6 +191,20 @@ impl Sandbox {
     /// Runs `bernstein skills --layers-root <root> ARGS...`.
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_cmd(self.skills_cmd(args))
+    }
+
+    /// Runs `bernstein skills --layers-root layers ARGS...` in the sandbox
+    /// directory: the layers' paths it prints are relative
+    /// (`layers/team/...`), so columns aligned on them are as wide on any
+    /// machine, wherever the temporary directory is.
+    pub fn run_relative(&self, args: &[&str]) -> Run {
+        let mut cmd = self.bare();
+        cmd.args(["skills", "--layers-root", "layers"]);
+        if let Some(spec) = &self.spec {
+            cmd.arg("--spec").arg(spec);
+        }
+        cmd.args(args);
+        self.run_cmd(cmd)
     }
 
     /// Runs a prepared command, timing it, with this sandbox's path in its
@@ -442,4 +469,47 @@ pub fn dead_pid() -> u32 {
     let pid = child.id();
     child.wait().unwrap();
     pid
+}
+
+/// The snapshot file `tests/snapshots/<name>`, for [`assert_snapshot`]:
+/// found from the package's directory (snapbox's `file!` guesses the
+/// workspace root from the `Cargo.toml` files above it, which a checkout
+/// inside another Cargo project would mislead).
+pub fn snapshot_file(name: &str) -> snapbox::Data {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    snapbox::Data::read_from(&path, None)
+}
+
+/// Asserts that `actual` matches `expected` as snapbox matches: a `...`
+/// line stands for any lines, `[..]` for any text within a line, and
+/// `[REPO]` for this repository's directory (where the shipped spec is),
+/// `[TARGET]` for the build's (where a spec beside the binary would be).
+/// With `SNAPSHOTS=overwrite`, a snapshot file that differs is rewritten
+/// instead. Backslashes are kept (snapbox would turn them into `/`, which
+/// would garble JSON escapes).
+#[track_caller]
+pub fn assert_snapshot(actual: impl snapbox::IntoData, expected: impl snapbox::IntoData) {
+    snapshot_assert().eq(actual, expected);
+}
+
+/// The snapbox assertion [`assert_snapshot`] makes, for a caller that
+/// wants the mismatch as a value (`try_eq`).
+pub fn snapshot_assert() -> snapbox::Assert {
+    let mut redactions = snapbox::Redactions::new();
+    redactions
+        .insert("[REPO]", env!("CARGO_MANIFEST_DIR"))
+        .expect("a valid placeholder");
+    // target/debug/bernstein: the spec beside it is looked for in target/share.
+    let bin = Path::new(env!("CARGO_BIN_EXE_bernstein"));
+    if let Some(target) = bin.parent().and_then(Path::parent) {
+        redactions
+            .insert("[TARGET]", target.to_path_buf())
+            .expect("a valid placeholder");
+    }
+    snapbox::Assert::new()
+        .action_env(snapbox::assert::DEFAULT_ACTION_ENV)
+        .normalize_paths(false)
+        .redact_with(redactions)
 }
