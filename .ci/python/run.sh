@@ -19,12 +19,16 @@
 # Needs Python 3.10 or newer with the venv module. Environment:
 #   PYTHON           the interpreter that creates the virtualenvs (python3)
 #   PYTHON_CI_VENV   where the tools' virtualenv lives (.ci/python/.venv)
-#   CARGO_TARGET_DIR where cargo builds (the checkout's target/)
+#   CARGO_TARGET_DIR where cargo builds (the checkout's target/, shared
+#                    with .ci/wheel/run.sh)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 python="${PYTHON:-python3}"
 start=$SECONDS
+# The same target directory as the other CI steps (.ci/wheel/run.sh builds
+# this very wheel first), so the extension is compiled once.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 
 if ! "$python" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>/dev/null; then
   echo "error: '$python' cannot build and test the Python package (needs Python 3.10 or newer with venv)" >&2
