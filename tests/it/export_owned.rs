@@ -605,7 +605,7 @@ fn pruning_next_to_unmanaged_skills_removes_only_managed_ones() {
 fn spawn(sb: &Sandbox, args: &[&str]) -> std::process::Child {
     let home = sb.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    std::process::Command::new(env!("CARGO_BIN_EXE_bernstein"))
+    std::process::Command::new(super::support::bin())
         .env_clear()
         .env("HOME", &home)
         .env("CARGO_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"))

@@ -132,7 +132,7 @@ impl Fault {
                 use std::os::unix::process::CommandExt;
                 let home = sb.path().join("home");
                 std::fs::create_dir_all(&home).unwrap();
-                let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_bernstein"));
+                let mut cmd = std::process::Command::new(super::support::bin());
                 cmd.env_clear()
                     .env("HOME", &home)
                     .current_dir(sb.path())

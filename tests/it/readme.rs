@@ -178,7 +178,7 @@ fn run_session(steps: &[Step]) -> Vec<(String, i32)> {
     for dir in ["examples", "spec"] {
         copy_dir(&root().join(dir), &clone.join(dir));
     }
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_bernstein"));
+    let bin = super::support::bin();
     let mut script = String::from("exec 2>&1\n");
     for (i, s) in steps.iter().enumerate() {
         script.push_str(&format!(

@@ -15,7 +15,7 @@ use super::support::Sandbox;
 /// The test binary copied into the sandbox, as `cargo install` or a release
 /// download would place it: outside the source tree it was built from.
 fn copied_binary(sb: &Sandbox) -> PathBuf {
-    let built = assert_cmd::cargo::cargo_bin("bernstein");
+    let built = super::support::bin();
     let to = sb.path().join("bin/bernstein");
     std::fs::create_dir_all(to.parent().unwrap()).unwrap();
     std::fs::copy(&built, &to).unwrap();
@@ -119,7 +119,7 @@ fn installed_prefix(sb: &Sandbox) -> PathBuf {
     let prefix = sb.path().join("prefix");
     let bin = prefix.join("bin/bernstein");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    std::fs::copy(assert_cmd::cargo::cargo_bin("bernstein"), &bin).unwrap();
+    std::fs::copy(super::support::bin(), &bin).unwrap();
     let share = prefix.join("share/bernstein/skills");
     std::fs::create_dir_all(share.join("targets")).unwrap();
     let spec_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("spec");

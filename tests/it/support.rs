@@ -459,9 +459,17 @@ pub fn two_skills() -> Sandbox {
     sb
 }
 
+/// The `bernstein` binary the tests run, found from this test binary's
+/// place as it runs (not from where it was compiled, which
+/// `CARGO_BIN_EXE_bernstein` names): CI runs the suite again from a copy of
+/// the target directory, and the binaries from there must be the ones run.
+pub fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("bernstein")
+}
+
 /// A pid that is certainly dead: a child that has exited and been reaped.
 pub fn dead_pid() -> u32 {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bernstein"))
+    let mut child = std::process::Command::new(bin())
         .arg("--version")
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -502,7 +510,10 @@ pub fn snapshot_assert() -> snapbox::Assert {
         .insert("[REPO]", env!("CARGO_MANIFEST_DIR"))
         .expect("a valid placeholder");
     // target/debug/bernstein: the spec beside it is looked for in target/share.
-    let bin = Path::new(env!("CARGO_BIN_EXE_bernstein"));
+    // The binary the tests run ([`Sandbox::bare`]), found from this test
+    // binary's place as it runs, not from where it was compiled: CI runs the
+    // suite again from a copy of the target directory.
+    let bin = bin();
     if let Some(target) = bin.parent().and_then(Path::parent) {
         redactions
             .insert("[TARGET]", target.to_path_buf())
