@@ -786,12 +786,11 @@ fn export<'py>(
     keep_going: bool,
     state_dir: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let format = match format {
-        "json" => Format::Json,
-        "skill" => Format::Skill,
-        other => {
+    let format = match Format::from_label(format) {
+        Some(f) => f,
+        None => {
             return Err(PyValueError::new_err(format!(
-                "unknown export format {other:?} (expected 'json' or 'skill')"
+                "unknown export format {format:?} (expected 'json' or 'skill')"
             )));
         }
     };

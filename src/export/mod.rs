@@ -126,11 +126,7 @@ pub struct ExportOptions<'a> {
 impl ExportOptions<'_> {
     /// The format written: the target's, else `format`.
     pub fn effective_format(&self) -> Format {
-        match self.target.map(|t| t.format) {
-            Some(crate::target::TargetFormat::Json) => Format::Json,
-            Some(crate::target::TargetFormat::Skill) => Format::Skill,
-            None => self.format,
-        }
+        self.target.map_or(self.format, |t| t.format)
     }
 }
 
@@ -232,34 +228,7 @@ pub enum Drift {
     Unconfirmed(Vec<String>),
 }
 
-/// What `export` writes for each skill.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Format {
-    /// `DIR/<name>.json`: the `show` JSON.
-    #[default]
-    Json,
-    /// `DIR/<name>/SKILL.md` and the skill's files: an Agent Skills
-    /// directory any agent loads ([`crate::output::skillmd`], [`crate::source::files`]).
-    Skill,
-}
-
-impl Format {
-    /// The `--format` value.
-    pub fn label(self) -> &'static str {
-        match self {
-            Format::Json => "json",
-            Format::Skill => "skill",
-        }
-    }
-
-    /// Skill `name`'s output, relative to the output directory.
-    fn entry(self, name: &str) -> String {
-        match self {
-            Format::Json => format!("{name}.json"),
-            Format::Skill => name.to_owned(),
-        }
-    }
-}
+pub use crate::target::Format;
 
 /// One file of a skill's output.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 //! - which fields it takes, and what happens to the others (`other_fields`:
 //!   dropped with a note, refused, or kept);
 //! - its required fields and constraints, checked on the **effective**
-//!   skill ([`Target::check`]), so a team override that shortens a
+//!   skill ([`Target::problems`]), so a team override that shortens a
 //!   description fixes a base skill whose own was too long;
 //! - how a value is rendered for it ([`Render`]: `metadata` flattened to
 //!   strings for the standard);
@@ -54,15 +54,55 @@ pub(crate) const SUPPORTED_VERSIONS: [u64; 1] = [1];
 /// The largest target file read.
 pub(crate) const MAX_TARGET_BYTES: u64 = 256 * 1024;
 
+// One type for the `--format` of `export` and the `format` of a target, so
+// a target's format is the very value the command line gives. Its doc
+// comments are the editor schema's descriptions (target.schema.json), in
+// the order that schema has always listed them.
 /// What export writes for each skill.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum TargetFormat {
+#[schemars(rename = "TargetFormat")]
+pub enum Format {
     /// `DIR/<name>/SKILL.md` and the skill's files.
-    #[default]
+    // An Agent Skills directory any agent loads (`output::skillmd`,
+    // `source::files`); what a target writes unless it says otherwise.
     Skill,
     /// `DIR/<name>.json`: the effective skill as `show` prints it.
+    // What `export` writes unless told otherwise.
+    #[default]
     Json,
+}
+
+impl Format {
+    /// Every format, in the order `--format` lists them.
+    pub const ALL: [Format; 2] = [Format::Json, Format::Skill];
+
+    /// The `--format` value (and the target file's `format`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Skill => "skill",
+        }
+    }
+
+    /// The format whose [`Format::label`] is `label`.
+    pub fn from_label(label: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.label() == label)
+    }
+
+    /// A target file's format when it gives none: consumers load skill
+    /// directories.
+    pub fn target_default() -> Format {
+        Format::Skill
+    }
+
+    /// Skill `name`'s output, relative to the output directory.
+    pub(crate) fn entry(self, name: &str) -> String {
+        match self {
+            Format::Json => format!("{name}.json"),
+            Format::Skill => name.to_owned(),
+        }
+    }
 }
 
 /// What happens to an effective field a target does not list.
@@ -116,7 +156,7 @@ pub struct Target {
     /// Its documentation.
     pub source: Vec<String>,
     /// What export writes.
-    pub format: TargetFormat,
+    pub format: Format,
     /// The user-scope directory, as written (`~/.claude/skills`).
     pub user_place: Option<String>,
     /// The project-scope directory, relative to the project root.
@@ -446,7 +486,7 @@ impl Target {
     pub fn generated(&self) -> Vec<crate::source::files::Generated> {
         use crate::source::files::Generated;
         let mut out = Vec::new();
-        if self.format == TargetFormat::Skill {
+        if self.format == Format::Skill {
             out.push(Generated::skill_md());
         }
         Generated::merge_into(
@@ -602,7 +642,7 @@ impl Target {
         self.check_values(spec, effective, &values, fragments, severity)
     }
 
-    /// [`Target::check`] with the effective skill's values already made
+    /// [`Target::problems`] with the effective skill's values already made
     /// (`effective.to_value()`): several targets judging one skill share
     /// them.
     pub(crate) fn check_values(

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Normalize, OtherFields, Render, TargetFormat};
+use super::{Format, Normalize, OtherFields, Render};
 use crate::spec::RawTypes;
 
 /// The file as written: the shape `schemas/target.schema.json` describes.
@@ -24,8 +24,8 @@ pub(crate) struct RawTarget {
     #[serde(default)]
     pub source: Vec<String>,
     /// What export writes for each skill: `skill` (an Agent Skills directory, `DIR/<name>/SKILL.md` and its files) or `json` (`DIR/<name>.json`, the effective skill as `show` prints it).
-    #[serde(default)]
-    pub format: TargetFormat,
+    #[serde(default = "Format::target_default")]
+    pub format: Format,
     /// Where the consumer loads skills from.
     #[serde(default)]
     pub places: RawPlaces,

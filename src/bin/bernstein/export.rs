@@ -67,8 +67,13 @@ pub struct ExportArgs {
     /// What to write per skill: `json` (DIR/<name>.json, the `show` JSON)
     /// or `skill` (DIR/<name>/SKILL.md and the skill's files, an Agent
     /// Skills directory any agent loads).
-    #[arg(long, value_enum, default_value = "json", conflicts_with = "targets")]
-    pub format: ExportFormat,
+    #[arg(
+        long,
+        default_value = "json",
+        conflicts_with = "targets",
+        value_parser = format_parser()
+    )]
+    pub format: Format,
     /// Export for a consumer (see `bernstein skills targets`): in its
     /// format, with its fields, renderings and translations, only the
     /// skills that pass its rules and are not switched off for it, into its
@@ -120,10 +125,11 @@ Examples:
   bernstein skills export --format skill --out ~/.claude/skills
   bernstein skills export --format skill --out ~/.claude/skills --adopt-all   # an older export";
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ExportFormat {
-    Json,
-    Skill,
+/// `--format`: the library's own labels, listed in help and completions.
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::label))
+        .map(|label| Format::from_label(&label).expect("a value clap accepted"))
 }
 
 /// Says on stderr that another export holds the directory.
@@ -178,10 +184,7 @@ pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     if !args.targets.is_empty() {
         return run_targets(args, global, skills, &trust);
     }
-    let format = match args.format {
-        ExportFormat::Json => Format::Json,
-        ExportFormat::Skill => Format::Skill,
-    };
+    let format = args.format;
     let state_dir = global.env().state_dir();
     let options = ExportOptions {
         format,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 
-use bernstein_skills::target::{OtherFields, Target, TargetFormat};
+use bernstein_skills::target::{OtherFields, Target};
 use bernstein_skills::{Result, output::render, text};
 
 use crate::global::Global;
@@ -24,19 +24,12 @@ pub struct TargetsArgs {
     pub json: bool,
 }
 
-fn format_label(f: TargetFormat) -> &'static str {
-    match f {
-        TargetFormat::Skill => "skill",
-        TargetFormat::Json => "json",
-    }
-}
-
 fn to_json(t: &Target) -> serde_json::Value {
     json!({
         "target": t.name,
         "description": t.description,
         "file": t.path.display().to_string(),
-        "format": format_label(t.format),
+        "format": t.format.label(),
         "user_place": t.user_place,
         "project_place": t.project_place,
         "other_fields": match t.other_fields {
@@ -74,7 +67,7 @@ pub fn run(args: TargetsArgs, global: &Global) -> Result<ExitCode> {
             "target: {}\nfile: {}\nformat: {}\n",
             text::escape(&t.name),
             text::path(&t.path),
-            format_label(t.format)
+            t.format.label()
         );
         if let Some(d) = &t.description {
             out.push_str(&format!("{}\n", text::escape(d)));
@@ -146,7 +139,7 @@ pub fn run(args: TargetsArgs, global: &Global) -> Result<ExitCode> {
     for t in &targets {
         rows.push(vec![
             text::escape(&t.name).into_owned(),
-            format_label(t.format).into(),
+            t.format.label().into(),
             t.user_place
                 .as_deref()
                 .map(text::escape)
