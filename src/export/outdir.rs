@@ -47,6 +47,7 @@ use rustix::io::Errno;
 
 use super::record::Digest;
 use crate::error::{Error, Result};
+pub use crate::source::EntryKind;
 use crate::text;
 
 /// How staging directories are named: this, the process id, `-`, random.
@@ -63,46 +64,6 @@ pub(crate) const MAX_SKILL_ENTRIES: usize = 10_000;
 
 /// The deepest a walk or a removal goes below the directory it starts at.
 pub(crate) const MAX_DEPTH: usize = 32;
-
-/// What an entry is, never following a symlink.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum EntryKind {
-    /// A directory.
-    Dir,
-    /// A regular file.
-    File,
-    /// A symbolic link.
-    Symlink,
-    /// A FIFO, socket or device.
-    Other,
-}
-
-impl EntryKind {
-    fn of(t: FileType) -> EntryKind {
-        match t {
-            FileType::Directory => EntryKind::Dir,
-            FileType::RegularFile => EntryKind::File,
-            FileType::Symlink => EntryKind::Symlink,
-            _ => EntryKind::Other,
-        }
-    }
-
-    /// The entry in words, after "is" (also its `Display`).
-    pub fn words(self) -> &'static str {
-        match self {
-            EntryKind::Dir => "a directory",
-            EntryKind::File => "a file",
-            EntryKind::Symlink => "a symbolic link",
-            EntryKind::Other => "not a regular file",
-        }
-    }
-}
-
-impl std::fmt::Display for EntryKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.words())
-    }
-}
 
 /// What a path of the output directory holds, against what export would
 /// write there and what it wrote before.

@@ -383,7 +383,7 @@ pub struct Root {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Meta {
     /// Its type.
-    pub kind: Kind,
+    pub kind: EntryKind,
     /// Its size in bytes.
     pub size: u64,
     /// It has an execute bit.
@@ -394,15 +394,45 @@ pub struct Meta {
     pub links: u64,
 }
 
-/// The type of a file beneath a root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A regular file.
-    File,
+/// What an entry is, never following a symlink: for a layer's files here,
+/// and for what the output directory holds (`crate::export`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EntryKind {
     /// A directory.
     Dir,
-    /// Anything else, in words ("a FIFO").
-    Other(&'static str),
+    /// A regular file.
+    File,
+    /// A symbolic link.
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+impl EntryKind {
+    pub(crate) fn of(t: FileType) -> EntryKind {
+        match t {
+            FileType::Directory => EntryKind::Dir,
+            FileType::RegularFile => EntryKind::File,
+            FileType::Symlink => EntryKind::Symlink,
+            _ => EntryKind::Other,
+        }
+    }
+
+    /// The entry in words, after "is" (also its `Display`).
+    pub fn words(self) -> &'static str {
+        match self {
+            EntryKind::Dir => "a directory",
+            EntryKind::File => "a file",
+            EntryKind::Symlink => "a symbolic link",
+            EntryKind::Other => "not a regular file",
+        }
+    }
+}
+
+impl std::fmt::Display for EntryKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.words())
+    }
 }
 
 /// One entry of a directory beneath a root, as the directory lists it
@@ -481,7 +511,7 @@ impl Root {
     /// [`Refusal::HardLinked`] for a regular file with `meta`, if this root
     /// does not allow it.
     pub(crate) fn check_links(&self, meta: &Meta) -> Result<(), Refusal> {
-        if self.hard_links || meta.kind != Kind::File || meta.links <= 1 {
+        if self.hard_links || meta.kind != EntryKind::File || meta.links <= 1 {
             return Ok(());
         }
         Err(Refusal::HardLinked { links: meta.links })
@@ -569,7 +599,7 @@ impl Root {
 
     /// What each of `names` is in the directory `rel` beneath the root,
     /// not following a symlink: `None` where there is no such entry, else
-    /// its [`Meta`] (a symlink's kind is [`Kind::Other`]; walk it with
+    /// its [`Meta`] (a symlink's kind is [`EntryKind::Symlink`]; walk it with
     /// [`Root::metadata`] to learn where it leads). One open of the
     /// directory and one `fstatat` per name: each name is a single
     /// component of a directory beneath the root, so nothing needs a walk.
@@ -796,7 +826,7 @@ fn meta_of(fd: &OwnedFd) -> Result<Meta, Refusal> {
 #[allow(clippy::unnecessary_cast)]
 fn meta_of_stat(stat: &rustix::fs::Stat) -> Meta {
     Meta {
-        kind: kind_of(FileType::from_raw_mode(stat.st_mode)),
+        kind: EntryKind::of(FileType::from_raw_mode(stat.st_mode)),
         size: stat.st_size.max(0) as u64,
         executable: stat.st_mode & 0o111 != 0,
         id: (stat.st_dev as u64, stat.st_ino as u64),
@@ -804,15 +834,15 @@ fn meta_of_stat(stat: &rustix::fs::Stat) -> Meta {
     }
 }
 
-fn kind_of(t: FileType) -> Kind {
+/// A file that is not a regular file, in words, for a refusal to read it.
+fn not_regular(t: FileType) -> &'static str {
     match t {
-        FileType::RegularFile => Kind::File,
-        FileType::Directory => Kind::Dir,
-        FileType::Fifo => Kind::Other("a FIFO"),
-        FileType::Socket => Kind::Other("a socket"),
-        FileType::CharacterDevice | FileType::BlockDevice => Kind::Other("a device"),
-        FileType::Symlink => Kind::Other("a symlink"),
-        _ => Kind::Other("a file that is not a regular file"),
+        FileType::Directory => "a directory",
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice | FileType::BlockDevice => "a device",
+        FileType::Symlink => "a symlink",
+        _ => "a file that is not a regular file",
     }
 }
 
@@ -868,14 +898,11 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
 /// so no swap can come between the check and the read).
 fn read_regular(fd: OwnedFd, max: u64, one_link: bool) -> Result<Vec<u8>, Refusal> {
     let stat = rustix::fs::fstat(&fd)?;
-    match kind_of(FileType::from_raw_mode(stat.st_mode)) {
-        Kind::File => {}
-        Kind::Dir => {
-            return Err(Refusal::NotRegular {
-                what: "a directory",
-            });
-        }
-        Kind::Other(what) => return Err(Refusal::NotRegular { what }),
+    let t = FileType::from_raw_mode(stat.st_mode);
+    if t != FileType::RegularFile {
+        return Err(Refusal::NotRegular {
+            what: not_regular(t),
+        });
     }
     let links = stat.st_nlink as u64;
     if one_link && links > 1 {

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use crate::error::{Diagnostic, DiagnosticKind};
 use crate::layer::{Form, Layer, SKILL_MD_NAMES, check_name};
 use crate::source::Located;
-use crate::source::confine::{Kind, Refusal, Root};
+use crate::source::confine::{EntryKind, Refusal, Root};
 
 /// Caps on one skill's files (per layer and merged).
 #[derive(Debug, Clone, Copy)]
@@ -551,8 +551,8 @@ impl Walk<'_> {
                 continue;
             };
             match meta.kind {
-                Kind::Dir => self.dir(&at, &rel, depth + 1, Some(meta.id))?,
-                Kind::File => {
+                EntryKind::Dir => self.dir(&at, &rel, depth + 1, Some(meta.id))?,
+                EntryKind::File => {
                     // Refused here, where the listing has the count, so
                     // that validate reports it; reading checks it again on
                     // the open file (crate::source::confine).
@@ -576,7 +576,7 @@ impl Walk<'_> {
                         ));
                     }
                 }
-                Kind::Other(_) => {
+                EntryKind::Symlink | EntryKind::Other => {
                     return Err(refuse(
                         l,
                         &shown(&at),

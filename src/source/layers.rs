@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::confine::{Boundary, Kind, Refusal, Root, RootRefusal};
+use super::confine::{Boundary, EntryKind, Refusal, Root, RootRefusal};
 use crate::error::{Diagnostic, DiagnosticKind};
 use crate::layer::{Form, Layer, SKILL_MD_NAMES, check_name};
 
@@ -795,7 +795,7 @@ impl Layers {
 /// silence.
 fn has_file(root: &Root, rel: &Path) -> bool {
     match root.metadata(rel) {
-        Ok(meta) => meta.kind != Kind::Dir,
+        Ok(meta) => meta.kind != EntryKind::Dir,
         Err(Refusal::Io(_)) => false,
         // Only its type is looked at, where it leads, never its contents.
         Err(_) => peek(root, rel).is_some_and(|m| !m.is_dir()),
@@ -806,7 +806,7 @@ fn has_file(root: &Root, rel: &Path) -> bool {
 /// followed counts, as in [`has_file`].
 fn has_dir(root: &Root, rel: &Path) -> bool {
     match root.metadata(rel) {
-        Ok(meta) => meta.kind == Kind::Dir,
+        Ok(meta) => meta.kind == EntryKind::Dir,
         Err(Refusal::Io(_)) => false,
         Err(_) => peek(root, rel).is_some_and(|m| m.is_dir()),
     }
@@ -841,8 +841,8 @@ fn skill_dir_forms(root: &Root, dir: &Path, files_only: bool) -> Vec<(Form, Path
     for (i, name) in SKILL_MD_NAMES.into_iter().enumerate() {
         let rel = dir.join(name);
         let id = match stats.as_ref().map(|s| s[i]) {
-            Some(Some(meta)) if meta.kind == Kind::File => Some(meta.id),
-            Some(Some(meta)) if meta.kind == Kind::Dir => continue,
+            Some(Some(meta)) if meta.kind == EntryKind::File => Some(meta.id),
+            Some(Some(meta)) if meta.kind == EntryKind::Dir => continue,
             Some(None) => continue,
             _ => {
                 if !has_file(root, &rel) {
@@ -941,7 +941,7 @@ fn scan(root: &Root, files_only: bool) -> (Vec<Found>, Vec<(PathBuf, &'static st
             // (out of the layer, to a hidden entry) is classified by its
             // name, so that reading it reports the refusal.
             match root.metadata(Path::new(&os_name)) {
-                Ok(meta) => is_dir = meta.kind == Kind::Dir,
+                Ok(meta) => is_dir = meta.kind == EntryKind::Dir,
                 Err(r) if r.is_not_found() => continue,
                 Err(_) => match peek(root, Path::new(&os_name)) {
                     Some(m) => is_dir = m.is_dir(),

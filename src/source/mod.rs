@@ -8,7 +8,9 @@ pub mod files;
 pub mod layers;
 pub mod trust;
 
-pub use confine::{ContentCheck, Refusal as ReadRefusal, Root, read_bounded, read_in_root};
+pub use confine::{
+    ContentCheck, EntryKind, Refusal as ReadRefusal, Root, read_bounded, read_in_root,
+};
 pub(crate) use layers::unexportable_at;
 pub use layers::{
     Env, LayerDir, LayerFlags, Layers, Located, Place, PlaceSource, places, variable,

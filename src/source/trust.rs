@@ -27,7 +27,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::confine::{Kind, Root};
+use super::confine::{EntryKind, Root};
 use super::layers::Env;
 use crate::error::{Error, Result};
 
@@ -171,18 +171,18 @@ impl Snapshot {
                         }
                     }
                 } else if entry.is_dir {
-                    Kind::Dir
+                    EntryKind::Dir
                 } else {
-                    Kind::File
+                    EntryKind::File
                 };
                 match kind {
-                    Kind::Dir if depth + 1 > MAX_DEPTH => {
+                    EntryKind::Dir if depth + 1 > MAX_DEPTH => {
                         return Err(refuse(
                             &rel,
                             format!("directories nest more than {MAX_DEPTH} levels deep"),
                         ));
                     }
-                    Kind::Dir => stack.push((rel, depth + 1)),
+                    EntryKind::Dir => stack.push((rel, depth + 1)),
                     _ => {
                         let bytes = root.read(&rel, MAX_FILE_BYTES).map_err(|r| {
                             refuse(&rel, r.describe(&root.path().join(&rel), "team layer"))
