@@ -78,6 +78,7 @@
 // per file, off the hot path, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub(crate) mod beneath;
 pub mod engine;
 pub mod error;
 pub mod export;

@@ -9,12 +9,13 @@
 //! visit millions of paths. So every read from a layer goes through a
 //! [`Root`]:
 //!
-//! 1. **The root is opened once**, as a directory file descriptor. Below
-//!    the `Boundary` (the git work tree the command runs in, else the
-//!    working directory) no component of its path may be a symlink, and the
-//!    root itself may never be one: those are files a pull request can
-//!    commit. Components above the boundary are taken as the person gave
-//!    them (a home directory managed by symlinks is normal).
+//! 1. **The root is opened once**, as a directory file descriptor, the way
+//!    every root is reached ([`crate::beneath`]): below the `Boundary` (the
+//!    git work tree the command runs in, else the working directory) no
+//!    component of its path may be a symlink, and the root itself may never
+//!    be one: those are files a pull request can commit. Components above
+//!    the boundary are taken as the person gave them (a home directory
+//!    managed by symlinks is normal).
 //! 2. **Every path is resolved beneath the root by the kernel**:
 //!    `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`
 //!    from the root's descriptor, one system call, for the common path
@@ -48,6 +49,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
+
+pub use crate::beneath::EntryKind;
+use crate::beneath::{self, Stop};
+pub(crate) use crate::beneath::{Boundary, normalize};
 
 /// Why a file was not read.
 #[derive(Debug)]
@@ -160,88 +165,6 @@ fn is_special(real: &Path) -> bool {
     SPECIAL.iter().any(|s| real.starts_with(s))
 }
 
-/// Where the paths a pull request can commit begin: the root of the git
-/// work tree the command runs in (the nearest directory, from the working
-/// directory up, that holds a `.git` entry), else the working directory.
-/// Below it, no component of a root or output path may be a symlink.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Boundary {
-    dir: Option<PathBuf>,
-    /// The working directory relative paths are taken from ([`crate::Env::cwd`]).
-    cwd: Option<PathBuf>,
-}
-
-impl Boundary {
-    /// The boundary of the environment's working directory; none when it
-    /// has none.
-    pub(crate) fn of_env(env: &crate::source::Env) -> Boundary {
-        env.cwd.as_deref().map(Boundary::of_dir).unwrap_or_default()
-    }
-
-    /// The boundary for a command run in `cwd` (an absolute, real path).
-    pub(crate) fn of_dir(cwd: &Path) -> Boundary {
-        let repo = work_tree_of(cwd);
-        Boundary {
-            dir: Some(repo.unwrap_or(cwd).to_path_buf()),
-            cwd: Some(cwd.to_path_buf()),
-        }
-    }
-
-    #[cfg(test)]
-    /// No boundary: only the final component is checked.
-    pub fn none() -> Boundary {
-        Boundary {
-            dir: None,
-            cwd: std::env::current_dir().ok(),
-        }
-    }
-
-    /// The boundary directory, if any.
-    pub fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
-    }
-
-    /// The working directory, if any.
-    pub(crate) fn cwd(&self) -> Option<&Path> {
-        self.cwd.as_deref()
-    }
-
-    /// `path` made absolute against the working directory, with `.` and
-    /// `..` resolved lexically (the working directory is a real path, and
-    /// below the boundary no component is allowed to be a symlink, so
-    /// lexical is real).
-    pub(crate) fn absolute(&self, path: &Path) -> PathBuf {
-        let joined = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.cwd.clone().unwrap_or_default().join(path)
-        };
-        normalize(&joined)
-    }
-}
-
-/// The root of the git work tree holding `dir`: the nearest directory
-/// with a `.git` entry (a directory, or a file for a worktree), if any.
-pub(crate) fn work_tree_of(dir: &Path) -> Option<&Path> {
-    dir.ancestors()
-        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
-}
-
-/// `.` and `..` resolved lexically, as written (not through links).
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Why a root (a layer directory) was not opened.
 #[derive(Debug)]
 pub(crate) enum RootRefusal {
@@ -298,56 +221,29 @@ impl RootRefusal {
 }
 
 /// Opens the directory at `path` (absolute, normalised), never through a
-/// symlink below `boundary` nor at its last component. `Ok(None)` when it
-/// does not exist.
+/// symlink below `boundary` nor at its last component
+/// ([`crate::beneath::open`]). `Ok(None)` when it does not exist.
 pub(crate) fn open_dir_beneath(
     path: &Path,
     boundary: &Boundary,
 ) -> Result<Option<OwnedFd>, RootRefusal> {
-    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let (start, below): (PathBuf, Vec<&OsStr>) = match boundary.dir() {
-        Some(b) if path.starts_with(b) && path != b => {
-            let rest = path.strip_prefix(b).unwrap_or(path);
-            (b.to_path_buf(), rest.iter().collect())
-        }
-        _ => match (path.parent(), path.file_name()) {
-            (Some(parent), Some(name)) => (parent.to_path_buf(), vec![name]),
-            // `/` itself.
-            _ => (path.to_path_buf(), Vec::new()),
-        },
+    let Some(route) = boundary.route(path) else {
+        // `/` itself.
+        return beneath::open_dir_at(rustix::fs::CWD, path, true)
+            .map(Some)
+            .map_err(|e| RootRefusal::Io(e.into()));
     };
-    let mut fd = match rustix::fs::open(&start, dir_flags, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) | Err(Errno::NOTDIR) => return Ok(None),
-        Err(e) => return Err(RootRefusal::Io(e.into())),
-    };
-    let mut at = start;
-    let last = below.len();
-    for (i, name) in below.into_iter().enumerate() {
-        at.push(name);
-        match rustix::fs::openat(&fd, name, dir_flags | OFlags::NOFOLLOW, Mode::empty()) {
-            Ok(next) => fd = next,
-            Err(Errno::NOENT) => return Ok(None),
-            Err(e @ (Errno::LOOP | Errno::NOTDIR)) => {
-                let stat = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                    .map_err(|e| RootRefusal::Io(e.into()))?;
-                return match FileType::from_raw_mode(stat.st_mode) {
-                    FileType::Symlink => {
-                        let target = rustix::fs::readlinkat(&fd, name, Vec::new())
-                            .map(|t| PathBuf::from(OsString::from_vec(t.into_bytes())))
-                            .unwrap_or_default();
-                        let whole = at == path;
-                        Err(RootRefusal::Symlink { at, whole, target })
-                    }
-                    _ if i + 1 == last => Err(RootRefusal::NotADirectory),
-                    _ if e == Errno::NOTDIR => Ok(None),
-                    _ => Err(RootRefusal::Io(e.into())),
-                };
-            }
-            Err(e) => return Err(RootRefusal::Io(e.into())),
-        }
+    match beneath::open(&route, false, false) {
+        Ok(opened) => Ok(opened.dir),
+        Err(Stop::Missing | Stop::NotDir { last: false, .. }) => Ok(None),
+        Err(Stop::Symlink { at, target, last }) => Err(RootRefusal::Symlink {
+            at,
+            whole: last,
+            target,
+        }),
+        Err(Stop::NotDir { last: true, .. }) => Err(RootRefusal::NotADirectory),
+        Err(Stop::Io { error, .. }) => Err(RootRefusal::Io(error)),
     }
-    Ok(Some(fd))
 }
 
 /// A check of the contents of every file read beneath a root, given its
@@ -392,47 +288,6 @@ pub struct Meta {
     pub id: (u64, u64),
     /// Its number of hard links.
     pub links: u64,
-}
-
-/// What an entry is, never following a symlink: for a layer's files here,
-/// and for what the output directory holds (`crate::export`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum EntryKind {
-    /// A directory.
-    Dir,
-    /// A regular file.
-    File,
-    /// A symbolic link.
-    Symlink,
-    /// A FIFO, socket or device.
-    Other,
-}
-
-impl EntryKind {
-    pub(crate) fn of(t: FileType) -> EntryKind {
-        match t {
-            FileType::Directory => EntryKind::Dir,
-            FileType::RegularFile => EntryKind::File,
-            FileType::Symlink => EntryKind::Symlink,
-            _ => EntryKind::Other,
-        }
-    }
-
-    /// The entry in words, after "is" (also its `Display`).
-    pub fn words(self) -> &'static str {
-        match self {
-            EntryKind::Dir => "a directory",
-            EntryKind::File => "a file",
-            EntryKind::Symlink => "a symbolic link",
-            EntryKind::Other => "not a regular file",
-        }
-    }
-}
-
-impl std::fmt::Display for EntryKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.words())
-    }
 }
 
 /// One entry of a directory beneath a root, as the directory lists it
@@ -783,37 +638,18 @@ fn is_hidden(name: &OsStr) -> bool {
 /// [`Meta`] of each regular file if `stat_files`.
 fn read_dir(fd: OwnedFd, stat_files: bool) -> Result<Vec<Entry>, Refusal> {
     let mut dir = rustix::fs::Dir::new(fd)?;
-    let mut out = Vec::new();
-    while let Some(entry) = dir.read() {
-        let entry = entry?;
-        let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        let name = OsString::from_vec(name.to_vec());
-        let ino = entry.ino();
-        let mut ty = entry.file_type();
-        let mut file_meta = None;
-        if ty == FileType::Unknown || (stat_files && ty == FileType::RegularFile) {
-            let stat = rustix::fs::statat(dir.fd()?, &*name, AtFlags::SYMLINK_NOFOLLOW);
-            match stat {
-                Ok(stat) => {
-                    ty = FileType::from_raw_mode(stat.st_mode);
-                    if stat_files && ty == FileType::RegularFile {
-                        file_meta = Some(meta_of_stat(&stat));
-                    }
-                }
-                Err(_) => ty = FileType::Unknown,
-            }
-        }
-        out.push(Entry {
-            name,
-            is_symlink: ty == FileType::Symlink,
-            is_dir: ty == FileType::Directory,
-            meta: file_meta,
-            ino,
-        });
-    }
+    let mut budget = usize::MAX;
+    let mut out: Vec<Entry> = beneath::list(&mut dir, &mut budget, stat_files)
+        .map_err(Refusal::Io)?
+        .into_iter()
+        .map(|e| Entry {
+            is_symlink: e.kind == EntryKind::Symlink,
+            is_dir: e.kind == EntryKind::Dir,
+            meta: e.stat.as_ref().map(meta_of_stat),
+            name: e.name,
+            ino: e.ino,
+        })
+        .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
@@ -1013,10 +849,7 @@ mod tests {
         std::fs::create_dir_all(b.join("real/team")).unwrap();
         symlink("real/team", b.join("team")).unwrap();
         symlink("real", b.join("cfg")).unwrap();
-        let boundary = Boundary {
-            dir: Some(b.clone()),
-            cwd: None,
-        };
+        let boundary = Boundary::at(&b, None);
         assert!(matches!(
             Root::open(&b.join("team"), &boundary),
             Err(RootRefusal::Symlink { .. })

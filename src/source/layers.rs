@@ -167,10 +167,7 @@ impl Env {
     /// The root of the git work tree holding the working directory, if
     /// any: where `new --layer team` puts a project's first layer.
     pub fn work_tree(&self) -> Option<PathBuf> {
-        let top = Boundary::of_dir(self.cwd.as_deref()?);
-        top.dir()
-            .filter(|t| std::fs::symlink_metadata(t.join(".git")).is_ok())
-            .map(Path::to_path_buf)
+        crate::beneath::work_tree_of(self.cwd.as_deref()?).map(Path::to_path_buf)
     }
 
     /// The project-local layer's place below `work_tree`
@@ -183,7 +180,7 @@ impl Env {
     /// git work tree it is in, if any.
     fn project_holder(&self) -> Option<(PathBuf, Option<PathBuf>)> {
         let cwd = self.cwd.as_deref()?;
-        let top = Boundary::of_dir(cwd);
+        let top = Boundary::of_cwd(Some(cwd));
         let git = self.work_tree();
         for dir in cwd.ancestors() {
             let found = std::fs::symlink_metadata(dir.join(PROJECT_DIR)).is_ok()
@@ -496,7 +493,7 @@ impl Layers {
     /// checked against the `Boundary` of the environment's working
     /// directory.
     pub fn choose(env: &Env, flags: &LayerFlags) -> Layers {
-        let boundary = Boundary::of_env(env);
+        let boundary = Boundary::of_cwd(env.cwd.as_deref());
         let places = places(env, flags);
         let mut layers = Layers::open(places, &boundary);
         if flags.allow_hard_links {
@@ -524,13 +521,16 @@ impl Layers {
             path: root_join(root, layer),
             source: PlaceSource::Root,
         });
-        Layers::open(places, &Boundary::of_env(&Env::from_process()))
+        Layers::open(
+            places,
+            &Boundary::of_cwd(Env::from_process().cwd.as_deref()),
+        )
     }
 
     /// Three explicit directories, base, team, user, checked against the
     /// `Boundary` of this process's working directory.
     pub fn from_paths(paths: [PathBuf; 3]) -> Layers {
-        Layers::from_paths_in(paths, &Boundary::of_env(&Env::from_process()))
+        Layers::from_paths_in(paths, &Boundary::of_cwd(Env::from_process().cwd.as_deref()))
     }
 
     /// Three explicit directories, base, team, user, checked against

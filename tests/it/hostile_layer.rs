@@ -172,6 +172,36 @@ fn a_layer_reached_through_a_symlink_inside_the_working_tree_is_refused() {
     assert!(outside.success().contains("key"), "{outside:#?}");
 }
 
+/// A layer path that enters the working tree through the person's own
+/// link (`~/work -> the repository`) is checked from where it enters, as
+/// an output directory is: the committed symlink below is still refused.
+#[test]
+fn a_layer_path_entering_the_working_tree_through_the_persons_link_is_checked_inside() {
+    let sb = Sandbox::new();
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let elsewhere = sb.path().join("tool-config");
+    std::fs::create_dir_all(elsewhere.join("bernstein/skills/team")).unwrap();
+    std::fs::write(
+        elsewhere.join("bernstein/skills/team/key.yaml"),
+        "description: api_key=sk-live-123\n",
+    )
+    .unwrap();
+    symlink(&elsewhere, repo.join("config")).unwrap();
+    symlink(&repo, sb.path().join("work")).unwrap();
+    let mut cmd = sb.bare();
+    cmd.current_dir(&repo)
+        .env("XDG_CONFIG_HOME", sb.path().join("work/config"))
+        .args(["skills", "list"]);
+    let run = sb.run_cmd(cmd);
+    let err = run.failed();
+    assert!(
+        err.contains("leads through [ROOT]/repo/config, a symbolic link"),
+        "{run:#?}"
+    );
+    assert!(!err.contains("sk-live"), "{err}");
+}
+
 /// 8 directories, each with 10 symlinks to the next: about 10^7 paths for
 /// a walk that follows every link, 78 entries for one that enters each
 /// directory once.

@@ -9,6 +9,7 @@ use std::path::Path;
 const ORDER: &[&str] = &[
     "text",
     "par",
+    "beneath",
     "layer",
     "error",
     "source",
