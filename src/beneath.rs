@@ -166,20 +166,31 @@ impl Boundary {
         // the path enters it, if it does.
         let parts: Vec<&OsStr> = path.iter().collect();
         let mut prefix = PathBuf::from(parts.first().copied().unwrap_or(OsStr::new("/")));
+        // Where `prefix` really is: one `lstat` per component, and the
+        // whole resolution only where a component is a link.
+        let mut real = prefix.clone();
         for i in 1..parts.len() {
             let next = prefix.join(parts[i]);
-            match next.canonicalize() {
-                Ok(real) if real.starts_with(boundary) => {
+            let next_real = match std::fs::symlink_metadata(&next) {
+                Ok(m) if m.file_type().is_symlink() => next.canonicalize(),
+                Ok(_) => Ok(real.join(parts[i])),
+                Err(e) => Err(e),
+            };
+            match next_real {
+                Ok(r) if r.starts_with(boundary) => {
                     if i + 1 == parts.len() {
-                        return whole(&real);
+                        return whole(&r);
                     }
                     return Some(Route {
-                        base: real,
+                        base: r,
                         rest: parts[i + 1..].iter().map(|p| p.to_os_string()).collect(),
                         last_is_given: false,
                     });
                 }
-                Ok(_) => prefix = next,
+                Ok(r) => {
+                    prefix = next;
+                    real = r;
+                }
                 Err(_) => {
                     return Some(Route {
                         base: prefix,
