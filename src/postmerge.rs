@@ -297,6 +297,15 @@ pub fn near_miss_headings(spec: &MergeSpec, fragments: &[Fragment]) -> Vec<Diagn
     let mut out = Vec::new();
     for field in spec.fields.iter().filter(|f| f.sections.is_some()) {
         let always = field.sections == Some(crate::spec::Sections::Always);
+        let asks = |f: &Fragment| match f.fields().get(&field.name) {
+            Some(Value::String(text)) => always || sections::asks(text),
+            _ => false,
+        };
+        // Only a layer that merges by section can add a near miss: without
+        // one, the lower layers' headings are not worth splitting out.
+        if !fragments.iter().any(asks) {
+            continue;
+        }
         // The lower layers' headings, exactly and folded.
         let mut exact: std::collections::HashSet<String> = Default::default();
         let mut folded: HashMap<String, String> = HashMap::new();
