@@ -634,9 +634,11 @@ impl Skills {
         use crate::merge::Merged;
         let have: std::collections::BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
         let mut out = Vec::new();
-        for field in &effective.fields {
+        for (i, field) in effective.fields.iter().enumerate() {
             let (Some(dir), Merged::Keyed(entries)) = (
-                self.spec.field(field.name).and_then(|f| f.files.as_deref()),
+                self.spec
+                    .field_at(i, field.name)
+                    .and_then(|f| f.files.as_deref()),
                 &field.merged,
             ) else {
                 continue;
@@ -988,8 +990,8 @@ fn no_effect(spec: &MergeSpec, effective: &Effective, fragments: &[Fragment]) ->
         }
     };
     let mut path = String::new();
-    for field in &effective.fields {
-        let Some(rule) = spec.field(field.name) else {
+    for (i, field) in effective.fields.iter().enumerate() {
+        let Some(rule) = spec.field_at(i, field.name) else {
             continue;
         };
         path.clear();

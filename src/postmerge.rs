@@ -84,8 +84,8 @@ pub fn effective(
             .in_layer(top.layer)
             .on_field(field)
     };
-    for field in &effective.fields {
-        let Some(rule) = spec.field(field.name) else {
+    for (i, field) in effective.fields.iter().enumerate() {
+        let Some(rule) = spec.field_at(i, field.name) else {
             continue;
         };
         if rule.required && merged_is_empty(&field.merged) {

@@ -274,6 +274,16 @@ impl MergeSpec {
         find_field(&self.fields, name)
     }
 
+    /// The rule of field `name`, the `i`th of a merge under this spec: a
+    /// merge gives every field in the spec's order, so it is found by its
+    /// position (by its name only if that is another field).
+    pub(crate) fn field_at(&self, i: usize, name: &str) -> Option<&Field> {
+        match self.fields.get(i) {
+            Some(f) if f.name == name => Some(f),
+            _ => self.field(name),
+        }
+    }
+
     /// Are directives (`$patch`) read in fragments? (From version 2 on;
     /// under version 1 `$patch` is an ordinary key.)
     pub fn directives(&self) -> bool {
