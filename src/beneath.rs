@@ -477,6 +477,29 @@ mod tests {
     }
 
     #[test]
+    fn a_listing_stops_at_its_budget_and_never_follows_a_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..10 {
+            std::fs::write(tmp.path().join(format!("f{i}")), "x").unwrap();
+        }
+        std::os::unix::fs::symlink("/etc", tmp.path().join("link")).unwrap();
+        let open = || Dir::new(open_dir_at(CWD, tmp.path(), true).unwrap()).unwrap();
+        let mut budget = 5;
+        assert!(list(&mut open(), &mut budget, false).is_err());
+        let mut budget = 11;
+        let all = list(&mut open(), &mut budget, true).unwrap();
+        assert_eq!(budget, 0);
+        let link = all.iter().find(|e| e.name == "link").unwrap();
+        assert_eq!(link.kind, EntryKind::Symlink);
+        assert!(link.stat.is_none());
+        assert!(
+            all.iter()
+                .filter(|e| e.kind == EntryKind::File)
+                .all(|e| e.stat.is_some())
+        );
+    }
+
+    #[test]
     fn below_the_boundary_no_component_is_followed_above_it_the_persons_are() {
         let tmp = tempfile::tempdir().unwrap();
         let top = tmp.path().canonicalize().unwrap();
