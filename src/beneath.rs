@@ -23,11 +23,12 @@
 //!   [`list`]), and a listing is bounded by the entries it visits.
 
 use std::ffi::{OsStr, OsString};
-use std::os::fd::{AsFd, OwnedFd};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, RawDir};
 use rustix::io::Errno;
 
 /// What an entry is, never following a symlink: for a layer's files, and
@@ -410,16 +411,23 @@ pub(crate) struct Listed {
     pub stat: Option<rustix::fs::Stat>,
 }
 
-/// Every entry of the directory stream `dir` but `.` and `..`, in the order the stream gives them, with the status of each
-/// regular file if `stat_files` (one `fstatat` relative to the directory,
-/// not following a symlink); an error once more than `budget` were visited.
+/// Every entry of the directory `dir` but `.` and `..`, in the order the
+/// kernel gives them, with the status of each regular file if `stat_files`
+/// (one `fstatat` relative to the directory, not following a symlink); an
+/// error once more than `budget` were visited.
+///
+/// It reads from the descriptor's own position, with no second descriptor
+/// or heap buffer per directory: pass one just opened, and list it once (a
+/// second listing of the same descriptor finds nothing).
 pub(crate) fn list(
-    dir: &mut Dir,
+    dir: BorrowedFd<'_>,
     budget: &mut usize,
     stat_files: bool,
 ) -> std::io::Result<Vec<Listed>> {
+    let mut buf = [MaybeUninit::<u8>::uninit(); 16 * 1024];
+    let mut raw = RawDir::new(dir, &mut buf);
     let mut out = Vec::new();
-    while let Some(entry) = dir.read() {
+    while let Some(entry) = raw.next() {
         let entry = entry?;
         let name = entry.file_name().to_bytes();
         if name == b"." || name == b".." {
@@ -434,7 +442,7 @@ pub(crate) fn list(
         let mut ty = entry.file_type();
         let mut stat = None;
         if ty == FileType::Unknown || (stat_files && ty == FileType::RegularFile) {
-            match rustix::fs::statat(dir.fd()?, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            match rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(st) => {
                     ty = FileType::from_raw_mode(st.st_mode);
                     if stat_files && ty == FileType::RegularFile {
@@ -483,11 +491,12 @@ mod tests {
             std::fs::write(tmp.path().join(format!("f{i}")), "x").unwrap();
         }
         std::os::unix::fs::symlink("/etc", tmp.path().join("link")).unwrap();
-        let open = || Dir::new(open_dir_at(CWD, tmp.path(), true).unwrap()).unwrap();
+        let open = || open_dir_at(CWD, tmp.path(), true).unwrap();
         let mut budget = 5;
-        assert!(list(&mut open(), &mut budget, false).is_err());
+        assert!(list(open().as_fd(), &mut budget, false).is_err());
         let mut budget = 11;
-        let all = list(&mut open(), &mut budget, true).unwrap();
+        let dir = open();
+        let all = list(dir.as_fd(), &mut budget, true).unwrap();
         assert_eq!(budget, 0);
         let link = all.iter().find(|e| e.name == "link").unwrap();
         assert_eq!(link.kind, EntryKind::Symlink);
@@ -497,6 +506,9 @@ mod tests {
                 .filter(|e| e.kind == EntryKind::File)
                 .all(|e| e.stat.is_some())
         );
+        // Listed once: the descriptor's position is past the last entry.
+        let mut budget = 11;
+        assert!(list(dir.as_fd(), &mut budget, true).unwrap().is_empty());
     }
 
     #[test]

@@ -42,7 +42,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, RenameFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
 use super::record::Digest;
@@ -261,15 +261,25 @@ fn random_name(prefix: &str) -> String {
 }
 
 /// Every entry of directory `fd` but `.` and `..`, with what it is; an
-/// error once more than `budget` were visited.
+/// error once more than `budget` were visited. `fd` may have been listed
+/// before: the listing reads a descriptor of its own.
 fn entries(fd: impl AsFd, budget: &mut usize) -> std::io::Result<Vec<(OsString, EntryKind)>> {
-    let mut dir = Dir::read_from(fd).map_err(io)?;
-    entries_of(&mut dir, budget)
+    let own = rustix::fs::openat(
+        fd,
+        c".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(io)?;
+    entries_of(own.as_fd(), budget)
 }
 
-/// [`entries`] of an open directory stream.
-fn entries_of(dir: &mut Dir, budget: &mut usize) -> std::io::Result<Vec<(OsString, EntryKind)>> {
-    Ok(beneath::list(dir, budget, false)?
+/// [`entries`] of a directory just opened, which no one has listed.
+fn entries_of(
+    fd: BorrowedFd<'_>,
+    budget: &mut usize,
+) -> std::io::Result<Vec<(OsString, EntryKind)>> {
+    Ok(beneath::list(fd, budget, false)?
         .into_iter()
         .map(|e| (e.name, e.kind))
         .collect())
@@ -1017,12 +1027,9 @@ fn walk(
     cache: &Cache,
 ) {
     let fd = cache.put(rel, fd);
-    // The stream reads from a duplicate of the descriptor the cache keeps:
-    // reading moves its offset, which opening below it does not use.
-    let found = rustix::io::fcntl_dupfd_cloexec(&*fd, 0)
-        .map_err(io)
-        .and_then(|dup| Dir::new(dup).map_err(io))
-        .and_then(|mut dir| entries_of(&mut dir, budget));
+    // Listing moves the descriptor's position, which opening beneath it
+    // does not use.
+    let found = entries_of(fd.as_fd(), budget);
     let mut found = match found {
         Ok(found) => found,
         Err(_) => {

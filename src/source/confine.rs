@@ -637,9 +637,8 @@ fn is_hidden(name: &OsStr) -> bool {
 /// The entries of the open directory `fd`, sorted by name, with the
 /// [`Meta`] of each regular file if `stat_files`.
 fn read_dir(fd: OwnedFd, stat_files: bool) -> Result<Vec<Entry>, Refusal> {
-    let mut dir = rustix::fs::Dir::new(fd)?;
     let mut budget = usize::MAX;
-    let mut out: Vec<Entry> = beneath::list(&mut dir, &mut budget, stat_files)
+    let mut out: Vec<Entry> = beneath::list(fd.as_fd(), &mut budget, stat_files)
         .map_err(Refusal::Io)?
         .into_iter()
         .map(|e| Entry {
