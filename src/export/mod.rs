@@ -309,10 +309,11 @@ impl Skills {
         };
         let out = OutDir::open_with(dir, options.boundary, self.layers().cwd(), options.on_wait)?;
         let format = options.effective_format();
-        let record = if out.is_new() {
-            None
+        let (record, ledger) = if out.is_new() {
+            (None, None)
         } else {
-            read_record(&out, format)?
+            let (record, ledger) = record_and_ledger(&out, format, options);
+            (record?, Some(ledger))
         };
         // `--adopt NAME` takes over a skill a layer provides, or confirms
         // the record's claim to one it lists.
@@ -347,7 +348,7 @@ impl Skills {
             Some((record, digest)) => (record, Some(digest)),
             None => (Record::new(format), None),
         };
-        let mut ledger = Ledger::open(options.state_dir, &out, format)?;
+        let mut ledger = ledger.expect("read with the record")?;
         let disk = on_disk(&out, format)?;
         let ctx = Ctx {
             out: &out,
@@ -869,12 +870,11 @@ impl Skills {
                 dir: dir.components().collect(),
             });
         };
-        let old = read_record(&out, format)?
-            .map(|(r, _)| r)
-            .unwrap_or_else(|| Record::new(format));
-        // Read, never written: the check only says which claims an export
-        // here would not honour.
-        let ledger = Ledger::open(options.state_dir, &out, format)?;
+        // The ledger is read, never written: the check only says which
+        // claims an export here would not honour.
+        let (old, ledger) = record_and_ledger(&out, format, options);
+        let old = old?.map(|(r, _)| r).unwrap_or_else(|| Record::new(format));
+        let ledger = ledger?;
         let disk = on_disk(&out, format)?;
         let catalog = self.layers().catalog();
         let ctx = Ctx {
@@ -995,6 +995,30 @@ impl Skills {
 }
 
 /// The error for a skill whose layers changed between planning and writing.
+/// The record of `out` and its ledger. Each is a JSON parse of up to
+/// [`record::MAX_RECORD_BYTES`] that every later step waits on, and
+/// neither needs the other: with more than one job they are read side by
+/// side. Both are always read, so an error in either is the same
+/// whatever the jobs; the record's comes first.
+fn record_and_ledger(
+    out: &OutDir,
+    format: Format,
+    options: &ExportOptions,
+) -> (Result<Option<(Record, record::Digest)>>, Result<Ledger>) {
+    let ledger = || Ledger::open(options.state_dir, out, format);
+    if options.jobs < 2 {
+        return (read_record(out, format), ledger());
+    }
+    std::thread::scope(|s| {
+        let ledger = s.spawn(ledger);
+        let record = read_record(out, format);
+        let ledger = ledger
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (record, ledger)
+    })
+}
+
 fn changed_meanwhile(out: &OutDir, name: &str, format: Format) -> Error {
     Error::Refused {
         path: None,

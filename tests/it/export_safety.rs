@@ -696,3 +696,33 @@ fn issue_28_5_a_ledger_export_cannot_read_is_an_error_that_says_how_to_go_on() {
         "m: 0 written, 2 unchanged, 0 removed, 0 failed\n"
     );
 }
+
+#[test]
+fn with_the_record_and_the_ledger_both_broken_the_record_is_named_whatever_the_jobs() {
+    // The two are read side by side when more than one job runs; which
+    // error the person sees must not depend on that.
+    let sb = two_skills();
+    sb.run(&["export", "--out", "m"]).ok();
+    let state = sb.path().join("home/.local/state/bernstein/skills/exports");
+    let ledger = std::fs::read_dir(&state)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(&ledger, "{ not json").unwrap();
+    std::fs::write(sb.path().join("m/.bernstein-skills.json"), "[").unwrap();
+    for jobs in ["1", "2"] {
+        for how in ["--out", "--check"] {
+            let args = ["export", "-j", jobs, how, "m"];
+            let run = sb.run(&args);
+            assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
+            assert!(
+                run.stderr
+                    .starts_with("error: m/.bernstein-skills.json:1:1: "),
+                "{args:?}: {run:#?}"
+            );
+            assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {run:#?}");
+        }
+    }
+}
