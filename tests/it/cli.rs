@@ -502,3 +502,42 @@ fn completion_knows_the_skill_names_and_field_paths_in_the_layers() {
     let script = sb.run_cmd(cmd).ok().to_owned();
     assert!(script.contains("BERNSTEIN_COMPLETE=\"bash\""), "{script}");
 }
+
+#[test]
+fn completion_reads_the_words_as_the_command_line_does() {
+    let sb = demo();
+    let ask = |words: Vec<String>| {
+        let mut cmd = sb.bare();
+        cmd.env("BERNSTEIN_COMPLETE", "fish")
+            .args(["--", "bernstein"])
+            .args(words);
+        let run = sb.run_cmd(cmd);
+        run.ok()
+            .lines()
+            .map(|l| l.split('\t').next().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let root = sb.root().display().to_string();
+    let spec = super::support::shipped_spec_path().display().to_string();
+    let w = |ws: &[&str]| ws.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // `--option=value`, and a global option after the subcommand.
+    let eq = ask(w(&["skills", &format!("--layers-root={root}"), "show", ""]));
+    assert!(eq.contains(&"writer".to_owned()), "{eq:?}");
+    let after = ask(w(&["skills", "show", "--layers-root", &root, ""]));
+    assert!(after.contains(&"writer".to_owned()), "{after:?}");
+    // An option's value between `explain` and the skill is not the skill.
+    let fields = ask(w(&[
+        "skills",
+        "--layers-root",
+        &root,
+        "explain",
+        "--spec",
+        &spec,
+        "writer",
+        "metadata.",
+    ]));
+    assert!(
+        fields.contains(&"metadata.limits.max_tokens".to_owned()),
+        "{fields:?}"
+    );
+}

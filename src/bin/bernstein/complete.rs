@@ -11,8 +11,9 @@
 //! usual places; nothing is printed but the candidates.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::sync::OnceLock;
 
+use clap::{ArgMatches, FromArgMatches};
 use clap_complete::CompletionCandidate;
 
 use bernstein_skills::Skills;
@@ -34,51 +35,56 @@ pub fn registration(shell: clap_complete::Shell) -> Vec<u8> {
     buf
 }
 
-/// The words being completed (after `--`), or this run's arguments.
-fn words() -> Vec<OsString> {
-    let args: Vec<OsString> = std::env::args_os().collect();
-    match args.iter().position(|a| a == "--") {
-        Some(i) => args[i + 1..].to_vec(),
-        None => args,
-    }
+/// The command line the completion is asked of, set by [`answer`]: the
+/// binary's own command, so that the words are read as a run would read
+/// them. Handed over at run time because the command's definition uses
+/// this module.
+static COMMAND: OnceLock<fn() -> clap::Command> = OnceLock::new();
+
+/// Answers a completion request and exits, if this run is one;
+/// `command` is the binary's command line.
+pub fn answer(command: fn() -> clap::Command) {
+    let _ = COMMAND.set(command);
+    clap_complete::CompleteEnv::with_factory(command)
+        .var(VAR)
+        .complete();
 }
 
-/// The global options the words give, as far as they name places.
-fn global(words: &[OsString]) -> Global {
-    let mut g = Global {
-        spec: None,
-        layers_root: None,
-        base: None,
-        team: None,
-        user: None,
-        allow_hard_links: words.iter().any(|w| w == "--allow-hard-links"),
-        max_fragment_bytes: DEFAULT_MAX_BYTES,
-        color: crate::output::ColorChoice::Never,
+/// The words being completed (after `--`), read as the command line would
+/// read them, tolerating what is not typed yet (an option with no value,
+/// a missing argument); `None` if even that fails.
+fn matches() -> Option<ArgMatches> {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let words = match args.iter().position(|a| a == "--") {
+        Some(i) => &args[i + 1..],
+        None => &args[..],
     };
-    let mut it = words.iter().map(|w| w.to_string_lossy().into_owned());
-    while let Some(w) = it.next() {
-        let (flag, value) = match w.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-            _ => (w.clone(), None),
-        };
-        let slot = match flag.as_str() {
-            "--spec" => &mut g.spec,
-            "--layers-root" => &mut g.layers_root,
-            "--base" => &mut g.base,
-            "--team" => &mut g.team,
-            "--user" => &mut g.user,
-            _ => continue,
-        };
-        if let Some(v) = value.or_else(|| it.next()) {
-            *slot = Some(PathBuf::from(v));
-        }
-    }
-    g
+    COMMAND.get()?()
+        .ignore_errors(true)
+        .try_get_matches_from(words)
+        .ok()
+}
+
+/// The global options of `matches` (a global option's value is seen at
+/// every level), else the defaults.
+fn global(matches: Option<&ArgMatches>) -> Global {
+    matches
+        .and_then(|m| Global::from_arg_matches(m).ok())
+        .unwrap_or(Global {
+            spec: None,
+            layers_root: None,
+            base: None,
+            team: None,
+            user: None,
+            allow_hard_links: false,
+            max_fragment_bytes: DEFAULT_MAX_BYTES,
+            color: crate::output::ColorChoice::Never,
+        })
 }
 
 /// Every skill name in the layers.
 pub fn skill_names() -> Vec<CompletionCandidate> {
-    global(&words())
+    global(matches().as_ref())
         .layers_quiet()
         .names()
         .into_iter()
@@ -88,15 +94,13 @@ pub fn skill_names() -> Vec<CompletionCandidate> {
 
 /// The field paths of the skill `explain` names, for its FIELD_PATH.
 pub fn field_paths() -> Vec<CompletionCandidate> {
-    let words = words();
-    let g = global(&words);
-    // The first word after `explain` that is not an option is the skill.
-    let Some(name) = words
-        .iter()
-        .map(|w| w.to_string_lossy())
-        .skip_while(|w| w != "explain")
-        .skip(1)
-        .find(|w| !w.starts_with('-'))
+    let matches = matches();
+    let g = global(matches.as_ref());
+    let Some(name) = matches
+        .as_ref()
+        .and_then(|m| m.subcommand_matches("skills"))
+        .and_then(|m| m.subcommand_matches("explain"))
+        .and_then(|m| m.get_one::<String>("name"))
     else {
         return Vec::new();
     };
@@ -104,7 +108,7 @@ pub fn field_paths() -> Vec<CompletionCandidate> {
         return Vec::new();
     };
     let skills = Skills::new(spec, g.layers_quiet(), g.max_fragment_bytes);
-    let Ok(resolved) = skills.resolve(&name) else {
+    let Ok(resolved) = skills.resolve(name) else {
         return Vec::new();
     };
     bernstein_skills::output::explain::explain(skills.spec(), &resolved)

@@ -37,9 +37,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     // Answers a completion request and exits, if this run is one.
-    clap_complete::CompleteEnv::with_factory(<cli::Cli as clap::CommandFactory>::command)
-        .var(complete::VAR)
-        .complete();
+    complete::answer(<cli::Cli as clap::CommandFactory>::command);
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
         Err(e) => return cli::usage_error(e),
