@@ -398,6 +398,48 @@ pub(crate) fn link_target(dir: impl AsFd, name: impl rustix::path::Arg) -> PathB
         .unwrap_or_default()
 }
 
+/// The bytes of `file`, a regular file whose status gave `size`: at most
+/// `max + 1` of them, so that the caller tells a file over `max` by the
+/// length (the size is not trusted: the file may have grown since).
+///
+/// A read that stops short exactly at `size` is the end of the file, so
+/// a file read whole costs one `read`, not a second one for the 0 that
+/// `read_to_end` waits for; a short read anywhere else (a file system
+/// that returns less than asked, a file that changed) reads on.
+pub(crate) fn read_sized(
+    file: &mut std::fs::File,
+    size: u64,
+    max: u64,
+) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let limit = max.saturating_add(1);
+    // Room for a byte past the size: how a file that grew shows.
+    let mut bytes = vec![0u8; size.saturating_add(1).min(limit) as usize];
+    let mut at = 0;
+    loop {
+        if at == bytes.len() {
+            if at as u64 >= limit {
+                break;
+            }
+            let more = (at as u64).max(8 * 1024).min(limit - at as u64) as usize;
+            bytes.resize(at + more, 0);
+        }
+        match file.read(&mut bytes[at..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                at += n;
+                if at as u64 == size && at < bytes.len() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(at);
+    Ok(bytes)
+}
+
 /// One entry of a directory listing.
 #[derive(Debug)]
 pub(crate) struct Listed {
@@ -482,6 +524,25 @@ mod tests {
         assert_eq!(of(&repo.join("a/b")), repo.join("a/b"));
         std::fs::write(repo.join(".git"), "gitdir: elsewhere\n").unwrap();
         assert_eq!(of(&repo.join("a/b")), repo);
+    }
+
+    #[test]
+    fn a_sized_read_gets_the_whole_file_whatever_its_status_said() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("f");
+        let text: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&p, &text).unwrap();
+        let read = |size, max| read_sized(&mut std::fs::File::open(&p).unwrap(), size, max);
+        // As the status said; smaller (the file grew); larger (it shrank).
+        for size in [20_000, 0, 1, 100, 19_999, 25_000] {
+            assert_eq!(read(size, 1 << 20).unwrap(), text, "size {size}");
+        }
+        // Past the cap: one byte more than the cap, never the whole file.
+        assert_eq!(read(0, 1000).unwrap(), &text[..1001]);
+        assert_eq!(read(20_000, 19_999).unwrap(), text);
+        assert_eq!(read(20_000, 10).unwrap(), &text[..11]);
+        std::fs::write(&p, "").unwrap();
+        assert!(read(0, 10).unwrap().is_empty());
     }
 
     #[test]

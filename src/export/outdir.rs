@@ -796,12 +796,11 @@ impl OutDir {
 
     /// The regular file at `rel`, if it is one of at most `cap` bytes.
     pub(crate) fn read(&self, rel: &str, cap: u64, cache: Option<&Cache>) -> Option<Vec<u8>> {
-        let (file, size) = self.open_file(rel, cache)?;
+        let (mut file, size) = self.open_file(rel, cache)?;
         if size > cap {
             return None;
         }
-        let mut out = Vec::new();
-        file.take(cap + 1).read_to_end(&mut out).ok()?;
+        let out = beneath::read_sized(&mut file, size, cap).ok()?;
         (out.len() as u64 <= cap).then_some(out)
     }
 

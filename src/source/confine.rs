@@ -41,7 +41,6 @@
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
@@ -681,11 +680,8 @@ fn not_regular(t: FileType) -> &'static str {
     }
 }
 
-fn read_capped(file: std::fs::File, size: u64, max: u64) -> Result<Vec<u8>, Refusal> {
-    let mut bytes = Vec::with_capacity(size.min(max) as usize);
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(Refusal::Io)?;
+fn read_capped(mut file: std::fs::File, size: u64, max: u64) -> Result<Vec<u8>, Refusal> {
+    let bytes = beneath::read_sized(&mut file, size, max).map_err(Refusal::Io)?;
     if bytes.len() as u64 > max {
         return Err(Refusal::TooLarge {
             size: bytes.len() as u64,
