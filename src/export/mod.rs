@@ -994,7 +994,6 @@ impl Skills {
     }
 }
 
-/// The error for a skill whose layers changed between planning and writing.
 /// The record of `out` and its ledger. Each is a JSON parse of up to
 /// [`record::MAX_RECORD_BYTES`] that every later step waits on, and
 /// neither needs the other: with more than one job they are read side by
@@ -1019,6 +1018,7 @@ fn record_and_ledger(
     })
 }
 
+/// The error for a skill whose layers changed between planning and writing.
 fn changed_meanwhile(out: &OutDir, name: &str, format: Format) -> Error {
     Error::Refused {
         path: None,

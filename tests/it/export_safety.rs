@@ -663,8 +663,9 @@ fn issue_28_5_without_a_state_directory_claims_are_confirmed_by_content_alone() 
     );
 }
 
-#[test]
-fn issue_28_5_a_ledger_export_cannot_read_is_an_error_that_says_how_to_go_on() {
+/// Two skills exported into `m`, then their ledger (in the person's
+/// state directory) made into text that is not JSON; and its path.
+fn exported_with_a_broken_ledger() -> (Sandbox, PathBuf) {
     let sb = two_skills();
     sb.run(&["export", "--out", "m"]).ok();
     let state = sb.path().join("home/.local/state/bernstein/skills/exports");
@@ -675,6 +676,12 @@ fn issue_28_5_a_ledger_export_cannot_read_is_an_error_that_says_how_to_go_on() {
         .unwrap()
         .path();
     std::fs::write(&ledger, "{ not json").unwrap();
+    (sb, ledger)
+}
+
+#[test]
+fn issue_28_5_a_ledger_export_cannot_read_is_an_error_that_says_how_to_go_on() {
+    let (sb, ledger) = exported_with_a_broken_ledger();
     let run = sb.run(&["export", "--out", "m"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     let shown = ledger
@@ -701,16 +708,7 @@ fn issue_28_5_a_ledger_export_cannot_read_is_an_error_that_says_how_to_go_on() {
 fn with_the_record_and_the_ledger_both_broken_the_record_is_named_whatever_the_jobs() {
     // The two are read side by side when more than one job runs; which
     // error the person sees must not depend on that.
-    let sb = two_skills();
-    sb.run(&["export", "--out", "m"]).ok();
-    let state = sb.path().join("home/.local/state/bernstein/skills/exports");
-    let ledger = std::fs::read_dir(&state)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    std::fs::write(&ledger, "{ not json").unwrap();
+    let (sb, _ledger) = exported_with_a_broken_ledger();
     std::fs::write(sb.path().join("m/.bernstein-skills.json"), "[").unwrap();
     for jobs in ["1", "2"] {
         for how in ["--out", "--check"] {
