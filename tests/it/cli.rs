@@ -463,19 +463,26 @@ fn global_options_work_before_or_after_the_subcommand() {
     assert!(sb.run_cmd(cmd).ok().contains("writer"));
 }
 
-/// What the shell gets when it asks for completions of `words` (fish's
-/// protocol: one candidate a line).
-fn completions(sb: &Sandbox, words: &[&str]) -> Vec<String> {
+/// What the shell gets when it asks for completions of `bernstein WORDS`
+/// (fish's protocol: one candidate a line).
+fn candidates<S: AsRef<std::ffi::OsStr>>(sb: &Sandbox, words: &[S]) -> Vec<String> {
     let mut cmd = sb.bare();
     cmd.env("BERNSTEIN_COMPLETE", "fish")
-        .args(["--", "bernstein", "skills", "--layers-root"])
-        .arg(sb.root())
+        .args(["--", "bernstein"])
         .args(words);
     let run = sb.run_cmd(cmd);
     run.ok()
         .lines()
         .map(|l| l.split('\t').next().unwrap().to_owned())
         .collect()
+}
+
+/// [`candidates`] of `skills --layers-root ROOT WORDS`.
+fn completions(sb: &Sandbox, words: &[&str]) -> Vec<String> {
+    let root = sb.root().display().to_string();
+    let mut all = vec!["skills", "--layers-root", &root];
+    all.extend_from_slice(words);
+    candidates(sb, &all)
 }
 
 #[test]
@@ -506,36 +513,30 @@ fn completion_knows_the_skill_names_and_field_paths_in_the_layers() {
 #[test]
 fn completion_reads_the_words_as_the_command_line_does() {
     let sb = demo();
-    let ask = |words: Vec<String>| {
-        let mut cmd = sb.bare();
-        cmd.env("BERNSTEIN_COMPLETE", "fish")
-            .args(["--", "bernstein"])
-            .args(words);
-        let run = sb.run_cmd(cmd);
-        run.ok()
-            .lines()
-            .map(|l| l.split('\t').next().unwrap().to_owned())
-            .collect::<Vec<_>>()
-    };
     let root = sb.root().display().to_string();
     let spec = super::support::shipped_spec_path().display().to_string();
-    let w = |ws: &[&str]| ws.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     // `--option=value`, and a global option after the subcommand.
-    let eq = ask(w(&["skills", &format!("--layers-root={root}"), "show", ""]));
+    let eq = candidates(
+        &sb,
+        &["skills", &format!("--layers-root={root}"), "show", ""],
+    );
     assert!(eq.contains(&"writer".to_owned()), "{eq:?}");
-    let after = ask(w(&["skills", "show", "--layers-root", &root, ""]));
+    let after = candidates(&sb, &["skills", "show", "--layers-root", &root, ""]);
     assert!(after.contains(&"writer".to_owned()), "{after:?}");
     // An option's value between `explain` and the skill is not the skill.
-    let fields = ask(w(&[
-        "skills",
-        "--layers-root",
-        &root,
-        "explain",
-        "--spec",
-        &spec,
-        "writer",
-        "metadata.",
-    ]));
+    let fields = candidates(
+        &sb,
+        &[
+            "skills",
+            "--layers-root",
+            &root,
+            "explain",
+            "--spec",
+            &spec,
+            "writer",
+            "metadata.",
+        ],
+    );
     assert!(
         fields.contains(&"metadata.limits.max_tokens".to_owned()),
         "{fields:?}"
