@@ -451,15 +451,47 @@ impl Skills {
         report
     }
 
-    /// The warnings [`Skills::validate`] gives about skill `name` (a stale
-    /// directive, an override with no effect, an orphan, ...), which every
-    /// command showing the skill prints too.
-    pub fn warnings(&self, name: &str) -> Vec<Diagnostic> {
-        self.validate_one(name)
+    /// The warnings [`Skills::validate`] gives about a resolved skill (a
+    /// stale directive, an override with no effect, an orphan, ...), which
+    /// every command showing the skill prints too. They are found from the
+    /// skill as resolved: nothing is read, checked or merged again.
+    pub fn warnings(&self, resolved: &Resolved) -> Vec<Diagnostic> {
+        let name = resolved.name();
+        // A resolved skill's name is valid, so it is located again.
+        let Ok(located) = self.locate(name) else {
+            return Vec::new();
+        };
+        self.warnings_at(name, &located, resolved)
+    }
+
+    /// The warnings of [`Skills::resolved_report`].
+    pub(crate) fn warnings_at(
+        &self,
+        name: &str,
+        located: &[Located],
+        resolved: &Resolved,
+    ) -> Vec<Diagnostic> {
+        self.resolved_report(name, located, resolved)
             .diagnostics
             .into_iter()
             .filter(|d| !d.is_error())
             .collect()
+    }
+
+    /// [`Skills::report`] of a resolved skill at `located`. A skill merged
+    /// only in part, or whose files changed since it was resolved (another
+    /// count of them), is checked from its files.
+    pub(crate) fn resolved_report(
+        &self,
+        name: &str,
+        located: &[Located],
+        resolved: &Resolved,
+    ) -> Report {
+        if resolved.is_whole() && resolved.fragments().len() == located.len() {
+            self.report(name, located, Some(resolved))
+        } else {
+            self.validate_located(name, located)
+        }
     }
 
     /// Checks one skill.
@@ -483,6 +515,15 @@ impl Skills {
 
     /// [`Skills::validate_one`] for files already located.
     pub(crate) fn validate_located(&self, name: &str, located: &[Located]) -> Report {
+        self.report(name, located, None)
+    }
+
+    /// What [`Skills::validate`] says of skill `name` at `located`. Given
+    /// the skill already resolved from those files (`resolved`), its
+    /// fragments and its merge are used instead of being read, checked and
+    /// merged a second time; the checks a resolution passed (each
+    /// fragment's, the sections', the merged skill's) are not repeated.
+    fn report(&self, name: &str, located: &[Located], resolved: Option<&Resolved>) -> Report {
         let mut out = Report::default();
         if located.is_empty() {
             out.diagnostics.push(Diagnostic::error(
@@ -503,8 +544,8 @@ impl Skills {
         let orphan = files_without_skill(name, located);
         let mut failed = orphan.is_some();
         out.diagnostics.extend(orphan);
-        let mut fragments = Vec::new();
-        for l in located {
+        let mut loaded = Vec::new();
+        for (i, l) in located.iter().enumerate() {
             out.files += usize::from(l.form != Form::Files) + l.shadowed.len();
             for ignored in &l.shadowed {
                 out.diagnostics.push(
@@ -517,10 +558,16 @@ impl Skills {
                     .in_layer(l.layer),
                 );
             }
+            // A resolved skill has one fragment per located file, in order.
+            if let Some(r) = resolved {
+                out.diagnostics
+                    .extend(self.name_mismatch(name, &r.fragments()[i]));
+                continue;
+            }
             match self.load(l) {
                 Ok(f) => {
                     out.diagnostics.extend(self.name_mismatch(name, &f));
-                    fragments.push(f);
+                    loaded.push(f);
                 }
                 Err(es) => {
                     failed = true;
@@ -528,6 +575,7 @@ impl Skills {
                 }
             }
         }
+        let fragments = resolved.map_or(loaded.as_slice(), Resolved::fragments);
         let files = crate::source::files::collect(located, &self.file_limits);
         match &files {
             Err(d) => out.diagnostics.push(d.clone()),
@@ -541,38 +589,44 @@ impl Skills {
                     .extend(crate::source::files::collisions(files, &self.generated()));
             }
         }
-        if !failed {
+        if !failed && resolved.is_none() {
             // Before the merge, which it bounds.
             let too_many =
-                crate::postmerge::sections(&self.spec, &fragments, self.options.max_bytes);
+                crate::postmerge::sections(&self.spec, fragments, self.options.max_bytes);
             failed = !too_many.is_empty();
             out.diagnostics.extend(too_many);
         }
         if !failed {
-            let effective = merge(&self.spec, name, &fragments);
+            let merged;
+            let effective = match resolved {
+                Some(r) => r.effective(),
+                None => {
+                    merged = merge(&self.spec, name, fragments);
+                    out.diagnostics
+                        .extend(self.merged_problems(&merged, fragments));
+                    &merged
+                }
+            };
             out.diagnostics
-                .extend(self.merged_problems(&effective, &fragments));
+                .extend(no_effect(&self.spec, effective, fragments));
+            out.diagnostics.extend(stale_deletes(effective, fragments));
             out.diagnostics
-                .extend(no_effect(&self.spec, &effective, &fragments));
-            out.diagnostics
-                .extend(stale_deletes(&effective, &fragments));
-            out.diagnostics
-                .extend(crate::postmerge::near_miss_headings(&self.spec, &fragments));
+                .extend(crate::postmerge::near_miss_headings(&self.spec, fragments));
             out.diagnostics.extend(crate::target::switch_problems(
-                &self.spec, &effective, &fragments,
+                &self.spec, effective, fragments,
             ));
             out.diagnostics
-                .extend(self.orphan(&effective, &fragments, None));
+                .extend(self.orphan(effective, fragments, None));
             if let Some(search) = &self.target_search {
                 let known = self.target_names.get_or_init(|| search.names());
                 out.diagnostics
                     .extend(crate::target::unknown_switch_targets(
-                        &self.spec, &effective, &fragments, known,
+                        &self.spec, effective, fragments, known,
                     ));
             }
             if self.targets.is_empty() {
                 out.diagnostics
-                    .extend(self.flatten_warnings(&effective, &fragments));
+                    .extend(self.flatten_warnings(effective, fragments));
             } else {
                 let values = match effective.to_value() {
                     serde_json::Value::Object(m) => m,
@@ -581,7 +635,7 @@ impl Skills {
                 let mut translated: Vec<&str> = Vec::new();
                 // A skill switched off for a target is not exported to it,
                 // so it is not judged for it either.
-                let switch = crate::target::switch(&self.spec, &effective);
+                let switch = crate::target::switch(&self.spec, effective);
                 for t in self
                     .targets
                     .iter()
@@ -589,9 +643,9 @@ impl Skills {
                 {
                     out.diagnostics.extend(t.check_values(
                         &self.spec,
-                        &effective,
+                        effective,
                         &values,
-                        &fragments,
+                        fragments,
                         self.target_severity,
                     ));
                     for rel in t.translated_files(&self.spec, &values) {
@@ -615,7 +669,7 @@ impl Skills {
             }
             if let Ok(files) = &files {
                 out.diagnostics
-                    .extend(self.missing_files(&effective, &fragments, files));
+                    .extend(self.missing_files(effective, fragments, files));
             }
         }
         out

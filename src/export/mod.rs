@@ -121,6 +121,10 @@ pub struct ExportOptions<'a> {
     /// export outside the project whose own layer is the team layer takes
     /// it only if it is trusted as it is now. `None`: nothing is trusted.
     pub trust: Option<&'a crate::source::trust::TrustStore>,
+    /// Also give what [`Skills::validate`] warns about each skill written
+    /// ([`Exported::warnings`]), found from the skill as it was resolved
+    /// to be written.
+    pub warnings: bool,
 }
 
 impl ExportOptions<'_> {
@@ -163,6 +167,9 @@ pub struct Exported {
     /// ([`ConflictKind::Unconfirmed`]): left alone; `--adopt NAME`
     /// confirms the claim.
     pub unconfirmed: Vec<Conflict>,
+    /// With [`ExportOptions::warnings`]: what validate warns about the
+    /// skills written, in the order of [`Exported::written`].
+    pub warnings: Vec<crate::error::Diagnostic>,
 }
 
 /// A skill export will not write without a flag that says so.
@@ -359,11 +366,12 @@ impl Skills {
         let adopted: BTreeSet<&str> = options.adopt.iter().map(String::as_str).collect();
         let kept = AtomicUsize::new(0);
         let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
-            let files = match rendered::rendered_for(self, name, located, format, options.target) {
-                Ok(Some(files)) => files,
-                Ok(None) => return Planned::Off,
-                Err(e) => return Planned::Failed(Box::new(e)),
-            };
+            let (files, resolved) =
+                match rendered::made_for(self, name, located, format, options.target) {
+                    Ok(Some(made)) => made,
+                    Ok(None) => return Planned::Off,
+                    Err(e) => return Planned::Failed(Box::new(e)),
+                };
             let rec = record.skills.get(name);
             let led = ledger.record.skills.get(name);
             let on = disk.get(name).copied();
@@ -400,13 +408,19 @@ impl Skills {
                     }
                 }
             }
+            let warnings = if options.warnings && plan.writes() {
+                self.warnings_at(name, located, &resolved)
+            } else {
+                Vec::new()
+            };
+            drop(resolved);
             let files = if !plan.writes() {
                 Some(Vec::new())
             } else {
                 let size: usize = files.iter().map(|f| f.bytes.len()).sum();
                 (kept.fetch_add(size, Ordering::Relaxed) + size <= KEEP_BYTES).then_some(files)
             };
-            Planned::Ready(Box::new(plan), files)
+            Planned::Ready(Box::new(plan), files, warnings)
         });
         // Switched off: gone, as far as the output goes.
         let off: BTreeSet<&str> = catalog
@@ -465,6 +479,7 @@ impl Skills {
         };
         // The skills that go ahead, with their plans.
         let mut go = Vec::new();
+        let mut warned = BTreeMap::new();
         let mut learned = Vec::new();
         for ((name, _), p) in catalog.iter().zip(planned) {
             match p {
@@ -476,9 +491,12 @@ impl Skills {
                         learned.push(name.as_str());
                     }
                 }
-                Planned::Ready(plan, files) => match plan.conflict(name, format, &out) {
+                Planned::Ready(plan, files, warnings) => match plan.conflict(name, format, &out) {
                     Some(c) => report.refused.push(c),
-                    None => go.push((name.as_str(), *plan, files)),
+                    None => {
+                        warned.insert(name.as_str(), warnings);
+                        go.push((name.as_str(), *plan, files));
+                    }
                 },
             }
         }
@@ -583,6 +601,9 @@ impl Skills {
                 Some(Ok(())) => {
                     if plan.writes() {
                         report.written.push((*name).to_owned());
+                        report
+                            .warnings
+                            .extend(warned.remove(name).unwrap_or_default());
                         self.report_kept(&out, plan, &mut report);
                     } else {
                         report.unchanged += 1;
@@ -759,15 +780,15 @@ impl Skills {
         // the results are held three times over while the workers' parts
         // are put back in order. `Ok(None)`: not written.
         let results = crate::par::map(catalog, options.jobs, |(name, located)| {
-            let files = rendered::rendered_for(self, name, located, format, options.target)
-                .map_err(|e| {
+            let made =
+                rendered::made_for(self, name, located, format, options.target).map_err(|e| {
                     if !options.keep_going {
                         stop.store(true, Ordering::Relaxed);
                     }
                     Box::new(e)
                 })?;
             // Switched off: nothing to write.
-            let Some(files) = files else {
+            let Some((files, resolved)) = made else {
                 return Ok(Some(None));
             };
             if stop.load(Ordering::Relaxed) {
@@ -785,7 +806,12 @@ impl Skills {
                 }
                 entry.push((f.rel.clone(), f.record()));
             }
-            Ok(Some(Some(SkillRecord::new(entry))))
+            let warnings = if options.warnings {
+                self.warnings_at(name, located, &resolved)
+            } else {
+                Vec::new()
+            };
+            Ok(Some(Some((SkillRecord::new(entry), warnings))))
         });
         let mut report = Exported {
             stale_removed: out.stale_removed().to_vec(),
@@ -795,8 +821,9 @@ impl Skills {
         let mut record = Record::new(format);
         for ((name, _), r) in catalog.iter().zip(results) {
             match r {
-                Ok(Some(Some(entry))) => {
+                Ok(Some(Some((entry, warnings)))) => {
                     report.written.push(name.clone());
+                    report.warnings.extend(warnings);
                     record.skills.insert(name.clone(), entry);
                 }
                 Ok(Some(None)) => {}

@@ -659,8 +659,13 @@ pub(super) enum Planned {
     },
     /// A plan that does something, with the skill's files as rendered
     /// when it was planned (none if it only removes), which are written;
-    /// `None` past the budget of kept bytes (rendered again to be written).
-    Ready(Box<Plan>, Option<super::Rendered>),
+    /// `None` past the budget of kept bytes (rendered again to be written);
+    /// and what validate warns about it, when asked for.
+    Ready(
+        Box<Plan>,
+        Option<super::Rendered>,
+        Vec<crate::error::Diagnostic>,
+    ),
     /// Switched off (for the target): not exported, and what export wrote
     /// of it before goes.
     Off,

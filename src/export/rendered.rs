@@ -5,6 +5,7 @@ use super::record;
 use super::{Format, OutFile, Rendered, unexportable_at};
 use crate::engine::Skills;
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
+use crate::merge::Resolved;
 use crate::output::render;
 use crate::source::Located;
 
@@ -17,6 +18,18 @@ pub(super) fn rendered_for(
     format: Format,
     target: Option<&crate::target::Target>,
 ) -> Result<Option<Rendered>> {
+    Ok(made_for(skills, name, located, format, target)?.map(|(files, _)| files))
+}
+
+/// [`rendered_for`], with the skill resolved to make the files, for a
+/// caller that goes on with it ([`Skills::resolved_report`]).
+pub(super) fn made_for(
+    skills: &Skills,
+    name: &str,
+    located: &[Located],
+    format: Format,
+    target: Option<&crate::target::Target>,
+) -> Result<Option<(Rendered, Resolved)>> {
     if let Some(d) = unexportable_at(name, located) {
         return Err(d.into());
     }
@@ -71,10 +84,13 @@ pub(super) fn rendered_for(
         return Err(Error::Invalid(problems));
     }
     match format {
-        Format::Json => Ok(Some(vec![OutFile::new(
-            format!("{name}.json"),
-            render::effective_to_json(effective).into_bytes(),
-        )])),
+        Format::Json => {
+            let files = vec![OutFile::new(
+                format!("{name}.json"),
+                render::effective_to_json(effective).into_bytes(),
+            )];
+            Ok(Some((files, resolved)))
+        }
         Format::Skill => {
             let (skill_md, translated) = match target {
                 None => (
@@ -144,7 +160,7 @@ pub(super) fn rendered_for(
                 let text = crate::output::yaml_out::mapping(m.iter().map(|(k, v)| (k.as_str(), v)));
                 out.push(OutFile::new(format!("{name}/{rel}"), text.into_bytes()));
             }
-            Ok(Some(out))
+            Ok(Some((out, resolved)))
         }
     }
 }

@@ -213,6 +213,8 @@ struct Parts {
     spec: Arc<MergeSpec>,
     name: String,
     fragments: Vec<Fragment>,
+    /// Every field merged (not [`Resolved::new_only`]).
+    whole: bool,
 }
 
 self_cell::self_cell!(
@@ -240,6 +242,7 @@ impl Resolved {
             spec,
             name: name.to_owned(),
             fragments,
+            whole: true,
         };
         Resolved(Cell::new(parts, |p| merge(&p.spec, &p.name, &p.fragments)))
     }
@@ -257,6 +260,7 @@ impl Resolved {
             spec,
             name: name.to_owned(),
             fragments,
+            whole: false,
         };
         Resolved(Cell::new(parts, |p| {
             merge_only(&p.spec, &p.name, &p.fragments, keep)
@@ -266,6 +270,11 @@ impl Resolved {
     /// The skill's name.
     pub fn name(&self) -> &str {
         &self.0.borrow_owner().name
+    }
+
+    /// Whether every field of the spec was merged ([`Resolved::new`]).
+    pub(crate) fn is_whole(&self) -> bool {
+        self.0.borrow_owner().whole
     }
 
     /// Each contributing layer's fragment, base first.

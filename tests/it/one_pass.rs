@@ -69,3 +69,91 @@ fn relative_paths_are_taken_from_the_env_working_directory() {
     assert!(cwd.join(&out).join("writer.json").is_file());
     assert!(!std::path::Path::new(&out).exists());
 }
+
+/// What validate warns about a skill, each in the words `show` prints.
+fn warned(diagnostics: &[bernstein_skills::Diagnostic]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .filter(|d| d.severity != bernstein_skills::Severity::Error)
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// The warnings a command prints with a skill are validate's, found from
+/// the skill it resolved: the file is not read again, so a change made
+/// after the skill was resolved neither adds a warning nor takes one away.
+#[test]
+fn warnings_are_found_from_the_skill_as_resolved() {
+    let sb = Sandbox::new();
+    sb.write("base", "writer.yaml", "description: Writes.\n");
+    sb.write("team", "writer.yaml", "name: scribe\n");
+    let skills = sb.skills();
+    let resolved = skills.resolve("writer").unwrap();
+    let validated = skills.validate(Some(&["writer".to_owned()]), 1);
+    let expected = warned(&validated.diagnostics);
+    assert!(
+        expected.iter().any(|w| w.contains("'scribe'")),
+        "the team file's name differs from the file's: {expected:?}"
+    );
+    sb.write("team", "writer.yaml", "name: writer\n");
+    assert_eq!(warned(&skills.warnings(&resolved)), expected);
+    // Resolved again, the skill has the team file's new name.
+    let again = skills.resolve("writer").unwrap();
+    assert_eq!(warned(&skills.warnings(&again)), Vec::<String>::new());
+}
+
+/// Export gives, when asked, validate's warnings about each skill it
+/// writes (found from the skill it resolved to write it), into a new
+/// directory and into one it wrote before; none about a skill it leaves
+/// as it is.
+#[test]
+fn export_gives_the_warnings_of_each_skill_written() {
+    use bernstein_skills::export::{ExportOptions, Format};
+    let sb = Sandbox::new();
+    sb.write("base", "writer.yaml", "description: Writes.\n");
+    sb.write("team", "writer.yaml", "name: scribe\n");
+    sb.write("base", "reviewer.yaml", "description: Reviews.\n");
+    let skills = sb.skills();
+    let validated = skills.validate(None, 1);
+    let expected = warned(&validated.diagnostics);
+    assert_eq!(expected.len(), 1, "{expected:?}");
+    let out = sb.path().join("out");
+    // The ledger that lets a later export replace what this one wrote.
+    let state = sb.path().join("state");
+    let options = ExportOptions {
+        format: Format::Json,
+        jobs: 2,
+        state_dir: Some(&state),
+        warnings: true,
+        ..ExportOptions::default()
+    };
+    let done = skills.export_with(&out, &options).unwrap();
+    assert_eq!(done.written, ["reviewer", "writer"]);
+    assert_eq!(warned(&done.warnings), expected);
+    // Nothing to write: nothing to warn about.
+    let done = skills.export_with(&out, &options).unwrap();
+    assert!(
+        done.written.is_empty() && done.warnings.is_empty(),
+        "{done:?}"
+    );
+    // Into the directory it wrote: the changed skill is written, with its
+    // warning.
+    sb.write("user", "writer.yaml", "description: Writes well.\n");
+    let skills = sb.skills();
+    let done = skills.export_with(&out, &options).unwrap();
+    assert_eq!(done.written, ["writer"], "{done:?}");
+    assert_eq!(warned(&done.warnings), expected);
+    // Not asked for: none.
+    sb.write("user", "writer.yaml", "description: Writes better.\n");
+    let done = skills
+        .export_with(
+            &out,
+            &ExportOptions {
+                warnings: false,
+                ..options
+            },
+        )
+        .unwrap();
+    assert_eq!(done.written, ["writer"], "{done:?}");
+    assert!(done.warnings.is_empty(), "{done:?}");
+}

@@ -144,7 +144,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     let resolved = skills.resolve(&args.name)?;
     // Every warning validate gives about the skill (a stale directive, a
     // key a known target writes as one, ...), then the targets' findings.
-    crate::output::warn_diagnostics(&skills.warnings(&args.name));
+    crate::output::warn_diagnostics(&skills.warnings(&resolved));
     if !targets.is_empty() {
         crate::output::warn_diagnostics(&skills.target_findings(
             &resolved,

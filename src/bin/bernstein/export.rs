@@ -132,7 +132,6 @@ fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
         .map(|label| Format::from_label(&label).expect("a value clap accepted"))
 }
 
-/// Says on stderr that another export holds the directory.
 /// What the flags say of an export, for `target` if one is given (whose
 /// format then decides).
 fn options<'a>(
@@ -153,10 +152,13 @@ fn options<'a>(
         boundary: None,
         target,
         trust: Some(trust),
+        // Printed with the text report; the JSON document has none.
+        warnings: !args.json,
         ..ExportOptions::default()
     }
 }
 
+/// Says on stderr that another export holds the directory.
 fn waiting(dir: &Path) {
     output::warn([format!(
         "waiting for another export into {} to finish",
@@ -604,11 +606,7 @@ fn export(
 ) -> Result<(ExitCode, Value)> {
     let report = skills.export_with(dir, options)?;
     // The warnings of each skill written travel with it, as with show.
-    if !json {
-        for name in &report.written {
-            output::warn_diagnostics(&skills.warnings(name));
-        }
-    }
+    output::warn_diagnostics(&report.warnings);
     if json {
         let doc = export_json(dir, options, &report);
         let code = if report.failed.is_empty() && report.refused.is_empty() {

@@ -67,7 +67,7 @@ fn several(
         return Ok(ExitCode::from(1));
     }
     for r in &resolved {
-        crate::output::warn_diagnostics(&skills.warnings(r.name()));
+        crate::output::warn_diagnostics(&skills.warnings(r));
         crate::output::warn_diagnostics(&skills.target_findings(
             r,
             targets,
@@ -144,7 +144,7 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     let targets = global.targets(skills.spec(), &args.targets)?;
     let resolved = skills.resolve(&args.names[0])?;
     // Every warning validate gives about the skill travels with it.
-    crate::output::warn_diagnostics(&skills.warnings(resolved.name()));
+    crate::output::warn_diagnostics(&skills.warnings(&resolved));
     crate::output::warn_diagnostics(&skills.target_findings(
         &resolved,
         &targets,
