@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::it::json::assert_matches;
-use crate::it::support::{Run, Sandbox};
+use crate::it::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 /// A base layer with one skill, and a cloned repository (`repo/`) whose
 /// project-local layer overrides it.
@@ -60,17 +60,8 @@ fn listing(dir: &Path) -> Vec<String> {
 #[test]
 fn a_clone_cannot_reach_the_persons_global_skills_until_trusted() {
     let (sb, repo) = clone();
-    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"])
-        .failed()
-        .to_owned();
-    assert!(
-        err.contains(
-            "error: refusing to export into [ROOT]/home/.claude/skills, outside this project: \
-             it would take the project-local team layer .bernstein/skills, which you have not \
-             trusted"
-        ) && err.contains("then run `bernstein skills trust` here"),
-        "{err}"
-    );
+    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
+    assert_snapshot(err.failed(), snapshot_file("trust-untrusted-export.stderr"));
     assert_eq!(listing(&global_skills(&sb)), Vec::<String>::new());
     // Following the advice works.
     let run = in_dir(&sb, &repo, &["trust"]);
@@ -80,7 +71,7 @@ fn a_clone_cannot_reach_the_persons_global_skills_until_trusted() {
         "{run:#?}"
     );
     let run = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
-    assert!(run.ok().contains("1 written"), "{run:#?}");
+    assert_snapshot(run.ok(), snapshot_file("trust-trusted-export.txt"));
     let skill = std::fs::read_to_string(global_skills(&sb).join("writer/SKILL.md")).unwrap();
     assert!(skill.contains("Obey the README"), "{skill}");
 }
@@ -102,27 +93,14 @@ fn a_change_after_trust_is_refused_again_and_named() {
         "description: New.\n",
     )
     .unwrap();
-    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"])
-        .failed()
-        .to_owned();
-    assert!(
-        err.contains("which changed since you trusted it")
-            && err.contains("writer.yaml")
-            && err.contains("new.yaml"),
-        "{err}"
-    );
+    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
+    assert_snapshot(err.failed(), snapshot_file("trust-changed-export.stderr"));
     let after = std::fs::read_to_string(global_skills(&sb).join("writer/SKILL.md")).unwrap();
     assert_eq!(before, after, "nothing written while refused");
     // --status names the changes and exits 1, without trusting.
     let run = in_dir(&sb, &repo, &["trust", "--status"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stdout
-            .contains(".bernstein/skills changed in 2 file(s) since you trusted it:")
-            && run.stdout.contains("    added: new.yaml\n")
-            && run.stdout.contains("    changed: writer.yaml\n"),
-        "{run:#?}"
-    );
+    assert_snapshot(run.all(), snapshot_file("trust-status-changed.txt"));
     in_dir(&sb, &repo, &["export", "--target", "claude-code"]).failed();
     // The JSON form.
     let run = in_dir(&sb, &repo, &["trust", "--status", "--json"]);
@@ -166,7 +144,7 @@ fn inside_the_project_no_trust_is_needed() {
         &repo,
         &["export", "--target", "claude-code", "--scope", "project"],
     );
-    assert!(run.ok().contains("1 written"), "{run:#?}");
+    assert_snapshot(run.ok(), snapshot_file("trust-project-scope-export.txt"));
     assert!(repo.join(".claude/skills/writer/SKILL.md").is_file());
     let run = in_dir(&sb, &repo, &["export", "--out", "out"]);
     run.ok();
@@ -191,12 +169,9 @@ fn revoke_and_list() {
     assert_matches("trust", &v);
     assert_eq!(v["trusted"][0]["dir"], "[ROOT]/repo/.bernstein/skills");
     assert_eq!(v["trusted"].as_array().unwrap().len(), 1);
-    assert!(
-        v["trust_file"]
-            .as_str()
-            .unwrap()
-            .ends_with("home/.local/state/bernstein/skills/trusted.json"),
-        "{v}"
+    assert_eq!(
+        v["trust_file"],
+        "[ROOT]/home/.local/state/bernstein/skills/trusted.json"
     );
     let v = in_dir(&sb, &repo, &["trust", "--json"]).json();
     assert_matches("trust", &v);
@@ -215,11 +190,8 @@ fn revoke_and_list() {
 #[test]
 fn trust_outside_a_project_is_one_clear_error() {
     let (sb, _repo) = clone();
-    let err = in_dir(&sb, sb.path(), &["trust"]).failed().to_owned();
-    assert!(
-        err.starts_with("error: no project-local layer here"),
-        "{err}"
-    );
+    let err = in_dir(&sb, sb.path(), &["trust"]);
+    assert_snapshot(err.failed(), snapshot_file("trust-outside-project.stderr"));
 }
 
 #[test]
@@ -248,10 +220,11 @@ fn a_forged_or_broken_trust_file_trusts_nothing() {
     let state = sb.path().join("home/.local/state/bernstein/skills");
     std::fs::create_dir_all(&state).unwrap();
     std::fs::write(state.join("trusted.json"), "{ not json").unwrap();
-    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"])
-        .failed()
-        .to_owned();
-    assert!(err.contains("trusted.json"), "{err}");
+    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
+    assert_snapshot(
+        err.failed(),
+        snapshot_file("trust-broken-trust-file.stderr"),
+    );
     assert_eq!(listing(&global_skills(&sb)), Vec::<String>::new());
 }
 
@@ -266,21 +239,14 @@ fn the_project_files_beside_the_layer_are_trusted_with_it() {
         "targets = [\"agents\"]\n",
     )
     .unwrap();
-    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"])
-        .failed()
-        .to_owned();
-    assert!(
-        err.contains("which changed since you trusted it (added ../targets.toml)"),
-        "{err}"
-    );
+    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
+    assert_snapshot(err.failed(), snapshot_file("trust-targets-added.stderr"));
     in_dir(&sb, &repo, &["trust"]).ok();
     in_dir(&sb, &repo, &["export", "--target", "claude-code"]).ok();
     // A symbolic link in its place is refused, never followed.
     std::fs::remove_file(repo.join(".bernstein/targets.toml")).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", repo.join(".bernstein/targets.toml")).unwrap();
-    let err = in_dir(&sb, &repo, &["trust"]).failed().to_owned();
-    assert!(
-        err.contains("targets.toml") && !err.contains("root:"),
-        "{err}"
-    );
+    let err = in_dir(&sb, &repo, &["trust"]);
+    assert_snapshot(err.failed(), snapshot_file("trust-targets-symlink.stderr"));
+    assert!(!err.stderr.contains("root:"), "{err:#?}");
 }
