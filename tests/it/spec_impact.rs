@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::support::{Run, Sandbox, shipped_spec_path};
+use super::support::{Run, Sandbox, assert_snapshot, shipped_spec_path, snapshot_file};
 
 fn shipped() -> String {
     std::fs::read_to_string(shipped_spec_path()).unwrap()
@@ -88,10 +88,7 @@ fn the_same_spec_changes_nothing_and_exits_0() {
     let sb = layers();
     let spec = shipped_spec_path();
     let out = impact(&sb, &spec, &spec, &[]).ok().to_owned();
-    assert!(
-        out.ends_with("\n0 of 2 skills change; 0 fragments become invalid; 0 become valid\n"),
-        "{out}"
-    );
+    assert_snapshot(&out, snapshot_file("spec_impact-same-spec.txt"));
     assert!(!out.contains("changed:"), "{out}");
     // A copy of it, too: the files are compared by their effect, not their bytes.
     let copy = sb.write_file("old.yaml", format!("# an old comment\n{}", shipped()));
@@ -104,18 +101,11 @@ fn a_strategy_flip_lists_the_changed_skills_with_diffs() {
     let new = edited(&sb, "new.yaml", flip_keywords);
     let run = impact(&sb, &new, &shipped_spec_path(), &[]);
     let out = changes(&run);
-    assert!(
-        out.contains("changed: two (trigger_keywords)\n    -    \"a\",\n    -    \"b\",\n"),
-        "{out}"
-    );
+    assert_snapshot(out, snapshot_file("spec_impact-flip.txt"));
     assert!(!out.contains("changed: one"), "{out}");
-    assert!(
-        out.ends_with("\n1 of 2 skills changes; 0 fragments become invalid; 0 become valid\n"),
-        "{out}"
-    );
     // And back: the list grows again.
     let back = impact(&sb, &shipped_spec_path(), &new, &[]);
-    assert!(changes(&back).contains("    +    \"a\",\n"), "{back:#?}");
+    assert_snapshot(changes(&back), snapshot_file("spec_impact-flip-back.txt"));
 }
 
 #[test]
@@ -123,23 +113,11 @@ fn a_removed_field_makes_the_fragments_that_set_it_invalid_located() {
     let sb = layers();
     let new = edited(&sb, "new.yaml", |t| without_field(t, "author"));
     let run = impact(&sb, &new, &shipped_spec_path(), &[]);
-    let out = changes(&run);
-    assert!(
-        out.contains(
-            "becomes invalid: [ROOT]/layers/base/one/SKILL.md:3:1: unknown field 'author'\n"
-        ),
-        "{out}"
-    );
-    assert!(
-        out.contains("becomes invalid: [ROOT]/layers/team/one.yaml:2:1: unknown field 'author'\n"),
-        "{out}"
-    );
-    // `two` sets no author: its effective skill loses the (empty) field.
-    assert!(out.contains("changed: two (author)\n"), "{out}");
-    assert!(out.contains("    -  \"author\": \"\",\n"), "{out}");
-    assert!(
-        out.ends_with("\n1 of 2 skills changes; 2 fragments become invalid; 0 become valid\n"),
-        "{out}"
+    // Both fragments that set an author become invalid, located; `two`
+    // sets no author: its effective skill loses the (empty) field.
+    assert_snapshot(
+        changes(&run),
+        snapshot_file("spec_impact-removed-field.txt"),
     );
 }
 
@@ -155,20 +133,9 @@ fn an_added_field_makes_fragments_valid() {
         )
     });
     let run = impact(&sb, &new, &shipped_spec_path(), &[]);
-    let out = changes(&run);
-    assert!(
-        out.contains(
-            "becomes valid: [ROOT]/layers/user/one.yaml:1:1: was: unknown field 'owners'\n"
-        ),
-        "{out}"
-    );
     // `one` failed under the old spec, so only `two` can be compared: it
     // gains the empty list.
-    assert!(out.contains("changed: two (owners)\n"), "{out}");
-    assert!(
-        out.ends_with("\n1 of 2 skills changes; 0 fragments become invalid; 1 becomes valid\n"),
-        "{out}"
-    );
+    assert_snapshot(changes(&run), snapshot_file("spec_impact-added-field.txt"));
 }
 
 #[test]
@@ -195,12 +162,7 @@ fn json_is_one_document_with_the_counts() {
     assert_eq!(invalid["layer"], "team");
     assert_eq!(invalid["line"], 2);
     assert_eq!(invalid["message"], "unknown field 'author'");
-    assert!(
-        invalid["file"]
-            .as_str()
-            .unwrap()
-            .ends_with("/layers/team/one.yaml")
-    );
+    assert_eq!(invalid["file"], "[ROOT]/layers/team/one.yaml");
     // Deterministic, whatever the number of threads.
     let again = impact(&sb, &new, &shipped_spec_path(), &["--json", "-j", "1"]);
     assert_eq!(again.stdout, run.stdout);
@@ -215,15 +177,8 @@ fn skills_failing_under_both_are_counted_not_changes() {
     let sb = layers();
     sb.write("base", "broken.yaml", "descripton: typo\n");
     let spec = shipped_spec_path();
-    let out = impact(&sb, &spec, &spec, &[]).ok().to_owned();
-    assert!(
-        out.contains("fails under both specs: 1 skill (broken); see `bernstein skills validate`\n"),
-        "{out}"
-    );
-    assert!(
-        out.ends_with("; 0 become valid; 1 skill fails under both\n"),
-        "{out}"
-    );
+    let run = impact(&sb, &spec, &spec, &[]);
+    assert_snapshot(run.ok(), snapshot_file("spec_impact-failing-both.txt"));
 }
 
 #[test]
@@ -234,39 +189,23 @@ fn a_bad_spec_is_one_error_naming_which() {
         .failed()
         .to_owned();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.starts_with(
-            "[ROOT]/old.yaml:3:17: error: the spec to compare against (--against): field 'a': unknown strategy 'MERGE'"
-        ),
-        "{err}"
-    );
+    assert_snapshot(err, snapshot_file("spec_impact-bad-against.stderr"));
 
     let missing = sb.path().join("nope.yaml");
     let err = impact(&sb, &shipped_spec_path(), &missing, &[])
         .failed()
         .to_owned();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.starts_with(
-            "[ROOT]/nope.yaml: error: the spec to compare against (--against): cannot read file"
-        ),
-        "{err}"
-    );
+    assert_snapshot(err, snapshot_file("spec_impact-missing-against.stderr"));
 
     // The spec in use, and both at once.
     let err = impact(&sb, &bad, &shipped_spec_path(), &[])
         .failed()
         .to_owned();
-    assert!(
-        err.starts_with("[ROOT]/old.yaml:3:17: error: the spec in use: field 'a'"),
-        "{err}"
-    );
+    assert_snapshot(err, snapshot_file("spec_impact-bad-in-use.stderr"));
     let err = impact(&sb, &bad, &missing, &[]).failed().to_owned();
     assert_eq!(err.lines().count(), 2, "{err}");
-    assert!(
-        err.contains("the spec in use") && err.contains("(--against)"),
-        "{err}"
-    );
+    assert_snapshot(err, snapshot_file("spec_impact-bad-both.stderr"));
 }
 
 #[test]
@@ -278,11 +217,7 @@ fn a_strategy_flip_that_keeps_an_old_attribute_says_what_to_write() {
         flip_keywords(t).replacen("type: array", "items: string", 1)
     });
     let run = impact(&sb, &half, &shipped_spec_path(), &[]);
-    assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stdout.contains("changed: two (trigger_keywords)"),
-        "{run:#?}"
-    );
+    assert_snapshot(changes(&run), snapshot_file("spec_impact-half-flip.txt"));
     // KEYED_REPLACE to OVERRIDE with `keys` left: the error says whose it is.
     let keyed = edited(&sb, "keyed.yaml", |t| {
         t.replacen(
@@ -305,33 +240,37 @@ fn a_strategy_flip_that_keeps_an_old_attribute_says_what_to_write() {
             "[ROOT]/keyed.yaml:{line}:5: error: the spec in use: field 'references': 'keys' is a KEYED_REPLACE attribute; for OVERRIDE write 'type: array' or remove it; 'files' is a KEYED_REPLACE attribute; for OVERRIDE remove it\n"
         )
     );
-    // Every command says the same.
+    // Every command says the same. The snapshots leave out the line and
+    // column (`[..]`): they are where the shipped spec has the field.
     let mut show = sb.skills_cmd(&["show", "two"]);
     show.arg("--spec").arg(&keyed);
-    assert!(sb.run_cmd(show).failed().contains(
-        "'keys' is a KEYED_REPLACE attribute; for OVERRIDE write 'type: array' or remove it"
-    ));
-    for (edit, message) in [
+    assert_snapshot(
+        sb.run_cmd(show).failed(),
+        snapshot_file("spec_impact-show-keys-for-override.stderr"),
+    );
+    for (what, edit) in [
         (
+            "keys-for-append",
             (
                 "  references:\n    strategy: KEYED_REPLACE",
                 "  references:\n    strategy: APPEND",
             ),
-            "field 'references': 'keys' is a KEYED_REPLACE attribute; for APPEND remove it",
         ),
         (
+            "type-for-deep-merge",
             (
                 "  author:\n    strategy: OVERRIDE",
                 "  author:\n    strategy: DEEP_MERGE",
             ),
-            "field 'author': 'type' is an OVERRIDE attribute; for DEEP_MERGE remove it",
         ),
     ] {
         let spec = edited(&sb, "other.yaml", |t| t.replacen(edit.0, edit.1, 1));
         let mut cmd = sb.skills_cmd(&["spec"]);
         cmd.arg("--spec").arg(&spec);
-        let err = sb.run_cmd(cmd).failed().to_owned();
-        assert!(err.contains(message), "{err}");
+        assert_snapshot(
+            sb.run_cmd(cmd).failed(),
+            snapshot_file(&format!("spec_impact-spec-{what}.stderr")),
+        );
     }
 }
 
@@ -349,7 +288,7 @@ fn changed_values_are_escaped_in_the_diff() {
     let out = changes(&run);
     // The diff quotes lines of JSON text, its backslashes doubled like any
     // other: a `\u202e` written out prints unlike the character.
-    assert!(out.contains("-    \"evil\\\\u202e\\\\u009b\","), "{out}");
+    assert_snapshot(out, snapshot_file("spec_impact-escaped-diff.txt"));
     assert!(
         !out.contains('\u{202e}') && !out.contains('\u{9b}'),
         "{out}"
@@ -361,18 +300,16 @@ fn spec_and_spec_install_still_work_and_do_not_mix_with_impact() {
     let sb = layers();
     let mut cmd = sb.skills_cmd(&["spec"]);
     cmd.arg("--spec").arg(shipped_spec_path());
-    let out = sb.run_cmd(cmd).ok().to_owned();
-    assert!(
-        out.lines().any(|l| l
-            .split_whitespace()
-            .take(2)
-            .eq(["trigger_keywords", "APPEND"])),
-        "{out}"
+    // Where the spec is and one of its fields: `spec.txt` pins the whole
+    // table.
+    assert_snapshot(
+        sb.run_cmd(cmd).ok(),
+        snapshot_file("spec_impact-spec-still-works.txt"),
     );
     let err = sb
         .run(&["spec", "--install", "impact", "--against", "x.yaml"])
         .usage_error()
         .to_owned();
-    assert!(err.contains("impact"), "{err}");
+    assert_snapshot(err, snapshot_file("spec_impact-install-and-impact.stderr"));
     sb.run(&["spec", "impact"]).usage_error();
 }
