@@ -42,6 +42,24 @@ pub(super) fn explain_spec_error(
     ))
 }
 
+/// Where `value` does not fit `schema`, a file's own schema (a target
+/// file's, say), after its typed parse refused it without saying where:
+/// the place the deepest error names (an unexpected key's own place, not
+/// its mapping's) as a pointer, and whether it is a key. `None` if the
+/// schema finds nothing wrong.
+pub(crate) fn deepest_misfit(schema: &Value, value: &Value) -> Option<(String, bool)> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let validator = jsonschema::draft202012::new(schema).ok()?;
+    let best = validator
+        .iter_errors(value)
+        .max_by_key(|e| e.instance_path().as_str().matches('/').count())?;
+    let at = match best.kind() {
+        K::AdditionalProperties { unexpected } => Target::unexpected(&best, unexpected),
+        _ => Target::value(best.instance_path().as_str().to_owned()),
+    };
+    Some((at.pointer, at.key))
+}
+
 /// What an error message points at: a node's value, or its key.
 struct Target {
     pointer: String,

@@ -27,7 +27,7 @@ use crate::text;
 
 pub(crate) use consistency::value_rule;
 use consistency::{RuleChecker, file_owners, spec_error};
-pub(crate) use misfit::schema_message;
+pub(crate) use misfit::{deepest_misfit, schema_message};
 use model::find_field;
 pub use model::{
     Constraints, EntriesMode, Field, FileOwner, Sections, Strategy, StrategyKind, ValueRule,

@@ -257,11 +257,23 @@ impl Target {
                 })?;
         let value = value.unwrap_or(Value::Object(Map::new()));
         let raw: RawTarget = RawTarget::deserialize(&value).map_err(|e| {
-            // Name the key the parse stopped at, as the schema would.
-            fail(
-                "",
-                format!("not a target file: {}", text::excerpt(&e.to_string(), 300)),
-            )
+            // The parse's error names no place: the target's schema finds
+            // the entry it stopped at, as an editor would show it.
+            let (pointer, key) =
+                crate::spec::deepest_misfit(&target_schema(), &value).unwrap_or_default();
+            let pos = fragment::locate(text, Syntax::Yaml, &pointer, key, 0);
+            Error::Invalid(vec![
+                Diagnostic::error(
+                    Some(path),
+                    DiagnosticKind::Spec {
+                        message: format!(
+                            "not a target file: {}",
+                            text::excerpt(&e.to_string(), 300)
+                        ),
+                    },
+                )
+                .at(pos),
+            ])
         })?;
         if !SUPPORTED_VERSIONS.contains(&raw.version) {
             return Err(fail(

@@ -96,7 +96,16 @@ fn bad_target_files_are_one_located_error() {
         ),
         (
             "version: 1\nname: standard\nfields: {a: {colour: red}}\n",
-            "not a target file",
+            "3:14: error: not a target file: unknown field `colour`",
+        ),
+        // The entry the parse stopped at, though serde names no place.
+        (
+            "version: 1\nname: standard\nfields:\n  name: {max_length: -1}\n",
+            "4:22: error: not a target file: invalid value: integer `-1`",
+        ),
+        (
+            "version: 1\nname: standard\ncolour: red\n",
+            "3:1: error: not a target file: unknown field `colour`",
         ),
     ] {
         let e = Target::from_str(text, Path::new("standard.yaml")).unwrap_err();
