@@ -5,7 +5,7 @@
 
 use std::os::unix::ffi::OsStrExt;
 
-use super::support::{Run, Sandbox};
+use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 /// Characters that rewrite a terminal or forge a line.
 const FORGERS: [char; 7] = [
@@ -57,7 +57,11 @@ fn validate_escapes_keys_and_messages() {
     let out = sb.run(&["validate"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert_clean(&out);
-    assert!(out.stdout.contains("unknown field 'x\\x1b[2J"), "{out:#?}");
+    assert_eq!(out.stderr, "", "{out:#?}");
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_output-validate-evil-key.txt"),
+    );
     let json = sb.run(&["validate", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
     assert_eq!(v["errors"], 1);
@@ -71,10 +75,10 @@ fn validate_escapes_keys_and_messages() {
     let out = sb.run(&["validate", "--target", "agent-skills"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert_clean(&out);
-    assert!(
-        out.stdout.contains("'name' must be lowercase letters")
-            && out.stdout.contains("got 'x\\x1b[2J"),
-        "{out:#?}"
+    assert_eq!(out.stderr, "", "{out:#?}");
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_output-validate-evil-name.txt"),
     );
 }
 
@@ -107,10 +111,9 @@ fn list_explain_show_and_origins_escape_values() {
     // JSON escapes them and means the same string.
     let v = sb.run(&["show", "writer"]).json();
     assert_eq!(v["description"], EVIL);
-    assert!(
-        sb.run(&["show", "writer"])
-            .stdout
-            .contains("\\u001b[2J\\u001b[H\\r\\nFORGED 0 error(s)\\u009b31m\\u202etxt\\u007f")
+    assert_snapshot(
+        sb.run(&["show", "writer"]).ok(),
+        snapshot_file("hostile_output-show-evil.json"),
     );
 }
 
@@ -126,18 +129,20 @@ fn export_check_escapes_names_and_old_manifest_bytes() {
         format!("{{\n  \"description\": \"{EVIL}\"\n}}\n"),
     )
     .unwrap();
-    for args in [
-        &["export", "--check", "manifests"][..],
-        &["export", "--out", "manifests"],
-    ] {
-        let out = sb.run(args);
-        assert_eq!(out.code, Some(1), "{out:#?}");
-        assert_clean(&out);
-        assert!(
-            format!("{}{}", out.stdout, out.stderr).contains("\"x\\x1b[2J\\x1b[H"),
-            "{out:#?}"
-        );
-    }
+    let check = sb.run(&["export", "--check", "manifests"]);
+    assert_eq!(check.code, Some(1), "{check:#?}");
+    assert_clean(&check);
+    assert_eq!(check.stderr, "", "{check:#?}");
+    assert_snapshot(
+        &check.stdout,
+        snapshot_file("hostile_output-export-check-forged-manifest.txt"),
+    );
+    let export = sb.run(&["export", "--out", "manifests"]);
+    assert_clean(&export);
+    assert_snapshot(
+        export.failed(),
+        snapshot_file("hostile_output-export-forged-manifest.stderr"),
+    );
     // File names and link targets in a skill directory are escaped too.
     sb.run(&["export", "--format", "skill", "--out", "skills"])
         .ok();
@@ -147,9 +152,10 @@ fn export_check_escapes_names_and_old_manifest_bytes() {
     let out = sb.run(&["export", "--format", "skill", "--check", "skills"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert_clean(&out);
-    assert!(
-        out.stdout.contains("    ? evil\\x1b[2J\\nFORGED.md\n"),
-        "{out:#?}"
+    assert_eq!(out.stderr, "", "{out:#?}");
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_output-export-check-forged-file-names.txt"),
     );
 }
 
@@ -171,22 +177,14 @@ fn file_names_that_cannot_be_skill_names_are_warned_about_escaped() {
     let out = sb.run(&["validate"]);
     assert_clean(&out);
     assert_eq!(out.code, Some(0), "{out:#?}");
-    for (name, reason) in [
-        ("bell\\x07.yaml", "control characters"),
-        ("new\\nline.yaml", "control characters"),
-        ("zero\\u{200b}width.yaml", "invisible characters"),
-        ("rl\\u{202e}o.toml", "bidirectional control characters"),
-        ("latin1-\u{fffd}.yaml", "not valid UTF-8"),
-    ] {
-        assert!(
-            out.stdout.lines().any(|l| l.contains(name)
-                && l.contains("warning: not read as a skill")
-                && l.contains(reason)),
-            "{name}: {out:#?}"
-        );
-    }
+    assert_eq!(out.stderr, "", "{out:#?}");
+    // One warning per file, naming it escaped and saying why; a hidden
+    // file is skipped without a word.
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_output-validate-unreadable-file-names.txt"),
+    );
     assert!(!out.stdout.contains(".hidden"), "{out:#?}");
-    assert!(out.stdout.contains("0 error(s), 5 warning(s)"), "{out:#?}");
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
 }
 
@@ -194,12 +192,16 @@ fn file_names_that_cannot_be_skill_names_are_warned_about_escaped() {
 fn invisible_and_bidi_names_are_refused() {
     let sb = Sandbox::new();
     sb.write("base", "writer.yaml", "description: ok\n");
+    let mut errors = String::new();
     for name in ["wri\u{200b}ter", "wri\u{202e}ter", "\u{feff}writer"] {
         let out = sb.run(&["show", name]);
-        let err = out.failed();
-        assert!(err.contains("invalid skill name"), "{err}");
+        errors.push_str(out.failed());
         assert_clean(&out);
     }
+    assert_snapshot(
+        errors,
+        snapshot_file("hostile_output-show-invisible-names.stderr"),
+    );
 }
 
 #[test]
@@ -213,18 +215,13 @@ fn names_equal_after_nfc_and_case_folding_are_warned_about() {
     sb.write("user", "cafe\u{301}.yaml", "description: decomposed\n");
     let out = sb.run(&["validate"]);
     assert_eq!(out.code, Some(0), "{out:#?}");
-    assert!(
-        out.stdout
-            .contains("team/Writer.yaml: warning: skill name 'Writer' looks like 'writer'"),
-        "{out:#?}"
+    assert_eq!(out.stderr, "", "{out:#?}");
+    // Each name of a pair is warned about against the other: the user
+    // layer's `café` is the decomposed one (`e` and U+0301).
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_output-validate-lookalike-names.txt"),
     );
-    assert!(
-        out.stdout.contains(
-            "user/cafe\u{301}.yaml: warning: skill name 'cafe\u{301}' looks like 'caf\u{e9}'"
-        ),
-        "{out:#?}"
-    );
-    assert_eq!(out.stdout.matches("looks like").count(), 4, "{out:#?}");
 }
 
 /// `s` as a YAML double-quoted scalar with every character outside
@@ -280,27 +277,32 @@ fn tag_characters_hidden_in_a_description_are_shown_escaped() {
     );
     let list = sb.run(&["list"]);
     assert_nothing_hidden(&list);
-    assert!(
-        list.ok()
-            .contains("Writes docs.\\u{e0001}\\u{e0041}\\u{e006c}\\u{e0073}\\u{e006f}"),
-        "{list:#?}"
+    assert_snapshot(
+        list.ok(),
+        snapshot_file("hostile_output-list-tagged-description.txt"),
     );
-    let explain = sb.run(&["explain", "writer"]);
+    // Relative layer paths: the origin column is as wide on any machine.
+    let explain = sb.run_relative(&["explain", "writer"]);
     assert_nothing_hidden(&explain);
-    assert!(
-        explain.ok().contains("\"Writes docs.\\u{e0001}\\u{e0041}"),
-        "{explain:#?}"
+    assert_snapshot(
+        explain.ok(),
+        snapshot_file("hostile_output-explain-tagged-description.txt"),
     );
     // JSON, annotated or not: the tags as escapes (UTF-16 surrogate pairs),
     // meaning the same string.
-    for args in [&["show", "writer", "--origins"][..], &["show", "writer"]] {
+    for (args, snapshot) in [
+        (
+            &["show", "writer", "--origins"][..],
+            "hostile_output-show-origins-tagged-description.txt",
+        ),
+        (
+            &["show", "writer"],
+            "hostile_output-show-tagged-description.json",
+        ),
+    ] {
         let show = sb.run(args);
         assert_nothing_hidden(&show);
-        assert!(
-            show.ok()
-                .contains("\"Writes docs.\\udb40\\udc01\\udb40\\udc41"),
-            "{args:?}: {show:#?}"
-        );
+        assert_snapshot(show.ok(), snapshot_file(snapshot));
     }
     assert_eq!(sb.resolve_value("writer")["description"], description);
 }
@@ -320,9 +322,10 @@ fn tag_characters_in_a_quoted_value_of_a_diagnostic_are_escaped() {
     let out = sb.run(&["validate", "--target", "agent-skills"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert_nothing_hidden(&out);
-    assert!(
-        out.stdout.contains("got 'Writes docs.\\u{e0001}\\u{e0041}"),
-        "{out:#?}"
+    assert_eq!(out.stderr, "", "{out:#?}");
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_output-validate-tagged-name.txt"),
     );
 }
 
@@ -334,18 +337,22 @@ fn line_and_paragraph_separators_are_escaped() {
         "writer.yaml",
         "description: \"Writes docs.\\u2028FORGED 0 error(s)\\u2029\"\n",
     );
-    for args in [
-        &["list"][..],
-        &["explain", "writer"],
-        &["show", "writer", "--origins"],
+    for (args, snapshot) in [
+        (&["list"][..], "hostile_output-list-separators.txt"),
+        (
+            &["explain", "writer"],
+            "hostile_output-explain-separators.txt",
+        ),
+        (
+            &["show", "writer", "--origins"],
+            "hostile_output-show-origins-separators.txt",
+        ),
     ] {
-        let out = sb.run(args);
+        // Relative layer paths: explain's origin column is as wide on any
+        // machine.
+        let out = sb.run_relative(args);
         assert_nothing_hidden(&out);
-        assert!(
-            out.ok().contains("Writes docs.\\u{2028}FORGED")
-                || out.ok().contains("Writes docs.\\u2028FORGED"),
-            "{args:?}: {out:#?}"
-        );
+        assert_snapshot(out.ok(), snapshot_file(snapshot));
     }
 }
 
@@ -359,17 +366,22 @@ fn a_backslash_in_a_value_prints_doubled_unlike_an_escape() {
         "writer.yaml",
         "description: 'C:\\x1b'\nmetadata: {\"k\\x1b\": 1, 'k\\x1b': 2}\n",
     );
-    let list = sb.run(&["list"]).ok().to_owned();
-    assert!(list.contains("C:\\\\x1b"), "{list}");
-    let explain = sb.run(&["explain", "writer"]).ok().to_owned();
-    assert!(explain.contains("metadata.k\\x1b "), "{explain}");
-    assert!(explain.contains("metadata.k\\\\x1b "), "{explain}");
+    assert_snapshot(
+        sb.run(&["list"]).ok(),
+        snapshot_file("hostile_output-list-backslash.txt"),
+    );
+    // Relative layer paths: the origin column is as wide on any machine.
+    assert_snapshot(
+        sb.run_relative(&["explain", "writer"]).ok(),
+        snapshot_file("hostile_output-explain-backslash.txt"),
+    );
     // In a diagnostic too: an unknown field named with a backslash.
     sb.write("team", "writer.yaml", "'de\\x1bscription': x\n");
     let out = sb.run(&["validate"]);
-    assert!(
-        out.stdout.contains("unknown field 'de\\\\x1bscription'"),
-        "{out:#?}"
+    assert_eq!(out.stderr, "", "{out:#?}");
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_output-validate-backslash.txt"),
     );
 }
 
@@ -384,25 +396,24 @@ fn a_skill_or_file_name_with_a_tag_character_is_refused() {
     .unwrap();
     let out = sb.run(&["validate"]);
     assert_nothing_hidden(&out);
-    assert!(
-        out.stdout
-            .lines()
-            .any(|l| l.contains("writer\\u{e0001}.yaml")
-                && l.contains("not read as a skill")
-                && l.contains("invisible characters")),
-        "{out:#?}"
+    assert_eq!(out.stderr, "", "{out:#?}");
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_output-validate-tagged-file-name.txt"),
     );
     let err = sb.run(&["show", "writer\u{e0001}"]);
-    assert!(err.failed().contains("invalid skill name"), "{err:#?}");
+    assert_snapshot(
+        err.failed(),
+        snapshot_file("hostile_output-show-tagged-name.stderr"),
+    );
     assert_nothing_hidden(&err);
     // A file of a skill.
     sb.write("base", "pdf/SKILL.md", "---\ndescription: d\n---\nBody\n");
     sb.write("base", "pdf/references/no\u{e0041}te.md", "x\n");
     let out = sb.run(&["show", "pdf", "--files"]);
-    let err = out.failed();
-    assert!(
-        err.contains("not part of the skill") && err.contains("invisible characters"),
-        "{out:#?}"
+    assert_snapshot(
+        out.failed(),
+        snapshot_file("hostile_output-show-files-tagged-file-name.stderr"),
     );
     assert_nothing_hidden(&out);
 }
