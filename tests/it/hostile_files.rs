@@ -10,7 +10,7 @@
 //! --format json`), into a new directory and into one exported before, and
 //! `export --check` of that one.
 
-use super::support::{Run, Sandbox};
+use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 /// The upstream skill, as a public collection ships it.
 const PDF_TABLES: &str =
@@ -62,30 +62,36 @@ fn tree(dir: &std::path::Path) -> Vec<String> {
     out
 }
 
-/// `validate` (plain and `--strict --target codex`) and `validate --json`
-/// report an error at `[ROOT]/layers/{file}` (`line` 1 where `located`),
-/// whose message holds every one of `says`.
-fn validate_reports(sb: &Sandbox, file: &str, located: bool, says: &[&str]) {
-    let at = if located {
-        format!("[ROOT]/layers/{file}:1: error: ")
-    } else {
-        format!("[ROOT]/layers/{file}: error: ")
-    };
+/// `run`'s exit code, stdout and stderr headed by its arguments: one part
+/// of a snapshot file that holds several runs.
+fn transcript(args: &[&str], run: &Run) -> String {
+    format!(
+        "$ skills {}\nexit {}\n--- stdout\n{}--- stderr\n{}",
+        args.join(" "),
+        run.code.map_or("by a signal".to_owned(), |c| c.to_string()),
+        run.stdout,
+        run.stderr
+    )
+}
+
+/// `validate` (plain and `--strict --target codex`) fails with the report
+/// in the snapshot file `hostile_files-<case>-validate.txt`, and
+/// `validate --json` reports an error at `[ROOT]/layers/{file}` (`line` 1
+/// where `located`), whose message holds every one of `says`.
+fn validate_reports(sb: &Sandbox, case: &str, file: &str, located: bool, says: &[&str]) {
+    let mut runs = String::new();
     for args in [
         &["validate"][..],
         &["validate", "--strict", "--target", "codex"],
     ] {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
-        let line = run
-            .stdout
-            .lines()
-            .find(|l| l.starts_with(&at))
-            .unwrap_or_else(|| panic!("{args:?}: no error at {at}: {run:#?}"));
-        for s in says {
-            assert!(line.contains(s), "{args:?}: {s:?} not in {line:?}");
-        }
+        runs.push_str(&transcript(args, &run));
     }
+    assert_snapshot(
+        runs,
+        snapshot_file(&format!("hostile_files-{case}-validate.txt")),
+    );
     let run = sb.run(&["validate", "--json"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -117,48 +123,41 @@ fn validate_reports(sb: &Sandbox, file: &str, located: bool, says: &[&str]) {
 /// Export refuses the skill in each of `exports` (indices into
 /// [`EXPORTS`]), with the error at the layer file: into a new directory
 /// (which is not created), into the directory exported before (which is
-/// left as it was), and `--check` of it. The others succeed.
-fn export_refuses(sb: &Sandbox, file: &str, exports: &[usize], says: &[&str]) {
-    let at = format!("[ROOT]/layers/{file}");
-    let refused = |run: &Run, what: &str| {
-        assert_eq!(run.code, Some(1), "{what}: {run:#?}");
-        let line = run
-            .stderr
-            .lines()
-            .find(|l| l.starts_with(&at) && l.contains("error: "))
-            .unwrap_or_else(|| panic!("{what}: no error at {at}: {run:#?}"));
-        for s in says {
-            assert!(line.contains(s), "{what}: {s:?} not in {line:?}");
-        }
-    };
+/// left as it was), and `--check` of it; the refusals are those in the
+/// snapshot file `hostile_files-<case>-export.txt`. The others succeed.
+fn export_refuses(sb: &Sandbox, case: &str, exports: &[usize]) {
+    let mut runs = String::new();
     for (i, args) in EXPORTS.iter().enumerate() {
-        let with = |extra: &[&str]| -> Run {
+        let mut refused = |extra: &[&str]| -> Run {
             let mut all = vec!["export"];
             all.extend_from_slice(args);
             all.extend_from_slice(extra);
-            sb.run(&all)
+            let run = sb.run(&all);
+            assert_eq!(run.code, Some(1), "{all:?}: {run:#?}");
+            runs.push_str(&transcript(&all, &run));
+            run
         };
         let fresh = format!("fresh-{i}");
         let clean = format!("clean-{i}");
         let before = tree(&sb.path().join(&clean));
         if exports.contains(&i) {
-            refused(
-                &with(&["--out", &fresh]),
-                &format!("{args:?} --out {fresh}"),
-            );
+            refused(&["--out", &fresh]);
             assert!(!sb.path().join(&fresh).exists(), "{args:?}: {fresh} made");
-            refused(
-                &with(&["--out", &clean]),
-                &format!("{args:?} --out {clean}"),
-            );
+            refused(&["--out", &clean]);
             assert_eq!(tree(&sb.path().join(&clean)), before, "{args:?}: written");
-            let check = with(&["--check", &clean]);
-            refused(&check, &format!("{args:?} --check"));
+            let check = refused(&["--check", &clean]);
             assert_eq!(check.stdout, "", "{args:?}: {check:#?}");
         } else {
-            with(&["--out", &fresh]).ok();
+            let mut all = vec!["export"];
+            all.extend_from_slice(args);
+            all.extend(["--out", &fresh]);
+            sb.run(&all).ok();
         }
     }
+    assert_snapshot(
+        runs,
+        snapshot_file(&format!("hostile_files-{case}-export.txt")),
+    );
 }
 
 // Item 4: a nested SKILL.md.
@@ -177,7 +176,7 @@ fn a_skill_md_among_a_skills_files_is_refused_in_every_layer_and_form() {
     ];
     let cases: [(&str, &Plant); 4] = [
         // The team's own SKILL.md beside it.
-        ("team SKILL.md", &|sb| {
+        ("nested-skill-md-team", &|sb| {
             sb.write("team", "pdf-tables/SKILL.md", "---\n---\n");
             sb.write(
                 "team",
@@ -187,19 +186,19 @@ fn a_skill_md_among_a_skills_files_is_refused_in_every_layer_and_form() {
             "team/pdf-tables/references/evil/SKILL.md"
         }),
         // A files-only team directory, its fields from a user YAML file.
-        ("team files, user yaml", &|sb| {
+        ("nested-skill-md-team-files-user-yaml", &|sb| {
             sb.write("team", "pdf-tables/references/evil/skill.md", "---\n---\n");
             sb.write("user", "pdf-tables.yaml", "license: MIT\n");
             "team/pdf-tables/references/evil/skill.md"
         }),
         // Shipped in the base layer, with a team TOML override.
-        ("base, team toml", &|sb| {
+        ("nested-skill-md-base-team-toml", &|sb| {
             sb.write("base", "pdf-tables/assets/x/Skill.MD", "---\n---\n");
             sb.write("team", "pdf-tables.toml", "license = \"MIT\"\n");
             "base/pdf-tables/assets/x/Skill.MD"
         }),
         // In the user layer, as deep as Codex looks.
-        ("user, deep", &|sb| {
+        ("nested-skill-md-user-deep", &|sb| {
             sb.write("user", "pdf-tables/a/b/c/d/e/sKiLl.Md", "---\n---\n");
             "user/pdf-tables/a/b/c/d/e/sKiLl.Md"
         }),
@@ -209,8 +208,8 @@ fn a_skill_md_among_a_skills_files_is_refused_in_every_layer_and_form() {
         export_clean(&sb);
         let file = plant(&sb);
         eprintln!("case: {what}");
-        validate_reports(&sb, file, true, &says);
-        export_refuses(&sb, file, &[0, 1, 2], &says);
+        validate_reports(&sb, what, file, true, &says);
+        export_refuses(&sb, what, &[0, 1, 2]);
     }
 }
 
@@ -228,8 +227,9 @@ fn a_skill_md_of_another_case_beside_the_skills_own_is_refused() {
         "---\ndescription: evil\n---\n",
     );
     let says = ["differs only in case from the SKILL.md", "one file"];
-    validate_reports(&sb, "team/pdf-tables/SKILL.MD", true, &says);
-    export_refuses(&sb, "team/pdf-tables/SKILL.MD", &[0, 1, 2], &says);
+    let (case, file) = ("skill-md-other-case", "team/pdf-tables/SKILL.MD");
+    validate_reports(&sb, case, file, true, &says);
+    export_refuses(&sb, case, &[0, 1, 2]);
 }
 
 /// A file that differs only in case from a target's translated file
@@ -255,8 +255,12 @@ fn a_file_that_differs_in_case_from_a_targets_translated_file_is_refused() {
         "differs only in case from agents/openai.yaml (written by export --target ",
         "--target codex",
     ];
-    validate_reports(&sb, "team/pdf-tables/Agents/openai.yaml", true, &says);
-    export_refuses(&sb, "team/pdf-tables/Agents/openai.yaml", &[1], &says);
+    let (case, file) = (
+        "translated-file-other-case",
+        "team/pdf-tables/Agents/openai.yaml",
+    );
+    validate_reports(&sb, case, file, true, &says);
+    export_refuses(&sb, case, &[1]);
 
     // In the same case, it is the layer's own file, merged with the target's.
     let sb = upstream();
@@ -291,21 +295,18 @@ fn two_files_equal_ignoring_case_are_refused_and_an_exact_override_is_not() {
         "base layer",
         "base/pdf-tables/references/style.md",
     ];
-    validate_reports(&sb, "team/pdf-tables/references/Style.md", true, &says_base);
-    export_refuses(
-        &sb,
-        "team/pdf-tables/references/Style.md",
-        &[0, 1],
-        &says_base,
-    );
+    let (case, file) = ("case-across-layers", "team/pdf-tables/references/Style.md");
+    validate_reports(&sb, case, file, true, &says_base);
+    export_refuses(&sb, case, &[0, 1]);
 
     // In one layer.
     let sb = upstream();
     export_clean(&sb);
     sb.write("user", "pdf-tables/references/a.md", "a\n");
     sb.write("user", "pdf-tables/references/A.md", "A\n");
-    validate_reports(&sb, "user/pdf-tables/references/a.md", true, &says);
-    export_refuses(&sb, "user/pdf-tables/references/a.md", &[0, 1], &says);
+    let (case, file) = ("case-in-one-layer", "user/pdf-tables/references/a.md");
+    validate_reports(&sb, case, file, true, &says);
+    export_refuses(&sb, case, &[0, 1]);
 
     // A replacement in the same case is what layers are for.
     let sb = upstream();
@@ -336,8 +337,9 @@ fn a_hard_linked_team_file_is_refused_until_allowed() {
     std::fs::create_dir_all(sb.layer("team").join("pdf-tables/references")).unwrap();
     let link = sb.layer("team").join("pdf-tables/references/key.md");
     std::fs::hard_link(&secret, &link).unwrap();
-    validate_reports(&sb, "team/pdf-tables/references/key.md", false, &says);
-    export_refuses(&sb, "team/pdf-tables/references/key.md", &[0, 1, 2], &says);
+    let (case, file) = ("hard-linked-team-file", "team/pdf-tables/references/key.md");
+    validate_reports(&sb, case, file, false, &says);
+    export_refuses(&sb, case, &[0, 1, 2]);
     assert!(!tree(sb.path()).iter().any(|p| p.starts_with("fresh")));
 
     // The flag the message names lets it through.
@@ -365,6 +367,7 @@ fn a_hard_linked_fragment_is_refused_and_never_printed() {
     let sb = upstream();
     let secret = sb.write_file("outside/notes.yaml", format!("license: {SECRET}\n"));
     std::fs::hard_link(&secret, sb.layer("user").join("pdf-tables.yaml")).unwrap();
+    let mut runs = String::new();
     for args in [
         &["validate"][..],
         &["show", "pdf-tables"],
@@ -374,14 +377,13 @@ fn a_hard_linked_fragment_is_refused_and_never_printed() {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
         assert!(!run.all().contains(SECRET), "{args:?}: leaked: {run:#?}");
-        assert!(
-            run.all().contains(
-                "[ROOT]/layers/user/pdf-tables.yaml: error: refusing to read a file with 2 hard links in the user layer"
-            ),
-            "{args:?}: {run:#?}"
-        );
-        assert!(run.all().contains("--allow-hard-links"), "{run:#?}");
+        runs.push_str(&transcript(args, &run));
     }
+    // Each refusal names the flag that allows the file.
+    assert_snapshot(
+        runs,
+        snapshot_file("hostile_files-hard-linked-fragment.txt"),
+    );
     let v = sb.run(&["--allow-hard-links", "show", "pdf-tables"]).json();
     assert_eq!(v["license"], SECRET);
 }
@@ -458,8 +460,12 @@ fn a_file_where_another_layer_has_a_directory_is_reported_by_validate() {
         "'references' is a file here, but references/style.md (base layer: ",
         "base/pdf-tables/references/style.md) needs a directory of that name",
     ];
-    validate_reports(&sb, "team/pdf-tables/references", true, &says);
-    export_refuses(&sb, "team/pdf-tables/references", &[0, 1], &says);
+    let (case, file) = (
+        "file-where-base-has-directory",
+        "team/pdf-tables/references",
+    );
+    validate_reports(&sb, case, file, true, &says);
+    export_refuses(&sb, case, &[0, 1]);
 
     let sb = upstream();
     sb.write("base", "pdf-tables/notes", "# a file\n");
@@ -469,8 +475,12 @@ fn a_file_where_another_layer_has_a_directory_is_reported_by_validate() {
         "'notes/x.md' needs a directory 'notes', but notes (base layer: ",
         "base/pdf-tables/notes) is a file",
     ];
-    validate_reports(&sb, "user/pdf-tables/notes/x.md", true, &says);
-    export_refuses(&sb, "user/pdf-tables/notes/x.md", &[0, 1], &says);
+    let (case, file) = (
+        "directory-where-base-has-file",
+        "user/pdf-tables/notes/x.md",
+    );
+    validate_reports(&sb, case, file, true, &says);
+    export_refuses(&sb, case, &[0, 1]);
 }
 
 /// A file where export writes a target's translated file's directory.
@@ -489,8 +499,12 @@ fn a_file_where_a_target_writes_a_directory_is_reported_by_validate() {
         "--target codex",
         ") needs a directory of that name",
     ];
-    validate_reports(&sb, "team/pdf-tables/agents", true, &says);
-    export_refuses(&sb, "team/pdf-tables/agents", &[1], &says);
+    let (case, file) = (
+        "file-where-target-writes-directory",
+        "team/pdf-tables/agents",
+    );
+    validate_reports(&sb, case, file, true, &says);
+    export_refuses(&sb, case, &[1]);
 }
 
 /// A layer's own `agents/openai.yaml` that is not a YAML mapping: export
@@ -508,18 +522,15 @@ fn a_translated_file_that_is_not_a_mapping_is_reported_by_validate_for_its_targe
     sb.write("team", "pdf-tables/agents/openai.yaml", "- a list\n");
     let run = sb.run(&["validate", "--target", "codex"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stdout.contains(
-            "[ROOT]/layers/team/pdf-tables/agents/openai.yaml:1:1: error: the top level must be \
-             a mapping of field names to values, got a list"
-        ),
-        "{run:#?}"
+    assert_eq!(run.stderr, "", "{run:#?}");
+    assert_snapshot(
+        &run.stdout,
+        snapshot_file("hostile_files-translated-file-not-a-mapping-validate.txt"),
     );
     let run = sb.run(&["export", "--target", "codex", "--out", "fresh"]);
-    assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stderr.contains("the top level must be a mapping"),
-        "{run:#?}"
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("hostile_files-translated-file-not-a-mapping-export.stderr"),
     );
     // Without the target nothing adds to it.
     sb.run(&["validate", "--strict"]).ok();
@@ -547,14 +558,10 @@ fn the_fixes_the_messages_suggest_work() {
     sb.write("user", "pdf-tables/references/style.md/x.md", "x\n");
     let run = sb.run(&["validate", "--strict", "--target", "codex"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stdout.contains("name it agents/openai.yaml to add to"),
-        "{run:#?}"
-    );
-    assert!(
-        run.stdout
-            .contains("name it references/style.md to replace the base layer's file"),
-        "{run:#?}"
+    assert_eq!(run.stderr, "", "{run:#?}");
+    assert_snapshot(
+        &run.stdout,
+        snapshot_file("hostile_files-fixes-suggested.txt"),
     );
     std::fs::rename(team.join("Agents"), team.join("agents")).unwrap();
     std::fs::rename(
@@ -569,10 +576,10 @@ fn the_fixes_the_messages_suggest_work() {
     .unwrap();
     let run = sb.run(&["validate", "--strict", "--target", "codex"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stdout
-            .contains("'references/style.md/x.md' needs a directory 'references/style.md'"),
-        "{run:#?}"
+    assert_eq!(run.stderr, "", "{run:#?}");
+    assert_snapshot(
+        &run.stdout,
+        snapshot_file("hostile_files-fixes-one-conflict-left.txt"),
     );
     std::fs::remove_dir_all(sb.layer("user").join("pdf-tables")).unwrap();
     sb.run(&["validate", "--strict", "--target", "codex"]).ok();
