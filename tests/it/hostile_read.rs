@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::symlink;
 
-use super::support::Sandbox;
+use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 const SECRET: &str = "ghp_TOPSECRETTOKEN0123456789";
 
@@ -26,7 +26,19 @@ fn with_base(sb: &Sandbox) {
     std::fs::create_dir_all(sb.layer("team")).unwrap();
 }
 
-fn assert_no_secret(out: &super::support::Run) {
+/// `run`'s exit code, stdout and stderr headed by its arguments: one part
+/// of a snapshot file that holds several runs.
+fn transcript(args: &[&str], run: &Run) -> String {
+    format!(
+        "$ skills {}\nexit {}\n--- stdout\n{}--- stderr\n{}",
+        args.join(" "),
+        run.code.map_or("by a signal".to_owned(), |c| c.to_string()),
+        run.stdout,
+        run.stderr
+    )
+}
+
+fn assert_no_secret(out: &Run) {
     assert!(
         !out.stdout.contains(SECRET) && !out.stderr.contains(SECRET),
         "the secret leaked: {out:#?}"
@@ -43,6 +55,7 @@ fn skill_md_symlinked_to_proc_self_environ_is_refused_and_never_printed() {
         sb.layer("team").join("writer/SKILL.md"),
     )
     .unwrap();
+    let mut runs = String::new();
     for args in [
         &["validate", "--strict"][..],
         &["show", "writer"],
@@ -53,12 +66,12 @@ fn skill_md_symlinked_to_proc_self_environ_is_refused_and_never_printed() {
         let out = sb.run_cmd(cmd);
         assert_eq!(out.code, Some(1), "{args:?}: {out:#?}");
         assert_no_secret(&out);
-        let all = format!("{}{}", out.stdout, out.stderr);
-        assert!(
-            all.contains("[ROOT]/layers/team/writer/SKILL.md: error: refusing to follow a symlink out of the team layer: [ROOT]/layers/team/writer/SKILL.md -> /proc/"),
-            "{args:?}: {out:#?}"
-        );
+        runs.push_str(&transcript(args, &out));
     }
+    assert_snapshot(
+        runs,
+        snapshot_file("hostile_read-skill-md-to-proc-environ.txt"),
+    );
 }
 
 #[test]
@@ -68,13 +81,11 @@ fn yaml_symlinked_outside_is_refused() {
     let secret = secret_file(&sb);
     symlink(&secret, sb.layer("team").join("writer.yaml")).unwrap();
     let out = sb.run(&["show", "writer"]);
-    let err = out.failed();
     assert_no_secret(&out);
-    assert!(
-        err.starts_with("[ROOT]/layers/team/writer.yaml: error: refusing to follow a symlink out of the team layer"),
-        "{err}"
+    assert_snapshot(
+        out.failed(),
+        snapshot_file("hostile_read-yaml-symlinked-outside.stderr"),
     );
-    assert!(err.contains("-> [ROOT]/outside/id_key"), "{err}");
     let out = sb.run(&["validate", "--strict"]);
     assert_eq!(out.code, Some(1));
     assert_no_secret(&out);
@@ -90,13 +101,11 @@ fn a_skill_directory_symlinked_outside_is_refused() {
     );
     symlink(sb.path().join("elsewhere"), sb.layer("team").join("writer")).unwrap();
     let out = sb.run(&["show", "writer"]);
-    let err = out.failed();
     assert_no_secret(&out);
-    assert!(
-        err.contains("refusing to follow a symlink out of the team layer"),
-        "{err}"
+    assert_snapshot(
+        out.failed(),
+        snapshot_file("hostile_read-skill-directory-symlinked-outside.stderr"),
     );
-    assert!(err.contains("-> [ROOT]/elsewhere/SKILL.md"), "{err}");
 }
 
 #[test]
@@ -134,20 +143,19 @@ fn fifos_and_devices_are_refused_without_hanging() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let err = sb.run(&["show", "writer"]).failed().to_owned();
-    assert!(
-        err.starts_with("[ROOT]/layers/team/writer.yaml: error: refusing to read a FIFO"),
-        "{err}"
+    assert_snapshot(
+        sb.run(&["show", "writer"]).failed(),
+        snapshot_file("hostile_read-fifo-show.stderr"),
     );
     let out = sb.run(&["validate"]);
     assert_eq!(out.code, Some(1));
-    assert!(out.stdout.contains("refusing to read a FIFO"), "{out:#?}");
+    assert_eq!(out.stderr, "", "{out:#?}");
+    assert_snapshot(&out.stdout, snapshot_file("hostile_read-fifo-validate.txt"));
     std::fs::remove_file(&fifo).unwrap();
     symlink("/dev/zero", &fifo).unwrap();
-    let err = sb.run(&["show", "writer"]).failed().to_owned();
-    assert!(
-        err.contains("refusing to follow a symlink out of the team layer"),
-        "{err}"
+    assert_snapshot(
+        sb.run(&["show", "writer"]).failed(),
+        snapshot_file("hostile_read-dev-zero-show.stderr"),
     );
 }
 
@@ -161,30 +169,30 @@ fn a_committed_manifest_symlinked_to_a_key_is_refused_not_diffed() {
     let out = sb.run(&["export", "--check", "manifests"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert_no_secret(&out);
-    assert!(
-        out.stdout.contains(
-            "unmanaged: writer (manifests/writer.json is a symbolic link, which export did not write)"
-        ),
-        "{out:#?}"
+    assert_eq!(out.stderr, "", "{out:#?}");
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_read-manifest-symlink-unmanaged.txt"),
     );
     // Listed in a record as a manifest export wrote, it is still never read.
     std::fs::remove_file(sb.path().join("manifests/writer.json")).unwrap();
     sb.run(&["export", "--out", "manifests"]).ok();
     std::fs::remove_file(sb.path().join("manifests/writer.json")).unwrap();
     symlink(&secret, sb.path().join("manifests/writer.json")).unwrap();
+    // --check names the link; forced, export replaces it.
+    let mut runs = String::new();
     for args in [
         &["export", "--check", "manifests"][..],
         &["export", "--out", "manifests", "--force"],
     ] {
         let out = sb.run(args);
         assert_no_secret(&out);
-        assert!(
-            format!("{}{}", out.stdout, out.stderr)
-                .contains("! writer.json is a symbolic link to [ROOT]/outside/id_key")
-                || out.code == Some(0),
-            "{out:#?}"
-        );
+        runs.push_str(&transcript(args, &out));
     }
+    assert_snapshot(
+        runs,
+        snapshot_file("hostile_read-manifest-symlink-managed.txt"),
+    );
     assert_eq!(
         std::fs::read_to_string(&secret).unwrap(),
         format!("description: {SECRET}\nbody: {SECRET}\n")
@@ -212,7 +220,11 @@ fn export_check_diffs_quote_only_short_excerpts() {
     );
     let out = sb.run(&["export", "--check", "manifests"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
-    assert!(out.stdout.contains("changed: writer"), "{out:#?}");
+    assert_eq!(out.stderr, "", "{out:#?}");
+    assert_snapshot(
+        &out.stdout,
+        snapshot_file("hostile_read-check-long-value.txt"),
+    );
     for line in out.stdout.lines() {
         assert!(line.chars().count() <= 140, "a long line: {line}");
     }
@@ -223,39 +235,29 @@ fn the_spec_is_read_bounded_and_never_from_a_special_file() {
     let sb = Sandbox::new();
     with_base(&sb);
     symlink("/dev/zero", sb.path().join("zero.yaml")).unwrap();
-    let err = sb
-        .run(&["--spec", "zero.yaml", "show", "writer"])
-        .failed()
-        .to_owned();
-    assert!(
-        err.starts_with("zero.yaml: error: refusing to read a special file"),
-        "{err}"
+    assert_snapshot(
+        sb.run(&["--spec", "zero.yaml", "show", "writer"]).failed(),
+        snapshot_file("hostile_read-spec-dev-zero.stderr"),
     );
 
     let fifo = sb.path().join("fifo.yaml");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let err = sb
-        .run(&["--spec", "fifo.yaml", "show", "writer"])
-        .failed()
-        .to_owned();
-    assert!(err.contains("refusing to read a FIFO"), "{err}");
+    assert_snapshot(
+        sb.run(&["--spec", "fifo.yaml", "show", "writer"]).failed(),
+        snapshot_file("hostile_read-spec-fifo.stderr"),
+    );
 
     let mut big = String::from("version: 1\nfields:\n");
     while big.len() <= 1024 * 1024 {
         big.push_str(&format!("  f{}: {{strategy: OVERRIDE}}\n", big.len()));
     }
     sb.write_file("big.yaml", &big);
-    let err = sb
-        .run(&["--spec", "big.yaml", "show", "writer"])
-        .failed()
-        .to_owned();
-    assert!(
-        err.contains("over the 1048576-byte limit for a merge spec"),
-        "{err}"
+    assert_snapshot(
+        sb.run(&["--spec", "big.yaml", "show", "writer"]).failed(),
+        snapshot_file("hostile_read-spec-too-big.stderr"),
     );
-    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 #[test]
@@ -265,10 +267,9 @@ fn export_check_refuses_a_manifests_directory_that_is_a_symlink() {
     sb.write_file("outside/writer.json", format!("{SECRET}\n"));
     symlink(sb.path().join("outside"), sb.path().join("manifests")).unwrap();
     let out = sb.run(&["export", "--check", "manifests"]);
-    let err = out.failed();
     assert_no_secret(&out);
-    assert!(
-        err.starts_with("error: manifests: is a symbolic link to [ROOT]/outside; export --check reads manifests only from a real directory"),
-        "{err}"
+    assert_snapshot(
+        out.failed(),
+        snapshot_file("hostile_read-check-symlinked-manifests-directory.stderr"),
     );
 }
