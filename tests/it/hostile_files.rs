@@ -62,18 +62,6 @@ fn tree(dir: &std::path::Path) -> Vec<String> {
     out
 }
 
-/// `run`'s exit code, stdout and stderr headed by its arguments: one part
-/// of a snapshot file that holds several runs.
-fn transcript(args: &[&str], run: &Run) -> String {
-    format!(
-        "$ skills {}\nexit {}\n--- stdout\n{}--- stderr\n{}",
-        args.join(" "),
-        run.code.map_or("by a signal".to_owned(), |c| c.to_string()),
-        run.stdout,
-        run.stderr
-    )
-}
-
 /// `validate` (plain and `--strict --target codex`) fails with the report
 /// in the snapshot file `hostile_files-<case>-validate.txt`, and
 /// `validate --json` reports an error at `[ROOT]/layers/{file}` (`line` 1
@@ -86,7 +74,7 @@ fn validate_reports(sb: &Sandbox, case: &str, file: &str, located: bool, says: &
     ] {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
-        runs.push_str(&transcript(args, &run));
+        runs.push_str(&run.transcript(args));
     }
     assert_snapshot(
         runs,
@@ -134,7 +122,7 @@ fn export_refuses(sb: &Sandbox, case: &str, exports: &[usize]) {
             all.extend_from_slice(extra);
             let run = sb.run(&all);
             assert_eq!(run.code, Some(1), "{all:?}: {run:#?}");
-            runs.push_str(&transcript(&all, &run));
+            runs.push_str(&run.transcript(&all));
             run
         };
         let fresh = format!("fresh-{i}");
@@ -377,7 +365,7 @@ fn a_hard_linked_fragment_is_refused_and_never_printed() {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
         assert!(!run.all().contains(SECRET), "{args:?}: leaked: {run:#?}");
-        runs.push_str(&transcript(args, &run));
+        runs.push_str(&run.transcript(args));
     }
     // Each refusal names the flag that allows the file.
     assert_snapshot(

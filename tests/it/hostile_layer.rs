@@ -20,18 +20,6 @@ fn git_config(dir: &Path) {
     .unwrap();
 }
 
-/// `run`'s exit code, stdout and stderr headed by its arguments: one part
-/// of a snapshot file that holds several runs.
-fn transcript(args: &[&str], run: &Run) -> String {
-    format!(
-        "$ skills {}\nexit {}\n--- stdout\n{}--- stderr\n{}",
-        args.join(" "),
-        run.code.map_or("by a signal".to_owned(), |c| c.to_string()),
-        run.stdout,
-        run.stderr
-    )
-}
-
 fn assert_no_token(run: &Run) {
     assert!(
         !run.stdout.contains("extraheader") && !run.stderr.contains("extraheader"),
@@ -65,7 +53,7 @@ fn a_skill_md_symlinked_to_the_git_config_of_the_layer_is_refused() {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
         assert_no_token(&run);
-        runs.push_str(&transcript(args, &run));
+        runs.push_str(&run.transcript(args));
     }
     // Each command refuses the link, naming where it leads.
     assert_snapshot(
@@ -99,7 +87,7 @@ fn a_skill_file_symlinked_to_a_hidden_entry_is_refused_not_copied() {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
         assert_no_token(&run);
-        runs.push_str(&transcript(args, &run));
+        runs.push_str(&run.transcript(args));
     }
     assert_snapshot(
         runs,
@@ -137,7 +125,7 @@ fn a_team_layer_committed_as_a_symlink_to_the_repository_is_refused() {
         let run = sb.run_cmd(cmd);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
         assert_no_token(&run);
-        runs.push_str(&transcript(args, &run));
+        runs.push_str(&run.transcript(args));
     }
     assert_snapshot(runs, snapshot_file("hostile_layer-team-layer-symlink.txt"));
 }
@@ -397,7 +385,7 @@ fn files_under_an_owned_directory_come_only_from_its_owners() {
         let run = sb.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
         assert!(!run.all().contains("curl"), "{run:#?}");
-        runs.push_str(&transcript(args, &run));
+        runs.push_str(&run.transcript(args));
     }
     assert_snapshot(
         runs,

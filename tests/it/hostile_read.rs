@@ -26,18 +26,6 @@ fn with_base(sb: &Sandbox) {
     std::fs::create_dir_all(sb.layer("team")).unwrap();
 }
 
-/// `run`'s exit code, stdout and stderr headed by its arguments: one part
-/// of a snapshot file that holds several runs.
-fn transcript(args: &[&str], run: &Run) -> String {
-    format!(
-        "$ skills {}\nexit {}\n--- stdout\n{}--- stderr\n{}",
-        args.join(" "),
-        run.code.map_or("by a signal".to_owned(), |c| c.to_string()),
-        run.stdout,
-        run.stderr
-    )
-}
-
 fn assert_no_secret(out: &Run) {
     assert!(
         !out.stdout.contains(SECRET) && !out.stderr.contains(SECRET),
@@ -66,7 +54,7 @@ fn skill_md_symlinked_to_proc_self_environ_is_refused_and_never_printed() {
         let out = sb.run_cmd(cmd);
         assert_eq!(out.code, Some(1), "{args:?}: {out:#?}");
         assert_no_secret(&out);
-        runs.push_str(&transcript(args, &out));
+        runs.push_str(&out.transcript(args));
     }
     assert_snapshot(
         runs,
@@ -187,7 +175,7 @@ fn a_committed_manifest_symlinked_to_a_key_is_refused_not_diffed() {
     ] {
         let out = sb.run(args);
         assert_no_secret(&out);
-        runs.push_str(&transcript(args, &out));
+        runs.push_str(&out.transcript(args));
     }
     assert_snapshot(
         runs,

@@ -252,6 +252,19 @@ pub struct Run {
 }
 
 impl Run {
+    /// The exit code, stdout and stderr headed by the run's arguments `args`:
+    /// one part of a snapshot file that holds several runs.
+    pub fn transcript(&self, args: &[&str]) -> String {
+        format!(
+            "$ skills {}\nexit {}\n--- stdout\n{}--- stderr\n{}",
+            args.join(" "),
+            self.code
+                .map_or("by a signal".to_owned(), |c| c.to_string()),
+            self.stdout,
+            self.stderr
+        )
+    }
+
     /// Stdout and stderr together, for what may be on either.
     pub fn all(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
