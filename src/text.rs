@@ -36,8 +36,13 @@ use unicode_general_category::{GeneralCategory, get_general_category};
 /// The most characters of a value any human-readable output quotes.
 pub const EXCERPT_CHARS: usize = 120;
 
-/// The most characters of one message (a diagnostic's text) printed.
-pub const MESSAGE_CHARS: usize = 400;
+/// The most characters of one message (a diagnostic's text) printed. The
+/// values a message quotes are cut far shorter ([`EXCERPT_CHARS`], lists
+/// at [`LIST_ITEMS`]); this bounds what is left, the paths it names. It
+/// leaves room for a whole path of the longest Linux allows (`PATH_MAX`),
+/// so a message naming a few directories is never cut before the fix it
+/// suggests on a machine whose paths are long.
+pub const MESSAGE_CHARS: usize = 4096;
 
 /// The most items of a list any message names before "and N more".
 pub(crate) const LIST_ITEMS: usize = 5;

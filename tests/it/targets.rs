@@ -249,9 +249,8 @@ fn targets_lists_the_shipped_targets_and_describes_one() {
     assert_snapshot(run.ok(), snapshot_file("targets-agent-skills.txt"));
     let v = sb.run(&["targets", "--json"]).json();
     assert_eq!(v["targets"].as_array().unwrap().len(), 6);
-    // The message is cut at 400 characters, and the directories it names
-    // last are as long as this machine's paths: the snapshot stops before
-    // them, at `[..]`.
+    // The message names every directory searched, whole however long
+    // this machine's paths are.
     let run = sb.run(&["validate", "--target", "claud-code"]);
     assert_snapshot(
         run.failed(),
