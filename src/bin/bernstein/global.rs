@@ -131,19 +131,9 @@ impl Global {
         if !refused.is_empty() {
             return Err(bernstein_skills::Error::Invalid(refused));
         }
-        crate::output::warn(layers.dirs().iter().filter(|d| d.not_a_directory).map(|d| {
-            use crate::output::{Stream, Style, paint};
-            format!(
-                "{}: {}: the {} path is not a directory; the layer is treated as absent",
-                paint(
-                    &bernstein_skills::text::path(&d.path),
-                    Style::Bold,
-                    Stream::Err
-                ),
-                paint("warning", Style::Yellow, Stream::Err),
-                d.layer.label()
-            )
-        }));
+        // No refusal is left: what remains is a warning for each layer
+        // path that is not a directory, in validate's words.
+        crate::output::warn_diagnostics(&layers.diagnostics());
         Ok(layers)
     }
 
