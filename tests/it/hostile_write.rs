@@ -517,9 +517,13 @@ fn new_never_follows_a_symlink_at_the_new_file_or_the_schema() {
         snapshot_file("hostile_write-new-file-symlink.stderr"),
     );
     assert_eq!(entries(&outside), Vec::<String>::new());
+    // Refused before anything is written: the schema too.
+    assert!(
+        std::fs::symlink_metadata(sb.root().join("skill-fragment.schema.json")).is_err(),
+        "the schema was written"
+    );
     // A symlink where the schema goes is refused, and with --force
     // replaced, never written through.
-    std::fs::remove_file(sb.root().join("skill-fragment.schema.json")).ok();
     let victim = sb.write_file("outside/victim.json", "precious\n");
     symlink(&victim, sb.root().join("skill-fragment.schema.json")).unwrap();
     let run = sb.run(&["new", "other", "--layer", "team"]);

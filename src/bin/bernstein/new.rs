@@ -188,6 +188,19 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
     confine(&dir, &parent, layer)?;
     std::fs::create_dir_all(&parent).map_err(write_err(&parent))?;
     confine(&dir, &parent, layer)?;
+    // Something at the file's name that is no skill (a dangling symbolic
+    // link, a FIFO): refused by name, before the schema is written.
+    if let Ok(meta) = std::fs::symlink_metadata(&path) {
+        let what = if meta.file_type().is_symlink() {
+            "is a symbolic link"
+        } else {
+            "is already there"
+        };
+        return Err(Error::Refused {
+            path: Some(path),
+            message: format!("{what}; move it away (nothing was written)"),
+        });
+    }
 
     // The schema sits beside the layers so the modeline is a relative path
     // that works for everyone who checks the layer out.
