@@ -780,6 +780,14 @@ fn add_warns_of_what_a_reviewer_must_see_and_refuses_it_under_strict() {
     );
     assert!(!stderr.contains('\u{202E}'), "{stderr}");
     assert!(!lock_file(&sb).exists() && !sources_file(&sb).exists());
+    // With --json, the refusal's message lists them, on one line.
+    let json = run(&sb, &["add", &up.url(), "--strict", "--json"]);
+    assert_eq!((json.code, json.stderr.as_str()), (Some(1), ""), "{json:?}");
+    assert_snapshot(
+        stable(&json.stdout, &up.commits()),
+        snapshot_file("upstream-add-strict-refused.json"),
+    );
+    assert!(!lock_file(&sb).exists() && !sources_file(&sb).exists());
     let warned = run(&sb, &["add", &up.url()]);
     assert_snapshot(
         stable(warned.success(), &up.commits()),

@@ -398,27 +398,48 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
     }
     let urls = text::list(specs.iter().map(|s| s.url.as_str()), false);
     if !findings.is_empty() {
+        // Listed one per line on stderr, as a warning or, under --strict,
+        // as what the refusal that follows is about. JSON has no stderr
+        // report: the refusal's message lists them.
+        if !args.json {
+            let heading = format!(
+                "{} thing(s) a reviewer must see in {}:",
+                findings.len(),
+                text::escape(&urls)
+            );
+            let heading = if args.strict {
+                heading
+            } else {
+                format!(
+                    "{}: {heading}",
+                    output::paint("warning", output::Style::Yellow, output::Stream::Err)
+                )
+            };
+            output::warn(
+                std::iter::once(heading)
+                    .chain(findings_text(&findings, "  ").lines().map(str::to_owned)),
+            );
+        }
         if args.strict {
+            let listed = if args.json {
+                format!(
+                    ": {}",
+                    findings_text(&findings, "")
+                        .lines()
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            } else {
+                " (listed above)".to_owned()
+            };
             return Err(Error::Refused {
                 path: None,
                 message: format!(
-                    "source {}: {} thing(s) a reviewer must see, refused under --strict; nothing was written:\n{}",
+                    "source {}: {} thing(s) a reviewer must see{listed}; refused under --strict, nothing was written",
                     text::escape(&urls),
                     findings.len(),
-                    findings_text(&findings, "  ")
                 ),
             });
-        }
-        if !args.json {
-            output::warn(
-                std::iter::once(format!(
-                    "{}: {} thing(s) a reviewer must see in {}:",
-                    output::paint("warning", output::Style::Yellow, output::Stream::Err),
-                    findings.len(),
-                    text::escape(&urls)
-                ))
-                .chain(findings_text(&findings, "  ").lines().map(str::to_owned)),
-            );
         }
     }
     upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
