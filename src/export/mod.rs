@@ -837,6 +837,8 @@ impl Skills {
             // Whole or not at all: dropped, the staging directory goes.
             drop(out);
             report.not_written += std::mem::take(&mut report.written).len();
+            // Warnings go with the skills written, and none was.
+            report.warnings.clear();
             return Ok(report);
         }
         let spec_sha = self.spec().sha256();

@@ -127,6 +127,21 @@ fn export_gives_the_warnings_of_each_skill_written() {
         warnings: true,
         ..ExportOptions::default()
     };
+    // A new directory not made because a skill fails: nothing written,
+    // nothing to warn about.
+    // (The broken skill comes last, on one worker: the others are
+    // written into the staging directory first.)
+    sb.write("base", "zz-broken.yaml", "unknown_field: 1\n");
+    let not_made = sb.path().join("not-made");
+    let one_job = ExportOptions {
+        jobs: 1,
+        adopt: Vec::new(),
+        ..options
+    };
+    let done = sb.skills().export_with(&not_made, &one_job).unwrap();
+    assert_eq!((done.written.len(), done.not_written), (0, 2), "{done:?}");
+    assert!(done.warnings.is_empty(), "{done:?}");
+    std::fs::remove_file(sb.layer("base").join("zz-broken.yaml")).unwrap();
     let done = skills.export_with(&out, &options).unwrap();
     assert_eq!(done.written, ["reviewer", "writer"]);
     assert_eq!(warned(&done.warnings), expected);
