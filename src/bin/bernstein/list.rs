@@ -134,7 +134,15 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
         &catalog,
         bernstein_skills::par::default_jobs(),
         |(name, located)| {
-            let (desc, switch, err) = match skills.resolve_fields(name, located, &printed) {
+            // Only a skill no base file provides can be an orphan: it
+            // alone is merged whole, to tell.
+            let whole = !located.iter().any(|l| l.layer == Layer::Base);
+            let resolved = if whole {
+                skills.resolve_located(name, located)
+            } else {
+                skills.resolve_fields(name, located, &printed)
+            };
+            let (desc, switch, err) = match resolved {
                 Ok(r) => {
                     let sw = bernstein_skills::target::switch(spec, r.effective());
                     let desc = match description(r.effective()) {
@@ -142,10 +150,7 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
                         Value::Null => String::new(),
                         v => v.to_string(),
                     };
-                    // Only a skill no base file provides can be an orphan:
-                    // it alone is resolved whole to tell.
-                    let orphan = !located.iter().any(|l| l.layer == Layer::Base)
-                        && skills.resolve(name).is_ok_and(|r| skills.is_orphan(&r));
+                    let orphan = whole && skills.is_orphan(&r);
                     (desc, Some((sw, orphan)), None)
                 }
                 Err(e) => (String::new(), None, Some(e.to_string())),
