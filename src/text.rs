@@ -38,7 +38,7 @@ pub const EXCERPT_CHARS: usize = 120;
 
 /// The most characters of one message (a diagnostic's text) printed. The
 /// values a message quotes are cut far shorter ([`EXCERPT_CHARS`], lists
-/// at [`LIST_ITEMS`]); this bounds what is left, the paths it names. It
+/// at five items); this bounds what is left, the paths it names. It
 /// leaves room for a whole path of the longest Linux allows (`PATH_MAX`),
 /// so a message naming a few directories is never cut before the fix it
 /// suggests on a machine whose paths are long.
