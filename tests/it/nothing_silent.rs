@@ -166,7 +166,10 @@ fn a_refusals_advice_works_with_a_target_and_scope() {
     // And --adopt, the other advice.
     std::fs::write(&skill, &text).unwrap();
     export(&[]).failed();
-    assert!(export(&["--adopt", "w"]).ok().contains("1 written"));
+    assert_snapshot(
+        export(&["--adopt", "w"]).ok(),
+        snapshot_file("nothing_silent-export-target-scope-adopt.txt"),
+    );
 }
 
 /// Items 4 and 11: a target named nowhere (a flag, a `targets:` key) is an
@@ -176,7 +179,6 @@ fn a_refusals_advice_works_with_a_target_and_scope() {
 fn unknown_targets_are_errors_that_name_them_all() {
     let sb = Sandbox::new().with_layer_dirs();
     sb.write("base", "pdf.yaml", "description: P.\n");
-    let all = "agent-skills, agents, bernstein, claude-code, codex, gemini-cli";
     let err = sb
         .run(&["validate", "--target", "claude"])
         .failed()
@@ -185,12 +187,9 @@ fn unknown_targets_are_errors_that_name_them_all() {
     sb.write("team", "pdf.yaml", "targets: {agent: false}\n");
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.report().starts_with(&format!(
-            "[ROOT]/layers/team/pdf.yaml:1:11: error: 'targets.agent' names no target \
-             (did you mean 'agents'?); the targets are: {all}\n"
-        )),
-        "{run:#?}"
+    assert_snapshot(
+        run.transcript(&["validate"]),
+        snapshot_file("nothing_silent-validate-unknown-target-key.txt"),
     );
     // Switched off for agents, with a description too long for it: not
     // judged for it.
@@ -203,11 +202,12 @@ fn unknown_targets_are_errors_that_name_them_all() {
         ),
     );
     sb.run(&["validate", "--strict", "--target", "agents"]).ok();
-    sb.run(&["validate", "--strict", "--target", "agent-skills"])
-        .report()
-        .contains("'description'")
-        .then_some(())
-        .expect("judged for agent-skills");
+    // Judged for agent-skills.
+    let args = ["validate", "--strict", "--target", "agent-skills"];
+    assert_snapshot(
+        sb.run(&args).transcript(&args),
+        snapshot_file("nothing_silent-validate-switched-off-other-target.txt"),
+    );
 }
 
 /// Item 14: `show A B --target T` judges each skill for T, as `show A
@@ -223,9 +223,9 @@ fn show_of_several_skills_honours_the_target() {
     );
     let run = sb.run(&["show", "a", "b", "--target", "agent-skills"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    assert!(
-        run.stderr.contains("b.yaml") && run.stderr.contains("'description'"),
-        "{run:#?}"
+    assert_snapshot(
+        &run.stderr,
+        snapshot_file("nothing_silent-show-two-target.stderr"),
     );
     let one = sb.run(&["show", "b", "--target", "agent-skills"]);
     assert_eq!(
@@ -249,12 +249,7 @@ fn warnings_past_the_cap_are_counted() {
     let run = sb.run(&["validate"]);
     let out = run.ok_report();
     assert_eq!(out.matches("finds nothing to delete").count(), 50, "{out}");
-    assert!(
-        out.contains(
-            "[ROOT]/layers/team/s.yaml: warning: and 38 more warning(s) about this file not shown\n"
-        ),
-        "{out}"
-    );
+    assert_snapshot(out, snapshot_file("nothing_silent-warnings-past-cap.txt"));
 }
 
 /// Item 16: a keyed entry whose key is there but not a name says so.
@@ -268,14 +263,9 @@ fn a_keyed_entry_with_a_bad_key_is_told_so() {
     );
     let run = sb.run(&["validate"]);
     assert_eq!(run.code, Some(1));
-    let out = run.report();
-    assert!(
-        out.contains(
-            "s.yaml:3:5: error: 'references[0].name' (KEYED_REPLACE) expects a non-empty \
-             string, the entry's key, got an integer\n"
-        ) && out.contains("'references[1].name' (KEYED_REPLACE) expects a non-empty string, the entry's key, got an empty string\n")
-            && out.contains("entry 2 of 'references' has no key: give it one of name, id, code (did you mean 'name'?)"),
-        "{out}"
+    assert_snapshot(
+        run.transcript(&["validate"]),
+        snapshot_file("nothing_silent-keyed-entry-bad-key.txt"),
     );
 }
 
@@ -302,22 +292,10 @@ fn yaml_mistakes_name_the_fix() {
         "---\ndescription: Use for Word documents: create, read\n---\nBody.\n",
     );
     let run = sb.run(&["validate"]);
-    let out = run.report();
-    for (file, fix) in [
-        ("a.yaml:1:36", "must be quoted: put it in double quotes"),
-        ("b.yaml:3:", "YAML indents with spaces, never tabs"),
-        ("c.yaml:4:", "check the indentation"),
-        (
-            "d.yaml:2:10",
-            "got the string 'no' (YAML 1.2 reads yes, no, on and off as text): write false",
-        ),
-        ("e/SKILL.md:2:", "must be quoted"),
-    ] {
-        assert!(
-            out.lines().any(|l| l.contains(file) && l.contains(fix)),
-            "{file}: {fix}\n{out}"
-        );
-    }
+    assert_snapshot(
+        run.transcript(&["validate"]),
+        snapshot_file("nothing_silent-yaml-mistakes.txt"),
+    );
 }
 
 /// Items 1 and 2: an override of a skill no lower layer defines, lacking
@@ -337,37 +315,28 @@ fn an_orphan_override_is_a_warning_and_is_not_exported() {
     sb.write("team", "house.yaml", "description: The team's own skill.\n");
     let run = sb.run(&["validate"]);
     let out = run.ok_report();
-    assert!(
-        out.contains(
-            "[ROOT]/layers/team/pfd.yaml: warning: skill 'pfd' is defined by no layer below the \
-             team layer, and it has no 'description', which agent-skills, agents, codex and \
-             gemini-cli require: it is listed, but not exported (did you mean 'pdf'?)\n"
-        ),
-        "{out}"
-    );
-    assert!(
-        out.contains(
-            "[ROOT]/layers/user/slack-gif-creator.yaml: warning: this only switches skill \
-             'slack-gif-creator' on or off, but no layer below the user layer defines it"
-        ),
-        "{out}"
-    );
     assert!(!out.contains("house"), "{out}");
-    assert!(
-        out.ends_with("0 error(s), 2 warning(s) in 4 file(s)\n"),
-        "{out}"
+    assert_snapshot(
+        out,
+        snapshot_file("nothing_silent-orphan-override-validate.txt"),
     );
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
+    let mut runs = String::new();
     for args in [
         &["export", "--format", "skill", "--out", "out"][..],
         &["export", "--target", "claude-code", "--out", "cc"],
     ] {
         let run = sb.run(args);
-        assert!(run.ok().contains("2 written"), "{run:#?}");
+        run.ok();
+        runs.push_str(&run.transcript(args));
         let dir = sb.path().join(args[args.len() - 1]);
         assert_eq!(entries(&dir), [".bernstein-skills.json", "house", "pdf"]);
         assert!(!dir.join("pfd").exists() && !dir.join("slack-gif-creator").exists());
     }
+    assert_snapshot(
+        runs,
+        snapshot_file("nothing_silent-orphan-override-export.txt"),
+    );
     // Renamed as suggested, the override takes effect.
     std::fs::rename(
         sb.layer("team").join("pfd.yaml"),
@@ -402,13 +371,9 @@ fn sections_as_people_write_them() {
          ## End\n\nBye.\n\n## a\n\nnew a"
     );
     let run = sb.run(&["validate"]);
-    assert!(
-        run.ok_report().starts_with(
-            "[ROOT]/layers/team/s/SKILL.md:9:1: warning: 'body[a]': no lower layer has this \
-             heading, so the section was added as a new one; they have 'A', which differs only \
-             in case or spacing: write that heading to replace it\n"
-        ),
-        "{run:#?}"
+    assert_snapshot(
+        run.ok_report(),
+        snapshot_file("nothing_silent-section-heading-case.txt"),
     );
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
 }
@@ -428,9 +393,8 @@ fn warnings_travel_with_the_skill() {
         "s/SKILL.md",
         "---\n---\n<!-- $patch: sections -->\n<!-- $patch: before \"Setup\" -->\nRead the wiki first.\n",
     );
-    let warning = "[ROOT]/layers/team/s/SKILL.md:4:1: warning: 'body[Setup]': $patch: before names \
-                   a section no lower layer has (renamed upstream, or a typo in the heading); it \
-                   did nothing\n";
+    // Each command's stderr holds the same warning.
+    let mut runs = String::new();
     for args in [
         &["show", "s"][..],
         &["show", "s", "--per-layer"],
@@ -438,10 +402,12 @@ fn warnings_travel_with_the_skill() {
     ] {
         let run = sb.run(args);
         assert_eq!(run.code, Some(0), "{run:#?}");
-        assert!(run.stderr.contains(warning), "{args:?}: {run:#?}");
+        runs.push_str(&run.transcript(args));
     }
     let run = sb.run(&["validate"]);
-    assert!(run.ok_report().contains(warning), "{run:#?}");
+    run.ok();
+    runs.push_str(&run.transcript(&["validate"]));
+    assert_snapshot(runs, snapshot_file("nothing_silent-warnings-travel.txt"));
 }
 
 /// Items 1 and 2: `list` marks the skill export leaves out.
@@ -455,10 +421,7 @@ fn list_marks_an_orphan() {
     );
     sb.write("team", "pfd.yaml", "trigger_keywords: [tables]\n");
     let out = sb.run(&["list"]).ok().to_owned();
-    assert!(
-        out.contains("pfd   not exported: no lower layer defines it"),
-        "{out}"
-    );
+    assert_snapshot(out, snapshot_file("nothing_silent-list-orphan.txt"));
     let v = sb.run(&["list", "--json"]).json();
     crate::it::json::assert_matches("list", &v);
     assert_eq!(v["skills"][0]["orphan"], false);
@@ -484,18 +447,17 @@ fn export_says_the_warnings_and_strict_refuses_them() {
         .run(&["export", "--format", "skill", "--out", "out", "--strict"])
         .failed()
         .to_owned();
-    assert!(
-        err.contains("$patch: before names a section no lower layer has")
-            && err.contains("nothing was written"),
-        "{err}"
+    assert_snapshot(
+        err,
+        snapshot_file("nothing_silent-export-strict-warning.stderr"),
     );
     assert!(!sb.path().join("out").exists());
-    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    let args = ["export", "--format", "skill", "--out", "out"];
+    let run = sb.run(&args);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    assert!(
-        run.stderr
-            .contains("$patch: before names a section no lower layer has"),
-        "{run:#?}"
+    assert_snapshot(
+        run.transcript(&args),
+        snapshot_file("nothing_silent-export-warning.txt"),
     );
 }
 
@@ -513,11 +475,9 @@ fn a_project_names_its_targets_once() {
     sb.run(&["validate", "--strict"]).ok();
     sb.write_file("layers/targets.toml", "targets = [\"agents\"]\n");
     let run = sb.run(&["validate"]);
-    let out = run.ok_report();
-    assert!(
-        out.contains("warning: agents: 'description'")
-            && out.ends_with("0 error(s), 1 warning(s) in 1 file(s)\n"),
-        "{out}"
+    assert_snapshot(
+        run.ok_report(),
+        snapshot_file("nothing_silent-project-targets-validate.txt"),
     );
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
     // --target names others for this run.
@@ -526,14 +486,17 @@ fn a_project_names_its_targets_once() {
     // A name that is no target is one error at the file.
     sb.write_file("layers/targets.toml", "targets = [\"agent\"]\n");
     let err = sb.run(&["validate"]).failed().to_owned();
-    assert!(
-        err.contains("targets.toml: no target 'agent' (did you mean 'agents'?)"),
-        "{err}"
+    assert_snapshot(
+        err,
+        snapshot_file("nothing_silent-project-targets-unknown.stderr"),
     );
     // A symlink is refused, never read.
     std::fs::remove_file(sb.path().join("layers/targets.toml")).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", sb.path().join("layers/targets.toml")).unwrap();
     let err = sb.run(&["validate"]).failed().to_owned();
-    assert!(err.contains("not a regular file"), "{err}");
     assert!(!err.contains("root:"), "{err}");
+    assert_snapshot(
+        err,
+        snapshot_file("nothing_silent-project-targets-symlink.stderr"),
+    );
 }
