@@ -62,9 +62,9 @@ fn issue_19_1_prune_never_deletes_a_hand_written_skill_no_layer_provides() {
     assert_eq!(snapshot(&out.join("my-own-skill")), mine);
     // --check neither calls it removed nor suggests --prune for it.
     let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
-    assert!(
-        check.ok().ends_with("all manifests up to date\n"),
-        "{check:#?}"
+    assert_snapshot(
+        check.ok(),
+        snapshot_file("export_owned-check-beside-hand-written-skill.txt"),
     );
     // And a later prune, after a layer dropped a skill, still leaves it.
     std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
@@ -178,8 +178,8 @@ fn issue_19_5_no_layer_directory_is_an_error_naming_the_three() {
             .args(args);
         sb.run_cmd(cmd)
     };
-    let looked = "no layer directory exists; looked at [ROOT]/layres/base, \
-                  [ROOT]/layres/team, [ROOT]/layres/user";
+    // Each is an error naming the three directories it looked at.
+    let mut runs = String::new();
     for args in [
         &["validate"][..],
         &["export", "--out", "m"],
@@ -187,30 +187,25 @@ fn issue_19_5_no_layer_directory_is_an_error_naming_the_three() {
         &["export", "--format", "skill", "--check", "m"],
     ] {
         let run = mistyped(args);
-        let stderr = run.failed();
-        assert!(
-            stderr.starts_with(&format!("error: {looked}")),
-            "{args:?}: {run:#?}"
-        );
+        run.failed();
+        runs.push_str(&run.transcript(args));
     }
     assert!(!sb.path().join("m").exists());
     // Commands that can still answer warn.
     let run = mistyped(&["list"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
-    assert!(
-        run.stderr.starts_with(&format!("warning: {looked}")),
-        "{run:#?}"
-    );
+    runs.push_str(&run.transcript(&["list"]));
+    assert_snapshot(runs, snapshot_file("export_owned-no-layer-directory.txt"));
     // With layers, --check on a directory that does not exist says so.
     let sb = two_skills();
+    let mut runs = String::new();
     for format in ["json", "skill"] {
-        let run = sb.run(&["export", "--format", format, "--check", "nowhere"]);
-        assert!(
-            run.failed()
-                .contains("nowhere: does not exist; nothing has been exported there yet"),
-            "{run:#?}"
-        );
+        let args = ["export", "--format", format, "--check", "nowhere"];
+        let run = sb.run(&args);
+        run.failed();
+        runs.push_str(&run.transcript(&args));
     }
+    assert_snapshot(runs, snapshot_file("export_owned-check-nowhere.txt"));
 }
 
 // ---------------------------------------------------------------------------
@@ -277,6 +272,7 @@ fn a_bad_record_is_refused_with_one_located_error() {
     sb.run(&["export", "--out", "m"]).ok();
     let record = sb.path().join("m").join(RECORD);
     let good = read(&record);
+    let mut runs = String::new();
     for (bad, message) in [
         (
             "{\n  \"version\": 1,\n  \"format\": \"json\",\n  oops\n}\n",
@@ -304,17 +300,16 @@ fn a_bad_record_is_refused_with_one_located_error() {
         ),
     ] {
         std::fs::write(&record, bad).unwrap();
+        runs.push_str(&format!("# a bad record; the error says {message:?}\n"));
         for args in [&["export", "--out", "m"][..], &["export", "--check", "m"]] {
             let run = sb.run(args);
             let stderr = run.failed();
             assert_eq!(stderr.lines().count(), 1, "{bad}: {run:#?}");
-            assert!(
-                stderr.starts_with("error: m/.bernstein-skills.json"),
-                "{bad}: {run:#?}"
-            );
-            assert!(stderr.contains(message), "{message}: {run:#?}");
+            runs.push_str(&run.transcript(args));
         }
     }
+    // Each is one error line naming the record and what is wrong in it.
+    assert_snapshot(runs, snapshot_file("export_owned-bad-record.txt"));
     assert!(sb.path().join("m/reviewer.json").is_file());
 }
 
@@ -323,17 +318,16 @@ fn a_directory_holds_one_format_and_the_other_is_refused() {
     let sb = two_skills();
     sb.run(&["export", "--out", "m"]).ok();
     let before = snapshot(&sb.path().join("m"));
+    let mut runs = String::new();
     for args in [
         &["export", "--format", "skill", "--out", "m"][..],
         &["export", "--format", "skill", "--check", "m"],
     ] {
         let run = sb.run(args);
-        assert!(
-            run.failed()
-                .contains("holds skills exported with --format json"),
-            "{run:#?}"
-        );
+        run.failed();
+        runs.push_str(&run.transcript(args));
     }
+    assert_snapshot(runs, snapshot_file("export_owned-other-format.txt"));
     assert_eq!(snapshot(&sb.path().join("m")), before);
 }
 
@@ -353,27 +347,20 @@ fn a_hand_edit_is_refused_with_a_short_diff_until_forced() {
     sb.write("team", "writer.yaml", "description: Team docs.\n");
     let run = sb.run(&["export", "--format", "skill", "--out", "skills"]);
     let stderr = run.failed();
-    assert!(
-        stderr.contains(
-            "error: skills/writer/: changed by hand since the last export; \
-             overwrite with --force (or --adopt writer)"
-        ),
-        "{run:#?}"
-    );
-    assert!(stderr.contains("    ~ SKILL.md"), "{run:#?}");
-    assert!(stderr.contains("      -My \\x1b[2J edit."), "{run:#?}");
-    assert!(stderr.contains("      +Draft prose."), "{run:#?}");
     assert!(!stderr.contains('\u{1b}'), "{run:#?}");
+    // The diff shows the escape byte escaped.
+    assert_snapshot(
+        stderr,
+        snapshot_file("export_owned-hand-edited-skill.stderr"),
+    );
     assert_eq!(read(&skill_md), edited);
     let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
     assert_eq!(check.code, Some(1), "{check:#?}");
-    assert!(
-        check
-            .stdout
-            .contains("hand-edited: writer (skills/writer/)"),
-        "{check:#?}"
-    );
     assert!(!check.stdout.contains("changed: writer"), "{check:#?}");
+    assert_snapshot(
+        check.transcript(&["export", "--format", "skill", "--check", "skills"]),
+        snapshot_file("export_owned-check-hand-edited-skill.txt"),
+    );
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--force"]);
     assert_eq!(
         run.ok_report(),
@@ -392,9 +379,9 @@ fn a_file_deleted_by_hand_is_written_again_without_force() {
     let style = sb.path().join("skills/writer/references/style.md");
     std::fs::remove_file(&style).unwrap();
     let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
-    assert!(
-        check.stdout.contains("    + references/style.md"),
-        "{check:#?}"
+    assert_snapshot(
+        check.transcript(&["export", "--format", "skill", "--check", "skills"]),
+        snapshot_file("export_owned-check-deleted-file.txt"),
     );
     sb.run(&["export", "--format", "skill", "--out", "skills"])
         .ok();
@@ -410,11 +397,9 @@ fn hand_added_files_are_kept_and_reported_also_when_the_skill_is_pruned() {
     std::fs::write(out.join("writer/references/notes.md"), "mine\n").unwrap();
     let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
     assert_eq!(check.code, Some(1), "{check:#?}");
-    assert!(
-        check
-            .stdout
-            .contains("hand-added: writer (skills/writer/)\n    ? references/notes.md\n"),
-        "{check:#?}"
+    assert_snapshot(
+        check.transcript(&["export", "--format", "skill", "--check", "skills"]),
+        snapshot_file("export_owned-check-hand-added-file.txt"),
     );
     // The skill's own file goes away in a layer: the hand-added one stays.
     std::fs::remove_file(sb.layer("base").join("writer/references/style.md")).unwrap();
@@ -453,10 +438,9 @@ fn a_hand_edited_skill_is_not_pruned_without_force() {
     std::fs::write(sb.path().join("m/reviewer.json"), "{\"mine\": 1}\n").unwrap();
     std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
     let run = sb.run(&["export", "--out", "m", "--prune"]);
-    assert!(
-        run.failed()
-            .contains("error: m/reviewer.json: changed by hand since the last export"),
-        "{run:#?}"
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("export_owned-prune-hand-edited.stderr"),
     );
     assert!(sb.path().join("m/reviewer.json").exists());
     let run = sb.run(&["export", "--out", "m", "--prune", "--force"]);
@@ -478,12 +462,9 @@ fn json_manifests_follow_the_same_rules() {
     std::fs::write(m.join("writer.json"), "{\"hand\": \"written\"}\n").unwrap();
     std::fs::write(m.join("mine.json"), "{}\n").unwrap();
     let run = sb.run(&["export", "--out", "m", "--prune"]);
-    assert!(
-        run.failed().contains(
-            "error: m/writer.json: exists, but export did not write it (no entry in \
-             m/.bernstein-skills.json); take it over with --adopt writer (or --adopt-all)"
-        ),
-        "{run:#?}"
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("export_owned-prune-unrecorded-file.stderr"),
     );
     assert_eq!(read(m.join("writer.json")), "{\"hand\": \"written\"}\n");
     assert!(!m.join("reviewer.json").exists());
@@ -508,10 +489,11 @@ fn a_directory_from_an_older_version_is_adopted_with_adopt_all() {
     hand_written_skill(&out, "my-own-skill");
     let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
     assert_eq!(check.code, Some(1), "{check:#?}");
-    assert!(check.stdout.contains("unmanaged: reviewer"), "{check:#?}");
-    assert!(check.stdout.contains("unmanaged: writer"), "{check:#?}");
-    assert!(check.stdout.contains("--adopt-all"), "{check:#?}");
     assert!(!check.stdout.contains("my-own-skill"), "{check:#?}");
+    assert_snapshot(
+        check.transcript(&["export", "--format", "skill", "--check", "skills"]),
+        snapshot_file("export_owned-check-record-lost.txt"),
+    );
     let before = stamps(&out);
     let run = sb.run(&[
         "export",
@@ -541,10 +523,9 @@ fn a_directory_from_an_older_version_is_adopted_with_adopt_all() {
 fn adopt_names_a_skill_some_layer_provides() {
     let sb = two_skills();
     let run = sb.run(&["export", "--out", "m", "--adopt", "writr"]);
-    assert!(
-        run.failed()
-            .contains("--adopt writr: no layer provides a skill of that name"),
-        "{run:#?}"
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("export_owned-adopt-unknown-skill.stderr"),
     );
     assert!(!sb.path().join("m").exists());
 }
@@ -626,9 +607,9 @@ fn a_second_export_waits_for_the_first_and_says_so() {
     held.unlock().unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .ends_with("\nm: 1 written, 1 unchanged, 0 removed, 0 failed\n")
+    assert_snapshot(
+        String::from_utf8_lossy(&out.stdout).replace(&sb.path().display().to_string(), "[ROOT]"),
+        snapshot_file("export_owned-waited-export.txt"),
     );
     assert!(read(sb.path().join("m/writer.json")).contains("Team."));
     // --check waits too (a shared lock), and then reads a finished export.
@@ -710,11 +691,9 @@ fn forced_or_adopted_export_never_deletes_what_a_directory_in_its_way_holds() {
     std::fs::create_dir_all(m.join("writer.json")).unwrap();
     std::fs::write(m.join("writer.json/mine.txt"), "mine\n").unwrap();
     let run = sb.run(&["export", "--out", "m", "--adopt", "writer"]);
-    assert!(
-        run.failed().contains(
-            "writer.json is a directory that is not empty; export does not delete what it holds"
-        ),
-        "{run:#?}"
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("export_owned-adopt-over-full-directory.stderr"),
     );
     assert_eq!(read(m.join("writer.json/mine.txt")), "mine\n");
     // A managed file replaced by a directory, forced: the same.
@@ -725,9 +704,9 @@ fn forced_or_adopted_export_never_deletes_what_a_directory_in_its_way_holds() {
     std::fs::create_dir(&skill_md).unwrap();
     std::fs::write(skill_md.join("notes.md"), "mine\n").unwrap();
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--force"]);
-    assert!(
-        run.failed().contains("is a directory that is not empty"),
-        "{run:#?}"
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("export_owned-force-over-full-directory.stderr"),
     );
     assert_eq!(read(skill_md.join("notes.md")), "mine\n");
     // An empty one is simply replaced.
