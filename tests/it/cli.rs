@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::support::{Sandbox, assert_snapshot, entries, snapshot_file};
+use super::support::{Sandbox, assert_snapshot, entries, snapshot_file, visible_escapes};
 
 /// The three-layer skill `writer` and the base-only skill `reviewer`.
 fn demo() -> Sandbox {
@@ -88,11 +88,8 @@ fn empty_layers_say_so_and_name_the_directories_searched() {
 #[test]
 fn show_prints_canonical_json_sorted_two_space_trailing_newline() {
     let out = demo().run(&["show", "writer"]).ok().to_owned();
-    assert!(out.ends_with("}\n") && !out.ends_with("\n\n"));
-    assert!(
-        out.starts_with("{\n  \"agent\": \"\",\n  \"allowed-tools\": \"\",\n"),
-        "{out}"
-    );
+    assert!(!out.ends_with("\n\n"));
+    assert_snapshot(&out, snapshot_file("cli-show-writer.json"));
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["description"], "team description");
     assert_eq!(
@@ -320,6 +317,7 @@ fn new_scaffolds_each_form_with_a_modeline_and_refuses_to_overwrite() {
     // Overrides of skills the base layer describes.
     sb.write("base", "fresh.yaml", "description: d\n");
     sb.write("base", "other.yaml", "description: d\n");
+    let mut runs = String::new();
     for (form, rel, first) in [
         (
             "yaml",
@@ -336,11 +334,10 @@ fn new_scaffolds_each_form_with_a_modeline_and_refuses_to_overwrite() {
         let name = rel.rsplit('/').next().unwrap().split('.').next().unwrap();
         let name = if name == "SKILL" { "fresh" } else { name };
         let layer = &rel[..4];
-        let run = sb.run(&["new", name, "--layer", layer, "--form", form]);
-        assert!(
-            run.ok().contains(&format!("created [ROOT]/layers/{rel}")),
-            "{run:#?}"
-        );
+        let args = ["new", name, "--layer", layer, "--form", form];
+        let run = sb.run(&args);
+        run.ok();
+        runs.push_str(&run.transcript(&args));
         let text = std::fs::read_to_string(sb.layer(layer).join(&rel[5..])).unwrap();
         assert!(text.starts_with(first), "{form}: {text}");
         // The scaffold is a valid (empty) override, and the schema it names exists.
@@ -353,15 +350,16 @@ fn new_scaffolds_each_form_with_a_modeline_and_refuses_to_overwrite() {
             "{rel_schema}"
         );
         // Never overwrite.
-        let again = sb.run(&["new", name, "--layer", layer, "--form", form]);
-        assert!(again.failed().contains("nothing was written"), "{again:#?}");
+        let again = sb.run(&args);
+        again.failed();
+        runs.push_str(&again.transcript(&args));
     }
     // An existing skill in another form is not shadowed by a scaffold either.
-    let run = sb.run(&["new", "writer", "--layer", "team", "--form", "toml"]);
-    assert!(
-        run.failed().contains("already has skill 'writer'"),
-        "{run:#?}"
-    );
+    let args = ["new", "writer", "--layer", "team", "--form", "toml"];
+    let run = sb.run(&args);
+    run.failed();
+    runs.push_str(&run.transcript(&args));
+    assert_snapshot(runs, snapshot_file("cli-new-each-form.txt"));
     assert!(!sb.layer("team").join("writer.toml").exists());
 }
 
@@ -379,10 +377,13 @@ fn unknown_skill_and_bad_names_exit_one_with_one_error_line() {
     let sb = demo();
     let run = sb.run(&["show", "nope"]);
     assert_snapshot(run.failed(), snapshot_file("cli-unknown-skill.stderr"));
+    let mut runs = String::new();
     for bad in ["../x", "/etc/passwd", "a/b", "..", ".hidden"] {
-        let err = sb.run(&["show", bad]).failed().to_owned();
-        assert!(err.starts_with("error: invalid skill name"), "{bad}: {err}");
+        let run = sb.run(&["show", bad]);
+        assert_eq!(run.failed().lines().count(), 1, "{run:#?}");
+        runs.push_str(&run.transcript(&["show", bad]));
     }
+    assert_snapshot(runs, snapshot_file("cli-bad-skill-names.txt"));
 }
 
 #[test]
@@ -396,39 +397,41 @@ fn usage_errors_exit_two() {
 #[test]
 fn every_subcommand_has_help_with_an_example() {
     let sb = demo();
+    // Each ends with an example: `bernstein skills ...`.
+    let mut runs = String::new();
     for sub in [
         "list", "show", "validate", "explain", "export", "new", "spec", "schema",
     ] {
-        let out = sb.run(&[sub, "--help"]).ok().to_owned();
-        assert!(
-            out.contains("bernstein skills"),
-            "{sub}: no example in --help:\n{out}"
-        );
+        let run = sb.run(&[sub, "--help"]);
+        run.ok();
+        runs.push_str(&run.transcript(&[sub, "--help"]));
     }
+    assert_snapshot(runs, snapshot_file("cli-help.txt"));
 }
 
 #[test]
 fn completions_and_man_page() {
     let sb = Sandbox::new();
+    // Each script asks the binary, under BERNSTEIN_COMPLETE.
     for shell in ["bash", "zsh", "fish"] {
         let mut cmd = sb.bare();
         cmd.args(["completions", shell]);
         let out = sb.run_cmd(cmd);
-        assert!(out.ok().contains("BERNSTEIN_COMPLETE"), "{shell}");
+        assert_snapshot(
+            out.ok(),
+            snapshot_file(&format!("cli-completions-{shell}.txt")),
+        );
     }
     // The script asks the binary, which knows the subcommands.
     let mut cmd = sb.bare();
     cmd.env("BERNSTEIN_COMPLETE", "fish")
         .args(["--", "bernstein", "skills", "ex"]);
     let out = sb.run_cmd(cmd);
-    assert!(out.ok().contains("explain"), "{out:#?}");
+    assert_snapshot(out.ok(), snapshot_file("cli-complete-ex.txt"));
     let mut cmd = sb.bare();
     cmd.arg("man");
     let out = sb.run_cmd(cmd);
-    assert!(
-        out.ok().starts_with(".ie") || out.stdout.contains(".TH"),
-        "{out:#?}"
-    );
+    assert_snapshot(out.ok(), snapshot_file("cli-man.txt"));
 }
 
 #[test]
@@ -438,7 +441,10 @@ fn color_only_when_asked_or_on_a_terminal_and_never_with_no_color() {
     let plain = sb.run(&["validate"]);
     assert!(!plain.stdout.contains('\x1b'), "not a terminal: no colour");
     let forced = sb.run(&["--color", "always", "validate"]);
-    assert!(forced.stdout.contains('\x1b'), "{forced:#?}");
+    assert_snapshot(
+        visible_escapes(&forced.stdout),
+        snapshot_file("cli-validate-color-always.txt"),
+    );
     let mut cmd = sb.skills_cmd(&["--color", "auto", "validate"]);
     cmd.env("NO_COLOR", "1");
     assert!(!sb.run_cmd(cmd).stdout.contains('\x1b'));
@@ -460,7 +466,7 @@ fn global_options_work_before_or_after_the_subcommand() {
         .arg(&spec)
         .arg("--layers-root")
         .arg(sb.root());
-    assert!(sb.run_cmd(cmd).ok().contains("writer"));
+    assert_snapshot(sb.run_cmd(cmd).ok(), snapshot_file("cli-list.txt"));
 }
 
 /// What the shell gets when it asks for completions of `bernstein WORDS`
@@ -488,26 +494,27 @@ fn completions(sb: &Sandbox, words: &[&str]) -> Vec<String> {
 #[test]
 fn completion_knows_the_skill_names_and_field_paths_in_the_layers() {
     let sb = demo();
+    // The skills' names where a skill goes, its field paths after it.
+    let mut got = String::new();
     for words in [
         &["show", ""][..],
         &["explain", "w"],
         &["validate", ""],
         &["new", ""],
+        &["explain", "writer", "metadata."],
     ] {
-        let got = completions(&sb, words);
-        assert!(got.contains(&"writer".to_owned()), "{words:?}: {got:?}");
+        got.push_str(&format!("# {words:?}\n"));
+        for c in completions(&sb, words) {
+            got.push_str(&c);
+            got.push('\n');
+        }
     }
-    assert!(completions(&sb, &["show", ""]).contains(&"reviewer".to_owned()));
-    let fields = completions(&sb, &["explain", "writer", "metadata."]);
-    assert!(
-        fields.contains(&"metadata.limits.max_tokens".to_owned()),
-        "{fields:?}"
-    );
+    assert_snapshot(got, snapshot_file("cli-completion-names-and-fields.txt"));
     // The script the recipes install asks the binary, under its own variable.
     let mut cmd = sb.bare();
     cmd.args(["completions", "bash"]);
     let script = sb.run_cmd(cmd).ok().to_owned();
-    assert!(script.contains("BERNSTEIN_COMPLETE=\"bash\""), "{script}");
+    assert_snapshot(script, snapshot_file("cli-completions-bash.txt"));
 }
 
 #[test]
@@ -520,9 +527,7 @@ fn completion_reads_the_words_as_the_command_line_does() {
         &sb,
         &["skills", &format!("--layers-root={root}"), "show", ""],
     );
-    assert!(eq.contains(&"writer".to_owned()), "{eq:?}");
     let after = candidates(&sb, &["skills", "show", "--layers-root", &root, ""]);
-    assert!(after.contains(&"writer".to_owned()), "{after:?}");
     // An option's value between `explain` and the skill is not the skill.
     let fields = candidates(
         &sb,
@@ -537,8 +542,20 @@ fn completion_reads_the_words_as_the_command_line_does() {
             "metadata.",
         ],
     );
-    assert!(
-        fields.contains(&"metadata.limits.max_tokens".to_owned()),
-        "{fields:?}"
-    );
+    let mut got = String::new();
+    for (what, words) in [
+        ("--layers-root=ROOT show ''", eq),
+        ("show --layers-root ROOT ''", after),
+        (
+            "--layers-root ROOT explain --spec SPEC writer metadata.",
+            fields,
+        ),
+    ] {
+        got.push_str(&format!("# {what}\n"));
+        for c in words {
+            got.push_str(&c);
+            got.push('\n');
+        }
+    }
+    assert_snapshot(got, snapshot_file("cli-completion-command-line.txt"));
 }

@@ -492,6 +492,12 @@ pub fn dead_pid() -> u32 {
     pid
 }
 
+/// `text` with each escape byte shown as `␛`: coloured output a snapshot
+/// file holds readably.
+pub fn visible_escapes(text: &str) -> String {
+    text.replace('\x1b', "␛")
+}
+
 /// The snapshot file `tests/snapshots/<name>`, for [`assert_snapshot`]:
 /// found from the package's directory (snapbox's `file!` guesses the
 /// workspace root from the `Cargo.toml` files above it, which a checkout
