@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::support::{Run, Sandbox};
+use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 /// The schema of a command's JSON output.
 fn schema(name: &str) -> Value {
@@ -248,12 +248,10 @@ fn an_error_under_json_is_json_on_stdout_with_the_same_exit_code() {
 fn an_unknown_skill_name_suggests_the_nearest() {
     let run = demo(&["show", "pdf-tabels"]);
     assert_eq!(run.code, Some(1));
-    assert!(
-        run.stderr.contains("did you mean 'pdf-tables'?"),
-        "{run:#?}"
-    );
+    let mut runs = run.transcript(&["show", "pdf-tabels"]);
     let run = demo(&["validate", "wirter"]);
-    assert!(run.stdout.contains("did you mean 'writer'?"), "{run:#?}");
+    runs.push_str(&run.transcript(&["validate", "wirter"]));
+    assert_snapshot(runs, snapshot_file("json-did-you-mean.txt"));
     // Nothing close: no suggestion.
     let run = demo(&["show", "zzzzzzzz"]);
     assert!(!run.stderr.contains("did you mean"), "{run:#?}");
@@ -269,14 +267,13 @@ fn bernstein(args: &[&str]) -> Run {
 
 #[test]
 fn a_skills_subcommand_typed_without_skills_is_told_the_command() {
+    let mut runs = String::new();
     for sub in ["list", "show", "validate", "export", "spec"] {
         let run = bernstein(&[sub]);
-        let stderr = run.usage_error();
-        assert!(
-            stderr.contains(&format!("did you mean `bernstein skills {sub}`?")),
-            "{stderr}"
-        );
+        runs.push_str(&format!("$ bernstein {sub}\n{}", run.usage_error()));
     }
+    // Each is told `bernstein skills SUB`.
+    assert_snapshot(runs, snapshot_file("json-subcommand-without-skills.txt"));
     // Not every unknown word is one.
     let run = bernstein(&["frobnicate"]);
     assert!(!run.usage_error().contains("bernstein skills"));
@@ -356,7 +353,7 @@ fn man_writes_one_page_per_command_and_every_page_named_exists() {
     }
     // One page on stdout.
     let export = help(&["man", "skills", "export"]);
-    assert!(export.contains(".TH bernstein-skills-export 1"), "{export}");
+    assert_snapshot(export, snapshot_file("json-man-skills-export.txt"));
     // A page of someone else's with one of these names is kept.
     std::fs::write(dir.join("bernstein.1"), "not ours\n").unwrap();
     let mut cmd = sb.bare();
