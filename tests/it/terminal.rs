@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use super::support::Sandbox;
+use super::support::{Sandbox, assert_snapshot, snapshot_file, visible_escapes};
 
 /// Two skills, one with a CJK name, whose explain and list lines are far
 /// wider than 80 columns when nothing is cut.
@@ -40,8 +40,10 @@ fn columns(line: &str) -> usize {
         .sum()
 }
 
-/// `bernstein skills --layers-root <root> ARGS` as a plain process, for a
-/// pseudo-terminal to be given as its stdout.
+/// `bernstein skills --layers-root layers ARGS` in the sandbox as a plain
+/// process, for a pseudo-terminal to be given as its stdout. The layers'
+/// paths it prints are relative, so the tables it fits to the terminal are
+/// cut alike on any machine.
 fn process(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(sb.bare().get_program());
     cmd.env_clear()
@@ -49,8 +51,7 @@ fn process(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Command {
         .env("CARGO_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"))
         .envs(env.iter().copied())
         .current_dir(sb.path())
-        .args(["skills", "--layers-root"])
-        .arg(sb.root())
+        .args(["skills", "--layers-root", "layers"])
         .args(args);
     cmd
 }
@@ -126,46 +127,39 @@ fn a_cjk_name_aligns_with_the_others() {
 #[test]
 fn with_columns_set_explain_and_list_fit_in_80_columns() {
     let sb = wide();
+    let mut runs = String::new();
     for args in [
         &["explain", "writer"][..],
         &["list"],
         &["list", "--layered"],
     ] {
-        let mut cmd = sb.skills_cmd(args);
-        cmd.env("COLUMNS", "80");
+        // Relative layer paths: the columns are cut alike on any machine.
+        let mut cmd = sb.bare();
+        cmd.args(["skills", "--layers-root", "layers"])
+            .args(args)
+            .env("COLUMNS", "80");
         let out = sb.run_cmd(cmd);
-        let text = out.ok().replace("[ROOT]", &sb.path().display().to_string());
-        for line in text.lines() {
+        for line in out.ok().lines() {
             assert!(
                 columns(line) <= 80,
                 "{args:?}: {} columns:\n{line}",
                 columns(line)
             );
         }
-        // Names and field paths are whole; what was cut ends with `…`.
-        if args == ["explain", "writer"] {
-            assert!(text.contains("  metadata.audience  "), "{text}");
-            assert!(text.contains('…'), "{text}");
-        } else {
-            assert!(text.contains("writer  "), "{text}");
-        }
+        runs.push_str(&out.transcript(args));
     }
+    // Names and field paths are whole; what was cut ends with `…`.
+    assert_snapshot(runs, snapshot_file("terminal-columns-80.txt"));
 }
 
 #[test]
 fn in_a_pipe_nothing_is_cut() {
     let sb = wide();
     let out = sb.run(&["list"]);
-    assert!(
-        out.ok().contains("a review checklist for every chapter.\n"),
-        "{out:#?}"
-    );
-    let out = sb.run(&["explain", "writer"]);
-    assert!(
-        out.ok()
-            .contains("team:[ROOT]/layers/team/writer.yaml:2  DEEP_MERGE"),
-        "{out:#?}"
-    );
+    assert_snapshot(out.ok(), snapshot_file("terminal-pipe-list.txt"));
+    // Relative layer paths: the columns are as wide on any machine.
+    let out = sb.run_relative(&["explain", "writer"]);
+    assert_snapshot(out.ok(), snapshot_file("terminal-pipe-explain.txt"));
 }
 
 /// `text` without its SGR escape sequences (`ESC [ ... m`).
@@ -192,35 +186,42 @@ fn strip_styles(text: &str) -> String {
 #[test]
 fn on_a_terminal_tables_fit_its_width_and_are_coloured() {
     let sb = wide();
+    let mut shown = String::new();
     for (args, width) in [(&["explain", "writer"][..], 80), (&["list"], 50)] {
         let text = on_terminal(process(&sb, args, &[("TERM", "xterm")]), width);
-        assert!(text.contains("\x1b["), "{args:?}: no colour:\n{text}");
         let plain = strip_styles(&text);
         for line in plain.lines() {
             assert!(columns(line) <= usize::from(width), "{args:?}: {line}");
         }
+        shown.push_str(&format!("# {args:?} on {width} columns\n"));
+        shown.push_str(&visible_escapes(&text));
     }
     // COLUMNS wins over the terminal's own width.
     let text = on_terminal(
         process(&sb, &["list"], &[("TERM", "xterm"), ("COLUMNS", "200")]),
         60,
     );
-    assert!(text.contains("every chapter."), "{text}");
+    shown.push_str("# [\"list\"] on 60 columns, COLUMNS=200\n");
+    shown.push_str(&visible_escapes(&text));
+    // Coloured (`␛[`), and cut to the width.
+    assert_snapshot(shown, snapshot_file("terminal-on-a-terminal.txt"));
 }
 
 #[cfg(unix)]
 #[test]
 fn term_dumb_and_no_color_turn_colour_off_on_a_terminal() {
     let sb = wide();
+    let mut shown = String::new();
     for env in [
         &[("TERM", "dumb")][..],
         &[("TERM", "xterm"), ("NO_COLOR", "1")],
         &[("TERM", "xterm"), ("CLICOLOR", "0")],
     ] {
         let text = on_terminal(process(&sb, &["list"], env), 100);
-        assert!(text.contains("writer"), "{env:?}: {text}");
         assert!(!text.contains('\x1b'), "{env:?}: {text:?}");
+        shown.push_str(&format!("# {env:?}\n{text}"));
     }
+    assert_snapshot(shown, snapshot_file("terminal-colour-off.txt"));
 }
 
 #[test]
@@ -233,9 +234,14 @@ fn clicolor_force_colours_a_pipe_unless_no_color_or_never() {
         sb.run_cmd(cmd).stdout
     };
     let forced = run(&[("CLICOLOR_FORCE", "1")], "auto");
-    assert!(forced.contains("\x1b["), "{forced:?}");
     assert!(!run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")], "auto").contains('\x1b'));
     assert!(!run(&[("CLICOLOR_FORCE", "1")], "never").contains('\x1b'));
     assert!(!run(&[("TERM", "dumb")], "auto").contains('\x1b'));
-    assert!(run(&[("NO_COLOR", "1")], "always").contains('\x1b'));
+    // Both coloured alike.
+    let always = run(&[("NO_COLOR", "1")], "always");
+    assert_eq!(always, forced);
+    assert_snapshot(
+        visible_escapes(&forced),
+        snapshot_file("terminal-clicolor-force.txt"),
+    );
 }
