@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use assert_cmd::Command;
 
-use super::support::Sandbox;
+use super::support::{Sandbox, assert_snapshot, snapshot_file};
 
 /// The test binary copied into the sandbox, as `cargo install` or a release
 /// download would place it: outside the source tree it was built from.
@@ -58,7 +58,10 @@ fn a_copied_binary_without_a_spec_lists_where_it_looked_then_installs_one() {
     );
     // The targets came with it.
     let targets = run(&sb, &bin, &["skills", "targets"]);
-    assert!(targets.ok().contains("agent-skills"), "{targets:#?}");
+    assert_snapshot(
+        targets.ok(),
+        snapshot_file("standalone-installed-targets.txt"),
+    );
     let checked = run(
         &sb,
         &bin,
@@ -71,9 +74,9 @@ fn a_copied_binary_without_a_spec_lists_where_it_looked_then_installs_one() {
             "agent-skills",
         ],
     );
-    assert!(
-        checked.ok_report().starts_with("0 error(s)"),
-        "{checked:#?}"
+    assert_snapshot(
+        checked.ok(),
+        snapshot_file("standalone-installed-validate.txt"),
     );
     let installed = sb
         .path()
@@ -84,23 +87,21 @@ fn a_copied_binary_without_a_spec_lists_where_it_looked_then_installs_one() {
     );
     let v: serde_json::Value = serde_json::from_str(run(&sb, &bin, &show).ok()).unwrap();
     assert_eq!(v["description"], "Writes.");
-    assert!(
-        run(&sb, &bin, &["skills", "spec"])
-            .ok()
-            .starts_with("spec: [ROOT]/home/.local/share/bernstein/skills/mergespec.yaml\n")
+    assert_snapshot(
+        run(&sb, &bin, &["skills", "spec"]).ok(),
+        snapshot_file("standalone-installed-spec.txt"),
     );
 
     // Again: nothing to do. A different installed spec is kept unless --force.
-    assert!(
-        run(&sb, &bin, &["skills", "spec", "--install"])
-            .ok()
-            .ends_with("already installed\n")
+    assert_snapshot(
+        run(&sb, &bin, &["skills", "spec", "--install"]).ok(),
+        snapshot_file("standalone-install-again.txt"),
     );
     std::fs::write(&installed, "version: 1\nfields: {}\n").unwrap();
     let err = run(&sb, &bin, &["skills", "spec", "--install"])
         .failed()
         .to_owned();
-    assert!(err.contains("a different file is installed here"), "{err}");
+    assert_snapshot(err, snapshot_file("standalone-install-over-another.stderr"));
     assert_eq!(
         std::fs::read_to_string(&installed).unwrap(),
         "version: 1\nfields: {}\n"
@@ -147,23 +148,13 @@ fn a_binary_installed_with_its_data_finds_the_spec_and_targets_beside_it() {
     std::fs::create_dir_all(link.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(&bin, &link).unwrap();
     for bin in [&bin, &link] {
+        // The same through the link as from the binary itself.
         let spec = run(&sb, bin, &["skills", "spec"]);
-        assert!(
-            spec.ok().starts_with(
-                "spec: [ROOT]/prefix/share/bernstein/skills/mergespec.yaml\n\
-                 from: shipped beside the binary\n\
-                 passed over: --spec (not given), $BERNSTEIN_SKILLS_SPEC (not set), \
-                 [ROOT]/home/.local/share/bernstein/skills/mergespec.yaml (no such file)\n\
-                 version: "
-            ),
-            "{spec:#?}"
-        );
+        assert_snapshot(spec.ok(), snapshot_file("standalone-prefix-spec.txt"));
         let targets = run(&sb, bin, &["skills", "targets", "agent-skills"]);
-        assert!(
-            targets
-                .ok()
-                .contains("file: [ROOT]/prefix/share/bernstein/skills/targets/agent-skills.yaml\n"),
-            "{targets:#?}"
+        assert_snapshot(
+            targets.ok(),
+            snapshot_file("standalone-prefix-targets-agent-skills.txt"),
         );
         let checked = run(
             &sb,
@@ -177,9 +168,9 @@ fn a_binary_installed_with_its_data_finds_the_spec_and_targets_beside_it() {
                 "claude-code",
             ],
         );
-        assert!(
-            checked.ok_report().starts_with("0 error(s)"),
-            "{checked:#?}"
+        assert_snapshot(
+            checked.ok(),
+            snapshot_file("standalone-prefix-validate.txt"),
         );
         let v = run(
             &sb,
@@ -201,11 +192,9 @@ fn a_binary_installed_with_its_data_finds_the_spec_and_targets_beside_it() {
         &bin,
         &["skills", "--spec", "own.yaml", "targets", "codex"],
     );
-    assert!(
-        targets
-            .ok()
-            .contains("file: [ROOT]/prefix/share/bernstein/skills/targets/codex.yaml\n"),
-        "{targets:#?}"
+    assert_snapshot(
+        targets.ok(),
+        snapshot_file("standalone-own-spec-targets-codex.txt"),
     );
 }
 
@@ -225,12 +214,9 @@ fn a_user_installed_spec_that_is_not_the_shipped_one_is_one_warning_naming_the_f
     // The copy `spec --install` wrote, unchanged: it is used, silently.
     std::fs::write(&installed, &shipped).unwrap();
     let spec = run(&sb, &bin, &["skills", "spec"]);
-    assert!(
-        spec.ok().starts_with(
-            "spec: [ROOT]/home/.local/share/bernstein/skills/mergespec.yaml\n\
-             from: the installed copy (written by 'bernstein skills spec --install')\n"
-        ),
-        "{spec:#?}"
+    assert_snapshot(
+        spec.ok(),
+        snapshot_file("standalone-installed-copy-spec.txt"),
     );
     run(&sb, &bin, &show).json();
 
@@ -331,10 +317,7 @@ fn the_development_build_falls_back_to_its_source_tree() {
     let sb = Sandbox::new();
     sb.write("base", "writer.yaml", "description: Writes.\n");
     let out = sb.run(&["spec"]);
-    assert!(out.ok().starts_with(&format!(
-        "spec: {}\n",
-        super::support::shipped_spec_path().display()
-    )));
+    assert_snapshot(out.ok(), snapshot_file("standalone-development-spec.txt"));
 }
 
 #[test]
@@ -355,16 +338,17 @@ fn show_of_several_names_is_one_object_keyed_by_name() {
             sb.run(&["show", name]).ok()
         );
     }
-    assert!(text.starts_with("{\n  \"reviewer\": {\n    \""), "{text}");
+    assert_snapshot(text, snapshot_file("standalone-show-several.json"));
 
     let out = sb.run(&["show", "writer", "nope", "x/y"]);
-    let err = out.failed();
-    assert!(err.contains("skill 'nope' not found"), "{err}");
-    assert!(err.contains("invalid skill name \"x/y\""), "{err}");
+    assert_snapshot(
+        out.failed(),
+        snapshot_file("standalone-show-several-bad.stderr"),
+    );
 
     let err = sb
         .run(&["show", "writer", "reviewer", "--origins"])
         .failed()
         .to_owned();
-    assert!(err.contains("name only one"), "{err}");
+    assert_snapshot(err, snapshot_file("standalone-show-several-origins.stderr"));
 }
