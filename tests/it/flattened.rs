@@ -7,7 +7,7 @@
 //! (`validate --target`, `export --target`, `export --check`), and a
 //! warning naming the targets that flatten the field otherwise.
 
-use super::support::{Run, Sandbox};
+use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 /// The user's nested key and the team's dotted one, in `user_form` and
 /// `team_form` (`yaml`, `toml` or `skill-md`); returns the sandbox and the
@@ -166,6 +166,7 @@ fn export_check_reports_the_collision() {
 
 #[test]
 fn plain_validate_and_explain_warn_naming_the_targets_that_flatten() {
+    let mut runs = String::new();
     for form in FORMS {
         let (sb, user, team) = user_deny_team_allow(form, form);
         let at_user = format!(
@@ -180,10 +181,8 @@ fn plain_validate_and_explain_warn_naming_the_targets_that_flatten() {
         assert_eq!(run.code, Some(0), "{run:#?}");
         assert!(has_line(&run, &at_user), "{form}: {run:#?}");
         assert!(has_line(&run, &at_team), "{form}: {run:#?}");
-        assert!(
-            run.stdout
-                .ends_with("0 error(s), 2 warning(s) in 3 file(s)\n")
-        );
+        runs.push_str(&format!("# both in {form}\n"));
+        runs.push_str(&run.transcript(&["validate"]));
         let run = sb.run(&["validate", "--strict"]);
         assert_eq!(run.code, Some(1), "{run:#?}");
 
@@ -230,6 +229,8 @@ fn plain_validate_and_explain_warn_naming_the_targets_that_flatten() {
             "{form}: {run:#?}"
         );
     }
+    // Each names the targets that flatten, ending with the count.
+    assert_snapshot(runs, snapshot_file("flattened-validate-warns.txt"));
 }
 
 #[test]
@@ -294,12 +295,9 @@ fn the_flattened_fields_come_from_the_target_files() {
     sb.run(&["validate", "--strict"]).ok();
     let run = sb.run(&["validate", "--target", "t/mine.yaml"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stdout.contains(
-            "[ROOT]/layers/team/s.yaml:2:3: error: mine: 'hooks' key 'Post.Edit' and key 'Post' \
-             > 'Edit' at [ROOT]/layers/team/s.yaml:4:5 are both written as 'Post.Edit'"
-        ),
-        "{run:#?}"
+    assert_snapshot(
+        run.transcript(&["validate", "--target", "t/mine.yaml"]),
+        snapshot_file("flattened-string-map-collision.txt"),
     );
 }
 
@@ -335,12 +333,9 @@ fn an_empty_key_collides_with_the_key_below_it() {
     );
     let run = sb.run(&["validate", "--target", "codex"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert!(
-        run.stdout.contains(
-            "[ROOT]/layers/team/s.yaml:3:5: error: codex: 'metadata' key '' > 'b' and key 'b' at \
-             [ROOT]/layers/team/s.yaml:4:3 are both written as 'b'"
-        ),
-        "{run:#?}"
+    assert_snapshot(
+        run.transcript(&["validate", "--target", "codex"]),
+        snapshot_file("flattened-empty-key.txt"),
     );
 }
 
@@ -358,15 +353,9 @@ fn collisions_among_many_dotted_keys_are_found_and_capped() {
     sb.write("team", "s.yaml", &text);
     let run = sb.run(&["validate", "--target", "codex"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    let errors: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": error: "))
-        .collect();
-    assert_eq!(errors.len(), 2, "{run:#?}");
-    assert!(
-        errors[0].starts_with("[ROOT]/layers/team/s.yaml:2003:5: error: codex: 'metadata' key 'k' > '1999' and key 'k.1999' at [ROOT]/layers/team/s.yaml:2001:3"),
-        "{run:#?}"
+    assert_snapshot(
+        run.transcript(&["validate", "--target", "codex"]),
+        snapshot_file("flattened-many-dotted-keys.txt"),
     );
 
     let mut text = String::from("metadata:\n  k:\n");
@@ -378,9 +367,8 @@ fn collisions_among_many_dotted_keys_are_found_and_capped() {
     }
     sb.write("team", "s.yaml", &text);
     let run = sb.run(&["validate", "--target", "codex"]);
-    assert!(
-        run.stdout
-            .ends_with("50 error(s), 0 warning(s) in 2 file(s)\n"),
-        "{run:#?}"
+    assert_snapshot(
+        run.transcript(&["validate", "--target", "codex"]),
+        snapshot_file("flattened-many-collisions-capped.txt"),
     );
 }
