@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::support::Sandbox;
+use super::support::{Sandbox, assert_snapshot, snapshot_file};
 
 /// Two broken skills in two layers, one clean one.
 fn broken() -> Sandbox {
@@ -59,18 +59,11 @@ fn named_skills_only() {
     );
     let run = sb.run(&["validate", "clean", "b"]);
     assert_eq!(run.code, Some(1));
-    assert!(
-        run.stdout
-            .ends_with("2 error(s), 0 warning(s) in 2 file(s)\n"),
-        "{run:#?}"
-    );
+    let mut runs = run.transcript(&["validate", "clean", "b"]);
     let run = sb.run(&["validate", "missing"]);
     assert_eq!(run.code, Some(1));
-    assert!(
-        run.stdout
-            .contains("skill 'missing' not found in any layer"),
-        "{run:#?}"
-    );
+    runs.push_str(&run.transcript(&["validate", "missing"]));
+    assert_snapshot(runs, snapshot_file("validate-named-skills.txt"));
 }
 
 #[test]
@@ -198,8 +191,7 @@ fn appended_duplicates_are_no_warning() {
 fn spec_only_checks_just_the_spec() {
     let sb = broken();
     let run = sb.run(&["validate", "--spec-only"]);
-    let stdout = run.ok();
-    assert!(stdout.ends_with("spec/mergespec.yaml: ok\n"), "{stdout}");
+    assert_snapshot(run.ok(), snapshot_file("validate-spec-only.txt"));
 }
 
 /// A copy of the shipped spec with `from` replaced by `to` (once).
@@ -229,7 +221,9 @@ fn bad_spec_is_one_error_naming_the_spec_file_and_the_entry() {
             "unsupported spec version 9 (this build reads versions 1 and 2)",
         ),
     ];
+    let mut runs = String::new();
     for (from, to, expected) in cases {
+        runs.push_str(&format!("# {from:?} made {to:?}: {expected}\n"));
         let sb = broken();
         let spec = bad_spec(&sb, from, to);
         for args in [
@@ -243,17 +237,13 @@ fn bad_spec_is_one_error_naming_the_spec_file_and_the_entry() {
             let run = sb.run_cmd(cmd);
             let stderr = run.failed();
             assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-            assert!(
-                stderr.starts_with("[ROOT]/bad-spec.yaml:"),
-                "{args:?}: {stderr}"
-            );
-            assert!(stderr.contains(": error: "), "{stderr}");
-            assert!(
-                stderr.contains(expected),
-                "{args:?}: expected {expected:?} in {stderr}"
+            runs.push_str(
+                &run.transcript(&[&args[..], &["--spec", "[ROOT]/bad-spec.yaml"]].concat()),
             );
         }
     }
+    // Each command: one error, located in the spec file, naming the entry.
+    assert_snapshot(runs, snapshot_file("validate-bad-spec.txt"));
 }
 
 #[test]
@@ -267,7 +257,10 @@ fn bad_spec_unknown_attribute_names_the_attribute() {
     let mut cmd = sb.skills_cmd(&["validate", "--spec-only"]);
     cmd.arg("--spec").arg(&spec);
     let stderr = sb.run_cmd(cmd).failed().to_owned();
-    assert!(stderr.contains("'colour'"), "{stderr}");
+    assert_snapshot(
+        stderr,
+        snapshot_file("validate-spec-unknown-attribute.stderr"),
+    );
 }
 
 #[test]
@@ -280,9 +273,9 @@ fn bad_spec_position_is_the_offending_line() {
     let mut cmd = sb.skills_cmd(&["validate", "--spec-only"]);
     cmd.arg("--spec").arg(sb.path().join("spec.yaml"));
     let stderr = sb.run_cmd(cmd).failed().to_owned();
-    assert!(
-        stderr.starts_with("[ROOT]/spec.yaml:5:15: error: field 'tags': unknown strategy 'LIST'"),
-        "{stderr}"
+    assert_snapshot(
+        stderr,
+        snapshot_file("validate-spec-unknown-strategy.stderr"),
     );
 }
 
@@ -292,10 +285,7 @@ fn missing_spec_file_is_an_error_naming_it() {
     let mut cmd = sb.skills_cmd(&["validate"]);
     cmd.arg("--spec").arg(sb.path().join("nope.yaml"));
     let stderr = sb.run_cmd(cmd).failed().to_owned();
-    assert!(
-        stderr.starts_with("[ROOT]/nope.yaml: error: cannot read file"),
-        "{stderr}"
-    );
+    assert_snapshot(stderr, snapshot_file("validate-spec-missing.stderr"));
 }
 
 #[test]
