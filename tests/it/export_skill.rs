@@ -8,7 +8,7 @@ use bernstein_skills::{Layers, output::render};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-use super::support::{Sandbox, classic_spec};
+use super::support::{Sandbox, assert_snapshot, classic_spec, snapshot_file};
 
 fn layered() -> Sandbox {
     let sb = Sandbox::new();
@@ -95,10 +95,9 @@ fn an_executable_script_stays_executable() {
     let out = sb.path().join("out/writer/scripts/run.sh");
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o644)).unwrap();
     let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
-    assert!(
-        run.stdout
-            .contains("    ~ scripts/run.sh (execute bit missing)"),
-        "{run:#?}"
+    assert_snapshot(
+        run.transcript(&["export", "--format", "skill", "--check", "out"]),
+        snapshot_file("export_skill-check-execute-bit.txt"),
     );
     sb.run(&["export", "--format", "skill", "--out", "out"])
         .ok();
@@ -125,10 +124,10 @@ fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
     sb.write("base", "gone/SKILL.md", "---\ndescription: Going.\n---\n");
     sb.run(&["export", "--format", "skill", "--out", "out"])
         .ok();
-    assert!(
+    assert_snapshot(
         sb.run(&["export", "--format", "skill", "--check", "out"])
-            .ok()
-            .ends_with("all manifests up to date\n")
+            .ok(),
+        snapshot_file("export_skill-check-up-to-date.txt"),
     );
     let out = sb.path().join("out");
     std::fs::remove_dir_all(sb.layer("base").join("gone")).unwrap();
@@ -226,10 +225,9 @@ fn writing_never_follows_a_symlink_planted_in_the_output() {
     std::os::unix::fs::symlink(sb.path().join("elsewhere"), out.join("references")).unwrap();
     // The link is not something export wrote: refused, never followed.
     let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
-    assert!(
-        run.failed()
-            .contains("    ! references is a symbolic link to [ROOT]/elsewhere\n"),
-        "{run:#?}"
+    assert_snapshot(
+        run.failed(),
+        snapshot_file("export_skill-symlinked-directory.stderr"),
     );
     let check = sb.run(&["export", "--format", "skill", "--check", "out"]);
     assert_eq!(check.code, Some(1), "{check:#?}");
