@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::support::Sandbox;
+use super::support::{Sandbox, assert_snapshot, snapshot_file};
 
 /// `allowed-tools`, `references`, `body` and `metadata.allowed` belong to
 /// the base and team layers, `model` to the base layer alone.
@@ -193,18 +193,9 @@ fn a_directive_on_an_owned_list_is_refused_in_a_layer_it_does_not_list() {
         "references: [{$patch: replace}, mine.md]\nmetadata: {allowed: {$patch: delete}}\n",
     );
     let run = sb.run(&["validate"]);
-    let owned: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains("may be set only"))
-        .collect();
-    assert_eq!(
-        owned,
-        [
-            "[ROOT]/layers/user/writer.yaml:1:1: error: 'references' may be set only in the base and team layers",
-            "[ROOT]/layers/user/writer.yaml:2:12: error: 'metadata.allowed' may be set only in the base and team layers",
-        ],
-        "{run:#?}"
+    assert_snapshot(
+        run.transcript(&["validate"]),
+        snapshot_file("ownership-directives-on-owned-fields.txt"),
     );
 }
 
@@ -220,18 +211,23 @@ fn show_and_export_refuse_the_skill_like_any_invalid_fragment() {
     let line = "[ROOT]/layers/user/writer.yaml:2:1: error: 'allowed-tools' may be set only in the base and team layers\n";
     assert_eq!(sb.run(&["show", "writer"]).failed(), line);
     assert_eq!(sb.run(&["explain", "writer"]).failed(), line);
+    let mut runs = String::new();
     for format in ["json", "skill"] {
         let out = sb.path().join(format!("out-{format}"));
-        let run = sb.run(&["export", "--format", format, "--out", out.to_str().unwrap()]);
+        let args = ["export", "--format", format, "--out", out.to_str().unwrap()];
+        let run = sb.run(&args);
         let stderr = run.failed();
         assert_eq!(
             stderr.lines().filter(|l| l.contains(": error: ")).count(),
             1,
             "{stderr}"
         );
-        assert!(stderr.contains(line), "{stderr}");
+        let shown = format!("[ROOT]/out-{format}");
+        runs.push_str(&run.transcript(&["export", "--format", format, "--out", &shown]));
         assert!(!out.exists(), "{format}: nothing is written");
     }
+    // The same error, and the summary.
+    assert_snapshot(runs, snapshot_file("ownership-export-refused.txt"));
     // The other skill is unaffected.
     assert_eq!(
         sb.run(&["show", "reviewer"]).json()["description"],
@@ -242,26 +238,9 @@ fn show_and_export_refuse_the_skill_like_any_invalid_fragment() {
 #[test]
 fn the_spec_command_and_the_schema_name_the_owning_layers() {
     let sb = owned();
+    // The owned fields' rows end with the layers that may set them.
     let out = sb.run(&["spec"]).ok().to_owned();
-    let row = |field: &str| {
-        out.lines()
-            .find(|l| l.starts_with(&format!("{field} ")))
-            .unwrap_or_else(|| panic!("no row for {field}: {out}"))
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    assert_eq!(
-        row("allowed-tools"),
-        "allowed-tools OVERRIDE string or list of string \"\" only base+team"
-    );
-    assert_eq!(row("model"), "model OVERRIDE string \"\" only base");
-    assert_eq!(row("metadata"), "metadata DEEP_MERGE mapping {}");
-    assert_eq!(
-        row("metadata.allowed"),
-        "metadata.allowed OVERRIDE any - only base+team"
-    );
-    assert_eq!(row("description"), "description OVERRIDE string \"\"");
+    assert_snapshot(out, snapshot_file("ownership-spec.txt"));
     let schema = sb.run(&["schema"]).json();
     let hover = schema["properties"]["allowed-tools"]["description"]
         .as_str()
