@@ -237,9 +237,7 @@ fn bad_spec_is_one_error_naming_the_spec_file_and_the_entry() {
             let run = sb.run_cmd(cmd);
             let stderr = run.failed();
             assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-            runs.push_str(
-                &run.transcript(&[&args[..], &["--spec", "[ROOT]/bad-spec.yaml"]].concat()),
-            );
+            runs.push_str(&run.transcript(&[args, &["--spec", "[ROOT]/bad-spec.yaml"]].concat()));
         }
     }
     // Each command: one error, located in the spec file, naming the entry.
