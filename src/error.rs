@@ -686,6 +686,12 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
+    /// Is it about a place in a file (rather than, say, a name given on
+    /// the command line)? Then its line starts with [`Diagnostic::location`].
+    pub fn is_located(&self) -> bool {
+        self.file.is_some() || self.line.is_some()
+    }
+
     /// The `path:line:col` prefix (as much of it as is known).
     pub fn location(&self) -> String {
         let mut s = self
@@ -726,6 +732,9 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.is_located() {
+            return write!(f, "{}: {}", self.severity, self.message());
+        }
         write!(
             f,
             "{}: {}: {}",

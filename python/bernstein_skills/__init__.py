@@ -212,6 +212,9 @@ class Diagnostic:
     layer: SkillLayer | None = None
 
     def __str__(self) -> str:
+        # About no file (a name given as an argument): no place to name.
+        if self.file is None and self.line is None:
+            return f"{self.severity}: {self.message}"
         where = str(self.file) if self.file is not None else "<input>"
         if self.line is not None:
             where += f":{self.line}"

@@ -103,13 +103,17 @@ pub fn paint(text: &str, style: Style, stream: Stream) -> String {
     format!("{style}{text}{style:#}")
 }
 
-/// A diagnostic line, `path:line:col: error: message`, coloured.
+/// A diagnostic line, `path:line:col: error: message` (`error: message`
+/// when it is about no file), coloured.
 pub fn diagnostic(d: &Diagnostic, stream: Stream) -> String {
     let sev = match d.severity {
         Severity::Error => paint("error", Style::Red, stream),
         Severity::Warning => paint("warning", Style::Yellow, stream),
         Severity::Note => paint("note", Style::Dim, stream),
     };
+    if !d.is_located() {
+        return format!("{sev}: {}", d.message());
+    }
     format!(
         "{}: {sev}: {}",
         paint(&d.location(), Style::Bold, stream),
