@@ -135,7 +135,8 @@ fn follow_check_advice_as(
     let out = &check.stdout;
     if let Some(cmd) = out.lines().find_map(|l| {
         l.split_once("; run `")
-            .map(|(_, c)| c.trim_end_matches('`'))
+            .and_then(|(_, c)| c.split_once('`'))
+            .map(|(c, _)| c)
     }) {
         let mut args: Vec<String> = cmd
             .strip_prefix("bernstein skills ")
@@ -613,7 +614,8 @@ fn issue_28_5_check_without_a_ledger_keeps_its_verdicts_and_says_what_export_her
          changed: writer (out/writer/)\n    ~ SKILL.md\n      -description: Writes docs.\n      \
          +description: Writes docs, briefly.\n\
          unconfirmed: writer (out/writer/)\n    ! SKILL.md\n\
-         2 manifest(s) out of date; run `bernstein skills export --format skill --out out --prune`\n\
+         2 manifest(s) out of date; run `bernstein skills export --format skill --out out --prune` \
+         with the flag each line below names\n\
          \x20 unconfirmed: the record claims these files, but no export on this machine wrote \
          them, so an export here leaves them alone; take one over with --adopt NAME (an export \
          where they were written needs no flag)\n"

@@ -173,7 +173,8 @@ fn check_tells_hand_edits_and_hand_added_files_from_changes() {
         "changed: writer (out/writer/)\n    + references/glossary.md\n\
          hand-edited: writer (out/writer/)\n    ~ references/style.md (9 → 13 bytes)\n\
          hand-added: writer (out/writer/)\n    ? references/extra.md\n\
-         1 manifest(s) out of date; run `bernstein skills export --format skill --out out --prune`\n\
+         1 manifest(s) out of date; run `bernstein skills export --format skill --out out --prune` \
+         with the flag each line below names\n\
          \x20 hand-edited: export refuses to overwrite these without --force\n\
          \x20 hand-added: export did not write these files and never deletes them; \
          remove them by hand for this check to pass\n"

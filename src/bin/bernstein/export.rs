@@ -420,30 +420,33 @@ fn report_drift(
     }
     let mut out = places.to_owned();
     let (mut unmanaged, mut hand_edited, mut unconfirmed) = (false, false, false);
-    // How many skills an export fixes (with the flags the hints name), and
-    // how many hold files only a person can remove; the drift comes sorted
-    // by name, a skill's kinds together.
-    let (mut names, mut hand_added) = (0usize, 0usize);
-    let (mut last_fixed, mut last_added): (Option<&str>, Option<&str>) = (None, None);
+    // Per skill (the drift comes sorted by name, a skill's kinds together):
+    // fixed by the command the summary names, left as it is by that
+    // command until a flag says so, or holding files only a person can
+    // remove.
+    let (mut fixed, mut left, mut hand_added) = (0usize, 0usize, 0usize);
+    for kinds in drift.chunk_by(|a, b| a.0 == b.0) {
+        let any = |f: fn(&Drift) -> bool| kinds.iter().any(|(_, d)| f(d));
+        if any(|d| {
+            matches!(
+                d,
+                Drift::Unmanaged(_) | Drift::HandEdited(_) | Drift::Unconfirmed(_)
+            )
+        }) {
+            left += 1;
+        } else if any(|d| matches!(d, Drift::Added | Drift::Removed | Drift::Changed(_))) {
+            fixed += 1;
+        }
+        if any(|d| matches!(d, Drift::HandAdded(_))) {
+            hand_added += 1;
+        }
+    }
     for (name, d) in &drift {
         // Printed as it goes: a directory with 500,000 stale entries is
         // never held as one text.
         if out.len() >= 64 * 1024 {
             output::print(&out);
             out.clear();
-        }
-        let last = if matches!(d, Drift::HandAdded(_)) {
-            &mut last_added
-        } else {
-            &mut last_fixed
-        };
-        if *last != Some(name.as_str()) {
-            *last = Some(name.as_str());
-            if matches!(d, Drift::HandAdded(_)) {
-                hand_added += 1;
-            } else {
-                names += 1;
-            }
         }
         let place = match format {
             Format::Json => text::path(&dir.join(format!("{name}.json"))),
@@ -490,18 +493,25 @@ fn report_drift(
             out.push_str(&format!("    {l}\n"));
         }
     }
-    if names == 0 {
+    if fixed + left > 0 {
+        // The command alone fixes the first kind; the second needs the
+        // flag its line below names, which is the person's decision.
+        let with = if left > 0 {
+            " with the flag each line below names"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`{with}\n",
+            fixed + left,
+            format_flag(options),
+            text::path(dir)
+        ));
+    } else {
         out.push_str(&match hand_added {
             1 => "1 skill directory holds files export did not write\n".to_owned(),
             n => format!("{n} skill directories hold files export did not write\n"),
         });
-    } else {
-        out.push_str(&format!(
-            "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`\n",
-            names,
-            format_flag(options),
-            text::path(dir)
-        ));
     }
     if unmanaged {
         out.push_str(
