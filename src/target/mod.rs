@@ -757,7 +757,12 @@ impl Target {
                     format!(
                         "must equal the skill's directory name '{}'; got {}",
                         text::excerpt(&effective.name, EXCERPT_CHARS),
-                        text::json_excerpt(&value, 60)
+                        // Quoted as every message quotes a string (escaped
+                        // as a terminal sees it); any other value as JSON.
+                        match &value {
+                            Value::String(s) => format!("'{}'", text::excerpt(s, 60)),
+                            v => text::json_excerpt(v, 60),
+                        }
                     ),
                     severity,
                 ));

@@ -151,7 +151,7 @@ fn required_fields_names_and_other_fields() {
             "user/w.yaml:2:19: warning: standard: 'trigger_keywords' is not accepted (the consumer \
              refuses a skill that sets it)",
             "user/w.yaml:1:7: warning: standard: 'name' must equal the skill's directory name 'w'; \
-             got \"Renamed\"",
+             got 'Renamed'",
             "user/w.yaml: warning: standard: 'description' is required, but no layer sets it",
             "user/w.yaml:1:7: warning: standard: 'name' must be lowercase letters, digits and \
              single hyphens; got 'Renamed'",

@@ -182,7 +182,7 @@ fn the_standards_rules_are_a_target_located_in_yaml() {
             Some(1),
             vec![
                 "[ROOT]/layers/team/s.yaml:1:7: warning: 'name' is 'Bad--Name' but the file is named 's'".to_owned(),
-                "[ROOT]/layers/team/s.yaml:1:7: error: agent-skills: 'name' must equal the skill's directory name 's'; got \"Bad--Name\"".to_owned(),
+                "[ROOT]/layers/team/s.yaml:1:7: error: agent-skills: 'name' must equal the skill's directory name 's'; got 'Bad--Name'".to_owned(),
                 "[ROOT]/layers/team/s.yaml:2:14: error: agent-skills: 'description' is required, but its value is empty".to_owned(),
                 "[ROOT]/layers/team/s.yaml:3:16: error: agent-skills: 'compatibility' must be at most 500 characters long; got 501".to_owned(),
                 "[ROOT]/layers/team/s.yaml:1:7: error: agent-skills: 'name' must be lowercase letters, letters without case and digits, in words joined by single hyphens; got 'Bad--Name'".to_owned(),
@@ -371,7 +371,7 @@ fn a_skill_directory_whose_name_breaks_the_standard_is_reported_at_its_file() {
         lines,
         [
             "[ROOT]/layers/base/My_Skill/SKILL.md:2:7: warning: 'name' is 'my-skill' but the file is named 'My_Skill'",
-            "[ROOT]/layers/base/My_Skill/SKILL.md:2:7: error: agent-skills: 'name' must equal the skill's directory name 'My_Skill'; got \"my-skill\"",
+            "[ROOT]/layers/base/My_Skill/SKILL.md:2:7: error: agent-skills: 'name' must equal the skill's directory name 'My_Skill'; got 'my-skill'",
         ]
     );
 }
