@@ -421,23 +421,15 @@ fn report_drift(
     let mut out = places.to_owned();
     let (mut unmanaged, mut hand_edited, mut unconfirmed) = (false, false, false);
     // Per skill (the drift comes sorted by name, a skill's kinds together):
-    // fixed by the command the summary names, left as it is by that
-    // command until a flag says so, or holding files only a person can
-    // remove.
-    let (mut fixed, mut left, mut hand_added) = (0usize, 0usize, 0usize);
+    // one an export fixes (with the flags the lines below name), and one
+    // holding files only a person can remove.
+    let (mut names, mut hand_added) = (0usize, 0usize);
     for kinds in drift.chunk_by(|a, b| a.0 == b.0) {
-        let any = |f: fn(&Drift) -> bool| kinds.iter().any(|(_, d)| f(d));
-        if any(|d| {
-            matches!(
-                d,
-                Drift::Unmanaged(_) | Drift::HandEdited(_) | Drift::Unconfirmed(_)
-            )
-        }) {
-            left += 1;
-        } else if any(|d| matches!(d, Drift::Added | Drift::Removed | Drift::Changed(_))) {
-            fixed += 1;
+        let hand = |(_, d): &(String, Drift)| matches!(d, Drift::HandAdded(_));
+        if !kinds.iter().all(hand) {
+            names += 1;
         }
-        if any(|d| matches!(d, Drift::HandAdded(_))) {
+        if kinds.iter().any(hand) {
             hand_added += 1;
         }
     }
@@ -493,17 +485,16 @@ fn report_drift(
             out.push_str(&format!("    {l}\n"));
         }
     }
-    if fixed + left > 0 {
-        // The command alone fixes the first kind; the second needs the
+    if names > 0 {
+        // The command alone fixes what needs no flag; the rest needs the
         // flag its line below names, which is the person's decision.
-        let with = if left > 0 {
+        let with = if unmanaged || hand_edited || unconfirmed {
             " with the flag each line below names"
         } else {
             ""
         };
         out.push_str(&format!(
-            "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`{with}\n",
-            fixed + left,
+            "{names} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`{with}\n",
             format_flag(options),
             text::path(dir)
         ));
