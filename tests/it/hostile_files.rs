@@ -509,10 +509,8 @@ fn a_translated_file_that_is_not_a_mapping_is_reported_by_validate_for_its_targe
     export_clean(&sb);
     sb.write("team", "pdf-tables/agents/openai.yaml", "- a list\n");
     let run = sb.run(&["validate", "--target", "codex"]);
-    assert_eq!(run.code, Some(1), "{run:#?}");
-    assert_eq!(run.stderr, "", "{run:#?}");
     assert_snapshot(
-        &run.stdout,
+        run.failed_report(),
         snapshot_file("hostile_files-translated-file-not-a-mapping-validate.txt"),
     );
     let run = sb.run(&["export", "--target", "codex", "--out", "fresh"]);
@@ -545,10 +543,8 @@ fn the_fixes_the_messages_suggest_work() {
     sb.write("team", "pdf-tables/references/evil/SKILL.md", "---\n---\n");
     sb.write("user", "pdf-tables/references/style.md/x.md", "x\n");
     let run = sb.run(&["validate", "--strict", "--target", "codex"]);
-    assert_eq!(run.code, Some(1), "{run:#?}");
-    assert_eq!(run.stderr, "", "{run:#?}");
     assert_snapshot(
-        &run.stdout,
+        run.failed_report(),
         snapshot_file("hostile_files-fixes-suggested.txt"),
     );
     std::fs::rename(team.join("Agents"), team.join("agents")).unwrap();
@@ -563,10 +559,8 @@ fn the_fixes_the_messages_suggest_work() {
     )
     .unwrap();
     let run = sb.run(&["validate", "--strict", "--target", "codex"]);
-    assert_eq!(run.code, Some(1), "{run:#?}");
-    assert_eq!(run.stderr, "", "{run:#?}");
     assert_snapshot(
-        &run.stdout,
+        run.failed_report(),
         snapshot_file("hostile_files-fixes-one-conflict-left.txt"),
     );
     std::fs::remove_dir_all(sb.layer("user").join("pdf-tables")).unwrap();

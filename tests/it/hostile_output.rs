@@ -55,11 +55,9 @@ fn validate_escapes_keys_and_messages() {
         ),
     );
     let out = sb.run(&["validate"]);
-    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_clean(&out);
-    assert_eq!(out.stderr, "", "{out:#?}");
     assert_snapshot(
-        &out.stdout,
+        out.failed_report(),
         snapshot_file("hostile_output-validate-evil-key.txt"),
     );
     let json = sb.run(&["validate", "--json"]);
@@ -73,11 +71,9 @@ fn validate_escapes_keys_and_messages() {
         format!("description: ok\nname: {}\n", evil_yaml(EVIL)),
     );
     let out = sb.run(&["validate", "--target", "agent-skills"]);
-    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_clean(&out);
-    assert_eq!(out.stderr, "", "{out:#?}");
     assert_snapshot(
-        &out.stdout,
+        out.failed_report(),
         snapshot_file("hostile_output-validate-evil-name.txt"),
     );
 }
@@ -130,11 +126,9 @@ fn export_check_escapes_names_and_old_manifest_bytes() {
     )
     .unwrap();
     let check = sb.run(&["export", "--check", "manifests"]);
-    assert_eq!(check.code, Some(1), "{check:#?}");
     assert_clean(&check);
-    assert_eq!(check.stderr, "", "{check:#?}");
     assert_snapshot(
-        &check.stdout,
+        check.failed_report(),
         snapshot_file("hostile_output-export-check-forged-manifest.txt"),
     );
     let export = sb.run(&["export", "--out", "manifests"]);
@@ -150,11 +144,9 @@ fn export_check_escapes_names_and_old_manifest_bytes() {
     std::fs::write(skill.join("evil\u{1b}[2J\nFORGED.md"), "x").unwrap();
     std::os::unix::fs::symlink("/else\u{1b}[2J\nFORGED", skill.join("SKILL.md.d")).unwrap();
     let out = sb.run(&["export", "--format", "skill", "--check", "skills"]);
-    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_clean(&out);
-    assert_eq!(out.stderr, "", "{out:#?}");
     assert_snapshot(
-        &out.stdout,
+        out.failed_report(),
         snapshot_file("hostile_output-export-check-forged-file-names.txt"),
     );
 }
@@ -320,11 +312,9 @@ fn tag_characters_in_a_quoted_value_of_a_diagnostic_are_escaped() {
         ),
     );
     let out = sb.run(&["validate", "--target", "agent-skills"]);
-    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_nothing_hidden(&out);
-    assert_eq!(out.stderr, "", "{out:#?}");
     assert_snapshot(
-        &out.stdout,
+        out.failed_report(),
         snapshot_file("hostile_output-validate-tagged-name.txt"),
     );
 }

@@ -313,6 +313,14 @@ impl Run {
         &self.stdout
     }
 
+    /// Exit 1 with the report on stdout (`validate`, `export --check`,
+    /// `--json` errors) and nothing on stderr; returns stdout.
+    pub fn failed_report(&self) -> &str {
+        assert_eq!(self.code, Some(1), "expected exit code 1: {self:#?}");
+        assert_eq!(self.stderr, "", "the report is stdout: {self:#?}");
+        &self.stdout
+    }
+
     /// Exit 0 (stderr may hold warnings); returns stdout.
     pub fn success(&self) -> &str {
         assert_eq!(self.code, Some(0), "expected success: {self:#?}");
