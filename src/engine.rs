@@ -420,28 +420,22 @@ impl Skills {
     /// warnings for shadowed forms, name mismatches and overrides with no
     /// effect.
     pub fn validate(&self, names: Option<&[String]>, jobs: usize) -> Report {
-        let mut report = Report {
-            diagnostics: self.layer_warnings(),
-            ..Report::default()
-        };
-        let results = match names {
-            Some(names) => crate::par::map(names, jobs, |name| self.validate_one(name)),
+        let (results, diagnostics) = match names {
+            Some(names) => (
+                crate::par::map(names, jobs, |name| self.validate_one(name)),
+                self.layer_warnings(),
+            ),
             None => {
-                let (catalog, skipped) = self.layers.catalog_with_skipped();
-                report.diagnostics.extend(skipped.into_iter().map(|s| {
-                    Diagnostic::warning(
-                        Some(&s.path),
-                        DiagnosticKind::SkippedName {
-                            reason: s.reason.to_owned(),
-                        },
-                    )
-                    .in_layer(s.layer)
-                }));
-                report.diagnostics.extend(lookalikes(&catalog));
-                crate::par::map(&catalog, jobs, |(name, located)| {
+                let (catalog, diagnostics) = self.catalog_report();
+                let results = crate::par::map(&catalog, jobs, |(name, located)| {
                     self.validate_located(name, located)
-                })
+                });
+                (results, diagnostics)
             }
+        };
+        let mut report = Report {
+            diagnostics,
+            ..Report::default()
         };
         for one in results {
             report.files += one.files;
@@ -449,6 +443,25 @@ impl Skills {
             report.diagnostics.extend(one.diagnostics);
         }
         report
+    }
+
+    /// Every skill of the layers, with what [`Skills::validate`] says
+    /// before any one skill: the layer directories' diagnostics, the
+    /// entries skipped for their names, and names that look alike.
+    pub(crate) fn catalog_report(&self) -> (Vec<(String, Vec<Located>)>, Vec<Diagnostic>) {
+        let mut diagnostics = self.layer_warnings();
+        let (catalog, skipped) = self.layers.catalog_with_skipped();
+        diagnostics.extend(skipped.into_iter().map(|s| {
+            Diagnostic::warning(
+                Some(&s.path),
+                DiagnosticKind::SkippedName {
+                    reason: s.reason.to_owned(),
+                },
+            )
+            .in_layer(s.layer)
+        }));
+        diagnostics.extend(lookalikes(&catalog));
+        (catalog, diagnostics)
     }
 
     /// The warnings [`Skills::validate`] gives about a resolved skill (a

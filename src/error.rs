@@ -755,6 +755,14 @@ pub enum Error {
     /// One or more fragments are invalid; every problem found is listed.
     #[error("{}", .0.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<Diagnostic>),
+    /// A strict export ([`crate::export::ExportOptions::strict`]) wrote
+    /// nothing: validate finds these problems, errors and warnings, in its
+    /// order.
+    #[error("strict: {} problem(s) that validate reports; nothing was written\n{}", problems.len(), problems.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))]
+    Strict {
+        /// Every problem, as [`crate::Skills::validate`] lists them.
+        problems: Vec<Diagnostic>,
+    },
     /// No layer holds the skill.
     #[error("skill '{name}' not found in any layer (searched {}){}", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "), suggestion.as_ref().map(|s| format!("; did you mean '{s}'?")).unwrap_or_default())]
     NotFound {

@@ -309,6 +309,9 @@ def _translate(
     errors = [d for d in diagnostics if d.severity == "error"] or diagnostics
     if kind in ("not_found", "invalid_name", "no_layers") and name is not None:
         return SkillNotFoundError(name, searched or [])
+    if kind == "strict":
+        # Warnings count too: every problem is listed, in validate's order.
+        return SkillError(message, diagnostics)
     if kind == "unknown_field":
         return UnknownFieldError(errors[0].field or "", errors)
     if kind == "wrong_type":
@@ -698,12 +701,15 @@ def export(
     force: bool = False,
     keep_going: bool = False,
     state_dir: str | os.PathLike[str] | None = None,
+    strict: bool = False,
 ) -> ExportResult:
     """Write every effective skill into ``out`` (``format``: ``"json"``, one
     ``NAME.json`` each, or ``"skill"``, one ``NAME/SKILL.md`` directory
     each). Export owns only what it wrote: a skill whose output it did not
     write, or that was edited by hand, is refused (listed in ``refused``)
-    unless ``adopt``/``adopt_all``/``force`` say otherwise."""
+    unless ``adopt``/``adopt_all``/``force`` say otherwise. With ``strict``,
+    nothing is written if :func:`validate` would report any problem, error
+    or warning: :class:`SkillError` is raised with every one of them."""
     resolved = _paths(paths, env)
     try:
         done = _native.export(
@@ -717,6 +723,7 @@ def export(
             force,
             keep_going,
             os.fspath(state_dir) if state_dir is not None else None,
+            strict,
         )
     except _native.EngineError as e:
         raise _translate(e) from None

@@ -45,4 +45,5 @@ def export(
     force: bool = False,
     keep_going: bool = False,
     state_dir: str | None = None,
+    strict: bool = False,
 ) -> dict[str, Any]: ...

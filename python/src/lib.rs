@@ -330,6 +330,14 @@ fn error(py: Python<'_>, e: Error) -> PyErr {
                 details.set_item("diagnostics", vec![diagnostic_dict(py, d)?])?;
                 ("spec", e.to_string())
             }
+            Error::Strict { problems } => {
+                let list = PyList::empty(py);
+                for d in problems {
+                    list.append(diagnostic_dict(py, d)?)?;
+                }
+                details.set_item("diagnostics", list)?;
+                ("strict", e.to_string())
+            }
             Error::Invalid(ds) => {
                 let list = PyList::empty(py);
                 for d in ds {
@@ -771,7 +779,7 @@ fn targets(py: Python<'_>, dirs: Vec<PathBuf>) -> PyResult<Vec<(String, PathBuf)
 /// Writes every effective skill into `out` (owning only what it wrote):
 /// `{written, unchanged, removed, failed, refused, kept}`.
 #[pyfunction]
-#[pyo3(signature = (spec, paths, out, format="json", prune=false, adopt=Vec::new(), adopt_all=false, force=false, keep_going=false, state_dir=None))]
+#[pyo3(signature = (spec, paths, out, format="json", prune=false, adopt=Vec::new(), adopt_all=false, force=false, keep_going=false, state_dir=None, strict=false))]
 #[allow(clippy::too_many_arguments)]
 fn export<'py>(
     py: Python<'py>,
@@ -785,6 +793,7 @@ fn export<'py>(
     force: bool,
     keep_going: bool,
     state_dir: Option<PathBuf>,
+    strict: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let format = match Format::from_label(format) {
         Some(f) => f,
@@ -806,6 +815,7 @@ fn export<'py>(
                 force,
                 keep_going,
                 state_dir: state_dir.as_deref(),
+                strict,
                 ..ExportOptions::default()
             };
             skills.export_with(&out, &options)

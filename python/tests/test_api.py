@@ -214,6 +214,25 @@ def test_validate_targets_export(tmp_path: Path) -> None:
         bs.export(tmp_path / "x", paths=demo(), format="yaml")
 
 
+def test_strict_export_writes_nothing_while_validate_reports_a_problem(tmp_path: Path) -> None:
+    spec = bs.MergeSpec.load(SHIPPED)
+    # A user override with the base's value: a warning, which strict refuses.
+    paths = tree(
+        tmp_path / "layers",
+        {"base/w.yaml": "description: Writes.\n", "user/w.yaml": "description: Writes.\n"},
+    )
+    found = bs.validate(paths=paths, spec=spec)
+    assert [d.severity for d in found] == ["warning"]
+    with pytest.raises(bs.SkillError) as e:
+        bs.export(tmp_path / "out", paths=paths, spec=spec, strict=True)
+    assert [str(d) for d in e.value.diagnostics] == [str(d) for d in found]
+    assert str(e.value).startswith("strict: 1 problem(s)")
+    assert not (tmp_path / "out").exists()
+    # Without a problem, a strict export writes as any export does.
+    (paths.user / "w.yaml").write_text("description: Writes well.\n")
+    assert bs.export(tmp_path / "out", paths=paths, spec=spec, strict=True).written == ("w",)
+
+
 def test_calls_from_many_threads_agree(tmp_path: Path) -> None:
     files = {f"base/s{i}.yaml": f"description: d{i}\ntrigger_keywords: [k{i}]\n" for i in range(50)}
     files.update({f"user/s{i}.yaml": f"author: u{i}\n" for i in range(0, 50, 2)})

@@ -64,10 +64,11 @@ pub use outdir::{EntryKind, OutDir};
 use plan::{Action, Ctx, Plan, Planned, Pruned, Trust, on_disk, read_record};
 pub use record::RECORD_NAME;
 use record::{FileRecord, Record, SkillRecord, sha256};
+use rendered::Made;
 pub use write::write_atomic;
 
 use crate::engine::Skills;
-use crate::error::{Error, Result};
+use crate::error::{Diagnostic, Error, Result};
 use crate::source::Located;
 use crate::text::{EXCERPT_CHARS, excerpt};
 
@@ -125,6 +126,11 @@ pub struct ExportOptions<'a> {
     /// ([`Exported::warnings`]), found from the skill as it was resolved
     /// to be written.
     pub warnings: bool,
+    /// Write nothing if [`Skills::validate`] finds any problem, error or
+    /// warning, in the layers or any skill: the export then fails with
+    /// [`Error::Strict`]. The problems are found from the skills as
+    /// resolved for the export, each read and merged once.
+    pub strict: bool,
 }
 
 impl ExportOptions<'_> {
@@ -308,7 +314,12 @@ impl Skills {
     pub fn export_with(&self, dir: &Path, options: &ExportOptions) -> Result<Exported> {
         self.require_layers()?;
         self.check_reach(dir, options)?;
-        let catalog = self.layers().catalog();
+        // Under `strict`, with what validate says before any one skill.
+        let (catalog, prelude) = if options.strict {
+            self.catalog_report()
+        } else {
+            (self.layers().catalog(), Vec::new())
+        };
         let provided = |name: &str| {
             catalog
                 .binary_search_by(|(n, _)| n.as_str().cmp(name))
@@ -347,7 +358,7 @@ impl Skills {
             }
         }
         if out.is_new() {
-            return self.export_new(out, &catalog, options);
+            return self.export_new(out, &catalog, prelude, options);
         }
         // One copy of the record, changed in place once the files are
         // written; the bytes read are kept only as a digest.
@@ -366,12 +377,17 @@ impl Skills {
         let adopted: BTreeSet<&str> = options.adopt.iter().map(String::as_str).collect();
         let kept = AtomicUsize::new(0);
         let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
-            let (files, resolved) =
-                match rendered::made_for(self, name, located, format, options.target) {
-                    Ok(Some(made)) => made,
-                    Ok(None) => return Planned::Off,
-                    Err(e) => return Planned::Failed(Box::new(e)),
-                };
+            let made = rendered::made_for(self, name, located, format, options.target);
+            let problems = self.strict_report(name, located, &made, options);
+            let Made { files, resolved } = match made {
+                Ok(made) => made,
+                Err(e) => return (Planned::Failed(Box::new(e)), problems),
+            };
+            let files = match files {
+                Ok(Some(files)) => files,
+                Ok(None) => return (Planned::Off, problems),
+                Err(e) => return (Planned::Failed(Box::new(e)), problems),
+            };
             let rec = record.skills.get(name);
             let led = ledger.record.skills.get(name);
             let on = disk.get(name).copied();
@@ -384,7 +400,7 @@ impl Skills {
             // Only plans that do something are kept: a re-export with
             // nothing to do holds no more than a flag per skill.
             if plan.is_noop(rec) {
-                return Planned::Unchanged { learn: led != rec };
+                return (Planned::Unchanged { learn: led != rec }, problems);
             }
             match ctx.trust(name, Some(&files), rec, led, on) {
                 Trust::None | Trust::Whole(_) => {}
@@ -408,7 +424,8 @@ impl Skills {
                     }
                 }
             }
-            let warnings = if options.warnings && plan.writes() {
+            // Under `strict`, a skill is written only if it has none.
+            let warnings = if options.warnings && !options.strict && plan.writes() {
                 self.warnings_at(name, located, &resolved)
             } else {
                 Vec::new()
@@ -420,8 +437,10 @@ impl Skills {
                 let size: usize = files.iter().map(|f| f.bytes.len()).sum();
                 (kept.fetch_add(size, Ordering::Relaxed) + size <= KEEP_BYTES).then_some(files)
             };
-            Planned::Ready(Box::new(plan), files, warnings)
+            (Planned::Ready(Box::new(plan), files, warnings), problems)
         });
+        let (planned, problems): (Vec<Planned>, Vec<_>) = planned.into_iter().unzip();
+        strict_refusal(prelude, problems)?;
         // Switched off: gone, as far as the output goes.
         let off: BTreeSet<&str> = catalog
             .iter()
@@ -699,6 +718,25 @@ impl Skills {
         })
     }
 
+    /// Under `options.strict`: what [`Skills::validate`] says of skill
+    /// `name`, from the skill as `made` for the export when it resolved.
+    fn strict_report(
+        &self,
+        name: &str,
+        located: &[Located],
+        made: &Result<Made>,
+        options: &ExportOptions,
+    ) -> Vec<Diagnostic> {
+        if !options.strict {
+            return Vec::new();
+        }
+        match made {
+            Ok(made) => self.resolved_report(name, located, &made.resolved),
+            Err(_) => self.validate_located(name, located),
+        }
+        .diagnostics
+    }
+
     /// Lists `plan`'s hand-added files in `report`.
     fn report_kept(&self, out: &OutDir, plan: &Plan, report: &mut Exported) {
         report
@@ -768,6 +806,7 @@ impl Skills {
         &self,
         mut out: OutDir,
         catalog: &[(String, Vec<Located>)],
+        prelude: Vec<Diagnostic>,
         options: &ExportOptions,
     ) -> Result<Exported> {
         let format = options.effective_format();
@@ -779,16 +818,16 @@ impl Skills {
         // One small result per skill (errors boxed): with 100,000 skills
         // the results are held three times over while the workers' parts
         // are put back in order. `Ok(None)`: not written.
-        let results = crate::par::map(catalog, options.jobs, |(name, located)| {
-            let made =
-                rendered::made_for(self, name, located, format, options.target).map_err(|e| {
-                    if !options.keep_going {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                    Box::new(e)
-                })?;
+        let write_new = |name: &str, located: &[Located], made: Result<Made>| {
+            let failed = |e| {
+                if !options.keep_going {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Box::new(e)
+            };
+            let Made { files, resolved } = made.map_err(failed)?;
             // Switched off: nothing to write.
-            let Some((files, resolved)) = made else {
+            let Some(files) = files.map_err(failed)? else {
                 return Ok(Some(None));
             };
             if stop.load(Ordering::Relaxed) {
@@ -806,13 +845,26 @@ impl Skills {
                 }
                 entry.push((f.rel.clone(), f.record()));
             }
-            let warnings = if options.warnings {
+            // Under `strict`, a skill is written only if it has none.
+            let warnings = if options.warnings && !options.strict {
                 self.warnings_at(name, located, &resolved)
             } else {
                 Vec::new()
             };
             Ok(Some(Some((SkillRecord::new(entry), warnings))))
+        };
+        let results = crate::par::map(catalog, options.jobs, |(name, located)| {
+            let made = rendered::made_for(self, name, located, format, options.target);
+            let problems = self.strict_report(name, located, &made, options);
+            if !problems.is_empty() {
+                // Refused under `strict`: nothing more is written.
+                stop.store(true, Ordering::Relaxed);
+            }
+            (write_new(name, located, made), problems)
         });
+        // Dropped on refusal, the staging directory goes.
+        let (results, problems): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+        strict_refusal(prelude, problems)?;
         let mut report = Exported {
             stale_removed: out.stale_removed().to_vec(),
             new_dir: true,
@@ -1055,6 +1107,18 @@ fn changed_meanwhile(out: &OutDir, name: &str, format: Format) -> Error {
             "{}: its layers changed while the export was running; nothing more of it was written (export again)",
             crate::text::path(&out.shown(&format.entry(name)))
         ),
+    }
+}
+
+/// [`Error::Strict`] if `prelude` or any skill's `problems` holds one: what
+/// [`Skills::validate`] would report, in its order.
+fn strict_refusal(prelude: Vec<Diagnostic>, problems: Vec<Vec<Diagnostic>>) -> Result<()> {
+    let mut all = prelude;
+    all.extend(problems.into_iter().flatten());
+    if all.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Strict { problems: all })
     }
 }
 

@@ -18,22 +18,45 @@ pub(super) fn rendered_for(
     format: Format,
     target: Option<&crate::target::Target>,
 ) -> Result<Option<Rendered>> {
-    Ok(made_for(skills, name, located, format, target)?.map(|(files, _)| files))
+    made_for(skills, name, located, format, target)?.files
 }
 
-/// [`rendered_for`], with the skill resolved to make the files, for a
-/// caller that goes on with it ([`Skills::resolved_report`]).
+/// A skill as export makes it: resolved once, and what it exports as.
+pub(super) struct Made {
+    /// Its files (`None` when it is switched off for the target), or why
+    /// it cannot be exported.
+    pub files: Result<Option<Rendered>>,
+    /// The skill the files were made from, for a caller that goes on with
+    /// it ([`Skills::resolved_report`]).
+    pub resolved: Resolved,
+}
+
+/// [`rendered_for`], with the skill resolved to make the files; an error
+/// only when it does not resolve.
 pub(super) fn made_for(
     skills: &Skills,
     name: &str,
     located: &[Located],
     format: Format,
     target: Option<&crate::target::Target>,
-) -> Result<Option<(Rendered, Resolved)>> {
+) -> Result<Made> {
     if let Some(d) = unexportable_at(name, located) {
         return Err(d.into());
     }
     let resolved = skills.resolve_located(name, located)?;
+    let files = render(skills, name, located, format, target, &resolved);
+    Ok(Made { files, resolved })
+}
+
+/// What `resolved` exports as ([`rendered_for`]).
+fn render(
+    skills: &Skills,
+    name: &str,
+    located: &[Located],
+    format: Format,
+    target: Option<&crate::target::Target>,
+    resolved: &Resolved,
+) -> Result<Option<Rendered>> {
     let effective = resolved.effective();
     let switch = crate::target::switch(skills.spec(), effective);
     if !switch.enabled || target.is_some_and(|t| !switch.goes_to(&t.name)) {
@@ -89,7 +112,7 @@ pub(super) fn made_for(
                 format!("{name}.json"),
                 render::effective_to_json(effective).into_bytes(),
             )];
-            Ok(Some((files, resolved)))
+            Ok(Some(files))
         }
         Format::Skill => {
             let (skill_md, translated) = match target {
@@ -160,7 +183,7 @@ pub(super) fn made_for(
                 let text = crate::output::yaml_out::mapping(m.iter().map(|(k, v)| (k.as_str(), v)));
                 out.push(OutFile::new(format!("{name}/{rel}"), text.into_bytes()));
             }
-            Ok(Some((out, resolved)))
+            Ok(Some(out))
         }
     }
 }

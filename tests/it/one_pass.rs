@@ -172,3 +172,104 @@ fn export_gives_the_warnings_of_each_skill_written() {
     assert_eq!(done.written, ["writer"], "{done:?}");
     assert!(done.warnings.is_empty(), "{done:?}");
 }
+
+/// Bytes this thread has read from files (`rchar` of its
+/// `/proc/thread-self/io`): an export on one job runs on the calling
+/// thread, so tests running beside it do not count.
+fn read_by_this_thread() -> u64 {
+    let io = std::fs::read_to_string("/proc/thread-self/io").expect("Linux gives /proc");
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .and_then(|n| n.parse().ok())
+        .expect("an rchar line")
+}
+
+/// Every entry below `dir`, with its bytes (none for a directory).
+fn tree(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.push((p.clone(), None));
+                todo.push(p);
+            } else {
+                out.push((p.clone(), Some(std::fs::read(&p).unwrap())));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A strict export finds what validate would report from the skills it
+/// resolves to write them, each fragment read once: not validate's pass
+/// and then the export's. With any problem it writes nothing, into a new
+/// directory or one it wrote before, and gives them in validate's order
+/// and words.
+#[test]
+fn a_strict_export_checks_each_skill_as_it_resolves_it() {
+    use bernstein_skills::Error;
+    use bernstein_skills::export::{ExportOptions, Format};
+    // Fragments large enough that reading them dwarfs every other read.
+    const PAD: usize = 300_000;
+    let padded = |yaml: &str| format!("{yaml}# {}\n", "x".repeat(PAD));
+    let sb = Sandbox::new();
+    sb.write("base", "writer.yaml", padded("description: Writes.\n"));
+    sb.write("team", "writer.yaml", padded("trigger_keywords: [w]\n"));
+    sb.write("base", "reviewer.yaml", "description: Reviews.\n");
+    let fragments = 2 * PAD as u64;
+    let out = sb.path().join("out");
+    let state = sb.path().join("state");
+    let options = ExportOptions {
+        format: Format::Json,
+        jobs: 1,
+        state_dir: Some(&state),
+        strict: true,
+        ..ExportOptions::default()
+    };
+    let strict_export = |dir: &std::path::Path| {
+        let skills = sb.skills();
+        let before = read_by_this_thread();
+        let done = skills.export_with(dir, &options);
+        (done, read_by_this_thread() - before)
+    };
+    let (done, read) = strict_export(&out);
+    assert_eq!(done.unwrap().written, ["reviewer", "writer"]);
+    assert!(
+        (fragments..fragments * 3 / 2).contains(&read),
+        "read {read} bytes for {fragments} bytes of fragments"
+    );
+    // Into the directory it wrote, the changed skill.
+    sb.write("user", "writer.yaml", "description: Writes well.\n");
+    let (done, read) = strict_export(&out);
+    assert_eq!(done.unwrap().written, ["writer"]);
+    assert!(
+        (fragments..fragments * 3 / 2).contains(&read),
+        "read {read} bytes for {fragments} bytes of fragments"
+    );
+
+    // An override with no effect: a warning, which strict refuses.
+    sb.write("user", "reviewer.yaml", "description: Reviews.\n");
+    sb.write("user", "writer.yaml", "description: Writes better.\n");
+    let expected: Vec<String> = sb
+        .skills()
+        .validate(None, 1)
+        .diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(expected.len(), 1, "{expected:?}");
+    let was = tree(&out);
+    for dir in [&out, &sb.path().join("new")] {
+        let problems = match strict_export(dir).0 {
+            Err(Error::Strict { problems }) => problems,
+            other => panic!("{other:?}"),
+        };
+        let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(problems, expected);
+    }
+    assert_eq!(tree(&out), was, "nothing written or removed");
+    assert!(!sb.path().join("new").exists());
+}

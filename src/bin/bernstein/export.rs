@@ -92,9 +92,10 @@ pub struct ExportArgs {
     /// into it rather than to stderr; the exit code is the same.
     #[arg(long)]
     pub json: bool,
-    /// When writing: first run validate's checks on every skill, and write
-    /// nothing if any gives an error or a warning (a stale directive, an
-    /// override with no effect, a skill no lower layer defines, ...).
+    /// When writing: write nothing if validate's checks give any error or
+    /// warning (a stale directive, an override with no effect, a skill no
+    /// lower layer defines, ...), made on each skill as it is resolved to
+    /// be written.
     #[arg(long, conflicts_with = "check")]
     pub strict: bool,
 }
@@ -154,6 +155,7 @@ fn options<'a>(
         trust: Some(trust),
         // Printed with the text report; the JSON document has none.
         warnings: !args.json,
+        strict: args.strict,
         ..ExportOptions::default()
     }
 }
@@ -169,20 +171,6 @@ fn waiting(dir: &Path) {
 pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
     let skills = &global.skills()?;
     let trust = TrustStore::of(&global.env());
-    if args.strict {
-        let report = skills.validate(None, args.jobs.unwrap_or_else(par::default_jobs));
-        if !report.diagnostics.is_empty() {
-            output::warn_diagnostics(&report.diagnostics);
-            return Err(Error::Refused {
-                path: None,
-                message: format!(
-                    "--strict: {} problem(s) above, which `bernstein skills validate --strict` \
-                     lists too; nothing was written",
-                    report.diagnostics.len()
-                ),
-            });
-        }
-    }
     if !args.targets.is_empty() {
         return run_targets(args, global, skills, &trust);
     }
@@ -605,7 +593,20 @@ fn export(
     json: bool,
     places: &str,
 ) -> Result<(ExitCode, Value)> {
-    let report = skills.export_with(dir, options)?;
+    let report = match skills.export_with(dir, options) {
+        Err(Error::Strict { problems }) => {
+            output::warn_diagnostics(&problems);
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "--strict: {} problem(s) above, which `bernstein skills validate --strict` \
+                     lists too; nothing was written",
+                    problems.len()
+                ),
+            });
+        }
+        report => report?,
+    };
     // The warnings of each skill written travel with it, as with show.
     output::warn_diagnostics(&report.warnings);
     if json {
