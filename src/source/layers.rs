@@ -385,10 +385,13 @@ pub struct LayerDir {
     pub is_dir: bool,
     /// The path exists but is not a directory: the layer counts as absent.
     pub not_a_directory: bool,
-    /// Why the directory was refused (a symlink, or reached through one
-    /// inside the working tree; see [`crate::source::read_in_root`]): the layer counts as
-    /// absent, and every command that reads layers reports it as an error.
-    pub refused: Option<String>,
+    /// Why the directory was refused, as the error every command that
+    /// reads layers reports: at the directory (a symlink, or reached
+    /// through one inside the working tree; see
+    /// [`crate::source::read_in_root`]), or, for a base layer fed by
+    /// sources, at the file at fault (a sources file or lock that cannot be
+    /// used, located). The layer counts as absent.
+    pub refused: Option<Diagnostic>,
     /// The opened directory, which every file read from the layer stays
     /// beneath. Set when `is_dir`.
     pub root: Option<Arc<Root>>,
@@ -399,6 +402,43 @@ pub struct LayerDir {
 }
 
 impl LayerDir {
+    /// Refuses the layer for `reason`, at `at` (a file and position) or
+    /// else at the directory.
+    fn refuse(&mut self, at: Option<Diagnostic>, reason: String) {
+        let reason = format!("refusing the {}: {reason}", self.layer);
+        let d = match at {
+            Some(at) => Diagnostic {
+                kind: DiagnosticKind::Refused { reason },
+                severity: crate::error::Severity::Error,
+                ..at
+            },
+            None => Diagnostic::error(Some(&self.path), DiagnosticKind::Refused { reason }),
+        };
+        self.refused = Some(d.in_layer(self.layer));
+    }
+
+    /// Refuses the layer for error `e`, where `e` locates itself.
+    fn refuse_for(&mut self, e: crate::Error) {
+        match e {
+            crate::Error::Refused {
+                path: Some(path),
+                message,
+            } => self.refuse(
+                Some(Diagnostic::error(
+                    Some(&path),
+                    DiagnosticKind::Refused {
+                        reason: String::new(),
+                    },
+                )),
+                message,
+            ),
+            e => match e.diagnostics().first() {
+                Some(d) => self.refuse(Some(d.clone()), d.message()),
+                None => self.refuse(None, e.to_string()),
+            },
+        }
+    }
+
     /// Where the layer is and why, for people: `team: .bernstein/skills
     /// (project-local, found from the working directory)`, with `; does not
     /// exist` (or why it is not used) when it is not read. The path is
@@ -582,7 +622,7 @@ impl Layers {
                     }
                     Ok(None) => {}
                     Err(RootRefusal::NotADirectory) => dir.not_a_directory = true,
-                    Err(r) => dir.refused = Some(r.describe(&dir.path)),
+                    Err(r) => dir.refuse(None, r.describe(&dir.path)),
                 }
                 dir
             })
@@ -632,14 +672,15 @@ impl Layers {
     /// beside the local one: opened beneath itself with no boundary (it is
     /// the tool's own cache), every file read from it passed through
     /// `check` (its digest in the lock), or refused with `refused` (a
-    /// broken lock), which every command reports as an error. It is
+    /// broken lock), which every command reports as an error, located where
+    /// the error is (else at `path`). It is
     /// kept after the team and user directories, so that `dirs()[1]` stays
     /// the team layer; every skill's files are still ordered base first.
     pub fn add_upstream_base(
         &mut self,
         path: PathBuf,
         from: String,
-        refused: Option<String>,
+        refused: Option<crate::Error>,
         check: Option<super::confine::ContentCheck>,
     ) {
         let mut dir = LayerDir {
@@ -648,11 +689,13 @@ impl Layers {
             source: PlaceSource::Upstream,
             is_dir: false,
             not_a_directory: false,
-            refused,
+            refused: None,
             root: None,
             upstream: Some(from),
         };
-        if dir.refused.is_none() {
+        if let Some(e) = refused {
+            dir.refuse_for(e);
+        } else {
             match Root::open(&dir.path, &Boundary::default()) {
                 Ok(Some(mut root)) => {
                     if let Some(check) = check {
@@ -661,11 +704,11 @@ impl Layers {
                     dir.is_dir = true;
                     dir.root = Some(Arc::new(root));
                 }
-                Ok(None) => {
-                    dir.refused =
-                        Some("not in the cache; run `bernstein skills verify` to fetch it".into())
-                }
-                Err(r) => dir.refused = Some(r.describe(&dir.path)),
+                Ok(None) => dir.refuse(
+                    None,
+                    "not in the cache; run `bernstein skills verify` to fetch it".into(),
+                ),
+                Err(r) => dir.refuse(None, r.describe(&dir.path)),
             }
         }
         self.dirs.push(dir);
@@ -680,21 +723,7 @@ impl Layers {
     /// Layer directories that were refused (a symlink, or reached through
     /// one inside the working tree), as errors at their paths.
     pub fn refusals(&self) -> Vec<Diagnostic> {
-        self.dirs
-            .iter()
-            .filter_map(|d| {
-                let reason = d.refused.as_ref()?;
-                Some(
-                    Diagnostic::error(
-                        Some(&d.path),
-                        DiagnosticKind::Refused {
-                            reason: format!("refusing the {}: {reason}", d.layer),
-                        },
-                    )
-                    .in_layer(d.layer),
-                )
-            })
-            .collect()
+        self.dirs.iter().filter_map(|d| d.refused.clone()).collect()
     }
 
     /// What is wrong with the layer directories themselves: a path that is

@@ -99,10 +99,11 @@ impl Lock {
     /// Parses the text of a lock at `path`.
     pub fn parse(text: &str, path: &Path) -> Result<Lock> {
         if let Some(n) = conflict_line(text) {
-            return Err(crate::error::Error::Refused {
-                path: Some(format!("{}:{}:1", crate::text::path(path), n + 1).into()),
-                message: "the lock holds merge-conflict markers; resolve the conflict in sources.toml, then run `bernstein skills update --yes` to write the lock again".into(),
-            });
+            return Err(super::sources::located(
+                path,
+                Some((n + 1, 1)),
+                "the lock holds merge-conflict markers; resolve the conflict in sources.toml, then run `bernstein skills update --yes` to write the lock again",
+            ));
         }
         // The lock as this tool writes it is read line by line, and taken
         // only if writing it again gives the very same text; anything else

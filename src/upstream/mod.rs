@@ -194,12 +194,7 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>) -> Layers {
         Ok(Some(p)) => p,
         Ok(None) => return layers,
         Err(e) => {
-            layers.add_upstream_base(
-                paths.lock.clone(),
-                "sources".into(),
-                Some(e.to_string()),
-                None,
-            );
+            layers.add_upstream_base(paths.lock.clone(), "sources".into(), Some(e), None);
             return layers;
         }
     };
@@ -216,7 +211,10 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>) -> Layers {
             layers.add_upstream_base(
                 paths.lock.clone(),
                 from,
-                Some("no cache directory: set $XDG_CACHE_HOME or $HOME".into()),
+                Some(Error::Refused {
+                    path: None,
+                    message: "no cache directory: set $XDG_CACHE_HOME or $HOME".into(),
+                }),
                 None,
             );
             continue;
@@ -226,12 +224,13 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>) -> Layers {
             .skills_taken()
             .into_iter()
             .find(|s| local.iter().any(|l| l == s))
-            .map(|skill| {
-                format!(
+            .map(|skill| Error::Refused {
+                path: None,
+                message: format!(
                     "skill '{}' is in the local base layer and in source '{}'; remove one of them",
                     crate::text::escape(skill),
                     crate::text::escape(&name)
-                )
+                ),
             });
         let check = content_check(dir.clone(), locked);
         layers.add_upstream_base(dir, from, problem, Some(check));

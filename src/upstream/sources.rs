@@ -212,19 +212,29 @@ impl SourcesFile {
 
 /// A TOML error at its line:column.
 pub(crate) fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> crate::error::Error {
-    let at = e
-        .span()
-        .map(|s| {
-            let before = &text[..s.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-            format!(":{line}:{col}")
-        })
-        .unwrap_or_default();
-    crate::error::Error::Refused {
-        path: Some(format!("{}{at}", crate::text::path(path)).into()),
-        message: crate::text::sanitized_excerpt(e.message(), crate::text::MESSAGE_CHARS),
-    }
+    let at = e.span().map(|s| {
+        let before = &text[..s.start.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        (line, col)
+    });
+    located(path, at, e.message())
+}
+
+/// An error about the project's file at `path`, at line and column `at`.
+pub(crate) fn located(
+    path: &Path,
+    at: Option<(usize, usize)>,
+    message: &str,
+) -> crate::error::Error {
+    crate::error::Diagnostic::error(
+        Some(path),
+        crate::error::DiagnosticKind::Refused {
+            reason: crate::text::sanitized_excerpt(message, crate::text::MESSAGE_CHARS),
+        },
+    )
+    .at(at)
+    .into()
 }
 
 /// Reads a small text file the project commits: `None` if it does not

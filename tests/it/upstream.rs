@@ -729,6 +729,21 @@ fn a_sources_file_that_is_wrong_is_located() {
         err.failed(),
         snapshot_file("upstream-sources-wrong-type.stderr"),
     );
+    // validate --json gives the same place as fields: the sources file, not
+    // the lock beside it.
+    let validated = run(&sb, &["validate", "--json"]);
+    assert_eq!(validated.code, Some(1), "{validated:#?}");
+    let v: serde_json::Value = serde_json::from_str(&validated.stdout).unwrap();
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        (&d["file"], &d["line"], &d["column"]),
+        (
+            &serde_json::json!("[ROOT]/layers/sources.toml"),
+            &serde_json::json!(3),
+            &serde_json::json!(7)
+        ),
+        "{v:#}"
+    );
     std::fs::write(
         sources_file(&sb),
         "[[source]]\nname = \"x\"\nurl = \"http://example.com/x\"\n",
