@@ -130,6 +130,21 @@ fn show_origins_annotates_every_leaf_with_layer_file_and_line() {
     assert_snapshot(run.ok(), snapshot_file("cli-show-writer-origins.txt"));
 }
 
+/// An empty list or mapping is annotated too: with the highest layer that
+/// sets it (`[]`, `{}`, or a mapping left empty), else `default`.
+#[test]
+fn show_origins_says_where_an_empty_list_or_mapping_comes_from() {
+    let sb = Sandbox::new();
+    sb.write(
+        "base",
+        "s.yaml",
+        "description: d\ntrigger_keywords: []\nmetadata: {}\n",
+    );
+    sb.write("user", "s.toml", "author = \"me\"\n[metadata.limits]\n");
+    let run = sb.run_relative(&["show", "s", "--origins"]);
+    assert_snapshot(run.ok(), snapshot_file("cli-show-origins-empty.txt"));
+}
+
 #[test]
 fn explain_shows_origin_strategy_and_what_was_overridden() {
     // Each value's origin (layer, file, line; `default` for none), its

@@ -219,7 +219,8 @@ fn a_spec_from_before_constraints_loads_and_merges_byte_identically() {
     // as a FILE row (every other row is as before), and when it gained the
     // lines saying where each layer came from, below the table;
     // `--per-layer --json` when its keys took the names every command's
-    // JSON uses (docs/json.md): the values are as before.
+    // JSON uses (docs/json.md): the values are as before; `--origins` when
+    // empty lists and maps gained the note of where they come from.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let golden = |file: &str| {
         std::fs::read_to_string(root.join("tests/fixtures/classic").join(file)).unwrap()

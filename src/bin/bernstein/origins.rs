@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use bernstein_skills::fragment::escape_pointer;
 use bernstein_skills::merge::provenance::Sourced;
 use bernstein_skills::merge::{FieldMerge, Merged};
 use bernstein_skills::output::explain::Place;
@@ -49,6 +50,25 @@ fn note(s: &Sourced, frags: &[Fragment]) -> Option<String> {
     })
 }
 
+/// Where an empty list or mapping at `pointer` comes from: the highest
+/// layer whose fragment sets it (to `[]`, `{}` or `null`), else the spec's
+/// default.
+fn empty_note(pointer: &str, frags: &[Fragment]) -> Option<String> {
+    let set = frags
+        .iter()
+        .rev()
+        .find(|f| f.as_value().pointer(pointer).is_some());
+    Some(match set {
+        Some(f) => Place {
+            layer: f.layer,
+            file: f.path.display().to_string(),
+            line: f.line_of(pointer),
+        }
+        .label(),
+        None => "default".into(),
+    })
+}
+
 fn open(out: &mut Lines, depth: usize, key: &str, bracket: char) {
     out.push((
         format!(
@@ -71,15 +91,22 @@ fn close(out: &mut Lines, depth: usize, bracket: char, last: bool) {
     ));
 }
 
-/// Renders one merged value under `key`, annotated (nested lists, keyed
-/// lists and mappings alike).
-fn merged(out: &mut Lines, depth: usize, key: &str, m: &Merged, frags: &[Fragment], last: bool) {
+/// Renders one merged value under `key` (at JSON pointer `pointer` in a
+/// fragment), annotated (nested lists, keyed lists and mappings alike).
+fn merged(
+    out: &mut Lines,
+    depth: usize,
+    (key, pointer): (&str, &str),
+    m: &Merged,
+    frags: &[Fragment],
+    last: bool,
+) {
     match m {
         Merged::Override(s) => push_value(out, depth, Some(key), &s.value, note(s, frags), last),
         Merged::Append(items) => list(
             out,
             depth,
-            key,
+            (key, pointer),
             &items.iter().collect::<Vec<_>>(),
             frags,
             last,
@@ -87,7 +114,7 @@ fn merged(out: &mut Lines, depth: usize, key: &str, m: &Merged, frags: &[Fragmen
         Merged::Keyed(entries) => list(
             out,
             depth,
-            key,
+            (key, pointer),
             &entries.iter().map(|e| &e.item).collect::<Vec<_>>(),
             frags,
             last,
@@ -97,14 +124,15 @@ fn merged(out: &mut Lines, depth: usize, key: &str, m: &Merged, frags: &[Fragmen
             depth,
             Some(key),
             &Value::Object(Default::default()),
-            None,
+            empty_note(pointer, frags),
             last,
         ),
         Merged::Deep(t) => {
             open(out, depth, key, '{');
             let n = t.len();
             for (i, (k, v)) in t.iter().enumerate() {
-                merged(out, depth + 1, k, v, frags, i + 1 == n);
+                let below = format!("{pointer}/{}", escape_pointer(k));
+                merged(out, depth + 1, (k, &below), v, frags, i + 1 == n);
             }
             close(out, depth, '}', last);
         }
@@ -114,13 +142,14 @@ fn merged(out: &mut Lines, depth: usize, key: &str, m: &Merged, frags: &[Fragmen
 fn list(
     out: &mut Lines,
     depth: usize,
-    key: &str,
+    (key, pointer): (&str, &str),
     items: &[&Sourced],
     frags: &[Fragment],
     last: bool,
 ) {
     if items.is_empty() {
-        push_value(out, depth, Some(key), &Value::Array(Vec::new()), None, last);
+        let note = empty_note(pointer, frags);
+        push_value(out, depth, Some(key), &Value::Array(Vec::new()), note, last);
         return;
     }
     open(out, depth, key, '[');
@@ -161,7 +190,8 @@ pub fn render(resolved: &Resolved) -> String {
             push_value(&mut out, 1, Some(key), &layers, None, last);
             continue;
         };
-        merged(&mut out, 1, key, &field.merged, frags, last);
+        let pointer = format!("/{}", escape_pointer(key));
+        merged(&mut out, 1, (key, &pointer), &field.merged, frags, last);
         // A value merged by section: where each section came from, below it.
         for piece in field.sections.iter().flatten() {
             let place = Place::of_section(&piece.origin.origin, piece.origin.line, frags);
