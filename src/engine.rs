@@ -620,9 +620,16 @@ impl Skills {
                     &merged
                 }
             };
-            out.diagnostics
-                .extend(no_effect(&self.spec, effective, fragments));
-            out.diagnostics.extend(stale_deletes(effective, fragments));
+            // A value whose directive found nothing to act on is the same as
+            // the one below because of it: the stale directive says why, and
+            // a second warning that the value has no effect says nothing more.
+            let stale = stale_deletes(effective, fragments);
+            out.diagnostics.extend(
+                no_effect(&self.spec, effective, fragments)
+                    .into_iter()
+                    .filter(|d| !stale.iter().any(|s| s.file == d.file && s.field == d.field)),
+            );
+            out.diagnostics.extend(stale);
             out.diagnostics
                 .extend(crate::postmerge::near_miss_headings(&self.spec, fragments));
             out.diagnostics.extend(crate::target::switch_problems(

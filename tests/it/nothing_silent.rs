@@ -410,6 +410,29 @@ fn warnings_travel_with_the_skill() {
     assert_snapshot(runs, snapshot_file("nothing_silent-warnings-travel.txt"));
 }
 
+/// A value left as the one below because its directive found nothing is
+/// warned about once, by the stale directive; another field of the same
+/// file set to the value below still has its own warning.
+#[test]
+fn a_stale_directive_is_the_one_warning_about_the_value_it_left_unchanged() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "s/SKILL.md",
+        "---\ndescription: d\n---\n## Installation\n\nRun it.\n",
+    );
+    sb.write(
+        "team",
+        "s/SKILL.md",
+        "---\ndescription: d\n---\n<!-- $patch: sections -->\n<!-- $patch: before \"Setup\" -->\nRead the wiki first.\n",
+    );
+    let args = ["validate"];
+    assert_snapshot(
+        sb.run(&args).transcript(&args),
+        snapshot_file("nothing_silent-stale-directive-once.txt"),
+    );
+}
+
 /// Items 1 and 2: `list` marks the skill export leaves out.
 #[test]
 fn list_marks_an_orphan() {
