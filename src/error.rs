@@ -847,7 +847,7 @@ impl Error {
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {
             Error::Spec(d) => std::slice::from_ref(d),
-            Error::Invalid(ds) => ds,
+            Error::Invalid(ds) | Error::Strict { problems: ds } => ds,
             _ => &[],
         }
     }

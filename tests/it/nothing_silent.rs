@@ -475,6 +475,33 @@ fn export_says_the_warnings_and_strict_refuses_them() {
         snapshot_file("nothing_silent-export-strict-warning.stderr"),
     );
     assert!(!sb.path().join("out").exists());
+    // Under --json the problems go into the error document, after the
+    // refusal, and nothing to stderr.
+    let run = sb.run(&[
+        "export", "--format", "skill", "--out", "out", "--strict", "--json",
+    ]);
+    assert_eq!((run.code, run.stderr.as_str()), (Some(1), ""), "{run:#?}");
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    crate::it::json::assert_matches("export", &doc);
+    let listed: Vec<(&str, &str)> = doc["error"]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["severity"].as_str().unwrap(),
+                d["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed.len(), 2, "{doc:#}");
+    assert_eq!(listed[0].0, "error");
+    assert!(
+        listed[0].1.starts_with("--strict: 1 problem(s), "),
+        "{doc:#}"
+    );
+    assert_eq!(listed[1].0, "warning");
+    assert!(!sb.path().join("out").exists());
     let args = ["export", "--format", "skill", "--out", "out"];
     let run = sb.run(&args);
     assert_eq!(run.code, Some(0), "{run:#?}");

@@ -593,20 +593,7 @@ fn export(
     json: bool,
     places: &str,
 ) -> Result<(ExitCode, Value)> {
-    let report = match skills.export_with(dir, options) {
-        Err(Error::Strict { problems }) => {
-            output::warn_diagnostics(&problems);
-            return Err(Error::Refused {
-                path: None,
-                message: format!(
-                    "--strict: {} problem(s) above, which `bernstein skills validate --strict` \
-                     lists too; nothing was written",
-                    problems.len()
-                ),
-            });
-        }
-        report => report?,
-    };
+    let report = skills.export_with(dir, options)?;
     // The warnings of each skill written travel with it, as with show.
     output::warn_diagnostics(&report.warnings);
     if json {

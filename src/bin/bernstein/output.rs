@@ -174,8 +174,19 @@ pub fn errors_json(errors: &[Error]) -> serde_json::Value {
 }
 
 /// The problems of an error as diagnostics: its own, or one made of its
-/// message and the file it names.
+/// message and the file it names. A strict export's refusal comes first,
+/// then the problems that made it.
 fn problems(e: &Error) -> Vec<serde_json::Value> {
+    if let Error::Strict { problems } = e {
+        let refusal = Error::Refused {
+            path: None,
+            message: strict_refusal(problems.len(), ""),
+        };
+        return std::iter::once(&refusal)
+            .flat_map(self::problems)
+            .chain(problems.iter().map(Diagnostic::to_json))
+            .collect();
+    }
     let diags = e.diagnostics();
     if !diags.is_empty() {
         return diags.iter().map(Diagnostic::to_json).collect();
@@ -215,6 +226,14 @@ pub fn usage_error_json(message: &str) -> String {
     }}))
 }
 
+/// `export --strict`'s refusal of `n` problems (listed `where`).
+fn strict_refusal(n: usize, listed: &str) -> String {
+    format!(
+        "--strict: {n} problem(s){listed}, which `bernstein skills validate --strict` lists \
+         too; nothing was written"
+    )
+}
+
 /// The file an error without diagnostics is about, if it names one.
 fn error_file(e: &Error) -> Option<&std::path::Path> {
     match e {
@@ -230,6 +249,16 @@ fn error_file(e: &Error) -> Option<&std::path::Path> {
 pub fn print_error(e: &Error) {
     if json_mode() {
         print(&bernstein_skills::output::render::to_json(&error_json(e)));
+        return;
+    }
+    if let Error::Strict { problems } = e {
+        // The problems as validate prints them, then what was refused.
+        warn_diagnostics(problems);
+        let refused = strict_refusal(problems.len(), " above");
+        warn([format!(
+            "{}: {refused}",
+            paint("error", Style::Red, Stream::Err)
+        )]);
         return;
     }
     let mut err = std::io::stderr().lock();
