@@ -402,40 +402,27 @@ pub struct LayerDir {
 }
 
 impl LayerDir {
-    /// Refuses the layer for `reason`, at `at` (a file and position) or
-    /// else at the directory.
-    fn refuse(&mut self, at: Option<Diagnostic>, reason: String) {
+    /// Refuses the layer for `reason`, at `file` (and line and column
+    /// `pos`), else at the directory.
+    fn refuse(&mut self, file: Option<&Path>, pos: Option<(usize, usize)>, reason: String) {
         let reason = format!("refusing the {}: {reason}", self.layer);
-        let d = match at {
-            Some(at) => Diagnostic {
-                kind: DiagnosticKind::Refused { reason },
-                severity: crate::error::Severity::Error,
-                ..at
-            },
-            None => Diagnostic::error(Some(&self.path), DiagnosticKind::Refused { reason }),
-        };
+        let file = file.unwrap_or(&self.path);
+        let d = Diagnostic::error(Some(file), DiagnosticKind::Refused { reason }).at(pos);
         self.refused = Some(d.in_layer(self.layer));
     }
 
-    /// Refuses the layer for error `e`, where `e` locates itself.
+    /// Refuses the layer for error `e`, at the file and position `e`
+    /// names.
     fn refuse_for(&mut self, e: crate::Error) {
-        match e {
-            crate::Error::Refused {
-                path: Some(path),
-                message,
-            } => self.refuse(
-                Some(Diagnostic::error(
-                    Some(&path),
-                    DiagnosticKind::Refused {
-                        reason: String::new(),
-                    },
-                )),
-                message,
-            ),
-            e => match e.diagnostics().first() {
-                Some(d) => self.refuse(Some(d.clone()), d.message()),
-                None => self.refuse(None, e.to_string()),
-            },
+        match (&e, e.diagnostics().first()) {
+            (crate::Error::Refused { path, message }, _) => {
+                self.refuse(path.as_deref(), None, message.clone())
+            }
+            (_, Some(d)) => {
+                let pos = d.line.map(|l| (l, d.column.unwrap_or(1)));
+                self.refuse(d.file.as_deref(), pos, d.message())
+            }
+            (_, None) => self.refuse(None, None, e.to_string()),
         }
     }
 
@@ -622,7 +609,7 @@ impl Layers {
                     }
                     Ok(None) => {}
                     Err(RootRefusal::NotADirectory) => dir.not_a_directory = true,
-                    Err(r) => dir.refuse(None, r.describe(&dir.path)),
+                    Err(r) => dir.refuse(None, None, r.describe(&dir.path)),
                 }
                 dir
             })
@@ -706,9 +693,10 @@ impl Layers {
                 }
                 Ok(None) => dir.refuse(
                     None,
+                    None,
                     "not in the cache; run `bernstein skills verify` to fetch it".into(),
                 ),
-                Err(r) => dir.refuse(None, r.describe(&dir.path)),
+                Err(r) => dir.refuse(None, None, r.describe(&dir.path)),
             }
         }
         self.dirs.push(dir);
