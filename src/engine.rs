@@ -474,7 +474,7 @@ impl Skills {
         let Ok(located) = self.locate(name) else {
             return Vec::new();
         };
-        self.warnings_at(name, &located, resolved)
+        self.warnings_at(name, &located, resolved, None)
     }
 
     /// The warnings of [`Skills::resolved_report`].
@@ -483,25 +483,28 @@ impl Skills {
         name: &str,
         located: &[Located],
         resolved: &Resolved,
+        walked: Option<&[SkillFile]>,
     ) -> Vec<Diagnostic> {
-        self.resolved_report(name, located, resolved)
+        self.resolved_report(name, located, resolved, walked)
             .diagnostics
             .into_iter()
             .filter(|d| !d.is_error())
             .collect()
     }
 
-    /// [`Skills::report`] of a resolved skill at `located`. A skill merged
-    /// only in part, or whose files changed since it was resolved (another
-    /// count of them), is checked from its files.
+    /// [`Skills::report`] of a resolved skill at `located`, and of its own
+    /// files as `walked` lists them if they were. A skill merged only in
+    /// part, or whose files changed since it was resolved (another count of
+    /// them), is checked from its files.
     pub(crate) fn resolved_report(
         &self,
         name: &str,
         located: &[Located],
         resolved: &Resolved,
+        walked: Option<&[SkillFile]>,
     ) -> Report {
         if resolved.is_whole() && resolved.fragments().len() == located.len() {
-            self.report(name, located, Some(resolved))
+            self.report(name, located, Some(resolved), walked)
         } else {
             self.validate_located(name, located)
         }
@@ -528,7 +531,7 @@ impl Skills {
 
     /// [`Skills::validate_one`] for files already located.
     pub(crate) fn validate_located(&self, name: &str, located: &[Located]) -> Report {
-        self.report(name, located, None)
+        self.report(name, located, None, None)
     }
 
     /// What [`Skills::validate`] says of skill `name` at `located`. Given
@@ -536,7 +539,13 @@ impl Skills {
     /// fragments and its merge are used instead of being read, checked and
     /// merged a second time; the checks a resolution passed (each
     /// fragment's, the sections', the merged skill's) are not repeated.
-    fn report(&self, name: &str, located: &[Located], resolved: Option<&Resolved>) -> Report {
+    fn report(
+        &self,
+        name: &str,
+        located: &[Located],
+        resolved: Option<&Resolved>,
+        walked: Option<&[SkillFile]>,
+    ) -> Report {
         let mut out = Report::default();
         if located.is_empty() {
             out.diagnostics.push(Diagnostic::error(
@@ -589,7 +598,12 @@ impl Skills {
             }
         }
         let fragments = resolved.map_or(loaded.as_slice(), Resolved::fragments);
-        let files = crate::source::files::collect(located, &self.file_limits);
+        // The skill's own files, listed once: by the caller, else here.
+        let files = match walked {
+            Some(files) => Ok(std::borrow::Cow::Borrowed(files)),
+            None => crate::source::files::collect(located, &self.file_limits)
+                .map(std::borrow::Cow::Owned),
+        };
         match &files {
             Err(d) => out.diagnostics.push(d.clone()),
             Ok(files) => {

@@ -379,7 +379,11 @@ impl Skills {
         let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
             let made = rendered::made_for(self, name, located, format, options.target);
             let problems = self.strict_report(name, located, &made, options);
-            let Made { files, resolved } = match made {
+            let Made {
+                files,
+                resolved,
+                walked,
+            } = match made {
                 Ok(made) => made,
                 Err(e) => return (Planned::Failed(Box::new(e)), problems),
             };
@@ -426,7 +430,7 @@ impl Skills {
             }
             // Under `strict`, a skill is written only if it has none.
             let warnings = if options.warnings && !options.strict && plan.writes() {
-                self.warnings_at(name, located, &resolved)
+                self.warnings_at(name, located, &resolved, walked.as_deref())
             } else {
                 Vec::new()
             };
@@ -731,7 +735,9 @@ impl Skills {
             return Vec::new();
         }
         match made {
-            Ok(made) => self.resolved_report(name, located, &made.resolved),
+            Ok(made) => {
+                self.resolved_report(name, located, &made.resolved, made.walked.as_deref())
+            }
             Err(_) => self.validate_located(name, located),
         }
         .diagnostics
@@ -825,7 +831,11 @@ impl Skills {
                 }
                 Box::new(e)
             };
-            let Made { files, resolved } = made.map_err(failed)?;
+            let Made {
+                files,
+                resolved,
+                walked,
+            } = made.map_err(failed)?;
             // Switched off: nothing to write.
             let Some(files) = files.map_err(failed)? else {
                 return Ok(Some(None));
@@ -847,7 +857,7 @@ impl Skills {
             }
             // Under `strict`, a skill is written only if it has none.
             let warnings = if options.warnings && !options.strict {
-                self.warnings_at(name, located, &resolved)
+                self.warnings_at(name, located, &resolved, walked.as_deref())
             } else {
                 Vec::new()
             };

@@ -8,6 +8,7 @@ use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::merge::Resolved;
 use crate::output::render;
 use crate::source::Located;
+use crate::source::files::SkillFile;
 
 /// What skill `name` exports as for `target` (or, without one, in
 /// `format`); `None` when it is switched off for it.
@@ -29,6 +30,9 @@ pub(super) struct Made {
     /// The skill the files were made from, for a caller that goes on with
     /// it ([`Skills::resolved_report`]).
     pub resolved: Resolved,
+    /// The skill's own files, when they were listed to be exported: the
+    /// same caller checks them without listing them again.
+    pub walked: Option<Vec<SkillFile>>,
 }
 
 /// [`rendered_for`], with the skill resolved to make the files; an error
@@ -44,18 +48,24 @@ pub(super) fn made_for(
         return Err(d.into());
     }
     let resolved = skills.resolve_located(name, located)?;
-    let files = render(skills, name, located, format, target, &resolved);
-    Ok(Made { files, resolved })
+    let mut walked = None;
+    let files = render(skills, (name, located), format, target, &resolved, &mut walked);
+    Ok(Made {
+        files,
+        resolved,
+        walked,
+    })
 }
 
-/// What `resolved` exports as ([`rendered_for`]).
+/// What `resolved` exports as ([`rendered_for`]); the skill's files, once
+/// listed, are left in `walked`.
 fn render(
     skills: &Skills,
-    name: &str,
-    located: &[Located],
+    (name, located): (&str, &[Located]),
     format: Format,
     target: Option<&crate::target::Target>,
     resolved: &Resolved,
+    walked: &mut Option<Vec<SkillFile>>,
 ) -> Result<Option<Rendered>> {
     let effective = resolved.effective();
     let switch = crate::target::switch(skills.spec(), effective);
@@ -94,14 +104,14 @@ fn render(
     // A SKILL.md among the skill's files is refused in every format:
     // whoever loads the skill's directory would find it. In the skill
     // format, so are paths that cannot all be written.
-    let files = skills.files_of(located)?;
-    let mut problems = crate::source::files::skill_md_files(&files);
+    let files: &[SkillFile] = walked.insert(skills.files_of(located)?);
+    let mut problems = crate::source::files::skill_md_files(files);
     if format == Format::Skill {
         let generated = match target {
             Some(t) => t.generated(),
             None => vec![crate::source::files::Generated::skill_md()],
         };
-        problems.extend(crate::source::files::collisions(&files, &generated));
+        problems.extend(crate::source::files::collisions(files, &generated));
     }
     if !problems.is_empty() {
         return Err(Error::Invalid(problems));
@@ -152,7 +162,7 @@ fn render(
                     )));
                 }
                 if translated.iter().any(|(t, _)| *t == f.rel) {
-                    let fields = crate::target::read_translated(&f, skills.max_fragment_bytes())?;
+                    let fields = crate::target::read_translated(f, skills.max_fragment_bytes())?;
                     given.push((f.rel.clone(), fields));
                     continue;
                 }
