@@ -686,6 +686,8 @@ class ExportResult:
     failed: tuple[str, ...]
     refused: tuple[str, ...]
     kept: tuple[Path, ...]
+    #: What :func:`validate` warns about the skills written, in their order.
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 def export(
@@ -734,4 +736,5 @@ def export(
         failed=tuple(done["failed"]),
         refused=tuple(done["refused"]),
         kept=tuple(Path(p) for p in done["kept"]),
+        warnings=tuple(_diagnostic(d) for d in done["warnings"]),
     )

@@ -816,6 +816,9 @@ fn export<'py>(
                 keep_going,
                 state_dir: state_dir.as_deref(),
                 strict,
+                // What validate warns about each skill written, as the
+                // command prints them.
+                warnings: true,
                 ..ExportOptions::default()
             };
             skills.export_with(&out, &options)
@@ -840,6 +843,11 @@ fn export<'py>(
             .collect::<Vec<_>>(),
     )?;
     d.set_item("kept", &done.kept)?;
+    let warnings = PyList::empty(py);
+    for w in &done.warnings {
+        warnings.append(diagnostic_dict(py, w)?)?;
+    }
+    d.set_item("warnings", warnings)?;
     Ok(d)
 }
 

@@ -228,6 +228,10 @@ def test_strict_export_writes_nothing_while_validate_reports_a_problem(tmp_path:
     assert [str(d) for d in e.value.diagnostics] == [str(d) for d in found]
     assert str(e.value).startswith("strict: 1 problem(s)")
     assert not (tmp_path / "out").exists()
+    # Without strict the skill is written, with validate's warning about it.
+    loose = bs.export(tmp_path / "loose", paths=paths, spec=spec)
+    assert loose.written == ("w",)
+    assert [str(d) for d in loose.warnings] == [str(d) for d in found]
     # Without a problem, a strict export writes as any export does.
     (paths.user / "w.yaml").write_text("description: Writes well.\n")
     assert bs.export(tmp_path / "out", paths=paths, spec=spec, strict=True).written == ("w",)
