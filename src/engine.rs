@@ -469,12 +469,24 @@ impl Skills {
     /// every command showing the skill prints too. They are found from the
     /// skill as resolved: nothing is read, checked or merged again.
     pub fn warnings(&self, resolved: &Resolved) -> Vec<Diagnostic> {
+        self.warnings_listed(resolved, None)
+    }
+
+    /// [`Skills::warnings`], for a caller that also listed the skill's own
+    /// files ([`Skills::files`]): they are checked as listed, not listed
+    /// again.
+    pub fn warnings_with_files(&self, resolved: &Resolved, files: &[SkillFile]) -> Vec<Diagnostic> {
+        self.warnings_listed(resolved, Some(files))
+    }
+
+    /// [`Skills::warnings`], with the skill's files if they were listed.
+    fn warnings_listed(&self, resolved: &Resolved, files: Option<&[SkillFile]>) -> Vec<Diagnostic> {
         let name = resolved.name();
         // A resolved skill's name is valid, so it is located again.
         let Ok(located) = self.locate(name) else {
             return Vec::new();
         };
-        self.warnings_at(name, &located, resolved, None)
+        self.warnings_at(name, &located, resolved, files)
     }
 
     /// The warnings of [`Skills::resolved_report`].

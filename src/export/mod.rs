@@ -735,9 +735,7 @@ impl Skills {
             return Vec::new();
         }
         match made {
-            Ok(made) => {
-                self.resolved_report(name, located, &made.resolved, made.walked.as_deref())
-            }
+            Ok(made) => self.resolved_report(name, located, &made.resolved, made.walked.as_deref()),
             Err(_) => self.validate_located(name, located),
         }
         .diagnostics

@@ -49,7 +49,14 @@ pub(super) fn made_for(
     }
     let resolved = skills.resolve_located(name, located)?;
     let mut walked = None;
-    let files = render(skills, (name, located), format, target, &resolved, &mut walked);
+    let files = render(
+        skills,
+        (name, located),
+        format,
+        target,
+        &resolved,
+        &mut walked,
+    );
     Ok(Made {
         files,
         resolved,

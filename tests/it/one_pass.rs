@@ -273,3 +273,28 @@ fn a_strict_export_checks_each_skill_as_it_resolves_it() {
     assert_eq!(tree(&out), was, "nothing written or removed");
     assert!(!sb.path().join("new").exists());
 }
+
+/// A command that lists a skill's own files (`explain`, `show --files`)
+/// hands the listing to the warnings, which are the same as when they list
+/// the files themselves.
+#[test]
+fn warnings_from_listed_files_are_the_warnings() {
+    let sb = Sandbox::new();
+    sb.write(
+        "base",
+        "writer/SKILL.md",
+        "---\ndescription: Writes.\nreferences: [style.md, gone.md]\n---\nBody.\n",
+    );
+    sb.write("base", "writer/references/style.md", "Short sentences.\n");
+    sb.write("team", "writer.yaml", "description: Writes.\n");
+    let skills = sb.skills();
+    let resolved = skills.resolve("writer").unwrap();
+    let files = skills.files("writer").unwrap();
+    let expected = warned(&skills.warnings(&resolved));
+    // The missing reference and the override with no effect.
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    assert_eq!(
+        warned(&skills.warnings_with_files(&resolved, &files)),
+        expected
+    );
+}

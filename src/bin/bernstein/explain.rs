@@ -142,9 +142,14 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     let targets = global.targets(skills.spec(), &args.targets)?;
     Global::warn_no_layers(skills.layers());
     let resolved = skills.resolve(&args.name)?;
+    // The skill's own files, listed once: for their rows and the warnings.
+    let files = skills.files(&args.name);
     // Every warning validate gives about the skill (a stale directive, a
     // key a known target writes as one, ...), then the targets' findings.
-    crate::output::warn_diagnostics(&skills.warnings(&resolved));
+    crate::output::warn_diagnostics(&match &files {
+        Ok(files) => skills.warnings_with_files(&resolved, files),
+        Err(_) => skills.warnings(&resolved),
+    });
     if !targets.is_empty() {
         crate::output::warn_diagnostics(&skills.target_findings(
             &resolved,
@@ -153,7 +158,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
         ));
     }
     let mut rows = explain(skills.spec(), &resolved);
-    rows.extend(file_rows(&skills.files(&args.name)?));
+    rows.extend(file_rows(&files?));
     if args.set {
         rows.retain(|r| r.place.is_some() || r.reset_by.is_some());
     }

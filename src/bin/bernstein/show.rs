@@ -143,15 +143,21 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
     }
     let targets = global.targets(skills.spec(), &args.targets)?;
     let resolved = skills.resolve(&args.names[0])?;
+    // With --files, the skill's own files are listed once, for the rows
+    // and the warnings.
+    let listed = args.files.then(|| skills.files(resolved.name()));
     // Every warning validate gives about the skill travels with it.
-    crate::output::warn_diagnostics(&skills.warnings(&resolved));
+    crate::output::warn_diagnostics(&match &listed {
+        Some(Ok(files)) => skills.warnings_with_files(&resolved, files),
+        _ => skills.warnings(&resolved),
+    });
     crate::output::warn_diagnostics(&skills.target_findings(
         &resolved,
         &targets,
         bernstein_skills::Severity::Warning,
     ));
-    if args.files {
-        return files(resolved.name(), &skills.files(resolved.name())?, args.json);
+    if let Some(listed) = listed {
+        return files(resolved.name(), &listed?, args.json);
     }
     let out = if args.origins {
         crate::origins::render(&resolved)
