@@ -182,10 +182,9 @@ fn problems(e: &Error) -> Vec<serde_json::Value> {
             path: None,
             message: strict_refusal(problems.len(), ""),
         };
-        return std::iter::once(&refusal)
-            .flat_map(self::problems)
-            .chain(problems.iter().map(Diagnostic::to_json))
-            .collect();
+        let mut all = self::problems(&refusal);
+        all.extend(problems.iter().map(Diagnostic::to_json));
+        return all;
     }
     let diags = e.diagnostics();
     if !diags.is_empty() {
