@@ -378,10 +378,10 @@ fn sections_as_people_write_them() {
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
 }
 
-/// Item 12: an upstream rename that drops a team's insertion is said by
-/// every command that shows the skill, not only by validate.
-#[test]
-fn warnings_travel_with_the_skill() {
+/// Skill `s`: the base has a section "Installation"; the team's body is
+/// only an insertion before "Setup", a section no lower layer has, below
+/// the frontmatter lines `team_front`.
+fn stale_insertion(team_front: &str) -> Sandbox {
     let sb = Sandbox::new().with_layer_dirs();
     sb.write(
         "base",
@@ -391,8 +391,18 @@ fn warnings_travel_with_the_skill() {
     sb.write(
         "team",
         "s/SKILL.md",
-        "---\n---\n<!-- $patch: sections -->\n<!-- $patch: before \"Setup\" -->\nRead the wiki first.\n",
+        format!(
+            "---\n{team_front}---\n<!-- $patch: sections -->\n<!-- $patch: before \"Setup\" -->\nRead the wiki first.\n"
+        ),
     );
+    sb
+}
+
+/// Item 12: an upstream rename that drops a team's insertion is said by
+/// every command that shows the skill, not only by validate.
+#[test]
+fn warnings_travel_with_the_skill() {
+    let sb = stale_insertion("");
     // Each command's stderr holds the same warning.
     let mut runs = String::new();
     for args in [
@@ -415,17 +425,7 @@ fn warnings_travel_with_the_skill() {
 /// file set to the value below still has its own warning.
 #[test]
 fn a_stale_directive_is_the_one_warning_about_the_value_it_left_unchanged() {
-    let sb = Sandbox::new().with_layer_dirs();
-    sb.write(
-        "base",
-        "s/SKILL.md",
-        "---\ndescription: d\n---\n## Installation\n\nRun it.\n",
-    );
-    sb.write(
-        "team",
-        "s/SKILL.md",
-        "---\ndescription: d\n---\n<!-- $patch: sections -->\n<!-- $patch: before \"Setup\" -->\nRead the wiki first.\n",
-    );
+    let sb = stale_insertion("description: d\n");
     let args = ["validate"];
     assert_snapshot(
         sb.run(&args).transcript(&args),
@@ -455,17 +455,7 @@ fn list_marks_an_orphan() {
 /// it writes, and `--strict` writes nothing while any is left.
 #[test]
 fn export_says_the_warnings_and_strict_refuses_them() {
-    let sb = Sandbox::new().with_layer_dirs();
-    sb.write(
-        "base",
-        "s/SKILL.md",
-        "---\ndescription: d\n---\n## Installation\n\nRun it.\n",
-    );
-    sb.write(
-        "team",
-        "s/SKILL.md",
-        "---\ndescription: e\n---\n<!-- $patch: sections -->\n<!-- $patch: before \"Setup\" -->\nRead the wiki first.\n",
-    );
+    let sb = stale_insertion("description: e\n");
     let err = sb
         .run(&["export", "--format", "skill", "--out", "out", "--strict"])
         .failed()
