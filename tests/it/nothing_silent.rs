@@ -461,10 +461,20 @@ fn export_says_the_warnings_and_strict_refuses_them() {
         .failed()
         .to_owned();
     assert_snapshot(
-        err,
+        err.clone(),
         snapshot_file("nothing_silent-export-strict-warning.stderr"),
     );
     assert!(!sb.path().join("out").exists());
+    // The refusal says `validate --strict` lists the same problems: it does.
+    let validated = sb.run(&["validate", "--strict"]);
+    assert_eq!(validated.code, Some(1), "{validated:#?}");
+    let problems: Vec<&str> = err.lines().filter(|l| !l.starts_with("error:")).collect();
+    let listed: Vec<&str> = validated
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": warning: ") || l.contains(": error: "))
+        .collect();
+    assert_eq!(problems, listed);
     // Under --json the problems go into the error document, after the
     // refusal, and nothing to stderr.
     let run = sb.run(&[
