@@ -2,7 +2,7 @@
 //! that outlives the loaded layers, and holds the one merge every later
 //! step uses.
 
-use super::support::Sandbox;
+use super::support::{Sandbox, snapshot};
 
 /// Resolved skills are kept after the `Skills` that read them is gone (a
 /// long-running caller, a Python binding), and moved to another thread.
@@ -184,25 +184,6 @@ fn read_by_this_thread() -> u64 {
         .expect("an rchar line")
 }
 
-/// Every entry below `dir`, with its bytes (none for a directory).
-fn tree(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Option<Vec<u8>>)> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                out.push((p.clone(), None));
-                todo.push(p);
-            } else {
-                out.push((p.clone(), Some(std::fs::read(&p).unwrap())));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// A strict export finds what validate would report from the skills it
 /// resolves to write them, each fragment read once: not validate's pass
 /// and then the export's. With any problem it writes nothing, into a new
@@ -261,7 +242,7 @@ fn a_strict_export_checks_each_skill_as_it_resolves_it() {
         .map(ToString::to_string)
         .collect();
     assert_eq!(expected.len(), 1, "{expected:?}");
-    let was = tree(&out);
+    let was = snapshot(&out);
     for dir in [&out, &sb.path().join("new")] {
         let problems = match strict_export(dir).0 {
             Err(Error::Strict { problems }) => problems,
@@ -270,7 +251,7 @@ fn a_strict_export_checks_each_skill_as_it_resolves_it() {
         let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
         assert_eq!(problems, expected);
     }
-    assert_eq!(tree(&out), was, "nothing written or removed");
+    assert_eq!(snapshot(&out), was, "nothing written or removed");
     assert!(!sb.path().join("new").exists());
 }
 

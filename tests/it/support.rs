@@ -429,8 +429,10 @@ pub fn entries(dir: &Path) -> Vec<String> {
     names
 }
 
-/// Every file below `dir` with its bytes (a symlink as its target), sorted:
-/// to assert that a command changed nothing there.
+/// Every entry below `dir`, sorted: a file with its bytes, a symlink as
+/// its target, a directory (an empty one included) as its path with a
+/// trailing `/` and no bytes: to assert that a command changed nothing
+/// there.
 pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
@@ -442,6 +444,7 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
                 let target = std::fs::read_link(&p).unwrap();
                 out.push((p, target.into_os_string().into_encoded_bytes()));
             } else if meta.is_dir() {
+                out.push((p.join(""), Vec::new()));
                 todo.push(p);
             } else {
                 out.push((p.clone(), std::fs::read(&p).unwrap()));
