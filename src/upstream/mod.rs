@@ -25,6 +25,7 @@
 pub mod cache;
 pub mod git;
 pub mod lock;
+pub mod render;
 pub mod report;
 pub mod review;
 pub mod sources;

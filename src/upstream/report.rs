@@ -10,17 +10,58 @@
 //! merge by section splits it. No field is named here.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::git::Fetched;
 use super::lock::LockedSource;
+use super::review::Finding;
 use crate::fragment::{Fragment, LoadOptions};
 use crate::layer::{Form, Layer};
 use crate::merge::sections::{self, Anchor, Key, Op};
 use crate::source::Layers;
 use crate::spec::MergeSpec;
+
+/// What one `update` brings, for every source it looked at: the document
+/// `update --json` prints, and what the text ([`super::render::text`]) and
+/// Markdown ([`super::render::markdown`]) reports are rendered from.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpdateReport {
+    /// Did upstream move: some source's commit, files or execute bits
+    /// differ from the lock, or the lock names a source no longer listed.
+    pub moved: bool,
+    /// Was the new lock written (`--yes`)?
+    pub written: bool,
+    /// The lock.
+    #[serde(serialize_with = "display")]
+    pub lock: PathBuf,
+    /// Per source.
+    pub sources: Vec<SourceReport>,
+    /// Sources the lock named that the sources file no longer lists.
+    pub dropped: Vec<String>,
+    /// Was the update refused under `--strict` (the review found
+    /// something)?
+    #[serde(skip)]
+    pub refused: bool,
+}
+
+fn display<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&p.display())
+}
+
+impl UpdateReport {
+    /// The document `update --json` prints.
+    pub fn to_value(&self) -> serde_json::Value {
+        // Strings, booleans and lists of them: serialising cannot fail.
+        serde_json::to_value(self).unwrap_or_default()
+    }
+
+    /// Every finding of the review, of every source.
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.sources.iter().flat_map(|r| r.review.iter())
+    }
+}
 
 /// What an update of one source brings.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -39,7 +80,7 @@ pub struct SourceReport {
     pub overrides: Vec<OverrideImpact>,
     /// What a reviewer must see of the new content
     /// ([`super::review`]).
-    pub review: Vec<super::review::Finding>,
+    pub review: Vec<Finding>,
 }
 
 /// What changed upstream in one skill.
@@ -47,8 +88,8 @@ pub struct SourceReport {
 pub struct SkillChange {
     /// The skill.
     pub skill: String,
-    /// `added`, `removed` or `changed`.
-    pub change: &'static str,
+    /// Added, removed or changed.
+    pub change: Change,
     /// Top-level fields whose value changed (added or removed included).
     pub fields: Vec<String>,
     /// Sections of the body added, by label.
@@ -67,6 +108,44 @@ pub struct SkillChange {
     pub files_changed: Vec<String>,
 }
 
+/// What happened to a skill upstream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    /// New upstream.
+    Added,
+    /// Gone upstream.
+    Removed,
+    /// Its files changed.
+    #[default]
+    Changed,
+}
+
+impl Change {
+    /// Its name, as JSON gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Removed => "removed",
+            Change::Changed => "changed",
+        }
+    }
+}
+
+/// How an update touches an override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Impact {
+    /// It sets a field whose upstream value changed: it may now be stale.
+    StaleValue,
+    /// A section directive names a heading the new body does not have.
+    HeadingGone,
+    /// It replaces a file that changed upstream.
+    ReplacedFileChanged,
+    /// It overrides a skill upstream removed.
+    SkillRemoved,
+}
+
 /// One override the update touches.
 #[derive(Debug, Clone, Serialize)]
 pub struct OverrideImpact {
@@ -76,9 +155,8 @@ pub struct OverrideImpact {
     pub layer: Layer,
     /// The layer's file.
     pub file: String,
-    /// `stale-value`, `heading-gone`, `replaced-file-changed` or
-    /// `skill-removed`.
-    pub kind: &'static str,
+    /// How.
+    pub kind: Impact,
     /// The field, section or file concerned.
     pub what: String,
 }
@@ -155,13 +233,13 @@ pub fn compare(
             ..SkillChange::default()
         };
         match (b, a) {
-            (Some(_), None) => change.change = "removed",
+            (Some(_), None) => change.change = Change::Removed,
             (None, Some(files)) => {
-                change.change = "added";
+                change.change = Change::Added;
                 change.files_added = files.keys().cloned().collect();
             }
             (Some(b), Some(a)) => {
-                change.change = "changed";
+                change.change = Change::Changed;
                 for (f, d) in a {
                     match b.get(f) {
                         None => change.files_added.push(f.clone()),
@@ -238,14 +316,14 @@ pub fn compare(
                     what,
                 })
             };
-            if change.change == "removed" {
-                push("skill-removed", name.clone());
+            if change.change == Change::Removed {
+                push(Impact::SkillRemoved, name.clone());
                 continue;
             }
             if let Some(dir) = l.skill_dir().map(Path::to_path_buf) {
                 for f in &change.files_changed {
                     if f != "SKILL.md" && l.root.metadata(&dir.join(f)).is_ok() {
-                        push("replaced-file-changed", f.clone());
+                        push(Impact::ReplacedFileChanged, f.clone());
                     }
                 }
             }
@@ -263,7 +341,7 @@ pub fn compare(
                         .and_then(|v| v.as_str())
                         .is_some_and(sections::asks);
                 if !by_section {
-                    push("stale-value", field.clone());
+                    push(Impact::StaleValue, field.clone());
                 }
             }
             // Section directives whose heading upstream no longer has.
@@ -289,7 +367,7 @@ pub fn compare(
                         && had(&k)
                         && !has(&k)
                     {
-                        push("heading-gone", k.label());
+                        push(Impact::HeadingGone, k.label());
                     }
                 }
             }

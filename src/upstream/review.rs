@@ -36,10 +36,37 @@ pub struct Finding {
     pub file: String,
     /// Its 1-based line, for the rules about text.
     pub line: Option<usize>,
-    /// `hidden-comment`, `invisible-character`, `encoded-blob` or `script`.
-    pub kind: &'static str,
+    /// What rule found it.
+    pub kind: Rule,
     /// What was found, escaped and cut short.
     pub detail: String,
+}
+
+/// The rules of the review, each something a person reading the rendered
+/// skill would miss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// A long run of base64 or hexadecimal characters.
+    EncodedBlob,
+    /// An HTML comment: renderers hide it, agents read it.
+    HiddenComment,
+    /// A character no view shows, or one that reorders what it shows.
+    InvisibleCharacter,
+    /// A file added or changed that runs.
+    Script,
+}
+
+impl Rule {
+    /// Its name, as JSON and the reports give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::HiddenComment => "hidden-comment",
+            Rule::InvisibleCharacter => "invisible-character",
+            Rule::EncodedBlob => "encoded-blob",
+            Rule::Script => "script",
+        }
+    }
 }
 
 /// The findings in the files of `new` that are not, byte for byte, in
@@ -61,7 +88,7 @@ pub fn review(
             out.push(Finding {
                 file: file.clone(),
                 line: None,
-                kind: "script",
+                kind: Rule::Script,
                 detail: if before.is_some() { "changed" } else { "added" }.to_owned(),
             });
         }
@@ -73,11 +100,11 @@ pub fn review(
             .and_then(|b| String::from_utf8(b).ok())
             .unwrap_or_default();
         let old_lines: HashSet<&str> = old.lines().collect();
-        let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+        let mut counts: BTreeMap<Rule, usize> = BTreeMap::new();
         let mut in_comment = false;
         for (n, line) in text.lines().enumerate() {
             let new_line = !old_lines.contains(line);
-            let mut found: Vec<(&'static str, String)> = Vec::new();
+            let mut found: Vec<(Rule, String)> = Vec::new();
             // An HTML comment, from its opening line.
             let mut rest = line;
             loop {
@@ -92,7 +119,7 @@ pub fn review(
                 } else {
                     match rest.find("<!--") {
                         Some(i) => {
-                            found.push(("hidden-comment", excerpt(&rest[i..])));
+                            found.push((Rule::HiddenComment, excerpt(&rest[i..])));
                             in_comment = true;
                             rest = &rest[i + 4..];
                         }
@@ -101,10 +128,10 @@ pub fn review(
                 }
             }
             if let Some(c) = line.chars().find(|c| invisible(*c)) {
-                found.push(("invisible-character", format!("U+{:04X}", c as u32)));
+                found.push((Rule::InvisibleCharacter, format!("U+{:04X}", c as u32)));
             }
             if let Some(run) = blob(line) {
-                found.push(("encoded-blob", format!("{run} characters")));
+                found.push((Rule::EncodedBlob, format!("{run} characters")));
             }
             if !new_line {
                 continue;
@@ -194,7 +221,8 @@ mod tests {
         let found = review(&files, &Default::default(), &digests, &|_| {
             Some(old.as_bytes().to_vec())
         });
-        let kinds: Vec<(&str, Option<usize>)> = found.iter().map(|f| (f.kind, f.line)).collect();
+        let kinds: Vec<(&str, Option<usize>)> =
+            found.iter().map(|f| (f.kind.name(), f.line)).collect();
         assert_eq!(
             kinds,
             [
@@ -213,7 +241,7 @@ mod tests {
             format!("x {}\n", "QUJD".repeat(60)).into_bytes(),
         );
         let found = review(&files, &Default::default(), &BTreeMap::new(), &|_| None);
-        let kinds: Vec<&str> = found.iter().map(|f| f.kind).collect();
+        let kinds: Vec<&str> = found.iter().map(|f| f.kind.name()).collect();
         assert_eq!(kinds, ["encoded-blob", "script"]);
     }
 }

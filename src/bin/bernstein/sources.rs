@@ -416,15 +416,18 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
                 )
             };
             output::warn(
-                std::iter::once(heading)
-                    .chain(findings_text(&findings, "  ").lines().map(str::to_owned)),
+                std::iter::once(heading).chain(
+                    upstream::render::findings_text(&findings, "  ")
+                        .lines()
+                        .map(str::to_owned),
+                ),
             );
         }
         if args.strict {
             let listed = if args.json {
                 format!(
                     ": {}",
-                    findings_text(&findings, "")
+                    upstream::render::findings_text(&findings, "")
                         .lines()
                         .collect::<Vec<_>>()
                         .join("; ")
@@ -703,22 +706,19 @@ pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
         }
         new_lock.write(&paths.lock)?;
     }
+    let report = report::UpdateReport {
+        moved,
+        written,
+        lock: paths.lock.clone(),
+        sources: reports,
+        dropped: dropped.into_iter().cloned().collect(),
+        refused: flagged,
+    };
     if args.json {
-        output::print(&render::to_json(&json!({
-            "moved": moved,
-            "written": written,
-            "lock": paths.lock.display().to_string(),
-            "sources": reports,
-            "dropped": dropped,
-        })));
+        output::print(&render::to_json(&report.to_value()));
     } else {
-        output::print(&render_report(
-            &reports,
-            &dropped,
-            (moved, written, flagged),
-            &args,
-            &paths,
-        ));
+        let accept = (!args.check).then(|| accept_command(&args));
+        output::print(&upstream::render::text(&report, accept.as_deref()));
     }
     Ok(if args.check && moved || flagged {
         ExitCode::from(1)
@@ -727,136 +727,16 @@ pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
     })
 }
 
-/// The update report for people.
-fn render_report(
-    reports: &[report::SourceReport],
-    dropped: &[&String],
-    (moved, written, flagged): (bool, bool, bool),
-    args: &UpdateArgs,
-    paths: &Paths,
-) -> String {
-    let mut out = String::new();
-    let list = |v: &[String]| text::list(v.iter().map(String::as_str), false);
-    for r in reports {
-        let from = r.from.as_deref().map(short).unwrap_or("(not locked)");
-        if !r.moved {
-            out.push_str(&format!(
-                "{}: up to date at {}\n",
-                text::escape(&r.source),
-                short(&r.to)
-            ));
-            continue;
-        }
-        out.push_str(&format!(
-            "{}: {} -> {}\n",
-            text::escape(&r.source),
-            from,
-            short(&r.to)
-        ));
-        for s in &r.skills {
-            out.push_str(&format!("  {} {}\n", s.change, text::escape(&s.skill)));
-            let mut line = |label: &str, v: &[String]| {
-                if !v.is_empty() {
-                    out.push_str(&format!("    {label}: {}\n", list(v)));
-                }
-            };
-            line("fields changed", &s.fields);
-            line("sections added", &s.sections_added);
-            line("sections removed", &s.sections_removed);
-            let renamed: Vec<String> = s
-                .sections_renamed
-                .iter()
-                .map(|[a, b]| format!("{a} -> {b}"))
-                .collect();
-            line("sections renamed", &renamed);
-            line("sections changed", &s.sections_changed);
-            if s.change != "added" {
-                line("files added", &s.files_added);
-            }
-            line("files removed", &s.files_removed);
-            line("files changed", &s.files_changed);
-        }
-        if !r.overrides.is_empty() {
-            out.push_str("  overrides affected:\n");
-            for o in &r.overrides {
-                let what = match o.kind {
-                    "stale-value" => format!(
-                        "sets '{}', whose upstream value changed: check it is still wanted",
-                        text::escape(&o.what)
-                    ),
-                    "heading-gone" => format!(
-                        "a section directive names '{}', a heading upstream no longer has",
-                        text::escape(&o.what)
-                    ),
-                    "replaced-file-changed" => {
-                        format!("replaces {}, which changed upstream", text::escape(&o.what))
-                    }
-                    _ => "overrides a skill upstream removed".to_owned(),
-                };
-                out.push_str(&format!(
-                    "    {} {} ({}): {what}\n",
-                    o.layer.label(),
-                    text::escape(&o.skill),
-                    o.file
-                ));
-            }
-        }
+/// The command that accepts the update this one reported.
+fn accept_command(args: &UpdateArgs) -> String {
+    let mut cmd = String::from("bernstein skills update");
+    for s in &args.skills {
+        cmd.push(' ');
+        cmd.push_str(&text::escape(s));
     }
-    let findings: Vec<_> = reports
-        .iter()
-        .flat_map(|r| r.review.iter().cloned())
-        .collect();
-    if !findings.is_empty() {
-        out.push_str(&format!(
-            "{} thing(s) a reviewer must see:\n",
-            findings.len()
-        ));
-        out.push_str(&findings_text(&findings, "  "));
+    if let Some(t) = &args.to {
+        cmd.push_str(&format!(" --to {}", text::escape(t)));
     }
-    for d in dropped {
-        out.push_str(&format!(
-            "{}: no longer in sources.toml; dropped from the lock\n",
-            text::escape(d)
-        ));
-    }
-    if flagged {
-        out.push_str("refused under --strict: review the content above; nothing written\n");
-    } else if written {
-        out.push_str(&format!("wrote {}\n", text::path(&paths.lock)));
-    } else if moved && !args.check {
-        let mut cmd = String::from("bernstein skills update");
-        for s in &args.skills {
-            cmd.push(' ');
-            cmd.push_str(&text::escape(s));
-        }
-        if let Some(t) = &args.to {
-            cmd.push_str(&format!(" --to {}", text::escape(t)));
-        }
-        out.push_str(&format!(
-            "nothing written; run `{cmd} --yes` to accept this update\n"
-        ));
-    } else if moved {
-        out.push_str("upstream has moved; nothing written\n");
-    }
-    out
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(12)]
-}
-
-/// Findings, one per line: `SKILL/PATH:LINE: KIND: DETAIL`.
-fn findings_text(findings: &[upstream::review::Finding], indent: &str) -> String {
-    findings
-        .iter()
-        .map(|f| {
-            format!(
-                "{indent}{}{}: {}: {}\n",
-                text::escape(&f.file),
-                f.line.map(|l| format!(":{l}")).unwrap_or_default(),
-                f.kind,
-                f.detail
-            )
-        })
-        .collect()
+    cmd.push_str(" --yes");
+    cmd
 }
