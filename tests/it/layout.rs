@@ -152,3 +152,108 @@ fn the_binary_has_no_import_circle() {
         visit(m, &edges, &mut Vec::new(), &mut done);
     }
 }
+
+/// The command line's crates: argument parsing, completions, the man page,
+/// colour and the allocator.
+const CLI_CRATES: &[&str] = &[
+    "anstream",
+    "anstyle",
+    "clap",
+    "clap_complete",
+    "clap_mangen",
+    "mimalloc",
+];
+
+fn manifest(path: &str) -> toml::Table {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&path)
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The binary's crates stay in the binary (issue 43): each is optional and
+/// turned on by the `cli` feature, which the binary requires and the
+/// default turns on, and the library's programs (the Python extension, the
+/// fuzz targets) depend on the library without it, so none of these crates
+/// is built into them.
+#[test]
+fn the_command_lines_crates_are_behind_the_cli_feature() {
+    let root = manifest("Cargo.toml");
+    let features = root["features"].as_table().unwrap();
+    let cli: Vec<&str> = features["cli"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        features["default"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v.as_str() == Some("cli")),
+        "`cargo run` and `cargo test` build the binary as the README says"
+    );
+    let deps = root["dependencies"].as_table().unwrap();
+    for name in CLI_CRATES {
+        let dep = deps[*name].as_table().unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(
+            dep.get("optional"),
+            Some(&toml::Value::Boolean(true)),
+            "{name}"
+        );
+        assert!(cli.contains(&format!("dep:{name}").as_str()), "{name}");
+    }
+    let bins = root["bin"].as_array().unwrap();
+    let bin = bins
+        .iter()
+        .find(|b| b["name"].as_str() == Some("bernstein"))
+        .unwrap();
+    assert_eq!(
+        bin["required-features"].as_array().unwrap(),
+        &vec![toml::Value::from("cli")]
+    );
+    for program in ["python/Cargo.toml", "fuzz/Cargo.toml"] {
+        let dep = &manifest(program)["dependencies"]["bernstein-skills"];
+        assert_eq!(
+            dep.get("default-features"),
+            Some(&toml::Value::Boolean(false)),
+            "{program} builds the library without the command line's crates"
+        );
+    }
+}
+
+/// The library's code names none of the command line's crates, so it
+/// builds without the `cli` feature (`cargo check --no-default-features`).
+#[test]
+fn the_library_uses_none_of_the_command_lines_crates() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        if f.strip_prefix(&src).unwrap().starts_with("bin") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for name in CLI_CRATES {
+                let named = code.match_indices(&format!("{name}::")).any(|(at, _)| {
+                    !code[..at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                });
+                if named {
+                    found.push(format!("{}:{}: {name}", f.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the library names the command line's crates: {found:?}"
+    );
+}
