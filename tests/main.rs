@@ -48,6 +48,7 @@ mod it {
     mod terminal;
     mod translated;
     mod trust;
+    mod update_report;
     mod upstream;
     mod validate;
     mod xdg;

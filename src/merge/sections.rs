@@ -125,7 +125,7 @@ fn heading(line: &str) -> Option<(usize, &str)> {
 }
 
 /// A code fence line: its character and length.
-fn fence(line: &str) -> Option<(char, usize)> {
+pub(crate) fn fence(line: &str) -> Option<(char, usize)> {
     let t = line.trim_start_matches(' ');
     if line.len() - t.len() > 3 {
         return None;

@@ -69,6 +69,19 @@ fn source_text(out: &mut String, r: &SourceReport) {
         from,
         short(&r.to)
     );
+    if !r.overrides.is_empty() {
+        out.push_str("  overrides affected:\n");
+        for o in &r.overrides {
+            let _ = writeln!(
+                out,
+                "    {} {} ({}): {}",
+                o.layer.label(),
+                text::escape(&o.skill),
+                o.file,
+                impact_text(o)
+            );
+        }
+    }
     for s in &r.skills {
         let _ = writeln!(out, "  {} {}", s.change.name(), text::escape(&s.skill));
         let mut line = |label: &str, v: &[String]| {
@@ -91,19 +104,8 @@ fn source_text(out: &mut String, r: &SourceReport) {
         }
         line("files removed", &s.files_removed);
         line("files changed", &s.files_changed);
-    }
-    if !r.overrides.is_empty() {
-        out.push_str("  overrides affected:\n");
-        for o in &r.overrides {
-            let _ = writeln!(
-                out,
-                "    {} {} ({}): {}",
-                o.layer.label(),
-                text::escape(&o.skill),
-                o.file,
-                impact_text(o)
-            );
-        }
+        line("made executable", &s.made_executable);
+        line("no longer executable", &s.no_longer_executable);
     }
 }
 

@@ -106,6 +106,10 @@ pub struct SkillChange {
     pub files_removed: Vec<String>,
     /// Files changed.
     pub files_changed: Vec<String>,
+    /// Files whose execute bit upstream set (`100644` → `100755`).
+    pub made_executable: Vec<String>,
+    /// Files whose execute bit upstream cleared.
+    pub no_longer_executable: Vec<String>,
 }
 
 /// What happened to a skill upstream.
@@ -222,7 +226,24 @@ pub fn compare(
     };
     let mut taken = fetched.files.clone();
     taken.retain(|f, _| only.is_empty() || only.contains(super::skill_of(f)));
-    report.review = super::review::review(&taken, &fetched.executable, old_files, old_file);
+    let old_executable: &[String] = old.map(|o| o.executable.as_slice()).unwrap_or(&[]);
+    let was = super::review::Before {
+        digests: old_files,
+        executable: old_executable,
+        file: old_file,
+    };
+    report.review = super::review::review(&taken, &fetched.executable, Some(&was));
+    // The execute bits, per skill: `SKILL/PATH` → set before, set now.
+    let mut bits: BTreeMap<&str, Vec<(&str, bool)>> = BTreeMap::new();
+    let now: BTreeSet<&str> = new.executable.iter().map(String::as_str).collect();
+    let then: BTreeSet<&str> = old_executable.iter().map(String::as_str).collect();
+    for f in now.symmetric_difference(&then) {
+        // Only files on both sides: a file added or removed is said so.
+        if old_files.contains_key(*f) && new.files.contains_key(*f) {
+            let (skill, rest) = f.split_once('/').unwrap_or((f, ""));
+            bits.entry(skill).or_default().push((rest, now.contains(f)));
+        }
+    }
     for name in names {
         if !only.is_empty() && !only.contains(name) {
             continue;
@@ -248,9 +269,18 @@ pub fn compare(
                     }
                 }
                 change.files_removed = b.keys().filter(|f| !a.contains_key(*f)).cloned().collect();
+                for (f, set) in bits.get(name.as_str()).into_iter().flatten() {
+                    if *set {
+                        change.made_executable.push((*f).to_owned());
+                    } else {
+                        change.no_longer_executable.push((*f).to_owned());
+                    }
+                }
                 if change.files_added.is_empty()
                     && change.files_removed.is_empty()
                     && change.files_changed.is_empty()
+                    && change.made_executable.is_empty()
+                    && change.no_longer_executable.is_empty()
                 {
                     continue;
                 }

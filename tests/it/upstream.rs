@@ -10,7 +10,7 @@ use assert_cmd::Command;
 use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 /// Runs `git` in `dir` with no configuration of this machine.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let out = StdCommand::new("git")
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -35,26 +35,26 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// An upstream repository at `sb/<name>`.
-struct Upstream {
-    dir: PathBuf,
+pub(super) struct Upstream {
+    pub(super) dir: PathBuf,
 }
 
 impl Upstream {
-    fn new(sb: &Sandbox, name: &str) -> Upstream {
+    pub(super) fn new(sb: &Sandbox, name: &str) -> Upstream {
         let dir = sb.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
         git(&dir, &["init", "-q"]);
         Upstream { dir }
     }
 
-    fn write(&self, rel: &str, contents: &str) -> &Self {
+    pub(super) fn write(&self, rel: &str, contents: &str) -> &Self {
         let p = self.dir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, contents).unwrap();
         self
     }
 
-    fn skill(&self, name: &str, description: &str, body: &str) -> &Self {
+    pub(super) fn skill(&self, name: &str, description: &str, body: &str) -> &Self {
         self.write(
             &format!("{name}/SKILL.md"),
             &format!("---\nname: {name}\ndescription: {description}\n---\n{body}"),
@@ -62,18 +62,18 @@ impl Upstream {
     }
 
     /// Commits everything; returns the commit.
-    fn commit(&self) -> String {
+    pub(super) fn commit(&self) -> String {
         git(&self.dir, &["add", "-A"]);
         git(&self.dir, &["commit", "-qm", "c", "--allow-empty"]);
         git(&self.dir, &["rev-parse", "HEAD"])
     }
 
-    fn url(&self) -> String {
+    pub(super) fn url(&self) -> String {
         self.dir.display().to_string()
     }
 
     /// Its commits, oldest first.
-    fn commits(&self) -> Vec<String> {
+    pub(super) fn commits(&self) -> Vec<String> {
         git(
             &self.dir,
             &["rev-list", "--all", "--topo-order", "--reverse"],
@@ -89,7 +89,7 @@ impl Upstream {
 /// `[COMMITn]`, its first twelve digits `[COMMITn-12]`, and the sixteen
 /// digits of the key after them in a cache entry's name
 /// (`NAME@COMMIT-KEY`, a digest of the lock's entry) `[KEY]`.
-fn stable(text: &str, commits: &[String]) -> String {
+pub(super) fn stable(text: &str, commits: &[String]) -> String {
     let mut text = text.to_owned();
     for (n, commit) in commits.iter().enumerate() {
         let n = n + 1;
@@ -117,30 +117,30 @@ fn stable(text: &str, commits: &[String]) -> String {
 }
 
 /// `bernstein skills --layers-root ... ARGS` with git on PATH.
-fn cmd(sb: &Sandbox, args: &[&str]) -> Command {
+pub(super) fn cmd(sb: &Sandbox, args: &[&str]) -> Command {
     let mut c = sb.skills_cmd(args);
     c.env("PATH", std::env::var_os("PATH").unwrap_or_default());
     c
 }
 
-fn run(sb: &Sandbox, args: &[&str]) -> Run {
+pub(super) fn run(sb: &Sandbox, args: &[&str]) -> Run {
     sb.run_cmd(cmd(sb, args))
 }
 
-fn sources_file(sb: &Sandbox) -> PathBuf {
+pub(super) fn sources_file(sb: &Sandbox) -> PathBuf {
     sb.root().join("sources.toml")
 }
 
-fn lock_file(sb: &Sandbox) -> PathBuf {
+pub(super) fn lock_file(sb: &Sandbox) -> PathBuf {
     sb.root().join("sources.lock")
 }
 
-fn cache_dir(sb: &Sandbox) -> PathBuf {
+pub(super) fn cache_dir(sb: &Sandbox) -> PathBuf {
     sb.path().join("home/.cache/bernstein/skills/sources")
 }
 
 /// The one cache entry's directory.
-fn entry(sb: &Sandbox) -> PathBuf {
+pub(super) fn entry(sb: &Sandbox) -> PathBuf {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(cache_dir(sb))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -151,7 +151,7 @@ fn entry(sb: &Sandbox) -> PathBuf {
 }
 
 /// A sandbox with a team layer and an upstream of two skills.
-fn collection() -> (Sandbox, Upstream) {
+pub(super) fn collection() -> (Sandbox, Upstream) {
     let sb = Sandbox::new().with_layer_dirs();
     let up = Upstream::new(&sb, "up");
     up.skill(

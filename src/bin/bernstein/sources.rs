@@ -388,12 +388,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
             path: spec.path.as_deref(),
             skills: spec.skills.as_deref(),
         })?;
-        findings.extend(upstream::review::review(
-            &new.files,
-            &new.executable,
-            &BTreeMap::new(),
-            &|_| None,
-        ));
+        findings.extend(upstream::review::review(&new.files, &new.executable, None));
         fetched.insert(spec.name.clone(), new);
     }
     let urls = text::list(specs.iter().map(|s| s.url.as_str()), false);
