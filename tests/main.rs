@@ -31,6 +31,7 @@ mod it {
     mod nothing_silent;
     mod one_pass;
     mod ownership;
+    mod package;
     mod places;
     mod precedence;
     mod props;

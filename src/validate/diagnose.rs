@@ -179,29 +179,29 @@ pub(super) fn diagnose(
             format!("a list of names or mappings with a {}", keys_list(keys)),
         ),
         (Strategy::KeyedReplace { keys, .. }, Some(i), false, K::AnyOf { .. }) => match instance {
-            // It has a key, whose value cannot be one: say that, not that
-            // the key is missing.
-            Value::Object(entry)
-                if let Some((k, v)) = keys.iter().find_map(|k| entry.get_key_value(k.as_str()))
-                    && !matches!(v, Value::String(s) if !s.is_empty()) =>
+            Value::Object(entry) => match keys.iter().find_map(|k| entry.get_key_value(k.as_str()))
             {
-                DiagnosticKind::WrongType {
-                    field: format!("{name}[{i}].{k}"),
-                    strategy: rule.strategy.name().into(),
-                    expected: "a non-empty string, the entry's key".into(),
-                    found: match v {
-                        Value::String(_) => "an empty string".into(),
-                        v => describe(v).into(),
-                    },
+                // It has a key, whose value cannot be one: say that, not
+                // that the key is missing.
+                Some((k, v)) if !matches!(v, Value::String(s) if !s.is_empty()) => {
+                    DiagnosticKind::WrongType {
+                        field: format!("{name}[{i}].{k}"),
+                        strategy: rule.strategy.name().into(),
+                        expected: "a non-empty string, the entry's key".into(),
+                        found: match v {
+                            Value::String(_) => "an empty string".into(),
+                            v => describe(v).into(),
+                        },
+                    }
                 }
-            }
-            Value::Object(entry) => DiagnosticKind::MissingKey {
-                field: name,
-                index: i,
-                keys: keys.clone(),
-                suggestion: entry
-                    .keys()
-                    .find_map(|k| did_you_mean(k, keys.iter().map(String::as_str))),
+                _ => DiagnosticKind::MissingKey {
+                    field: name,
+                    index: i,
+                    keys: keys.clone(),
+                    suggestion: entry
+                        .keys()
+                        .find_map(|k| did_you_mean(k, keys.iter().map(String::as_str))),
+                },
             },
             _ => wrong(
                 format!("{name}[{i}]"),
