@@ -50,7 +50,8 @@ mod it {
     mod translated;
     mod trust;
     mod update_report;
-    mod upstream;
+    pub mod upstream;
+    mod upstream_hostile;
     mod validate;
     mod xdg;
 }

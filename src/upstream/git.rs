@@ -84,13 +84,20 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// An error about fetching `url`: the URL with its credentials hidden, and
+/// `message` (which may quote git) with every URL's credentials hidden
+/// ([`super::location`]).
 fn fail(what: &str, url: &str, message: impl std::fmt::Display) -> Error {
+    let message = message.to_string();
     Error::Refused {
         path: None,
         message: format!(
             "source {}: {what}: {}",
-            crate::text::escape(url),
-            crate::text::sanitized_excerpt(&message.to_string(), crate::text::MESSAGE_CHARS)
+            super::location::Shown(url),
+            crate::text::sanitized_excerpt(
+                &super::location::redact_text(&message),
+                crate::text::MESSAGE_CHARS
+            )
         ),
     }
 }

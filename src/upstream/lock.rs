@@ -125,7 +125,8 @@ impl Lock {
             let at =
                 |m: String| refused(path, format!("source '{}': {m}", crate::text::escape(name)));
             super::sources::check_source_name(name).map_err(|m| at(m.into()))?;
-            super::sources::check_url(&s.url).map_err(|m| at(format!("url: {m}")))?;
+            super::sources::check_url(&s.url)
+                .map_err(|m| at(format!("url {}: {m}", super::location::Shown(&s.url))))?;
             if !(s.commit.len() == 40 || s.commit.len() == 64)
                 || !s
                     .commit

@@ -24,6 +24,7 @@
 
 pub mod cache;
 pub mod git;
+pub mod location;
 pub mod lock;
 pub mod render;
 pub mod report;
@@ -39,7 +40,7 @@ use crate::source::Layers;
 
 pub use cache::Cache;
 pub use lock::{Lock, LockedSource};
-pub use sources::{SourceSpec, SourcesFile};
+pub use sources::{Policy, SourceSpec, SourcesFile};
 
 /// The file that lists the sources, in the directory that holds the team
 /// layer's directory (`.bernstein/sources.toml` beside
@@ -96,8 +97,8 @@ pub fn skill_of(file: &str) -> &str {
 /// other: `None` when neither file exists. Every source of the sources file
 /// must be locked with the same repository and subdirectory, and the lock
 /// may name no other source.
-pub fn read_project(paths: &Paths) -> Result<Option<(SourcesFile, Lock)>> {
-    let sources = SourcesFile::read(&paths.sources)?;
+pub fn read_project(paths: &Paths, policy: &Policy) -> Result<Option<(SourcesFile, Lock)>> {
+    let sources = SourcesFile::read(&paths.sources, policy)?;
     let lock = Lock::read(&paths.lock)?;
     let (sources, lock) = match (sources, lock) {
         (None, None) => return Ok(None),
@@ -180,7 +181,8 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
 }
 
 /// The layers with a base layer for every locked source of the project
-/// (the sources file and lock beside the team layer, [`Paths::of`]), read
+/// (the sources file and lock beside the team layer, [`Paths::of`]; every
+/// source allowed by `policy` and the file's `[allow]`), read
 /// from `cache` and verified against the lock as they are read: every file
 /// read from a source's entry is hashed and compared with its digest in
 /// the lock ([`content_check`]), so that a command pays for the files it
@@ -189,9 +191,9 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
 /// local base layer has too) is a refused base layer: every command that
 /// reads layers reports it as an error, and nothing of that source is
 /// merged; a file that does not match is refused where it is read.
-pub fn attach(mut layers: Layers, cache: Option<&Cache>) -> Layers {
+pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Layers {
     let paths = Paths::of(&layers);
-    let project = match read_project(&paths) {
+    let project = match read_project(&paths, policy) {
         Ok(Some(p)) => p,
         Ok(None) => return layers,
         Err(e) => {

@@ -81,29 +81,62 @@ pub struct Allow {
     pub local: bool,
 }
 
+/// How the places of an [`Allow`] are named in a refusal.
+struct Names {
+    hosts: &'static str,
+    owners: &'static str,
+    local: &'static str,
+}
+
+/// `[allow]` of the sources file.
+const IN_FILE: Names = Names {
+    hosts: "[allow] hosts",
+    owners: "[allow] owners",
+    local: "[allow] does not say `local = true`",
+};
+
+/// The places pinned by the environment ([`Policy`]).
+const PINNED: Names = Names {
+    hosts: "$BERNSTEIN_SKILLS_ALLOW_HOSTS",
+    owners: "$BERNSTEIN_SKILLS_ALLOW_OWNERS",
+    local: "$BERNSTEIN_SKILLS_ALLOW_LOCAL is not 1",
+};
+
 impl Allow {
-    /// Why `url` may not be a source, if it may not.
+    /// Why `url` may not be a source, if it may not: its host and owner
+    /// as git and curl read the URL ([`super::location`]); a URL that
+    /// cannot be read is refused.
     pub fn refuses(&self, url: &str) -> Option<String> {
-        let Some((host, path)) = host_and_path(url) else {
-            return (!self.local)
-                .then(|| "a local repository, and [allow] does not say `local = true`".to_owned());
+        self.refuses_as(url, &IN_FILE)
+    }
+
+    fn refuses_as(&self, url: &str, names: &Names) -> Option<String> {
+        let location = match super::location::parse(url) {
+            Ok(l) => l,
+            Err(e) => return Some(e.to_string()),
+        };
+        let (Some(host), Some(owner)) = (&location.host, location.owner()) else {
+            return (!self.local).then(|| format!("a local repository, and {}", names.local));
         };
         if let Some(hosts) = &self.hosts
-            && !hosts.iter().any(|h| h.eq_ignore_ascii_case(&host))
+            && !hosts
+                .iter()
+                .any(|h| super::location::normal_host(h) == *host)
         {
             return Some(format!(
-                "host '{}' is not one of [allow] hosts ({})",
-                crate::text::escape(&host),
+                "host '{}' is not one of {} ({})",
+                crate::text::escape(host),
+                names.hosts,
                 crate::text::list(hosts.iter().map(String::as_str), false)
             ));
         }
-        let owner = path.trim_start_matches('/').split('/').next().unwrap_or("");
         if let Some(owners) = &self.owners
             && !owners.iter().any(|o| o == owner)
         {
             return Some(format!(
-                "owner '{}' is not one of [allow] owners ({})",
+                "owner '{}' is not one of {} ({})",
                 crate::text::escape(owner),
+                names.owners,
                 crate::text::list(owners.iter().map(String::as_str), false)
             ));
         }
@@ -111,39 +144,83 @@ impl Allow {
     }
 }
 
-/// The host (lowercase, without user and port) and the path of a remote
-/// URL; `None` for a local path or a `file://` URL.
-pub fn host_and_path(url: &str) -> Option<(String, String)> {
-    let (authority, path) = if let Some(rest) = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("ssh://"))
-    {
-        rest.split_once('/').unwrap_or((rest, ""))
-    } else if url.starts_with("file://") || url.starts_with('/') {
-        return None;
-    } else {
-        // user@host:path
-        url.split_once(':')?
-    };
-    let host = authority.rsplit('@').next().unwrap_or(authority);
-    let host = host.split(':').next().unwrap_or(host).to_ascii_lowercase();
-    Some((host, path.to_owned()))
+/// Where sources may come from, as this environment pins it, over what a
+/// sources file says: CI that runs `verify` on a pull request sets
+/// `BERNSTEIN_SKILLS_ALLOW_HOSTS` (and `_OWNERS`, `_LOCAL`) in its own
+/// configuration, which the pull request cannot change, so a pull request
+/// that widens `[allow]` reaches no further. A source must be allowed by
+/// both: the sources file may narrow the pin, never widen it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// The pinned places; `None`: nothing pinned, the sources file decides.
+    pub pinned: Option<Allow>,
+}
+
+impl Policy {
+    /// The policy of these variables (`var(NAME)`: its value, `None` when
+    /// unset): pinned when any of `BERNSTEIN_SKILLS_ALLOW_HOSTS`,
+    /// `BERNSTEIN_SKILLS_ALLOW_OWNERS` and `BERNSTEIN_SKILLS_ALLOW_LOCAL`
+    /// is set. The lists are comma-separated (an empty one allows none);
+    /// an unset list allows any; local repositories are allowed only when
+    /// `_LOCAL` is `1` (or `true`, `yes`).
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Policy {
+        let list = |name: &str| {
+            var(name).map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+        };
+        let hosts = list("BERNSTEIN_SKILLS_ALLOW_HOSTS");
+        let owners = list("BERNSTEIN_SKILLS_ALLOW_OWNERS");
+        let local = var("BERNSTEIN_SKILLS_ALLOW_LOCAL");
+        if hosts.is_none() && owners.is_none() && local.is_none() {
+            return Policy::default();
+        }
+        let local = local.is_some_and(|v| {
+            matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes")
+        });
+        Policy {
+            pinned: Some(Allow {
+                hosts,
+                owners,
+                local,
+            }),
+        }
+    }
+
+    /// [`Policy::from_vars`] of this process's environment.
+    pub fn from_process() -> Policy {
+        Policy::from_vars(|k| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned()))
+    }
+
+    /// Why the pin refuses `url`, if it does.
+    pub fn refuses(&self, url: &str) -> Option<String> {
+        self.pinned
+            .as_ref()
+            .and_then(|p| p.refuses_as(url, &PINNED))
+            .map(|why| format!("{why} (pinned by the environment)"))
+    }
 }
 
 impl SourcesFile {
     /// Reads and checks the file; `None` if it does not exist. A symlink is
     /// refused: the file is committed with the team layer and read like
     /// one.
-    pub fn read(path: &Path) -> Result<Option<SourcesFile>> {
+    pub fn read(path: &Path, policy: &Policy) -> Result<Option<SourcesFile>> {
         let Some(text) = read_text(path, MAX_BYTES)? else {
             return Ok(None);
         };
-        let file = SourcesFile::parse(&text, path)?;
+        let file = SourcesFile::parse(&text, path, policy)?;
         Ok(Some(file))
     }
 
-    /// Parses and checks the text of a sources file at `path`.
-    pub fn parse(text: &str, path: &Path) -> Result<SourcesFile> {
+    /// Parses and checks the text of a sources file at `path`: every
+    /// source's URL must be readable ([`super::location`]), allowed by the
+    /// environment's `policy` and by the file's own `[allow]`.
+    pub fn parse(text: &str, path: &Path, policy: &Policy) -> Result<SourcesFile> {
         let file: SourcesFile = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
         let mut seen = std::collections::BTreeSet::new();
         for s in &file.sources {
@@ -157,7 +234,18 @@ impl SourcesFile {
             if !seen.insert(&s.name) {
                 return Err(at("named twice; give each source its own name".into()));
             }
-            check_url(&s.url).map_err(|m| at(format!("url: {m}")))?;
+            check_url(&s.url)
+                .map_err(|m| at(format!("url {}: {m}", super::location::Shown(&s.url))))?;
+            if let Some(why) = policy.refuses(&s.url) {
+                return Err(refused(
+                    path,
+                    format!(
+                        "source '{}' ({}): {why}; nothing of it is fetched or read",
+                        crate::text::escape(&s.name),
+                        super::location::Shown(&s.url)
+                    ),
+                ));
+            }
             if let Some(r) = &s.git_ref {
                 check_ref(r).map_err(|m| at(format!("ref: {m}")))?;
             }
@@ -180,7 +268,7 @@ impl SourcesFile {
                 format!(
                     "source '{}' ({}): {why}",
                     crate::text::escape(&s.name),
-                    crate::text::escape(&s.url)
+                    super::location::Shown(&s.url)
                 ),
             ));
         }
@@ -264,27 +352,13 @@ pub fn check_source_name(name: &str) -> std::result::Result<(), &'static str> {
 }
 
 /// A repository: `https://`, `ssh://`, `file://`, an `scp`-like
-/// `user@host:path`, or an absolute path. Nothing that git would read as an
-/// option or hand to a remote helper (`ext::`).
-pub fn check_url(url: &str) -> std::result::Result<(), &'static str> {
-    if url.is_empty() || url.starts_with('-') {
-        return Err("empty, or starts with '-'");
-    }
-    if url.chars().any(char::is_control) || url.contains(' ') {
-        return Err("holds a space or a control character");
-    }
-    let allowed = ["https://", "ssh://", "file://", "/"];
-    let scp_like = !url.contains("://")
-        && url
-            .split_once(':')
-            .is_some_and(|(host, _)| host.contains('@') && !host.contains('/') && !host.is_empty());
-    if allowed.iter().any(|p| url.starts_with(p)) || scp_like {
-        Ok(())
-    } else {
-        Err(
-            "must start with https://, ssh://, file:// or / (an absolute path), or be user@host:path",
-        )
-    }
+/// `user@host:path`, or an absolute path, read as git and curl read it
+/// ([`super::location`]): nothing git would read as an option or hand to a
+/// remote helper (`ext::`), no credential, nothing that cannot be judged.
+pub fn check_url(url: &str) -> std::result::Result<(), String> {
+    super::location::parse(url)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// A ref: a branch, a tag or a commit, as git would take it, never an
@@ -316,4 +390,44 @@ pub fn check_subdir(p: &str) -> std::result::Result<(), &'static str> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(vars: &[(&str, &str)]) -> Policy {
+        Policy::from_vars(|k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| (*v).to_owned())
+        })
+    }
+
+    #[test]
+    fn the_pin_is_set_by_any_of_its_variables_and_lists_are_exact() {
+        assert_eq!(policy(&[]), Policy::default());
+        let p = policy(&[(
+            "BERNSTEIN_SKILLS_ALLOW_HOSTS",
+            "GitHub.com, git.example.com",
+        )]);
+        assert_eq!(p.refuses("https://github.com/acme/x"), None);
+        assert_eq!(p.refuses("git@git.example.com:acme/x"), None);
+        assert!(p.refuses("https://gitlab.com/acme/x").is_some());
+        assert!(p.refuses("/srv/skills").is_some(), "local needs _LOCAL=1");
+        let p = policy(&[("BERNSTEIN_SKILLS_ALLOW_HOSTS", "")]);
+        assert!(
+            p.refuses("https://github.com/acme/x").is_some(),
+            "empty: none"
+        );
+        let p = policy(&[
+            ("BERNSTEIN_SKILLS_ALLOW_OWNERS", "acme"),
+            ("BERNSTEIN_SKILLS_ALLOW_LOCAL", "1"),
+        ]);
+        assert_eq!(p.refuses("https://anywhere.example/acme/x"), None);
+        assert!(p.refuses("https://anywhere.example/evil/x").is_some());
+        assert_eq!(p.refuses("file:///srv/skills"), None);
+        // What cannot be judged is refused by the pin too.
+        assert!(p.refuses("https://10.0.0.1?@github.com/acme/x").is_some());
+    }
 }

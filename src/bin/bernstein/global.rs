@@ -158,7 +158,8 @@ impl Global {
     /// (`bernstein_skills::upstream::attach`).
     pub fn layers_quiet(&self) -> Layers {
         let cache = bernstein_skills::upstream::Cache::from_process();
-        bernstein_skills::upstream::attach(self.layers_local(), cache.as_ref())
+        let policy = bernstein_skills::upstream::Policy::from_process();
+        bernstein_skills::upstream::attach(self.layers_local(), cache.as_ref(), &policy)
     }
 
     /// [`Global::layers`] without the sources' base layers: for the

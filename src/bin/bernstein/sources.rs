@@ -9,7 +9,10 @@ use clap::Args;
 use serde_json::json;
 
 use bernstein_skills::layer::Layer;
-use bernstein_skills::upstream::{self, Cache, Lock, Paths, SourceSpec, SourcesFile, git, report};
+use bernstein_skills::upstream::location::{Shown, redacted};
+use bernstein_skills::upstream::{
+    self, Cache, Lock, Paths, Policy, SourceSpec, SourcesFile, git, report,
+};
 use bernstein_skills::{Error, Layers, Result, output::render, text};
 
 use crate::global::Global;
@@ -183,11 +186,12 @@ fn exclusive(cache: &Cache, lock_path: &Path) -> Result<std::fs::File> {
 fn parse_source(source: &str) -> Result<(String, String)> {
     let bad = |m: &str| Error::Refused {
         path: None,
-        message: format!("source {}: {m}", text::escape(source)),
+        message: format!("source {}: {m}", Shown(source)),
     };
-    let url = if source.contains("://")
-        || upstream::sources::check_url(source).is_ok() && !source.starts_with('/')
-    {
+    let scp_like = source
+        .split_once(':')
+        .is_some_and(|(left, _)| left.contains('@') && !left.contains('/'));
+    let url = if source.contains("://") || scp_like {
         source.to_owned()
     } else if source.starts_with('/') || source.starts_with("./") || source.starts_with("../") {
         let abs = std::fs::canonicalize(source)
@@ -209,7 +213,7 @@ fn parse_source(source: &str) -> Result<(String, String)> {
             "not a repository: give an https://, ssh:// or file:// URL, user@host:path, a path starting with /, ./ or ../, or OWNER/REPO",
         ));
     };
-    upstream::sources::check_url(&url).map_err(bad)?;
+    upstream::sources::check_url(&url).map_err(|m| bad(&m))?;
     let name = url
         .trim_end_matches('/')
         .rsplit(['/', ':'])
@@ -361,7 +365,8 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
         }
         new_text.push_str(&SourcesFile::entry_text(spec));
     }
-    let file = SourcesFile::parse(&new_text, &paths.sources)?;
+    let policy = Policy::from_process();
+    let file = SourcesFile::parse(&new_text, &paths.sources, &policy)?;
     let lock = Lock::read(&paths.lock)?.unwrap_or_default();
     let is_new = |n: &str| specs.iter().any(|s| s.name == n);
     // Every other source as locked (from the cache, or fetched at its
@@ -391,7 +396,15 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
         findings.extend(upstream::review::review(&new.files, &new.executable, None));
         fetched.insert(spec.name.clone(), new);
     }
-    let urls = text::list(specs.iter().map(|s| s.url.as_str()), false);
+    let urls = text::list(
+        specs
+            .iter()
+            .map(|s| redacted(&s.url))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|u| u.as_ref()),
+        false,
+    );
     if !findings.is_empty() {
         // Listed one per line on stderr, as a warning or, under --strict,
         // as what the refusal that follows is about. JSON has no stderr
@@ -465,7 +478,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
         output::print(&render::to_json(&json!({
             "added": added.iter().map(|(spec, entry)| json!({
                 "source": spec.name,
-                "url": spec.url,
+                "url": redacted(&spec.url),
                 "ref": spec.git_ref,
                 "commit": entry.commit,
                 "skills": entry.skills_taken(),
@@ -482,7 +495,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
             out.push_str(&format!(
                 "added {} ({}{}) at {}: {} skill(s), {} file(s): {}\n",
                 text::escape(&spec.name),
-                text::escape(&spec.url),
+                Shown(&spec.url),
                 spec.git_ref
                     .as_deref()
                     .map(|r| format!(" {}", text::escape(r)))
@@ -506,7 +519,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
 pub fn verify(args: VerifyArgs, global: &Global) -> Result<ExitCode> {
     let layers = global.layers_without_sources()?;
     let paths = Paths::of(&layers);
-    let Some((file, lock)) = upstream::read_project(&paths)? else {
+    let Some((file, lock)) = upstream::read_project(&paths, &Policy::from_process())? else {
         if args.json {
             output::print(&render::to_json(&json!({"sources": []})));
         } else {
@@ -547,7 +560,7 @@ pub fn verify(args: VerifyArgs, global: &Global) -> Result<ExitCode> {
         output::print(&render::to_json(&json!({
             "sources": rows.iter().map(|(n, l, f)| json!({
                 "source": n,
-                "url": l.url,
+                "url": redacted(&l.url),
                 "commit": l.commit,
                 "skills": l.skills_taken().len(),
                 "files": l.files.len(),
@@ -588,9 +601,11 @@ pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
     let _guard = exclusive(&cache, &paths.lock)?;
     // The lock may be missing or out of step with the sources file: an
     // update is how it is written again.
-    let file = SourcesFile::read(&paths.sources)?.ok_or_else(|| Error::Refused {
-        path: Some(PathBuf::from(text::path(&paths.sources))),
-        message: "does not exist; add a source with `bernstein skills add SOURCE`".into(),
+    let file = SourcesFile::read(&paths.sources, &Policy::from_process())?.ok_or_else(|| {
+        Error::Refused {
+            path: Some(PathBuf::from(text::path(&paths.sources))),
+            message: "does not exist; add a source with `bernstein skills add SOURCE`".into(),
+        }
     })?;
     // A lock with merge-conflict markers is written again from the
     // sources file, every source fetched at its ref.

@@ -1,0 +1,265 @@
+//! Upstream sources against a hostile pull request (issue 44): the URL a
+//! sources file names, the credentials it may carry, where `[allow]` is
+//! decided, the lock a pull request may forge, the trees upstream may
+//! craft. Every case was reproduced on the build before its fix.
+
+use std::path::PathBuf;
+
+use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
+use super::upstream::{cache_dir, cmd, collection, lock_file, run, sources_file, stable};
+
+/// A `git` that only records that it ran, first on `PATH`: a test that
+/// uses it proves a refusal came before anything was fetched.
+struct TattlingGit {
+    bin: PathBuf,
+    marker: PathBuf,
+}
+
+impl TattlingGit {
+    fn new(sb: &Sandbox) -> TattlingGit {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = sb.path().join("tattling-bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let marker = sb.path().join("git-ran");
+        let script = bin.join("git");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", marker.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        TattlingGit { bin, marker }
+    }
+
+    /// `bernstein skills ARGS` with this git first on `PATH`.
+    fn run(&self, sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut c = cmd(sb, args);
+        let path = format!(
+            "{}:{}",
+            self.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        c.env("PATH", path);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        sb.run_cmd(c)
+    }
+
+    fn ran(&self) -> bool {
+        self.marker.exists()
+    }
+}
+
+const TOKEN: &str = "s3cr3t-t0ken-9f2";
+
+/// Issue 44 #2: `add https://USER:TOKEN@host/…` printed the token in its
+/// output, its JSON and its error, and committed it in sources.toml and
+/// sources.lock.
+#[test]
+fn credentials_in_a_url_never_reach_output_json_or_a_committed_file() {
+    let (sb, up) = collection();
+    let git = TattlingGit::new(&sb);
+    let with_password = format!("https://USER:{TOKEN}@127.0.0.1:9/acme/skills.git");
+    let out = git.run(&sb, &["add", &with_password], &[]);
+    let stderr = out.failed();
+    assert_snapshot(stderr, snapshot_file("upstream-credentials-add.stderr"));
+    assert!(!stderr.contains(TOKEN), "{stderr}");
+    assert!(!git.ran(), "refused before anything is fetched");
+    let json = git.run(&sb, &["add", &with_password, "--json"], &[]);
+    assert_eq!(json.code, Some(1), "{json:?}");
+    assert!(!json.all().contains(TOKEN), "{json:?}");
+    assert!(json.stdout.contains("USER:***@"), "{json:?}");
+    // A token given as the user name is a secret too.
+    let as_user = format!("https://{TOKEN}@127.0.0.1:9/acme/skills.git");
+    let out = git.run(&sb, &["add", &as_user], &[]);
+    assert!(!out.failed().contains(TOKEN), "{out:?}");
+    assert!(!sources_file(&sb).exists() && !lock_file(&sb).exists());
+    // An ssh user name is no secret: `git@host:path` stays usable.
+    // Written by hand into sources.toml and the lock: refused by every
+    // command, redacted.
+    run(&sb, &["add", &up.url()]).success();
+    for file in [sources_file(&sb), lock_file(&sb)] {
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace(&up.url(), &with_password)).unwrap();
+    }
+    for args in [
+        vec!["list"],
+        vec!["validate", "--json"],
+        vec!["verify"],
+        vec!["verify", "--json"],
+        vec!["update", "--json"],
+    ] {
+        let out = git.run(&sb, &args, &[]);
+        assert_eq!(out.code, Some(1), "{args:?}: {out:?}");
+        assert!(!out.all().contains(TOKEN), "{args:?}: {out:?}");
+        assert!(out.all().contains("USER:***@"), "{args:?}: {out:?}");
+    }
+    assert!(!git.ran());
+}
+
+/// Issue 44 #2: what git says is relayed in an error; a credential in it
+/// (git's own messages, or a URL rewritten by the person's
+/// `url.<base>.insteadOf`) is redacted there too.
+#[test]
+fn credentials_in_what_git_says_are_redacted() {
+    let (sb, _up) = collection();
+    let bin = sb.path().join("chatty-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *fetch*) echo \"fatal: unable to access 'https://USER:{TOKEN}@127.0.0.1:9/acme/skills.git/': Connection refused\" >&2; exit 128;; esac\nexec /usr/bin/env -u NOTHING git \"$@\"\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let real = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let real_dir = PathBuf::from(String::from_utf8(real.stdout).unwrap().trim())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let mut c = cmd(&sb, &["add", "https://127.0.0.1:9/acme/skills.git"]);
+    c.env("PATH", format!("{}:{}", bin.display(), real_dir.display()));
+    let out = sb.run_cmd(c);
+    let stderr = out.failed();
+    assert!(!stderr.contains(TOKEN), "{stderr}");
+    assert!(stderr.contains("USER:***@"), "{stderr}");
+}
+
+/// Issue 44 #4: `[allow]` was judged on a hand-split URL: the host after
+/// the last `@`, the owner before any `..`. Git and curl read
+/// `https://127.0.0.1:9?@github.com/acme/skills` as host 127.0.0.1, and
+/// `https://host/acme/../skills.git` as `/skills.git`.
+#[test]
+fn allow_judges_a_url_as_git_and_curl_read_it() {
+    let (sb, _up) = collection();
+    let git = TattlingGit::new(&sb);
+    std::fs::write(
+        sources_file(&sb),
+        "[allow]\nhosts = [\"github.com\", \"127.0.0.1\"]\nowners = [\"acme\"]\n",
+    )
+    .unwrap();
+    let cases = [
+        ("query", "https://10.0.0.1:9?@github.com/acme/skills"),
+        ("fragment", "https://10.0.0.1:9#@github.com/acme/skills"),
+        ("backslash", "https://10.0.0.1:9\\@github.com/acme/skills"),
+        (
+            "dot-segments",
+            "https://127.0.0.1:9/acme/../evil/skills.git",
+        ),
+        (
+            "encoded-dots",
+            "https://127.0.0.1:9/acme/%2e%2e/evil/skills.git",
+        ),
+        ("encoded-owner", "https://127.0.0.1:9/%61cme/skills.git"),
+        ("scp-dot-segments", "git@127.0.0.1:acme/../evil/skills.git"),
+        ("scp-home", "git@127.0.0.1:~evil/skills.git"),
+        ("user-host", "https://github.com@10.0.0.1/acme/skills"),
+    ];
+    let mut all = String::new();
+    for (what, url) in cases {
+        let out = git.run(&sb, &["add", url], &[]);
+        let stderr = out.failed();
+        all.push_str(&format!("{what}: {stderr}"));
+        assert!(!git.ran(), "{what}: git ran for {url}: {stderr}");
+        assert!(!lock_file(&sb).exists(), "{what}");
+    }
+    assert_snapshot(all, snapshot_file("upstream-allow-url-syntax.stderr"));
+    // Written by hand, every command that reads the layers refuses it.
+    std::fs::write(
+        sources_file(&sb),
+        "[allow]\nhosts = [\"github.com\"]\nowners = [\"acme\"]\n\n[[source]]\nname = \"x\"\nurl = \"https://10.0.0.1:9?@github.com/acme/skills\"\n",
+    )
+    .unwrap();
+    let out = git.run(&sb, &["list"], &[]);
+    assert!(out.failed().contains("10.0.0.1"), "{out:?}");
+    assert!(!git.ran());
+}
+
+/// Issue 44 #5: `[allow]` is in the file a pull request edits. CI pins
+/// the allowed hosts, owners and local repositories outside the
+/// repository; a pull request that widens `[allow]` cannot fetch beyond
+/// them.
+#[test]
+fn allowed_places_pinned_outside_the_repository_hold_against_a_pull_request() {
+    let (sb, up) = collection();
+    run(&sb, &["add", &up.url()]).success();
+    let listed = std::fs::read_to_string(sources_file(&sb)).unwrap();
+    // The pull request allows local repositories and another host, and
+    // adds a source there; a fresh clone has no cache.
+    std::fs::write(
+        sources_file(&sb),
+        format!(
+            "[allow]\nlocal = true\nhosts = [\"github.com\", \"127.0.0.1\"]\n\n{listed}\n[[source]]\nname = \"other\"\nurl = \"https://127.0.0.1:9/evil/skills.git\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(cache_dir(&sb)).unwrap();
+    let git = TattlingGit::new(&sb);
+    let pinned = [
+        ("BERNSTEIN_SKILLS_ALLOW_HOSTS", "github.com"),
+        ("BERNSTEIN_SKILLS_ALLOW_OWNERS", "acme"),
+    ];
+    for args in [vec!["verify"], vec!["update"], vec!["update", "--yes"]] {
+        let out = git.run(&sb, &args, &pinned);
+        let stderr = out.failed();
+        assert!(
+            stderr.contains("BERNSTEIN_SKILLS_ALLOW"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!git.ran(), "{args:?}: git ran: {stderr}");
+    }
+    // `add` of a place the pin does not allow: refused before git runs.
+    std::fs::write(
+        sources_file(&sb),
+        "[allow]\nhosts = [\"github.com\", \"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    let out = git.run(
+        &sb,
+        &["add", "https://127.0.0.1:9/acme/skills.git", "--name", "x"],
+        &pinned,
+    );
+    assert_snapshot(
+        stable(out.failed(), &up.commits()),
+        snapshot_file("upstream-allow-pinned-add.stderr"),
+    );
+    assert!(!git.ran());
+    // Local repositories are allowed only when the pin says so, and the
+    // sources file may narrow what the pin allows, never widen it.
+    std::fs::write(sources_file(&sb), &listed).unwrap();
+    let out = sb.run_cmd({
+        let mut c = cmd(&sb, &["verify"]);
+        c.env("BERNSTEIN_SKILLS_ALLOW_HOSTS", "github.com");
+        c
+    });
+    assert_snapshot(
+        stable(out.failed(), &up.commits()),
+        snapshot_file("upstream-allow-pinned-local.stderr"),
+    );
+    let out = sb.run_cmd({
+        let mut c = cmd(&sb, &["verify"]);
+        c.env("BERNSTEIN_SKILLS_ALLOW_HOSTS", "github.com")
+            .env("BERNSTEIN_SKILLS_ALLOW_LOCAL", "1");
+        c
+    });
+    out.ok();
+    std::fs::write(
+        sources_file(&sb),
+        format!("[allow]\nlocal = false\n\n{listed}"),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(cache_dir(&sb)).unwrap();
+    let out = sb.run_cmd({
+        let mut c = cmd(&sb, &["verify"]);
+        c.env("BERNSTEIN_SKILLS_ALLOW_LOCAL", "1");
+        c
+    });
+    assert!(out.failed().contains("local"), "{out:?}");
+}
