@@ -51,6 +51,7 @@ mod it {
     mod trust;
     mod update_report;
     pub mod upstream;
+    mod upstream_bytes;
     mod upstream_hostile;
     mod validate;
     mod xdg;

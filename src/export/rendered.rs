@@ -87,8 +87,9 @@ fn render(
     {
         return Ok(None);
     }
-    // The values a target judges and renders, made once.
-    let values = match target.map(|_| effective.to_value()) {
+    // The values a target judges and a SKILL.md holds, made once.
+    let made = target.is_some() || format == Format::Skill;
+    let values = match made.then(|| effective.to_value()) {
         Some(serde_json::Value::Object(m)) => m,
         _ => serde_json::Map::new(),
     };
@@ -132,17 +133,37 @@ fn render(
             Ok(Some(files))
         }
         Format::Skill => {
+            // The frontmatter export writes; the SKILL.md upstream wrote
+            // when that is what it holds already (`skillmd::verbatim`).
             let (skill_md, translated) = match target {
-                None => (
-                    crate::output::skillmd::try_render(skills.spec(), effective)?,
-                    Vec::new(),
-                ),
+                None => {
+                    let (front, body) =
+                        crate::output::skillmd::parts(skills.spec(), name, &values)?;
+                    let doc = match crate::output::skillmd::verbatim(
+                        skills.spec(),
+                        resolved.fragments(),
+                        &front,
+                    ) {
+                        Some(upstream) => upstream.to_owned(),
+                        None => crate::output::skillmd::document(front, body),
+                    };
+                    (doc, Vec::new())
+                }
                 Some(t) => {
                     let r = t.render(skills.spec(), &values);
-                    let doc = crate::output::skillmd::document(
-                        r.front.iter().map(|(k, v)| (k.as_str(), v)),
-                        crate::output::skillmd::body_of(skills.spec(), &values),
-                    );
+                    let front: Vec<(&str, &serde_json::Value)> =
+                        r.front.iter().map(|(k, v)| (k.as_str(), v)).collect();
+                    let doc = match crate::output::skillmd::verbatim(
+                        skills.spec(),
+                        resolved.fragments(),
+                        &front,
+                    ) {
+                        Some(upstream) => upstream.to_owned(),
+                        None => crate::output::skillmd::document(
+                            front,
+                            crate::output::skillmd::body_of(skills.spec(), &values),
+                        ),
+                    };
                     (doc, r.files)
                 }
             };

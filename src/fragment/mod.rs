@@ -265,6 +265,13 @@ impl Fragment {
         &self.source
     }
 
+    /// Is this a `SKILL.md` with a frontmatter whose closing fence ends in
+    /// LF (a CRLF one is a CRLF file, [`markdown`])?
+    pub(crate) fn lf_frontmatter(&self) -> bool {
+        self.form == Form::SkillMd
+            && markdown::split(&self.source).is_ok_and(|s| s.frontmatter.is_some() && !s.crlf)
+    }
+
     /// The source position of the value at JSON `pointer` (or of its key):
     /// a block mapping is at its first key, a SKILL.md body at its first
     /// line. The first call indexes the whole source; every call after it

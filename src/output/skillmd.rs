@@ -3,8 +3,9 @@
 //! agent that reads the format loads as is.
 //!
 //! The frontmatter holds the effective fields in the spec's order, except
-//! the body field and fields equal to their default, so an untouched public
-//! skill comes out as it went in. The name field is always written (the
+//! the body field and fields equal to their default. An untouched public
+//! skill is not written at all but copied: [`verbatim`] gives its upstream
+//! text when export would write the same fields. The name field is always written (the
 //! format requires it). It is written by [`crate::output::yaml_out`], so YAML 1.1
 //! and 1.2 readers (PyYAML, js-yaml, this crate's) all read the same values
 //! from it.
@@ -30,7 +31,27 @@ use crate::spec::MergeSpec;
 /// holds something other than text (which a checked spec, whose body field
 /// is an OVERRIDE field of type string, and validated fragments never give).
 pub(crate) fn try_render(spec: &MergeSpec, effective: &Effective) -> Result<String, Error> {
-    let values = effective.to_value();
+    let values = match effective.to_value() {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    let (front, body) = parts(spec, &effective.name, &values)?;
+    Ok(document(front, body))
+}
+
+/// Frontmatter fields in the order they are written.
+pub(crate) type Front<'v> = Vec<(&'v str, &'v Value)>;
+
+/// What a `SKILL.md` written without a target holds of the effective
+/// skill's `values`: its frontmatter fields, in the spec's order (the body
+/// field, the switches and fields equal to their default left out, the name
+/// field always written), and its body. Refused when the body field holds
+/// something other than text.
+pub(crate) fn parts<'v>(
+    spec: &'v MergeSpec,
+    name: &str,
+    values: &'v serde_json::Map<String, Value>,
+) -> Result<(Front<'v>, &'v str), Error> {
     let body_field = spec.body_field.as_deref();
     let body = match body_field.and_then(|f| values.get(f).map(|v| (f, v))) {
         None => "",
@@ -40,26 +61,63 @@ pub(crate) fn try_render(spec: &MergeSpec, effective: &Effective) -> Result<Stri
                 path: None,
                 message: format!(
                     "skill '{}': the body field '{}' holds {}, not text; a SKILL.md carries its body as Markdown, so this skill cannot be exported as one",
-                    crate::text::excerpt(&effective.name, crate::text::EXCERPT_CHARS),
+                    crate::text::excerpt(name, crate::text::EXCERPT_CHARS),
                     crate::text::excerpt(field, crate::text::EXCERPT_CHARS),
                     crate::fragment::describe(other)
                 ),
             });
         }
     };
-    let order = spec.field_order();
     // The switches say where a skill goes; they are not part of it.
     let switches = [spec.enabled_field.as_deref(), spec.targets_field.as_deref()];
-    let front = order.iter().filter_map(|&name| {
-        let field = spec.field(name)?;
-        let v = values.get(name)?;
-        let is_name = spec.name_field.as_deref() == Some(name);
-        let written = body_field != Some(name)
-            && !switches.contains(&Some(name))
-            && (is_name || v != &field.default);
-        written.then_some((name, v))
-    });
-    Ok(document(front, body))
+    let front = spec
+        .field_order()
+        .into_iter()
+        .filter_map(|name| {
+            let field = spec.field(name)?;
+            let (name, v) = values.get_key_value(name)?;
+            let is_name = spec.name_field.as_deref() == Some(name.as_str());
+            let written = body_field != Some(name.as_str())
+                && !switches.contains(&Some(name.as_str()))
+                && (is_name || v != &field.default);
+            written.then_some((name.as_str(), v))
+        })
+        .collect();
+    Ok((front, body))
+}
+
+/// The `SKILL.md` upstream wrote, to be exported byte for byte, when
+/// neither the layers nor the export change it: the skill's fields come
+/// from one `SKILL.md` of the base layer (a higher layer may only add
+/// files: a directory without a `SKILL.md` or fragment of its own), that
+/// file has a frontmatter and LF line endings, and `front`, the frontmatter
+/// export would write, holds exactly the fields that file's frontmatter
+/// sets, each with the same value, in any order. Its spelling (quotes,
+/// comments, blank lines, key order, a missing final newline) is then
+/// kept. A CRLF file is written again with LF: its line endings are the
+/// checkout's (`core.autocrlf`), and an export must give the same bytes
+/// from any checkout. A byte order mark is never written.
+pub(crate) fn verbatim<'f>(
+    spec: &MergeSpec,
+    fragments: &'f [crate::fragment::Fragment],
+    front: &[(&str, &Value)],
+) -> Option<&'f str> {
+    use crate::layer::{Form, Layer};
+    let mut setting = fragments.iter().filter(|f| f.form != Form::Files);
+    let (Some(f), None) = (setting.next(), setting.next()) else {
+        return None;
+    };
+    if f.layer != Layer::Base || f.form != Form::SkillMd || !f.lf_frontmatter() {
+        return None;
+    }
+    let body = spec.body_field.as_deref();
+    let fields = f.fields();
+    let set = fields.keys().filter(|k| Some(k.as_str()) != body).count();
+    let same = set == front.len()
+        && front
+            .iter()
+            .all(|(k, v)| Some(*k) != body && fields.get(*k) == Some(*v));
+    same.then(|| f.source())
 }
 
 /// A `SKILL.md` of frontmatter fields (in order) and a body: `---`, the
