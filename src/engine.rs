@@ -61,6 +61,25 @@ impl Skills {
         }
     }
 
+    /// The same spec, options and targets over other layers (the layers a
+    /// directory the project commits takes, without the user layer:
+    /// [`crate::context::Context::layers_for`]).
+    pub fn with_layers(&self, layers: Layers) -> Skills {
+        Skills {
+            spec: self.spec.clone(),
+            validator: OnceLock::new(),
+            layers,
+            options: self.options.clone(),
+            file_limits: self.file_limits,
+            targets: self.targets.clone(),
+            file_targets: self.file_targets.clone(),
+            target_search: self.target_search.clone(),
+            known_targets: OnceLock::new(),
+            target_severity: self.target_severity,
+            target_names: OnceLock::new(),
+        }
+    }
+
     /// Where the targets are: without targets to judge for
     /// ([`Skills::with_targets`]), [`Skills::validate`] warns about what any
     /// of them would refuse of a skill's keys (two keys a target that

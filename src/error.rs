@@ -853,6 +853,30 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The same error, naming the file opened at `io` as `shown` (where a
+    /// person stands: `.bernstein/sources.lock` for the absolute path the
+    /// library opened), in the fields that name a file.
+    pub fn shown_as(mut self, io: &Path, shown: &Path) -> Error {
+        let escaped = PathBuf::from(crate::text::path(io));
+        let swap = |p: &mut PathBuf| {
+            if *p == io || *p == escaped {
+                *p = shown.to_path_buf();
+            }
+        };
+        match &mut self {
+            Error::Spec(d) => d.file.iter_mut().for_each(swap),
+            Error::Invalid(ds) | Error::Strict { problems: ds } => {
+                ds.iter_mut().flat_map(|d| d.file.iter_mut()).for_each(swap)
+            }
+            Error::Refused { path, .. } => path.iter_mut().for_each(swap),
+            Error::Write { path, .. } | Error::BadRecord { path, .. } => swap(path),
+            _ => {}
+        }
+        self
+    }
+}
+
 impl From<Diagnostic> for Error {
     fn from(d: Diagnostic) -> Self {
         Error::Invalid(vec![d])
@@ -888,14 +912,36 @@ impl FileChange {
             FileChange::Changed(_) => "changed",
         }
     }
+
+    /// The file as a person standing where `layer` (the project's layer,
+    /// as they would type it) was shown from names it, escaped: a trust
+    /// snapshot names the layer's files relative to the layer
+    /// (`writer.yaml`) and the project's other files beside it
+    /// (`../sources.lock`), which read `.bernstein/skills/writer.yaml` and
+    /// `.bernstein/sources.lock` from the project's root.
+    pub fn shown(&self, layer: &Path) -> String {
+        let mut dir = layer.to_path_buf();
+        let mut rest = self.file();
+        while let Some(r) = rest.strip_prefix("../") {
+            match dir.components().next_back() {
+                Some(std::path::Component::Normal(_)) => {
+                    dir.pop();
+                }
+                _ => dir.push(".."),
+            }
+            rest = r;
+        }
+        crate::text::path(&dir.join(rest))
+    }
 }
 
 /// [`Error::Untrusted`] in words: what was refused, why, and what to do.
 fn untrusted(layer: &Path, out: &Path, changes: Option<&[FileChange]>) -> String {
+    let dir = layer.parent().filter(|d| !d.as_os_str().is_empty());
     let head = format!(
-        "refusing to export into {}, outside this project: it would take the project-local team layer {}",
+        "refusing to export into {}, outside this project: it would take this project's {} (its team layer and upstream sources)",
         crate::text::path(out),
-        crate::text::path(layer)
+        crate::text::path(dir.unwrap_or(Path::new(".bernstein")))
     );
     match changes {
         None => format!(
@@ -904,7 +950,7 @@ fn untrusted(layer: &Path, out: &Path, changes: Option<&[FileChange]>) -> String
         Some(changes) => {
             let items: Vec<String> = changes
                 .iter()
-                .map(|c| format!("{} {}", c.label(), c.file()))
+                .map(|c| format!("{} {}", c.label(), c.shown(layer)))
                 .collect();
             format!(
                 "{head}, which changed since you trusted it ({}); review the changes, then run `bernstein skills trust` here",
@@ -962,6 +1008,28 @@ pub(crate) fn did_you_mean<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trusted_file_is_shown_from_where_the_person_stands() {
+        let lock = FileChange::Changed("../sources.lock".into());
+        let skill = FileChange::Added("pdf/SKILL.md".into());
+        assert_eq!(
+            lock.shown(Path::new(".bernstein/skills")),
+            ".bernstein/sources.lock"
+        );
+        assert_eq!(
+            lock.shown(Path::new("../../.bernstein/skills")),
+            "../../.bernstein/sources.lock"
+        );
+        assert_eq!(lock.shown(Path::new("skills")), "sources.lock");
+        assert_eq!(
+            skill.shown(Path::new(".bernstein/skills")),
+            ".bernstein/skills/pdf/SKILL.md"
+        );
+        // Escaped as every path printed is.
+        let evil = FileChange::Added("a\u{1b}[2J.md".into());
+        assert!(!evil.shown(Path::new("s")).contains('\u{1b}'));
+    }
 
     #[test]
     fn suggestions() {

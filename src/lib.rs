@@ -79,6 +79,7 @@
 #![allow(clippy::result_large_err)]
 
 pub(crate) mod beneath;
+pub mod context;
 pub mod engine;
 pub mod error;
 pub mod export;
@@ -97,6 +98,7 @@ pub mod text;
 pub mod upstream;
 pub mod validate;
 
+pub use context::Context;
 pub use engine::Skills;
 pub use error::{Diagnostic, DiagnosticKind, Error, Result, Severity};
 pub use fragment::Fragment;

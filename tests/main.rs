@@ -46,6 +46,7 @@ mod it {
     mod spec_impact;
     mod standalone;
     mod targets;
+    mod team;
     mod terminal;
     mod translated;
     mod trust;

@@ -131,6 +131,16 @@ pub struct ExportOptions<'a> {
     /// [`Error::Strict`]. The problems are found from the skills as
     /// resolved for the export, each read and merged once.
     pub strict: bool,
+    /// The output directory lies inside the git work tree the command runs
+    /// in ([`crate::context::Context::is_committed`]): its record is the
+    /// repository's own, committed with the files it claims, so its claims
+    /// are honoured without this machine's ledger. Whoever could forge
+    /// such a record could edit the files it claims in the same commit;
+    /// the ledger guards the directories where a forged record is the
+    /// attack, those outside the repository (`~/.claude/skills`), and a
+    /// machine that never exported there (a CI job after an update) can
+    /// still export into the project's own directories.
+    pub in_repository: bool,
 }
 
 impl ExportOptions<'_> {
@@ -373,6 +383,7 @@ impl Skills {
             format,
             all_lines: false,
             cap: self.max_manifest_bytes(),
+            record_committed: options.in_repository,
         };
         let adopted: BTreeSet<&str> = options.adopt.iter().map(String::as_str).collect();
         let kept = AtomicUsize::new(0);
@@ -699,12 +710,12 @@ impl Skills {
         if project.holds(dir, cwd) {
             return Ok(());
         }
+        // Whatever of the project is there: its layer when it is a
+        // directory, and the files beside it whether or not it is (a
+        // project whose `skills` is missing, or a file, still feeds the
+        // export through its sources).
         let team = &self.layers().dirs()[1];
-        let Some(root) = &team.root else {
-            // Refused or gone: reading it fails on its own.
-            return Ok(());
-        };
-        let now = Snapshot::of_project(root)?;
+        let now = Snapshot::of_project(project, team.root.as_deref(), Some(cwd))?;
         let state = match options.trust {
             Some(store) => store.state(project, &now)?,
             None => TrustState::Untrusted,
@@ -971,6 +982,7 @@ impl Skills {
             format,
             all_lines: true,
             cap: self.max_manifest_bytes(),
+            record_committed: options.in_repository,
         };
         let results = crate::par::map(
             &catalog,

@@ -261,6 +261,10 @@ pub(super) struct Ctx<'a> {
     pub(super) all_lines: bool,
     /// The largest old file read for a diff.
     pub(super) cap: u64,
+    /// The record is the repository's own
+    /// ([`super::ExportOptions::in_repository`]): its claims are honoured
+    /// as a ledger's would be.
+    pub(super) record_committed: bool,
 }
 
 impl Ctx<'_> {
@@ -524,7 +528,7 @@ impl Ctx<'_> {
         let Some(rec) = rec else {
             return Trust::None;
         };
-        if led == Some(rec) {
+        if led == Some(rec) || self.record_committed {
             return Trust::Whole(rec);
         }
         // Nothing at the skill's place: no claim has a file to lose. (A

@@ -3,9 +3,9 @@
 //! Each layer's directory is chosen on its own, by the first of these that
 //! names it ([`places`]): its flag (`--base`, `--team`, `--user`, or
 //! `--layers-root` for all three), its variable (`BERNSTEIN_SKILLS_BASE`,
-//! `_TEAM`, `_USER`), for the team layer a project-local
-//! `.bernstein/skills/` found from the working directory the way git finds
-//! its repository, and the XDG directories. The choice is data
+//! `_TEAM`, `_USER`), for the team layer the project's own `.bernstein/skills/`
+//! when the working directory is in a project ([`super::project`]), and the
+//! XDG directories. The choice is data
 //! ([`Place`], [`PlaceSource`]) so that every command can say where each
 //! layer came from and why. Every place is opened the same way, whichever
 //! chose it ([`crate::source::read_in_root`]).
@@ -18,184 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::confine::{Boundary, EntryKind, Refusal, Root, RootRefusal};
+use super::env::{Env, variable};
+use super::project::{Project, relative_to};
 use crate::error::{Diagnostic, DiagnosticKind};
 use crate::layer::{Form, Layer, SKILL_MD_NAMES, check_name};
-
-/// Where the project-local team layer is, relative to the directory that
-/// holds it.
-pub(crate) const PROJECT_DIR: &str = ".bernstein/skills";
-
-/// The variable that names one layer's directory.
-pub fn variable(layer: Layer) -> &'static str {
-    match layer {
-        Layer::Base => "BERNSTEIN_SKILLS_BASE",
-        Layer::Team => "BERNSTEIN_SKILLS_TEAM",
-        Layer::User => "BERNSTEIN_SKILLS_USER",
-    }
-}
-
-/// The environment layer discovery reads, captured explicitly.
-#[derive(Debug, Clone, Default)]
-pub struct Env {
-    /// `$HOME`.
-    pub home: Option<PathBuf>,
-    /// `$XDG_DATA_HOME`.
-    pub xdg_data_home: Option<PathBuf>,
-    /// `$XDG_CONFIG_HOME`.
-    pub xdg_config_home: Option<PathBuf>,
-    /// `$XDG_STATE_HOME`: where what the tool keeps for the person lives,
-    /// outside every repository: their trust in projects
-    /// ([`crate::source::trust`]) and export's ledgers ([`Env::state_dir`]).
-    pub xdg_state_home: Option<PathBuf>,
-    /// `$BERNSTEIN_SKILLS_BASE`: the base layer's directory.
-    pub base: Option<PathBuf>,
-    /// `$BERNSTEIN_SKILLS_TEAM`: the team layer's directory.
-    pub team: Option<PathBuf>,
-    /// `$BERNSTEIN_SKILLS_USER`: the user layer's directory.
-    pub user: Option<PathBuf>,
-    /// The working directory (absolute, with no symlink in it, as the
-    /// operating system reports it): where the project-local team layer is
-    /// looked for, and the `Boundary` layer directories are checked
-    /// against, and relative paths (a layer root, an output directory) are
-    /// taken from: the library never asks the process for it. `None`: no
-    /// project-local layer and no boundary.
-    pub cwd: Option<PathBuf>,
-}
-
-impl Env {
-    /// Reads `HOME`, `XDG_DATA_HOME`, `XDG_CONFIG_HOME`, `XDG_STATE_HOME`, the three
-    /// `BERNSTEIN_SKILLS_*` layer variables and the working directory from
-    /// the process. Empty values count as unset, as the XDG base directory
-    /// spec says.
-    pub fn from_process() -> Env {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        Env {
-            home: var("HOME"),
-            xdg_data_home: var("XDG_DATA_HOME"),
-            xdg_config_home: var("XDG_CONFIG_HOME"),
-            xdg_state_home: var("XDG_STATE_HOME"),
-            base: var(variable(Layer::Base)),
-            team: var(variable(Layer::Team)),
-            user: var(variable(Layer::User)),
-            cwd: std::env::current_dir().ok(),
-        }
-    }
-
-    /// `explicit`, or `fallback` below the home directory; `None` when
-    /// neither is an absolute path. The XDG spec says relative values are
-    /// invalid and must be ignored, and a relative or missing `HOME` would
-    /// put the person's directories below the working directory, where a
-    /// checked-out repository could supply them.
-    fn base_dir(
-        explicit: &Option<PathBuf>,
-        home: &Option<PathBuf>,
-        fallback: &str,
-    ) -> Option<PathBuf> {
-        match (explicit, home) {
-            (Some(p), _) if p.is_absolute() => Some(p.clone()),
-            (_, Some(h)) if h.is_absolute() => Some(h.join(fallback)),
-            _ => None,
-        }
-    }
-
-    /// `$XDG_DATA_HOME/bernstein/skills`, defaulting to `~/.local/share/...`;
-    /// `None` when neither variable is an absolute path.
-    pub fn data_dir(&self) -> Option<PathBuf> {
-        Self::base_dir(&self.xdg_data_home, &self.home, ".local/share")
-            .map(|d| d.join("bernstein/skills"))
-    }
-
-    /// `$XDG_CONFIG_HOME/bernstein/skills`, defaulting to `~/.config/...`;
-    /// `None` when neither variable is an absolute path.
-    pub fn config_dir(&self) -> Option<PathBuf> {
-        Self::base_dir(&self.xdg_config_home, &self.home, ".config")
-            .map(|d| d.join("bernstein/skills"))
-    }
-
-    /// `$XDG_STATE_HOME/bernstein/skills`, defaulting to
-    /// `~/.local/state/...`: machine-local state that belongs to no
-    /// repository (export's ledgers, `crate::export`). `None` when neither
-    /// variable gives an absolute path: there is then no such place, and
-    /// never one relative to the working directory.
-    pub fn state_dir(&self) -> Option<PathBuf> {
-        Self::base_dir(&self.xdg_state_home, &self.home, ".local/state")
-            .map(|d| d.join("bernstein/skills"))
-    }
-
-    /// The layer's own variable, if set.
-    fn layer_variable(&self, layer: Layer) -> Option<&PathBuf> {
-        match layer {
-            Layer::Base => self.base.as_ref(),
-            Layer::Team => self.team.as_ref(),
-            Layer::User => self.user.as_ref(),
-        }
-    }
-
-    /// The project-local team layer: [`PROJECT_DIR`] in the nearest
-    /// directory that holds it, from the working directory up to the root
-    /// of the git work tree it is in (the directory holding `.git`), never
-    /// above; outside a git work tree, only in the working directory. A
-    /// `.bernstein` that is a symlink counts as holding it, so that
-    /// opening it refuses it rather than skipping it in silence. The path
-    /// is relative to the working directory.
-    pub(crate) fn project_dir(&self) -> Option<PathBuf> {
-        let cwd = self.cwd.as_deref()?;
-        let (dir, _) = self.project_holder()?;
-        // Relative to the working directory, as a person would type it:
-        // `.bernstein/skills`, `../../.bernstein/skills`.
-        let up = cwd.components().count() - dir.components().count();
-        let mut rel: PathBuf = std::iter::repeat_n("..", up).collect();
-        rel.push(PROJECT_DIR);
-        Some(rel)
-    }
-
-    /// The project whose own layer `Env::project_dir` finds, with
-    /// absolute paths: the layer, and the project's root (the git work
-    /// tree's, else the directory holding `.bernstein/`).
-    pub fn project(&self) -> Option<super::trust::Project> {
-        let (dir, top) = self.project_holder()?;
-        Some(super::trust::Project {
-            root: top.unwrap_or_else(|| dir.clone()),
-            layer: dir.join(PROJECT_DIR),
-        })
-    }
-
-    /// The root of the git work tree holding the working directory, if
-    /// any: where `new --layer team` puts a project's first layer.
-    pub fn work_tree(&self) -> Option<PathBuf> {
-        crate::beneath::work_tree_of(self.cwd.as_deref()?).map(Path::to_path_buf)
-    }
-
-    /// The project-local layer's place below `work_tree`
-    /// (`.bernstein/skills`).
-    pub fn project_layer_in(work_tree: &Path) -> PathBuf {
-        work_tree.join(PROJECT_DIR)
-    }
-
-    /// The directory holding the project-local layer, and the root of the
-    /// git work tree it is in, if any.
-    fn project_holder(&self) -> Option<(PathBuf, Option<PathBuf>)> {
-        let cwd = self.cwd.as_deref()?;
-        let top = Boundary::of_cwd(Some(cwd));
-        let git = self.work_tree();
-        for dir in cwd.ancestors() {
-            let found = std::fs::symlink_metadata(dir.join(PROJECT_DIR)).is_ok()
-                || std::fs::symlink_metadata(dir.join(".bernstein"))
-                    .is_ok_and(|m| m.file_type().is_symlink());
-            if found {
-                return Some((dir.to_path_buf(), git));
-            }
-            if top.dir().is_none_or(|t| t == dir) {
-                break;
-            }
-        }
-        None
-    }
-}
 
 /// The layer directories the command line names: each beats the
 /// environment ([`places`]).
@@ -234,8 +60,9 @@ pub enum PlaceSource {
     Root,
     /// The layer's own variable (named).
     Variable(&'static str),
-    /// The project-local team layer, found from the working directory
-    /// (`project_dir`).
+    /// The project's own layer, `.bernstein/skills` of the project found
+    /// from the working directory ([`super::project`]), whether it exists
+    /// or not.
     Project,
     /// The XDG directory below the variable named; `set` is false when the
     /// variable is unset, empty or relative and its default below `$HOME`
@@ -329,9 +156,12 @@ pub fn places(env: &Env, flags: &LayerFlags) -> [Place; 3] {
             return place(p.clone(), PlaceSource::Variable(variable(layer)));
         }
         if layer == Layer::Team
-            && let Some(p) = env.project_dir()
+            && let Some(project) = env.project()
         {
-            return place(p, PlaceSource::Project);
+            // Relative to the working directory, as a person would type
+            // it: `.bernstein/skills`, `../../.bernstein/skills`.
+            let shown = relative_to(&project.layer, env.cwd.as_deref());
+            return place(shown, PlaceSource::Project);
         }
         let (variable, value, dir) = match layer {
             Layer::Base => ("XDG_DATA_HOME", &env.xdg_data_home, env.data_dir()),
@@ -399,6 +229,10 @@ pub struct LayerDir {
     /// source's name and the commit it is locked at (`anthropic at
     /// 0123abcd…`).
     pub upstream: Option<String>,
+    /// Why the layer takes no part although it may exist: the user layer,
+    /// for an export into a directory the project commits
+    /// ([`Layers::leaving_out_user`]).
+    pub left_out: Option<&'static str>,
 }
 
 impl LayerDir {
@@ -431,14 +265,16 @@ impl LayerDir {
     /// exist` (or why it is not used) when it is not read. The path is
     /// escaped.
     pub fn describe(&self) -> String {
-        let state = if self.is_dir || matches!(self.source, PlaceSource::NoHome { .. }) {
-            ""
+        let state = if let Some(why) = self.left_out {
+            format!("; left out: {why}")
+        } else if self.is_dir || matches!(self.source, PlaceSource::NoHome { .. }) {
+            String::new()
         } else if self.refused.is_some() {
-            "; refused"
+            "; refused".into()
         } else if self.not_a_directory {
-            "; not a directory"
+            "; not a directory".into()
         } else {
-            "; does not exist"
+            "; does not exist".into()
         };
         let why = match &self.upstream {
             Some(from) => format!("source {}", crate::text::escape(from)),
@@ -452,15 +288,20 @@ impl LayerDir {
     }
 
     /// [`LayerDir::describe`] as data: `{"layer", "dir", "found_by", "why",
-    /// "exists"}` (the names of docs/json.md).
+    /// "exists"}`, and `"left_out"` (why) for a layer that takes no part
+    /// (the names of docs/json.md).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut doc = serde_json::json!({
             "layer": self.layer,
             "dir": self.path.display().to_string(),
             "found_by": self.source.label(),
             "why": self.source.why(self.layer),
             "exists": self.is_dir,
-        })
+        });
+        if let Some(why) = self.left_out {
+            doc["left_out"] = why.into();
+        }
+        doc
     }
 }
 
@@ -506,7 +347,7 @@ pub struct Layers {
     cwd: Option<PathBuf>,
     /// The project whose own layer is the team layer (found from the
     /// working directory), and that working directory.
-    project: Option<(super::trust::Project, PathBuf)>,
+    project: Option<(Project, PathBuf)>,
 }
 
 impl Layers {
@@ -526,8 +367,10 @@ impl Layers {
         if flags.allow_hard_links {
             layers = layers.allowing_hard_links();
         }
-        let team = &layers.dirs[1];
-        if team.source == PlaceSource::Project && (team.is_dir || team.refused.is_some()) {
+        // The project's layer is the team layer: the project is the one
+        // whose files these layers take, whatever of them exists (trust
+        // covers every one that is read).
+        if layers.dirs[1].source == PlaceSource::Project {
             layers.project = env.project().zip(env.cwd.clone());
         }
         layers
@@ -537,7 +380,7 @@ impl Layers {
     /// the team layer, if it is; and the working directory it was found
     /// from. An export outside that project needs the person's trust
     /// ([`crate::source::trust`]).
-    pub fn project(&self) -> Option<(&super::trust::Project, &Path)> {
+    pub fn project(&self) -> Option<(&Project, &Path)> {
         self.project.as_ref().map(|(p, cwd)| (p, cwd.as_path()))
     }
 
@@ -590,6 +433,7 @@ impl Layers {
                     path: place.path,
                     source: place.source,
                     upstream: None,
+                    left_out: None,
                 };
                 let opened = match dir.source {
                     PlaceSource::NoHome { .. } => Ok(None),
@@ -679,6 +523,7 @@ impl Layers {
             refused: None,
             root: None,
             upstream: Some(from),
+            left_out: None,
         };
         if let Some(e) = refused {
             dir.refuse_for(e);
@@ -700,6 +545,22 @@ impl Layers {
             }
         }
         self.dirs.push(dir);
+    }
+
+    /// The same layers without the user layer, which stays listed (with
+    /// `why`) but is read by nothing: the user layer is one person's, and a
+    /// directory the project commits is built from the base and team
+    /// layers only.
+    pub fn leaving_out_user(&self, why: &'static str) -> Layers {
+        let mut layers = self.clone();
+        for d in layers.dirs.iter_mut().filter(|d| d.layer == Layer::User) {
+            d.root = None;
+            d.is_dir = false;
+            d.refused = None;
+            d.not_a_directory = false;
+            d.left_out = Some(why);
+        }
+        layers
     }
 
     /// All the directories, base first, then team and user; base layers
@@ -1033,69 +894,17 @@ mod tests {
     }
 
     #[test]
-    fn xdg_defaults_and_overrides() {
-        let env = Env {
-            home: Some("/h".into()),
-            ..Env::default()
-        };
-        assert_eq!(
-            env.data_dir().unwrap(),
-            Path::new("/h/.local/share/bernstein/skills")
-        );
-        assert_eq!(
-            env.config_dir().unwrap(),
-            Path::new("/h/.config/bernstein/skills")
-        );
-        let env = Env {
-            home: Some("/h".into()),
-            xdg_data_home: Some("/d".into()),
-            xdg_config_home: Some("relative".into()),
-            ..Env::default()
-        };
-        assert_eq!(env.data_dir().unwrap(), Path::new("/d/bernstein/skills"));
-        assert_eq!(
-            env.config_dir().unwrap(),
-            Path::new("/h/.config/bernstein/skills")
-        );
-        // A relative or missing HOME gives no place at all.
+    fn without_a_home_the_team_layer_is_nowhere() {
         for home in [None, Some("relative".into())] {
             let env = Env {
                 home,
                 ..Env::default()
             };
-            assert_eq!((env.data_dir(), env.config_dir()), (None, None));
             let team = &places(&env, &LayerFlags::default())[1];
             assert!(
                 matches!(team.source, PlaceSource::NoHome { .. }),
                 "{team:?}"
             );
         }
-    }
-
-    #[test]
-    fn the_state_dir_is_never_relative() {
-        let state = |home: Option<&str>, xdg: Option<&str>| {
-            Env {
-                home: home.map(PathBuf::from),
-                xdg_state_home: xdg.map(PathBuf::from),
-                ..Env::default()
-            }
-            .state_dir()
-        };
-        assert_eq!(
-            state(Some("/h"), None).unwrap(),
-            Path::new("/h/.local/state/bernstein/skills")
-        );
-        assert_eq!(
-            state(Some("/h"), Some("/s")).unwrap(),
-            Path::new("/s/bernstein/skills")
-        );
-        assert_eq!(
-            state(Some("/h"), Some("rel")).unwrap(),
-            Path::new("/h/.local/state/bernstein/skills")
-        );
-        assert_eq!(state(None, Some("rel")), None);
-        assert_eq!(state(Some("rel"), None), None);
-        assert_eq!(state(None, None), None);
     }
 }

@@ -4,14 +4,16 @@
 //! the pipeline: nothing here parses a skill.
 
 pub(crate) mod confine;
+pub mod env;
 pub mod files;
 pub mod layers;
+pub mod project;
 pub mod trust;
 
 pub use confine::{
     ContentCheck, EntryKind, Refusal as ReadRefusal, Root, read_bounded, read_in_root,
 };
+pub use env::{Env, variable};
 pub(crate) use layers::unexportable_at;
-pub use layers::{
-    Env, LayerDir, LayerFlags, Layers, Located, Place, PlaceSource, places, variable,
-};
+pub use layers::{LayerDir, LayerFlags, Layers, Located, Place, PlaceSource, places};
+pub use project::{Project, ProjectFile};

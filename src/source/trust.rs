@@ -23,12 +23,14 @@
 //! person names (a flag, a variable) or the XDG place is their own say.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::confine::{EntryKind, Root};
-use super::layers::Env;
+use super::env::Env;
+pub use super::project::Project;
+use super::project::ProjectFile;
 use crate::error::{Error, Result};
 
 /// The trust file's name in the state directory.
@@ -54,64 +56,6 @@ const MAX_DEPTH: usize = 16;
 /// The largest file a snapshot hashes: a skill's files together are capped
 /// at 64 MiB ([`crate::source::files::FileLimits`]), so one file is too.
 const MAX_FILE_BYTES: u64 = 64 << 20;
-
-/// The project's own files beside its layer directory that change what an
-/// export takes from it (the upstream sources and their lock, the targets
-/// it names): trusted with the layer, so a pull that moves the lock is
-/// refused as a changed layer file is. The upstream module's names are
-/// checked against this list by a test.
-pub const PROJECT_FILES: &[&str] = &["sources.toml", "sources.lock", "targets.toml"];
-
-/// A project whose own layer was found from the working directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Project {
-    /// The root of the project: the git work tree holding the layer, else
-    /// the directory holding `.bernstein/`. Absolute, with no symlink.
-    pub root: PathBuf,
-    /// The project-local layer's directory, absolute (the key of its trust).
-    pub layer: PathBuf,
-}
-
-impl Project {
-    /// Is `dir` (absolute, or relative to `cwd`) inside the project? Its
-    /// deepest existing ancestor is resolved by the operating system, so a
-    /// symlink out of (or into) the project counts where it leads.
-    pub fn holds(&self, dir: &Path, cwd: &Path) -> bool {
-        let abs = lexical(&cwd.join(dir));
-        let mut existing = abs.as_path();
-        let mut rest = Vec::new();
-        let real = loop {
-            match std::fs::canonicalize(existing) {
-                Ok(real) => break real,
-                Err(_) => match (existing.parent(), existing.file_name()) {
-                    (Some(parent), Some(name)) => {
-                        rest.push(name.to_owned());
-                        existing = parent;
-                    }
-                    _ => return false,
-                },
-            }
-        };
-        let full = rest.iter().rev().fold(real, |p, n| p.join(n));
-        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
-        full.starts_with(root)
-    }
-}
-
-/// `.` and `..` resolved lexically.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// What a layer holds: the SHA-256 of every file in it, by its path
 /// relative to the layer (`/`-separated). Hidden entries are no part of a
@@ -206,36 +150,45 @@ impl Snapshot {
         Ok(snapshot)
     }
 
-    /// [`Snapshot::of`] the project-local layer `root`, with the project
-    /// files beside it ([`PROJECT_FILES`], as `../sources.lock`): read
-    /// capped, and a symbolic link or other non-regular file in their place
-    /// is an error naming it.
-    pub fn of_project(root: &Root) -> Result<Snapshot> {
-        let mut snapshot = Snapshot::of(root)?;
-        let Some(dir) = root.path().parent() else {
-            return Ok(snapshot);
+    /// What `project` holds that a command reads: its layer (`root`, when
+    /// it is a directory that was opened) with [`Snapshot::of`], and every
+    /// project file beside it ([`ProjectFile::BESIDE_LAYER`], as
+    /// `../sources.lock`), read capped. A symbolic link or other
+    /// non-regular file in a project file's place is an error naming it.
+    /// The project files are trusted whether or not the layer exists: a
+    /// project that takes skills from upstream and customises none has
+    /// only them, and they decide what an export writes.
+    /// Errors name the files as seen from `cwd`.
+    pub fn of_project(
+        project: &Project,
+        root: Option<&Root>,
+        cwd: Option<&Path>,
+    ) -> Result<Snapshot> {
+        let mut snapshot = match root {
+            Some(root) => Snapshot::of(root)?,
+            None => Snapshot::default(),
         };
-        for name in PROJECT_FILES {
-            let path = dir.join(name);
+        let shown = |path: &Path| super::project::relative_to(path, cwd);
+        let not_regular = |path: &Path| Error::Refused {
+            path: Some(shown(path)),
+            message: "not a regular file (a symbolic link, a directory or \
+                      unreadable); refused"
+                .into(),
+        };
+        for f in ProjectFile::BESIDE_LAYER {
+            let path = project.file(f);
             match std::fs::symlink_metadata(&path) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Ok(m) if m.file_type().is_file() => {}
-                _ => {
-                    return Err(Error::Refused {
-                        path: Some(path),
-                        message: "not a regular file (a symbolic link, a directory or \
-                                  unreadable); refused"
-                            .into(),
-                    });
-                }
+                _ => return Err(not_regular(&path)),
             }
             let bytes = super::read_bounded(&path, MAX_FILE_BYTES).map_err(|r| Error::Refused {
-                path: Some(path.clone()),
-                message: r.describe(&path, "project"),
+                path: Some(shown(&path)),
+                message: r.describe(&shown(&path), "project"),
             })?;
             snapshot
                 .files
-                .insert(format!("../{name}"), hex(&sha256(&bytes)));
+                .insert(format!("../{}", f.name()), hex(&sha256(&bytes)));
         }
         Ok(snapshot)
     }
@@ -479,18 +432,5 @@ mod tests {
             ]
         );
         assert!(now.changes_to(&now).is_empty());
-    }
-
-    #[test]
-    fn project_holds_what_is_below_its_root() {
-        let p = Project {
-            root: PathBuf::from("/nonexistent-project-root/p"),
-            layer: PathBuf::from("/nonexistent-project-root/p/.bernstein/skills"),
-        };
-        let cwd = Path::new("/nonexistent-project-root/p/sub");
-        assert!(p.holds(Path::new(".claude/skills"), cwd));
-        assert!(p.holds(Path::new("../out"), cwd));
-        assert!(!p.holds(Path::new("../../elsewhere"), cwd));
-        assert!(!p.holds(Path::new("/home/someone/.claude/skills"), cwd));
     }
 }

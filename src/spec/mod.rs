@@ -38,7 +38,7 @@ pub(crate) use raw::{RawItemRule, RawSpec, RawTypes};
 pub(crate) use schema::file_schema;
 pub use schema::{fragment_schema, mergespec_schema, strategy_help};
 pub(crate) use schema::{validation_schema, value_schema};
-pub use search::{FoundSpec, INSTALLED_NAME, SpecSearch, SpecSource};
+pub use search::{FoundSpec, INSTALLED_NAME, SHIPPED, SpecSearch, SpecSource};
 
 /// The largest spec file read: 1 MiB. The shipped spec is a few KiB; the
 /// cap keeps a spec pointed at `/dev/zero` or a generated monster from

@@ -91,7 +91,18 @@ pub struct FoundSpec {
     /// Each place of higher precedence, with why it was not used
     /// (`--spec (not given)`), in order, escaped for printing.
     pub passed_over: Vec<String>,
+    /// The person's installed copy ([`SpecSource::Installed`]) is not the
+    /// spec this release ships ([`SHIPPED`]): an earlier release's, or
+    /// edited; the merge then follows rules that this release's help,
+    /// targets and schemas do not describe. Set by whoever read the file
+    /// ([`crate::context::Context::load_found_spec`]).
+    pub stale: bool,
 }
+
+/// The spec this release ships, as bytes: what `spec --install` writes
+/// and an installed copy is compared with; never used for merging (the
+/// spec is data, read from a file).
+pub const SHIPPED: &[u8] = include_bytes!("../../spec/mergespec.yaml");
 
 impl SpecSearch {
     /// The installed copy's path, if there is a data directory.
@@ -118,6 +129,7 @@ impl SpecSearch {
                 path: path.to_path_buf(),
                 source,
                 passed_over,
+                stale: false,
             })
         };
         match &self.explicit {

@@ -114,14 +114,10 @@ impl Cache {
         })
     }
 
-    /// [`Cache::new`] from this process's `XDG_CACHE_HOME` and `HOME`.
-    pub fn from_process() -> Option<Cache> {
-        let var = |k| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        Cache::new(var("XDG_CACHE_HOME"), var("HOME"))
+    /// The cache an environment points at: [`Cache::new`] from its
+    /// `XDG_CACHE_HOME` and `HOME`.
+    pub fn of(env: &crate::source::Env) -> Option<Cache> {
+        Cache::new(env.xdg_cache_home.clone(), env.home.clone())
     }
 
     /// The entry's key: a digest of everything the lock says of its files.

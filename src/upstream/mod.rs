@@ -49,20 +49,35 @@ pub const SOURCES_FILE: &str = "sources.toml";
 /// The lock, beside [`SOURCES_FILE`].
 pub const LOCK_FILE: &str = "sources.lock";
 
-/// Where a project's sources file and lock are: beside the team layer's
-/// directory.
+/// Where a project's sources file, lock and targets file are: in the
+/// project's `.bernstein/` ([`crate::source::project`]) when the team
+/// layer is the project's own, else beside the team layer's directory (one
+/// a flag, a variable or the XDG default names: `DIR/sources.toml` for
+/// `DIR/team`).
+///
+/// The paths are as a person standing in the working directory would type
+/// them (`.bernstein/sources.lock`, `../.bernstein/sources.lock`); files are
+/// opened at [`Paths::io`], against the working directory the layers were
+/// chosen in, so a front end that is not running there (Python's
+/// `Project(path)`) reads the same files.
 #[derive(Debug, Clone)]
 pub struct Paths {
     /// `sources.toml`.
     pub sources: PathBuf,
     /// `sources.lock`.
     pub lock: PathBuf,
+    /// `targets.toml`.
+    pub targets: PathBuf,
+    /// The working directory the paths are relative to.
+    cwd: Option<PathBuf>,
 }
 
 impl Paths {
-    /// The sources file and lock for these layers: in the directory that
-    /// holds the team layer's directory.
+    /// The sources file, lock and targets file for these layers.
     pub fn of(layers: &Layers) -> Paths {
+        if let Some((project, cwd)) = layers.project() {
+            return Paths::of_project(project, Some(cwd));
+        }
         let team = layers
             .dirs()
             .iter()
@@ -74,9 +89,47 @@ impl Paths {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         Paths {
+            cwd: layers.cwd().map(Path::to_path_buf),
+            ..Paths::in_dir(dir)
+        }
+    }
+
+    /// The files in `dir` (the person's own configuration directory, for
+    /// `add --global`).
+    pub fn in_dir(dir: &Path) -> Paths {
+        Paths {
             sources: dir.join(SOURCES_FILE),
             lock: dir.join(LOCK_FILE),
+            targets: dir.join(TARGETS_FILE),
+            cwd: None,
         }
+    }
+
+    /// The files of `project`, shown relative to `cwd`.
+    pub fn of_project(project: &crate::source::Project, cwd: Option<&Path>) -> Paths {
+        use crate::source::ProjectFile;
+        let shown = |f| crate::source::project::relative_to(&project.file(f), cwd);
+        Paths {
+            sources: shown(ProjectFile::Sources),
+            lock: shown(ProjectFile::Lock),
+            targets: shown(ProjectFile::Targets),
+            cwd: cwd.map(Path::to_path_buf),
+        }
+    }
+
+    /// Where `path` (one of these) is opened: against the working
+    /// directory the paths are relative to.
+    pub fn io(&self, path: &Path) -> PathBuf {
+        match &self.cwd {
+            Some(cwd) if path.is_relative() => cwd.join(path),
+            _ => path.to_path_buf(),
+        }
+    }
+
+    /// `read(io_path)`, its errors naming `path` as the person sees it.
+    pub fn read<T>(&self, path: &Path, read: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+        let io = self.io(path);
+        read(&io).map_err(|e| e.shown_as(&io, path))
     }
 }
 
@@ -98,8 +151,8 @@ pub fn skill_of(file: &str) -> &str {
 /// must be locked with the same repository and subdirectory, and the lock
 /// may name no other source.
 pub fn read_project(paths: &Paths, policy: &Policy) -> Result<Option<(SourcesFile, Lock)>> {
-    let sources = SourcesFile::read(&paths.sources, policy)?;
-    let lock = Lock::read(&paths.lock)?;
+    let sources = paths.read(&paths.sources, |p| SourcesFile::read(p, policy))?;
+    let lock = paths.read(&paths.lock, Lock::read)?;
     let (sources, lock) = match (sources, lock) {
         (None, None) => return Ok(None),
         (None, Some(_)) => {
@@ -193,6 +246,13 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
 /// merged; a file that does not match is refused where it is read.
 pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Layers {
     let paths = Paths::of(&layers);
+    // A project whose `.bernstein` is a symbolic link or not a directory
+    // has its layer refused already; nothing is read through it.
+    if let Some((project, _)) = layers.project()
+        && !std::fs::symlink_metadata(&project.dir).is_ok_and(|m| m.is_dir())
+    {
+        return layers;
+    }
     let project = match read_project(&paths, policy) {
         Ok(Some(p)) => p,
         Ok(None) => return layers,
@@ -445,8 +505,8 @@ struct TargetsFile {
 /// or a name that cannot be a target's is one error at the file.
 pub fn project_targets(layers: &Layers) -> Result<Option<(PathBuf, Vec<String>)>> {
     let paths = Paths::of(layers);
-    let path = paths.sources.with_file_name(TARGETS_FILE);
-    let Some(text) = sources::read_text(&path, MAX_TARGETS_BYTES)? else {
+    let path = paths.targets.clone();
+    let Some(text) = paths.read(&path, |p| sources::read_text(p, MAX_TARGETS_BYTES))? else {
         return Ok(None);
     };
     let file: TargetsFile =
@@ -467,14 +527,12 @@ pub fn project_targets(layers: &Layers) -> Result<Option<(PathBuf, Vec<String>)>
 
 #[cfg(test)]
 mod project_files_tests {
-    /// Trust covers every project file this module reads beside the layer.
+    /// The names this module reads are the project's.
     #[test]
-    fn trust_covers_the_project_files() {
-        for name in [super::SOURCES_FILE, super::LOCK_FILE, super::TARGETS_FILE] {
-            assert!(
-                crate::source::trust::PROJECT_FILES.contains(&name),
-                "{name}"
-            );
-        }
+    fn the_files_are_the_projects() {
+        use crate::source::ProjectFile;
+        assert_eq!(super::SOURCES_FILE, ProjectFile::Sources.name());
+        assert_eq!(super::LOCK_FILE, ProjectFile::Lock.name());
+        assert_eq!(super::TARGETS_FILE, ProjectFile::Targets.name());
     }
 }

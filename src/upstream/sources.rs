@@ -191,9 +191,9 @@ impl Policy {
         }
     }
 
-    /// [`Policy::from_vars`] of this process's environment.
-    pub fn from_process() -> Policy {
-        Policy::from_vars(|k| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned()))
+    /// [`Policy::from_vars`] of an environment.
+    pub fn of(env: &crate::source::Env) -> Policy {
+        Policy::from_vars(|k| env.allow_variable(k))
     }
 
     /// Why the pin refuses `url`, if it does.

@@ -24,6 +24,7 @@ const ORDER: &[&str] = &[
     "export",
     "impact",
     "upstream",
+    "context",
 ];
 
 /// Every `crate::MODULE` a file's code (not its comments) names.

@@ -65,11 +65,7 @@ fn a_clone_cannot_reach_the_persons_global_skills_until_trusted() {
     assert_eq!(listing(&global_skills(&sb)), Vec::<String>::new());
     // Following the advice works.
     let run = in_dir(&sb, &repo, &["trust"]);
-    assert_eq!(
-        run.ok(),
-        "trusted .bernstein/skills (1 file(s))\n",
-        "{run:#?}"
-    );
+    assert_eq!(run.ok(), "trusted .bernstein (1 file(s))\n", "{run:#?}");
     let run = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
     assert_snapshot(run.ok(), snapshot_file("trust-trusted-export.txt"));
     let skill = std::fs::read_to_string(global_skills(&sb).join("writer/SKILL.md")).unwrap();
@@ -180,7 +176,7 @@ fn revoke_and_list() {
         (&"trusted".into(), &true.into())
     );
     let run = in_dir(&sb, &repo, &["trust", "--revoke"]);
-    assert_eq!(run.ok(), "no longer trusted: .bernstein/skills\n");
+    assert_eq!(run.ok(), "no longer trusted: .bernstein\n");
     in_dir(&sb, &repo, &["export", "--target", "claude-code"]).failed();
     let v = in_dir(&sb, &repo, &["trust", "--revoke", "--json"]).json();
     assert_matches("trust", &v);
@@ -249,4 +245,58 @@ fn the_project_files_beside_the_layer_are_trusted_with_it() {
     let err = in_dir(&sb, &repo, &["trust"]);
     assert_snapshot(err.failed(), snapshot_file("trust-targets-symlink.stderr"));
     assert!(!err.stderr.contains("root:"), "{err:#?}");
+}
+
+/// A committed `.bernstein/skills` that is a regular file, beside sources
+/// and a lock: the project's files are read all the same (the source's
+/// skill reaches the export), so they need the person's trust before an
+/// export outside the project, exactly as with a layer directory.
+#[test]
+fn a_layer_that_is_a_file_does_not_skip_the_trust_check() {
+    let (sb, repo) = clone();
+    std::fs::remove_dir_all(repo.join(".bernstein/skills")).unwrap();
+    std::fs::write(repo.join(".bernstein/skills"), "not a directory\n").unwrap();
+    std::fs::write(repo.join(".bernstein/sources.toml"), "").unwrap();
+    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
+    assert_snapshot(
+        err.failed(),
+        snapshot_file("trust-layer-is-a-file-export.stderr"),
+    );
+    assert_eq!(listing(&global_skills(&sb)), Vec::<String>::new());
+    // `trust --status` sees the project, and says it is not trusted.
+    let run = in_dir(&sb, &repo, &["trust", "--status"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert_eq!(
+        run.stdout,
+        ".bernstein is not trusted (1 file(s)); review it, then run `bernstein skills trust`\n"
+    );
+    // Every command warns that the layer is not a directory.
+    let run = in_dir(&sb, &repo, &["trust"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stderr.contains("layer path is not a directory"),
+        "{run:#?}"
+    );
+    let run = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    // A change to the sources is a change to what was trusted.
+    std::fs::write(repo.join(".bernstein/sources.toml"), "# moved\n").unwrap();
+    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
+    assert!(
+        err.failed().contains("changed .bernstein/sources.toml"),
+        "{err:#?}"
+    );
+}
+
+/// A project with sources and no layer of its own (git keeps no empty
+/// `skills/`) is a project all the same: an export outside it needs trust.
+#[test]
+fn a_project_with_only_its_sources_needs_trust() {
+    let (sb, repo) = clone();
+    std::fs::remove_dir_all(repo.join(".bernstein/skills")).unwrap();
+    std::fs::write(repo.join(".bernstein/sources.toml"), "").unwrap();
+    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
+    assert!(err.failed().contains("refusing to export"), "{err:#?}");
+    let run = in_dir(&sb, &repo, &["trust", "--status"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
 }

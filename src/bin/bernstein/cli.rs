@@ -7,15 +7,13 @@ use clap::{Parser, Subcommand};
 
 use bernstein_skills::Result;
 
-use crate::global::Global;
-
 /// Layered AI-agent skills: base, team and user layers merged field by field
 /// under a merge spec that is data.
 #[derive(Debug, Parser)]
 #[command(name = "bernstein", version, propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]
-    pub global: Global,
+    pub global: crate::global::GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -240,6 +238,7 @@ fn man(command: &[String], out: Option<&std::path::Path>) -> Result<ExitCode> {
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     crate::output::set_color(cli.global.color);
+    let ctx = &cli.global.context();
     match cli.command {
         Command::Completions { shell } => {
             let script = crate::complete::registration(shell);
@@ -248,19 +247,19 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Man { command, out } => man(&command, out.as_deref()),
         Command::Skills(cmd) => match cmd {
-            SkillsCommand::List(a) => crate::list::run(a, &cli.global),
-            SkillsCommand::Show(a) => crate::show::run(a, &cli.global),
-            SkillsCommand::Validate(a) => crate::validate::run(a, &cli.global),
-            SkillsCommand::Explain(a) => crate::explain::run(a, &cli.global),
-            SkillsCommand::Export(a) => crate::export::run(a, &cli.global),
-            SkillsCommand::New(a) => crate::new::run(a, &cli.global),
-            SkillsCommand::Spec(a) => crate::spec::run(a, &cli.global),
-            SkillsCommand::Schema(a) => crate::schema::run(a, &cli.global),
-            SkillsCommand::Targets(a) => crate::targets::run(a, &cli.global),
-            SkillsCommand::Trust(a) => crate::trust::run(a, &cli.global),
-            SkillsCommand::Add(a) => crate::sources::add(a, &cli.global),
-            SkillsCommand::Verify(a) => crate::sources::verify(a, &cli.global),
-            SkillsCommand::Update(a) => crate::sources::update(a, &cli.global),
+            SkillsCommand::List(a) => crate::list::run(a, ctx),
+            SkillsCommand::Show(a) => crate::show::run(a, ctx),
+            SkillsCommand::Validate(a) => crate::validate::run(a, ctx),
+            SkillsCommand::Explain(a) => crate::explain::run(a, ctx),
+            SkillsCommand::Export(a) => crate::export::run(a, ctx),
+            SkillsCommand::New(a) => crate::new::run(a, ctx),
+            SkillsCommand::Spec(a) => crate::spec::run(a, ctx),
+            SkillsCommand::Schema(a) => crate::schema::run(a, ctx),
+            SkillsCommand::Targets(a) => crate::targets::run(a, ctx),
+            SkillsCommand::Trust(a) => crate::trust::run(a, ctx),
+            SkillsCommand::Add(a) => crate::sources::add(a, ctx),
+            SkillsCommand::Verify(a) => crate::sources::verify(a, ctx),
+            SkillsCommand::Update(a) => crate::sources::update(a, ctx),
         },
     }
 }

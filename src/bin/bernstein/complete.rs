@@ -14,12 +14,12 @@ use std::ffi::OsString;
 use std::sync::OnceLock;
 
 use clap::{ArgMatches, FromArgMatches};
+
+use crate::global::GlobalArgs;
 use clap_complete::CompletionCandidate;
 
 use bernstein_skills::Skills;
 use bernstein_skills::fragment::DEFAULT_MAX_BYTES;
-
-use crate::global::Global;
 
 /// The variable that asks for completions.
 pub const VAR: &str = "BERNSTEIN_COMPLETE";
@@ -67,10 +67,10 @@ fn matches() -> Option<ArgMatches> {
 
 /// The global options of `matches` (a global option's value is seen at
 /// every level), else the defaults.
-fn global(matches: Option<&ArgMatches>) -> Global {
+fn global(matches: Option<&ArgMatches>) -> bernstein_skills::Context {
     matches
-        .and_then(|m| Global::from_arg_matches(m).ok())
-        .unwrap_or(Global {
+        .and_then(|m| GlobalArgs::from_arg_matches(m).ok())
+        .unwrap_or(GlobalArgs {
             spec: None,
             layers_root: None,
             base: None,
@@ -80,6 +80,7 @@ fn global(matches: Option<&ArgMatches>) -> Global {
             max_fragment_bytes: DEFAULT_MAX_BYTES,
             color: crate::output::ColorChoice::Never,
         })
+        .context()
 }
 
 /// Every skill name in the layers.
@@ -107,7 +108,7 @@ pub fn field_paths() -> Vec<CompletionCandidate> {
     let Ok(spec) = g.load_spec() else {
         return Vec::new();
     };
-    let skills = Skills::new(spec, g.layers_quiet(), g.max_fragment_bytes);
+    let skills = Skills::new(spec, g.layers_quiet(), g.options().max_fragment_bytes);
     let Ok(resolved) = skills.resolve(name) else {
         return Vec::new();
     };

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use bernstein_skills::output::explain::{Row, explain, file_rows, select};
 use bernstein_skills::{Error, Result, output::render};
 
-use crate::global::Global;
 use crate::output::{self, Column, Stream, Style, paint};
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(
@@ -137,10 +137,10 @@ fn notes(r: &Row) -> Vec<String> {
     n
 }
 
-pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
-    let skills = &global.skills()?;
-    let targets = global.targets(skills.spec(), &args.targets)?;
-    Global::warn_no_layers(skills.layers());
+pub fn run(args: ExplainArgs, ctx: &Context) -> Result<ExitCode> {
+    let skills = &crate::global::skills(ctx)?;
+    let targets = ctx.targets(skills.spec(), &args.targets)?;
+    crate::global::warn_no_layers(skills.layers());
     let resolved = skills.resolve(&args.name)?;
     // The skill's own files, listed once: for their rows and the warnings.
     let files = skills.files(&args.name);
@@ -171,7 +171,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     if args.json {
         let doc = json!({
             "skill": args.name,
-            "places": Global::places_json(skills.layers()),
+            "places": crate::global::places_json(skills.layers()),
             "layers": resolved.fragments().iter().map(|f| json!({
                 "layer": f.layer, "file": f.path.display().to_string()
             })).collect::<Vec<_>>(),
@@ -214,7 +214,7 @@ pub fn run(args: ExplainArgs, global: &Global) -> Result<ExitCode> {
     // explain answers one question).
     if args.field_path.is_none() {
         out.push('\n');
-        out.push_str(&Global::places(skills.layers()));
+        out.push_str(&crate::global::places(skills.layers()));
     }
     output::print(&out);
     Ok(ExitCode::SUCCESS)

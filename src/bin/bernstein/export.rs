@@ -13,8 +13,8 @@ use bernstein_skills::export::{
 use bernstein_skills::source::trust::TrustStore;
 use bernstein_skills::{Error, Result, output::render, par, text};
 
-use crate::global::Global;
 use crate::output;
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
@@ -82,8 +82,11 @@ pub struct ExportArgs {
     #[arg(long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
     /// With --target and no --out: the target's place for the person
-    /// (`user`, e.g. ~/.claude/skills) or for the project (`project`, e.g.
-    /// .claude/skills in the git work tree's root).
+    /// (`user`, e.g. ~/.claude/skills: the base, team and user layers) or
+    /// for the project (`project`, e.g. .claude/skills in the git work
+    /// tree's root: the base and team layers only, as for any directory
+    /// inside the work tree, which the team commits; the user layer is
+    /// yours alone).
     #[arg(long, value_enum, default_value = "user", requires = "targets")]
     pub scope: Scope,
     /// Print one JSON document (docs/json.md): with --out, `{"exports":
@@ -104,6 +107,15 @@ pub struct ExportArgs {
 pub enum Scope {
     User,
     Project,
+}
+
+impl From<Scope> for bernstein_skills::context::Scope {
+    fn from(s: Scope) -> Self {
+        match s {
+            Scope::User => bernstein_skills::context::Scope::User,
+            Scope::Project => bernstein_skills::context::Scope::Project,
+        }
+    }
 }
 
 const AFTER_HELP: &str = "\
@@ -140,8 +152,10 @@ fn options<'a>(
     target: Option<&'a bernstein_skills::target::Target>,
     trust: &'a TrustStore,
     state_dir: Option<&'a Path>,
+    in_repository: bool,
 ) -> ExportOptions<'a> {
     ExportOptions {
+        in_repository,
         state_dir,
         prune: args.prune,
         adopt: args.adopt.clone(),
@@ -168,23 +182,41 @@ fn waiting(dir: &Path) {
     )]);
 }
 
-pub fn run(args: ExportArgs, global: &Global) -> Result<ExitCode> {
-    let skills = &global.skills()?;
-    let trust = TrustStore::of(&global.env());
+pub fn run(args: ExportArgs, ctx: &Context) -> Result<ExitCode> {
+    let skills = &crate::global::skills(ctx)?;
+    let trust = ctx.trust_store();
     if !args.targets.is_empty() {
-        return run_targets(args, global, skills, &trust);
+        return run_targets(args, ctx, skills, &trust);
     }
-    let format = args.format;
-    let state_dir = global.env().state_dir();
+    let state_dir = ctx.state_dir();
+    let dir = args
+        .check
+        .as_ref()
+        .or(args.out.as_ref())
+        .expect("clap requires one");
+    let (skills, in_repository) = &for_dir(ctx, skills, dir);
     let options = ExportOptions {
-        format,
-        ..options(&args, None, &trust, state_dir.as_deref())
+        format: args.format,
+        ..options(&args, None, &trust, state_dir.as_deref(), *in_repository)
     };
     let (code, doc) = one(&args, &options, skills)?;
     if args.json {
         print_json(&args, skills, vec![doc]);
     }
     Ok(code)
+}
+
+/// The skills an export into `dir` takes, and whether `dir` is one the
+/// project commits: there, the base and team layers only (the user layer
+/// is one person's), and the directory's record is the repository's own.
+fn for_dir(
+    ctx: &Context,
+    skills: &bernstein_skills::Skills,
+    dir: &Path,
+) -> (bernstein_skills::Skills, bool) {
+    let committed = ctx.is_committed(dir);
+    let layers = ctx.layers_for(skills.layers(), dir);
+    (skills.with_layers(layers), committed)
 }
 
 /// One export (or check) with `options`: its exit code and, for --json,
@@ -194,21 +226,44 @@ fn one(
     options: &ExportOptions,
     skills: &bernstein_skills::Skills,
 ) -> Result<(ExitCode, Value)> {
-    // Every layer place that takes part is named with the result, once.
-    let places = if PLACES_SHOWN.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        String::new()
-    } else {
-        Global::places(skills.layers())
+    // Every layer place that takes part is named with the result, once,
+    // and again when another export takes other layers.
+    let now = crate::global::places(skills.layers());
+    let places = {
+        let mut shown = PLACES_SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+        if shown.as_deref() == Some(now.as_str()) {
+            String::new()
+        } else {
+            *shown = Some(now.clone());
+            now
+        }
     };
-    match (&args.check, &args.out) {
+    let (code, mut doc) = match (&args.check, &args.out) {
         (Some(dir), _) => report_drift(skills, dir, options, args.json, &places),
         (None, Some(dir)) => export(skills, dir, options, args.json, &places),
         (None, None) => unreachable!("clap requires --out, --check or --target"),
+    }?;
+    if let Some(doc) = doc.as_object_mut() {
+        doc.insert("layers".into(), layers_taken(skills.layers()));
     }
+    Ok((code, doc))
 }
 
-/// Have the layer places been printed (by the first of several exports)?
-static PLACES_SHOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The layers an export takes, base first (`["base", "team"]` into a
+/// directory the project commits).
+fn layers_taken(layers: &bernstein_skills::Layers) -> Value {
+    let taken: std::collections::BTreeSet<bernstein_skills::Layer> = layers
+        .dirs()
+        .iter()
+        .filter(|d| d.left_out.is_none())
+        .map(|d| d.layer)
+        .collect();
+    json!(taken)
+}
+
+/// The layer places printed last (by the first of several exports, or
+/// the last that took other layers).
+static PLACES_SHOWN: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// Prints the JSON documents of the exports (or checks) run, with the
 /// layer places that took part.
@@ -219,7 +274,7 @@ fn print_json(args: &ExportArgs, skills: &bernstein_skills::Skills, docs: Vec<Va
         "exports"
     };
     output::print(&render::to_json(&json!({
-        "places": Global::places_json(skills.layers()),
+        "places": crate::global::places_json(skills.layers()),
         key: docs,
     })));
 }
@@ -236,11 +291,11 @@ fn format_name(options: &ExportOptions) -> &'static str {
 /// its place for `--scope`. Exit 1 if any failed.
 fn run_targets(
     args: ExportArgs,
-    global: &Global,
+    ctx: &Context,
     skills: &bernstein_skills::Skills,
     trust: &TrustStore,
 ) -> Result<ExitCode> {
-    let targets = global.targets(skills.spec(), &args.targets)?;
+    let targets = ctx.targets(skills.spec(), &args.targets)?;
     if targets.len() > 1 && (args.out.is_some() || args.check.is_some()) {
         return Err(Error::Refused {
             path: None,
@@ -251,13 +306,20 @@ fn run_targets(
     }
     let mut code = ExitCode::SUCCESS;
     let mut docs = Vec::new();
-    let state_dir = global.env().state_dir();
+    let state_dir = ctx.state_dir();
     for target in &targets {
         let dir = match (&args.check, &args.out) {
             (Some(d), _) | (None, Some(d)) => d.clone(),
-            (None, None) => place(target, args.scope, &global.env())?,
+            (None, None) => ctx.target_place(target, args.scope.into())?,
         };
-        let options = options(&args, Some(target), trust, state_dir.as_deref());
+        let (skills, in_repository) = &for_dir(ctx, skills, &dir);
+        let options = options(
+            &args,
+            Some(target),
+            trust,
+            state_dir.as_deref(),
+            *in_repository,
+        );
         let per = ExportArgs {
             out: args.check.is_none().then(|| dir.clone()),
             check: args.check.as_ref().map(|_| dir.clone()),
@@ -294,53 +356,6 @@ impl ExportArgs {
             scope: self.scope,
             json: self.json,
             strict: self.strict,
-        }
-    }
-}
-
-/// Where `target` loads skills from for `scope`: `~` is the home
-/// directory; a project place is below the root of the git work tree
-/// holding the working directory.
-fn place(
-    target: &bernstein_skills::target::Target,
-    scope: Scope,
-    env: &bernstein_skills::Env,
-) -> Result<PathBuf> {
-    let (written, what) = match scope {
-        Scope::User => (&target.user_place, "user"),
-        Scope::Project => (&target.project_place, "project"),
-    };
-    let Some(written) = written else {
-        return Err(Error::Refused {
-            path: None,
-            message: format!(
-                "target '{}' names no {what} place; give the directory with --out",
-                text::escape(&target.name)
-            ),
-        });
-    };
-    match scope {
-        Scope::User => match written.strip_prefix("~/") {
-            Some(rest) => match &env.home {
-                Some(home) => Ok(home.join(rest)),
-                None => Err(Error::Refused {
-                    path: None,
-                    message: "HOME is not set, so ~ cannot be found; give the directory with --out"
-                        .into(),
-                }),
-            },
-            None => Ok(PathBuf::from(written)),
-        },
-        Scope::Project => {
-            let Some(root) = env.work_tree() else {
-                return Err(Error::Refused {
-                    path: None,
-                    message: "not inside a git work tree, so the project's root is unknown; \
-                              give the directory with --out"
-                        .into(),
-                });
-            };
-            Ok(root.join(written))
         }
     }
 }

@@ -1,11 +1,13 @@
-//! The options every `skills` subcommand takes ([`Global`]), and what
-//! they choose: the spec, the layers, the targets. Every subcommand's file
-//! uses this module; it uses none of them.
+//! The options every `skills` subcommand takes ([`GlobalArgs`]), the
+//! library [`Context`] they build, and how what it answers is printed (the
+//! layer places, warnings). Every subcommand's file uses this module; it
+//! uses none of them.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
+use bernstein_skills::context::{Context, Options};
 use bernstein_skills::fragment::DEFAULT_MAX_BYTES;
 use bernstein_skills::source::LayerFlags;
 use bernstein_skills::{Env, Layers, MergeSpec, Result, Skills, spec as specmod};
@@ -14,7 +16,7 @@ use bernstein_skills::{Env, Layers, MergeSpec, Result, Skills, spec as specmod};
 /// listed once, under their own heading, after a subcommand's own options.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Global options")]
-pub struct Global {
+pub struct GlobalArgs {
     /// The merge spec to use [default: $BERNSTEIN_SKILLS_SPEC, then
     /// $XDG_DATA_HOME/bernstein/skills/mergespec.yaml (written by `skills
     /// spec --install`), then PREFIX/share/bernstein/skills/mergespec.yaml
@@ -55,200 +57,105 @@ pub struct Global {
     pub color: crate::output::ColorChoice,
 }
 
-impl Global {
-    /// The environment as the process sees it.
-    pub fn env(&self) -> Env {
-        Env::from_process()
-    }
-
-    /// Where the merge spec is looked for.
-    pub fn spec_search(&self) -> specmod::SpecSearch {
-        specmod::SpecSearch {
-            explicit: self.spec.clone(),
-            env_var: std::env::var_os("BERNSTEIN_SKILLS_SPEC").map(PathBuf::from),
-            data_dir: self.env().data_dir(),
-            beside_binary: real_exe().and_then(specmod::SpecSearch::beside_executable),
-            source_tree: dev_source_tree(),
-        }
-    }
-
-    /// Where targets are looked for by name: the person's own
-    /// `$XDG_CONFIG_HOME/bernstein/skills/targets`, the `targets/`
-    /// directory beside the spec in use (the source tree's `spec/targets`
-    /// for a development build), the installed one beside the base layer
-    /// (`spec --install`), and the one installed beside the binary
-    /// (`PREFIX/share/bernstein/skills/targets`).
-    pub fn target_search(&self, spec: &MergeSpec) -> bernstein_skills::target::TargetSearch {
-        let env = self.env();
-        let mut dirs: Vec<_> = env
-            .config_dir()
-            .map(|d| d.join("targets"))
-            .into_iter()
-            .collect();
-        if let Some(dir) = spec.path.parent() {
-            dirs.push(dir.join("targets"));
-        }
-        dirs.extend(env.data_dir().map(|d| d.join("targets")));
-        if let Some(dir) = self.spec_search().beside_binary {
-            dirs.push(dir.join("targets"));
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        dirs.retain(|d| seen.insert(d.clone()));
-        bernstein_skills::target::TargetSearch { dirs }
-    }
-
-    /// The targets named (or given as files) on the command line.
-    pub fn targets(
-        &self,
-        spec: &MergeSpec,
-        names: &[String],
-    ) -> Result<Vec<bernstein_skills::target::Target>> {
-        let search = self.target_search(spec);
-        names.iter().map(|n| search.find(n)).collect()
-    }
-
-    /// The merge spec chosen by --spec, the environment or the defaults.
-    pub fn load_spec(&self) -> Result<MergeSpec> {
-        Ok(self.load_found_spec()?.0)
-    }
-
-    /// The merge spec in use and where it was found. A user-installed copy
-    /// that is not the one this binary ships is a warning (once).
-    pub fn load_found_spec(&self) -> Result<(MergeSpec, specmod::FoundSpec)> {
-        let found = self.spec_search().resolve()?;
-        let bytes = MergeSpec::read(&found.path)?;
-        if found.source == specmod::SpecSource::Installed {
-            warn_if_stale(&found.path, &bytes);
-        }
-        Ok((MergeSpec::from_bytes(bytes, &found.path)?, found))
-    }
-
-    /// The layer directories; a layer path that is not a directory is a
-    /// warning on stderr, a refused layer directory (a symlink) an error.
-    pub fn layers(&self) -> Result<Layers> {
-        let layers = self.layers_quiet();
-        let refused = layers.refusals();
-        if !refused.is_empty() {
-            return Err(bernstein_skills::Error::Invalid(refused));
-        }
-        // No refusal is left: what remains is a warning for each layer
-        // path that is not a directory, in validate's words.
-        crate::output::warn_diagnostics(&layers.diagnostics());
-        Ok(layers)
-    }
-
-    /// Warns on stderr when none of the layer directories exists (for the
-    /// commands that can still answer; the others fail).
-    pub fn warn_no_layers(layers: &Layers) {
-        if let Some(e) = bernstein_skills::engine::no_layers(layers) {
-            crate::output::warn([format!(
-                "{}: {}",
-                crate::output::paint(
-                    "warning",
-                    crate::output::Style::Yellow,
-                    crate::output::Stream::Err
-                ),
-                e
-            )]);
-        }
-    }
-
-    /// The layer directories, without warnings (for `validate`, which
-    /// reports them), with a base layer for every locked source
-    /// (`bernstein_skills::upstream::attach`).
-    pub fn layers_quiet(&self) -> Layers {
-        let cache = bernstein_skills::upstream::Cache::from_process();
-        let policy = bernstein_skills::upstream::Policy::from_process();
-        bernstein_skills::upstream::attach(self.layers_local(), cache.as_ref(), &policy)
-    }
-
-    /// [`Global::layers`] without the sources' base layers: for the
-    /// commands that fetch and lock them.
-    pub fn layers_without_sources(&self) -> Result<Layers> {
-        let layers = self.layers_local();
-        let refused = layers.refusals();
-        if !refused.is_empty() {
-            return Err(bernstein_skills::Error::Invalid(refused));
-        }
-        Ok(layers)
-    }
-
-    /// The layer directories the flags and the environment choose.
-    fn layers_local(&self) -> Layers {
-        let flags = LayerFlags {
-            root: self.layers_root.clone(),
-            base: self.base.clone(),
-            team: self.team.clone(),
-            user: self.user.clone(),
-            allow_hard_links: self.allow_hard_links,
-        };
-        Layers::choose(&self.env(), &flags)
-    }
-
-    /// One line per layer: where its directory is and why (`team:
-    /// .bernstein/skills (project-local, found from the working
-    /// directory)`).
-    pub fn places(layers: &Layers) -> String {
-        layers.dirs().iter().map(|d| d.describe() + "\n").collect()
-    }
-
-    /// [`Global::places`] as JSON: `[{"layer", "dir", "found_by", "why",
-    /// "exists"}]`.
-    pub fn places_json(layers: &Layers) -> serde_json::Value {
-        layers.dirs().iter().map(|d| d.to_json()).collect()
-    }
-
-    /// The spec and layers put together, for the command.
-    pub fn skills(&self) -> Result<Skills> {
-        let spec = self.load_spec()?;
-        let search = self.target_search(&spec);
-        Ok(Skills::new(spec, self.layers()?, self.max_fragment_bytes).with_target_search(search))
+impl GlobalArgs {
+    /// The context of this run: the process's environment (with the
+    /// source tree of a development build) and these flags, decided once.
+    pub fn context(&self) -> Context {
+        let mut env = Env::from_process();
+        env.source_tree = dev_source_tree(env.exe.as_deref());
+        Context::new(
+            env,
+            Options {
+                spec: self.spec.clone(),
+                layers: LayerFlags {
+                    root: self.layers_root.clone(),
+                    base: self.base.clone(),
+                    team: self.team.clone(),
+                    user: self.user.clone(),
+                    allow_hard_links: self.allow_hard_links,
+                },
+                max_fragment_bytes: self.max_fragment_bytes,
+            },
+        )
     }
 }
 
-/// The fragment schema an editor sees: the spec's, with the rules of every
-/// target found ([`Global::target_search`]) in each field's hover text.
-pub fn editor_schema(global: &Global, spec: &MergeSpec) -> Result<serde_json::Value> {
-    let search = global.target_search(spec);
-    let targets = search
-        .names()
-        .iter()
-        .map(|n| search.find(n))
-        .collect::<Result<Vec<_>>>()?;
-    let mut schema = specmod::fragment_schema(spec);
-    bernstein_skills::target::annotate_fragment_schema(&mut schema, &targets);
-    Ok(schema)
+/// The merge spec in use, a stale installed copy warned about.
+pub fn load_spec(ctx: &Context) -> Result<MergeSpec> {
+    Ok(load_found_spec(ctx)?.0)
 }
 
-/// The real path of this executable (symbolic links resolved: `~/.local/bin/
-/// bernstein` linking into a tool's own environment is installed there).
-fn real_exe() -> Option<&'static std::path::Path> {
-    static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    EXE.get_or_init(|| std::env::current_exe().and_then(|e| e.canonicalize()).ok())
-        .as_deref()
+/// The merge spec in use and where it was found. A user-installed copy
+/// that is not the one this binary ships is a warning (once).
+pub fn load_found_spec(ctx: &Context) -> Result<(MergeSpec, specmod::FoundSpec)> {
+    let (spec, found) = ctx.load_found_spec()?;
+    if found.stale {
+        warn_stale(&found.path);
+    }
+    Ok((spec, found))
 }
 
-/// The spec of the source tree this binary was built from, for a
-/// development build: one that runs from inside that tree
-/// (`target/release/bernstein`), or one cargo started there (`cargo run`,
-/// `cargo test` set `CARGO_MANIFEST_DIR` for what they run, wherever
-/// `CARGO_TARGET_DIR` put the binary). An installed or copied binary never
-/// reads the build machine's files; it uses the spec installed beside it
-/// or by `skills spec --install`.
-fn dev_source_tree() -> Option<PathBuf> {
+/// The layer directories; a layer path that is not a directory is a
+/// warning on stderr, a refused layer directory (a symlink) an error.
+pub fn layers(ctx: &Context) -> Result<Layers> {
+    let layers = ctx.layers()?;
+    // No refusal is left: what remains is a warning for each layer path
+    // that is not a directory, in validate's words.
+    crate::output::warn_diagnostics(&layers.diagnostics());
+    Ok(layers)
+}
+
+/// The spec and layers put together, for the command.
+pub fn skills(ctx: &Context) -> Result<Skills> {
+    let spec = load_spec(ctx)?;
+    ctx.skills_with(spec, layers(ctx)?)
+}
+
+/// Warns on stderr when none of the layer directories exists (for the
+/// commands that can still answer; the others fail).
+pub fn warn_no_layers(layers: &Layers) {
+    if let Some(e) = bernstein_skills::engine::no_layers(layers) {
+        crate::output::warn([format!(
+            "{}: {}",
+            crate::output::paint(
+                "warning",
+                crate::output::Style::Yellow,
+                crate::output::Stream::Err
+            ),
+            e
+        )]);
+    }
+}
+
+/// One line per layer: where its directory is and why (`team:
+/// .bernstein/skills (project-local, found from the working
+/// directory)`).
+pub fn places(layers: &Layers) -> String {
+    layers.dirs().iter().map(|d| d.describe() + "\n").collect()
+}
+
+/// [`places`] as JSON: `[{"layer", "dir", "found_by", "why", "exists"}]`.
+pub fn places_json(layers: &Layers) -> serde_json::Value {
+    layers.dirs().iter().map(|d| d.to_json()).collect()
+}
+
+/// The source tree this binary was built from, for a development build:
+/// one that runs from inside that tree (`target/release/bernstein`), or
+/// one cargo started there (`cargo run`, `cargo test` set
+/// `CARGO_MANIFEST_DIR` for what they run, wherever `CARGO_TARGET_DIR` put
+/// the binary). An installed or copied binary never reads the build
+/// machine's files; it uses the spec installed beside it or by `skills
+/// spec --install`.
+fn dev_source_tree(exe: Option<&std::path::Path>) -> Option<PathBuf> {
     let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .canonicalize()
         .ok()?;
     let run_by_cargo = std::env::var_os("CARGO_MANIFEST_DIR")
         .and_then(|dir| std::path::Path::new(&dir).canonicalize().ok())
         .is_some_and(|dir| dir == tree);
-    let inside = || real_exe().is_some_and(|exe| exe.starts_with(&tree));
-    (run_by_cargo || inside()).then(|| tree.join("spec").join(specmod::INSTALLED_NAME))
+    let inside = || exe.is_some_and(|exe| exe.starts_with(&tree));
+    (run_by_cargo || inside()).then_some(tree)
 }
-
-/// The spec shipped with this build, as bytes: only ever written out by
-/// `--install`, never used for merging (the spec is data, read from a file).
-pub const SHIPPED_SPEC: &[u8] = include_bytes!("../../../spec/mergespec.yaml");
 
 /// Warns, once per run, that the user-installed spec in use is not the one
 /// this binary ships.
@@ -261,10 +168,10 @@ pub const SHIPPED_SPEC: &[u8] = include_bytes!("../../../spec/mergespec.yaml");
 /// still wins over the one installed with the binary. The fix for each is
 /// in the line: reinstall it, or keep an edited spec where a person's own
 /// choice belongs (the variable), which is never warned about.
-pub fn warn_if_stale(path: &std::path::Path, bytes: &[u8]) {
+fn warn_stale(path: &std::path::Path) {
     use std::sync::atomic::{AtomicBool, Ordering};
     static WARNED: AtomicBool = AtomicBool::new(false);
-    if bytes == SHIPPED_SPEC || WARNED.swap(true, Ordering::Relaxed) {
+    if WARNED.swap(true, Ordering::Relaxed) {
         return;
     }
     use crate::output::{Stream, Style, paint};

@@ -9,8 +9,8 @@ use clap::Args;
 use bernstein_skills::impact::{FragmentChange, Impact, ImpactOptions, compare};
 use bernstein_skills::{DiagnosticKind, Error, MergeSpec, Result, output::render, par, text};
 
-use crate::global::Global;
 use crate::output;
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(
@@ -46,8 +46,8 @@ fn which(e: Error, role: &str) -> Error {
     }
 }
 
-pub fn run(args: ImpactArgs, global: &Global) -> Result<ExitCode> {
-    let new = global.load_spec().map_err(|e| which(e, "the spec in use"));
+pub fn run(args: ImpactArgs, ctx: &Context) -> Result<ExitCode> {
+    let new = crate::global::load_spec(ctx).map_err(|e| which(e, "the spec in use"));
     let old = MergeSpec::load(&args.against)
         .map_err(|e| which(e, "the spec to compare against (--against)"));
     let (old, new) = match (old, new) {
@@ -60,11 +60,11 @@ pub fn run(args: ImpactArgs, global: &Global) -> Result<ExitCode> {
     };
     let options = ImpactOptions {
         jobs: args.jobs.unwrap_or_else(par::default_jobs),
-        max_fragment_bytes: global.max_fragment_bytes,
+        max_fragment_bytes: ctx.options().max_fragment_bytes,
         ..ImpactOptions::default()
     };
-    let layers = global.layers()?;
-    crate::global::Global::warn_no_layers(&layers);
+    let layers = crate::global::layers(ctx)?;
+    crate::global::warn_no_layers(&layers);
     let impact = compare(&old, &new, &layers, &options);
     if args.json {
         output::print(&render::to_json(&impact.to_value()));

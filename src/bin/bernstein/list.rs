@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use bernstein_skills::target::Switch;
 use bernstein_skills::{Layer, Result, output::render};
 
-use crate::global::Global;
 use crate::output::{self, Column};
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(
@@ -28,10 +28,10 @@ pub struct ListArgs {
 /// `list --json`: one shape whatever the flags (docs/json.md), each skill
 /// resolved once (on the thread pool `validate` uses) for its description,
 /// switch and digest.
-fn json(global: &Global) -> Result<ExitCode> {
-    let skills = &global.skills()?;
+fn json(ctx: &Context) -> Result<ExitCode> {
+    let skills = &crate::global::skills(ctx)?;
     let layers = skills.layers();
-    Global::warn_no_layers(layers);
+    crate::global::warn_no_layers(layers);
     let catalog = layers.catalog();
     let entries = bernstein_skills::par::map(
         &catalog,
@@ -71,7 +71,7 @@ fn json(global: &Global) -> Result<ExitCode> {
         },
     );
     output::print(&render::to_json(&json!({
-        "places": Global::places_json(layers),
+        "places": crate::global::places_json(layers),
         "skills": entries,
     })));
     Ok(ExitCode::SUCCESS)
@@ -87,13 +87,13 @@ fn description(eff: &bernstein_skills::Effective) -> Value {
 /// The field plain `list` prints.
 const DESCRIPTION: &str = "description";
 
-pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
+pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
     if args.json {
-        return json(global);
+        return json(ctx);
     }
     if args.layered {
-        let layers = global.layers()?;
-        Global::warn_no_layers(&layers);
+        let layers = crate::global::layers(ctx)?;
+        crate::global::warn_no_layers(&layers);
         let names = layers.names();
         if names.is_empty() {
             output::print(&nothing_found(&layers));
@@ -113,16 +113,16 @@ pub fn run(args: ListArgs, global: &Global) -> Result<ExitCode> {
             rows.push(row);
         }
         let mut out = table(&rows, &[]);
-        out.push_str(&Global::places(&layers));
+        out.push_str(&crate::global::places(&layers));
         output::print(&out);
         return Ok(ExitCode::SUCCESS);
     }
     // Plain list: names with their effective descriptions. Each skill is
     // checked as `show` would and merged only for what is printed, on the
     // thread pool `validate` uses.
-    let skills = &global.skills()?;
+    let skills = &crate::global::skills(ctx)?;
     let layers = skills.layers();
-    Global::warn_no_layers(layers);
+    crate::global::warn_no_layers(layers);
     let catalog = layers.catalog();
     let spec = skills.spec();
     let printed = |f: &bernstein_skills::spec::Field| {

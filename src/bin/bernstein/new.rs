@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use bernstein_skills::layer::{Form, check_name};
-use bernstein_skills::source::{Env, PlaceSource};
+use bernstein_skills::source::PlaceSource;
 use bernstein_skills::spec::strategy_help;
 use bernstein_skills::{Error, Layer, Result, output::render, text};
 
-use crate::global::Global;
 use crate::output;
+use bernstein_skills::Context;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum OverrideLayer {
@@ -106,13 +106,13 @@ fn confine(dir: &Path, parent: &Path, layer: Layer) -> Result<()> {
     Ok(())
 }
 
-pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
+pub fn run(args: NewArgs, ctx: &Context) -> Result<ExitCode> {
     check_name(&args.name).map_err(|reason| Error::InvalidName {
         name: args.name.clone(),
         reason,
     })?;
-    let spec = global.load_spec()?;
-    let layers = global.layers()?;
+    let spec = crate::global::load_spec(ctx)?;
+    let layers = crate::global::layers(ctx)?;
     let layer = match args.layer {
         OverrideLayer::Team => Layer::Team,
         OverrideLayer::User => Layer::User,
@@ -134,10 +134,13 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         // team's override belongs to the project, not to the person's
         // configuration.
         PlaceSource::Xdg { .. } if layer == Layer::Team => {
-            let env = global.env();
+            let env = ctx.env();
             match env.work_tree() {
                 Some(top) => (
-                    relative_to_cwd(&Env::project_layer_in(&top), env.cwd.as_deref()),
+                    bernstein_skills::source::project::relative_to(
+                        &bernstein_skills::source::Project::at(&top).layer,
+                        env.cwd.as_deref(),
+                    ),
                     "project-local: the first in this git work tree".to_owned(),
                 ),
                 None => (place.path.clone(), place.source.why(layer)),
@@ -210,7 +213,7 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         .join("skill-fragment.schema.json");
     crate::write::write_schema(
         &schema_path,
-        render::to_json(&crate::global::editor_schema(global, &spec)?).as_bytes(),
+        render::to_json(&ctx.editor_schema(&spec)?).as_bytes(),
         args.force,
     )?;
     let schema_rel = relative(&parent, &schema_path);
@@ -283,12 +286,4 @@ pub fn run(args: NewArgs, global: &Global) -> Result<ExitCode> {
         ));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `path` relative to the working directory `cwd` when it lies below it,
-/// as a person would type it.
-fn relative_to_cwd(path: &Path, cwd: Option<&Path>) -> PathBuf {
-    cwd.and_then(|c| path.strip_prefix(c).ok())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| path.to_path_buf())
 }

@@ -8,8 +8,8 @@ use clap::Args;
 use bernstein_skills::spec::mergespec_schema;
 use bernstein_skills::{Error, Result, output::render};
 
-use crate::global::Global;
 use crate::output;
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(
@@ -32,18 +32,18 @@ pub struct SchemaArgs {
     pub force: bool,
 }
 
-pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
+pub fn run(args: SchemaArgs, ctx: &Context) -> Result<ExitCode> {
     if args.mergespec {
         output::print(&render::to_json(&mergespec_schema()));
         return Ok(ExitCode::SUCCESS);
     }
-    let spec = global.load_spec()?;
+    let spec = crate::global::load_spec(ctx)?;
     if let Some(name) = &args.target {
-        let target = global.target_search(&spec).find(name)?;
+        let target = ctx.target_search(&spec).find(name)?;
         output::print(&render::to_json(&target.schema()));
         return Ok(ExitCode::SUCCESS);
     }
-    let fragment = render::to_json(&crate::global::editor_schema(global, &spec)?);
+    let fragment = render::to_json(&ctx.editor_schema(&spec)?);
     match args.out {
         None => output::print(&fragment),
         Some(dir) => {
@@ -64,7 +64,7 @@ pub fn run(args: SchemaArgs, global: &Global) -> Result<ExitCode> {
             ];
             // Each target's frontmatter, for an editor or a checker of what
             // export writes for it.
-            let search = global.target_search(&spec);
+            let search = ctx.target_search(&spec);
             let targets_dir = dir.join("targets");
             for name in search.names() {
                 let target = search.find(&name)?;

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use bernstein_skills::source::files::{SkillFile, Source};
 use bernstein_skills::{Error, Result, Skills, output::render, text};
 
-use crate::global::Global;
 use crate::output::{self, Column};
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(
@@ -128,9 +128,9 @@ fn files(name: &str, files: &[SkillFile], json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
-    let skills = &global.skills()?;
-    Global::warn_no_layers(skills.layers());
+pub fn run(args: ShowArgs, ctx: &Context) -> Result<ExitCode> {
+    let skills = &crate::global::skills(ctx)?;
+    crate::global::warn_no_layers(skills.layers());
     if args.names.len() > 1 {
         if args.per_layer || args.origins || args.files {
             return Err(Error::Refused {
@@ -138,10 +138,10 @@ pub fn run(args: ShowArgs, global: &Global) -> Result<ExitCode> {
                 message: "--per-layer, --origins and --files show one skill; name only one".into(),
             });
         }
-        let targets = global.targets(skills.spec(), &args.targets)?;
+        let targets = ctx.targets(skills.spec(), &args.targets)?;
         return several(args.names, skills, &targets);
     }
-    let targets = global.targets(skills.spec(), &args.targets)?;
+    let targets = ctx.targets(skills.spec(), &args.targets)?;
     let resolved = skills.resolve(&args.names[0])?;
     // With --files, the skill's own files are listed once, for the rows
     // and the warnings.

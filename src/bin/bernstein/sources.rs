@@ -10,13 +10,11 @@ use serde_json::json;
 
 use bernstein_skills::layer::Layer;
 use bernstein_skills::upstream::location::{Shown, redacted};
-use bernstein_skills::upstream::{
-    self, Cache, Lock, Paths, Policy, SourceSpec, SourcesFile, git, report,
-};
+use bernstein_skills::upstream::{self, Cache, Lock, Paths, SourceSpec, SourcesFile, git, report};
 use bernstein_skills::{Error, Layers, Result, output::render, text};
 
-use crate::global::Global;
 use crate::output;
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(after_help = ADD_HELP)]
@@ -50,18 +48,27 @@ pub struct AddArgs {
     /// characters, encoded blobs, scripts); by default they are warnings.
     #[arg(long)]
     pub strict: bool,
+    /// Record the source in your own configuration
+    /// ($XDG_CONFIG_HOME/bernstein/skills/sources.toml), for every
+    /// project, instead of the project's .bernstein/sources.toml.
+    #[arg(long)]
+    pub global: bool,
     /// Print one JSON document (docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
 
 const ADD_HELP: &str = "\
-Records the source in sources.toml (beside the team layer's directory:
-.bernstein/sources.toml for .bernstein/skills), fetches the commit its ref
-names with the system git, and writes sources.lock: that commit and the
-SHA-256 of every file of every skill taken. The files are kept in
+Records the source in the project's .bernstein/sources.toml (the project
+found from here, else the root of the git work tree you are in, where
+.bernstein/ is made), fetches the commit its ref names with the system git,
+and writes .bernstein/sources.lock: that commit and the SHA-256 of every file
+of every skill taken. The files are kept in
 $XDG_CACHE_HOME/bernstein/skills/sources/ and feed the base layer, below
-the team and user layers. Commit sources.toml and sources.lock.
+the team and user layers. Commit sources.toml and sources.lock: a clone
+needs nothing else. Outside a git work tree, --global records it in your
+own configuration instead; a team layer named by --team, --layers-root or
+$BERNSTEIN_SKILLS_TEAM keeps its sources.toml beside it.
 
 Examples:
   bernstein skills add acme/skills --path skills
@@ -132,14 +139,6 @@ Examples:
   bernstein skills update --yes            # accept it: write sources.lock
   bernstein skills update pdf-tables --to v2.0.0 --yes
   bernstein skills update --check          # CI: exit 1 when upstream moved";
-
-/// The cache, or an error saying how to have one.
-fn cache() -> Result<Cache> {
-    Cache::from_process().ok_or_else(|| Error::Refused {
-        path: None,
-        message: "no cache directory: set $XDG_CACHE_HOME or $HOME to an absolute path".into(),
-    })
-}
 
 /// The skills of the local base layer, with their paths.
 fn local_base(layers: &Layers) -> BTreeMap<String, PathBuf> {
@@ -329,12 +328,74 @@ fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
     Ok(out)
 }
 
-pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
-    let layers = global.layers_without_sources()?;
-    let paths = Paths::of(&layers);
-    let cache = cache()?;
-    let _guard = exclusive(&cache, &paths.lock)?;
+pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
+    let layers = ctx.layers_without_sources()?;
+    let paths = add_destination(&args, ctx, &layers)?;
+    let cache = ctx.require_cache()?;
     let specs = wanted(&args)?;
+    // Where the files go exists before anything is fetched: a place that
+    // cannot be written fails now, not after the fetch and its review.
+    let made = make_parent(&paths.sources)?;
+    let _guard = exclusive(&cache, &paths.lock)?;
+    let result = add_into(&args, &layers, &paths, (&cache, &ctx.policy()), specs);
+    if result.is_err()
+        && let Some(dir) = made
+    {
+        // Nothing was written into it: leave the work tree as it was.
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+/// Where `add` records the source: the project's files
+/// ([`Context::paths_to_write`]), or with `--global` the person's own
+/// configuration, which is written only when asked for.
+fn add_destination(args: &AddArgs, ctx: &Context, layers: &Layers) -> Result<Paths> {
+    if args.global {
+        let Some(dir) = ctx.env().config_dir() else {
+            return Err(Error::Refused {
+                path: None,
+                message: "--global: nowhere to keep your configuration: neither \
+                          $XDG_CONFIG_HOME nor $HOME is set to an absolute path"
+                    .into(),
+            });
+        };
+        return Ok(Paths::in_dir(&dir));
+    }
+    ctx.paths_to_write(layers).ok_or_else(|| Error::Refused {
+        path: None,
+        message: "not in a project: run `bernstein skills add` inside the git work tree of \
+                  the project that takes the source (it writes .bernstein/sources.toml \
+                  there), or add --global to record it in your own configuration \
+                  ($XDG_CONFIG_HOME/bernstein/skills/sources.toml)"
+            .into(),
+    })
+}
+
+/// Creates the directory holding `file` if it is missing (a project's
+/// `.bernstein/`), returning it when this call made it.
+fn make_parent(file: &Path) -> Result<Option<PathBuf>> {
+    let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(None);
+    };
+    if std::fs::symlink_metadata(dir).is_ok() {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    Ok(Some(dir.to_path_buf()))
+}
+
+/// `add` into `paths`, which exist, under the lock's guard.
+fn add_into(
+    args: &AddArgs,
+    layers: &Layers,
+    paths: &Paths,
+    (cache, policy): (&Cache, &upstream::Policy),
+    specs: Vec<SourceSpec>,
+) -> Result<ExitCode> {
     // The file as it will be: the text there now, with a table more per
     // source (appended, so that its comments and order stay).
     let old_text = match std::fs::symlink_metadata(&paths.sources) {
@@ -365,8 +426,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
         }
         new_text.push_str(&SourcesFile::entry_text(spec));
     }
-    let policy = Policy::from_process();
-    let file = SourcesFile::parse(&new_text, &paths.sources, &policy)?;
+    let file = SourcesFile::parse(&new_text, &paths.sources, policy)?;
     let lock = Lock::read(&paths.lock)?.unwrap_or_default();
     let is_new = |n: &str| specs.iter().any(|s| s.name == n);
     // Every other source as locked (from the cache, or fetched at its
@@ -382,7 +442,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
         })?;
         fetched.insert(
             s.name.clone(),
-            upstream::load_locked(&cache, &s.name, locked)?.0,
+            upstream::load_locked(cache, &s.name, locked)?.0,
         );
     }
     let mut findings = Vec::new();
@@ -453,7 +513,7 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
             });
         }
     }
-    upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
+    upstream::resolve(&file, &mut fetched, &local_base(layers), &paths.sources)?;
     let mut new_lock = Lock::default();
     for s in &file.sources {
         let f = &fetched[&s.name];
@@ -516,10 +576,10 @@ pub fn add(args: AddArgs, global: &Global) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn verify(args: VerifyArgs, global: &Global) -> Result<ExitCode> {
-    let layers = global.layers_without_sources()?;
+pub fn verify(args: VerifyArgs, ctx: &Context) -> Result<ExitCode> {
+    let layers = ctx.layers_without_sources()?;
     let paths = Paths::of(&layers);
-    let Some((file, lock)) = upstream::read_project(&paths, &Policy::from_process())? else {
+    let Some((file, lock)) = upstream::read_project(&paths, &ctx.policy())? else {
         if args.json {
             output::print(&render::to_json(&json!({"sources": []})));
         } else {
@@ -530,7 +590,7 @@ pub fn verify(args: VerifyArgs, global: &Global) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let cache = cache()?;
+    let cache = ctx.require_cache()?;
     let local = local_base(&layers);
     let mut rows = Vec::new();
     for s in &file.sources {
@@ -593,19 +653,17 @@ pub fn verify(args: VerifyArgs, global: &Global) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn update(args: UpdateArgs, global: &Global) -> Result<ExitCode> {
-    let layers = global.layers_without_sources()?;
-    let spec = global.load_spec()?;
+pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
+    let layers = ctx.layers_without_sources()?;
+    let spec = crate::global::load_spec(ctx)?;
     let paths = Paths::of(&layers);
-    let cache = cache()?;
+    let cache = ctx.require_cache()?;
     let _guard = exclusive(&cache, &paths.lock)?;
     // The lock may be missing or out of step with the sources file: an
     // update is how it is written again.
-    let file = SourcesFile::read(&paths.sources, &Policy::from_process())?.ok_or_else(|| {
-        Error::Refused {
-            path: Some(PathBuf::from(text::path(&paths.sources))),
-            message: "does not exist; add a source with `bernstein skills add SOURCE`".into(),
-        }
+    let file = SourcesFile::read(&paths.sources, &ctx.policy())?.ok_or_else(|| Error::Refused {
+        path: Some(PathBuf::from(text::path(&paths.sources))),
+        message: "does not exist; add a source with `bernstein skills add SOURCE`".into(),
     })?;
     // A lock with merge-conflict markers is written again from the
     // sources file, every source fetched at its ref.

@@ -10,8 +10,8 @@ use bernstein_skills::validate::ownership;
 use bernstein_skills::{Error, MergeSpec, Result, output::render};
 use serde_json::{Value, json};
 
-use crate::global::Global;
 use crate::output::{self, Column};
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -73,8 +73,8 @@ pub const SHIPPED_TARGETS: [(&str, &[u8]); 6] = [
 /// Writes the shipped spec, and the shipped targets in `targets/` beside
 /// it, where they are found. Whole or nothing: a file that differs from
 /// the shipped one is kept, and nothing is written, unless `force`.
-fn install(force: bool, json: bool, global: &Global) -> Result<ExitCode> {
-    let Some(path) = global.spec_search().installed() else {
+fn install(force: bool, json: bool, ctx: &Context) -> Result<ExitCode> {
+    let Some(path) = ctx.spec_search().installed() else {
         return Err(Error::Refused {
             path: None,
             message: "nowhere to install the spec: neither $XDG_DATA_HOME nor $HOME is set to an \
@@ -84,7 +84,7 @@ fn install(force: bool, json: bool, global: &Global) -> Result<ExitCode> {
     };
     let targets_dir = path.with_file_name("targets");
     let mut files: Vec<(std::path::PathBuf, &[u8])> =
-        vec![(path.clone(), crate::global::SHIPPED_SPEC)];
+        vec![(path.clone(), bernstein_skills::spec::SHIPPED)];
     files.extend(
         SHIPPED_TARGETS
             .iter()
@@ -215,14 +215,14 @@ fn push_json(f: &Field, path: &str, out: &mut Vec<Value>) {
     }
 }
 
-pub fn run(args: SpecArgs, global: &Global) -> Result<ExitCode> {
+pub fn run(args: SpecArgs, ctx: &Context) -> Result<ExitCode> {
     if let Some(SpecCommand::Impact(a)) = args.command {
-        return crate::impact::run(a, global);
+        return crate::impact::run(a, ctx);
     }
     if args.install {
-        return install(args.force, args.json, global);
+        return install(args.force, args.json, ctx);
     }
-    let (spec, found) = global.load_found_spec()?;
+    let (spec, found) = crate::global::load_found_spec(ctx)?;
     if args.json {
         output::print(&render::to_json(&to_json(&spec, &found)));
         return Ok(ExitCode::SUCCESS);

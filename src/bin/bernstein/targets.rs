@@ -9,8 +9,8 @@ use serde_json::json;
 use bernstein_skills::target::{OtherFields, Target};
 use bernstein_skills::{Result, output::render, text};
 
-use crate::global::Global;
 use crate::output::{self, Column};
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(
@@ -46,9 +46,9 @@ fn to_json(t: &Target) -> serde_json::Value {
     })
 }
 
-pub fn run(args: TargetsArgs, global: &Global) -> Result<ExitCode> {
-    let spec = global.load_spec()?;
-    let search = global.target_search(&spec);
+pub fn run(args: TargetsArgs, ctx: &Context) -> Result<ExitCode> {
+    let spec = crate::global::load_spec(ctx)?;
+    let search = ctx.target_search(&spec);
     let targets: Vec<Target> = match &args.name {
         Some(name) => vec![search.find(name)?],
         None => search

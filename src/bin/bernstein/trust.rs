@@ -7,11 +7,11 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 
-use bernstein_skills::source::trust::{Snapshot, TrustState, TrustStore};
+use bernstein_skills::source::trust::{Snapshot, TrustState};
 use bernstein_skills::{Error, Result, output::render, text};
 
-use crate::global::Global;
 use crate::output;
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
@@ -47,9 +47,8 @@ Examples:
   bernstein skills trust --revoke
   bernstein skills trust --list";
 
-pub fn run(args: TrustArgs, global: &Global) -> Result<ExitCode> {
-    let env = global.env();
-    let store = TrustStore::of(&env);
+pub fn run(args: TrustArgs, ctx: &Context) -> Result<ExitCode> {
+    let store = ctx.trust_store();
     if args.list {
         let trusted = store.list()?;
         if args.json {
@@ -70,18 +69,25 @@ pub fn run(args: TrustArgs, global: &Global) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let layers = global.layers()?;
-    let Some((project, _)) = layers.project() else {
+    let layers = crate::global::layers(ctx)?;
+    let Some((project, cwd)) = layers.project() else {
         return Err(Error::Refused {
             path: None,
-            message: "no project-local layer here: trust is for a .bernstein/skills directory \
-                      found from the working directory (in it or above it, within its git work \
-                      tree), and the team layer is not one here"
+            message: "no project here: trust is for a project's .bernstein/ (its skills/ \
+                      layer, sources.toml, sources.lock or targets.toml) found from the working \
+                      directory (in it or above it, within its git work tree), and a flag or a \
+                      variable names the team layer instead, or there is none"
                 .into(),
         });
     };
     let team = &layers.dirs()[1];
-    let shown = text::path(&team.path);
+    // What is trusted is the project's `.bernstein/`: its layer and the
+    // files beside it, each shown from where the person stands.
+    let shown = text::path(&bernstein_skills::source::project::relative_to(
+        &project.dir,
+        Some(cwd),
+    ));
+    let layer_shown = team.path.clone();
     if args.revoke {
         let was = store.revoke(project)?;
         if args.json {
@@ -97,13 +103,7 @@ pub fn run(args: TrustArgs, global: &Global) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(root) = &team.root else {
-        return Err(Error::Refused {
-            path: Some(team.path.clone()),
-            message: "the project-local layer cannot be read".into(),
-        });
-    };
-    let now = Snapshot::of_project(root)?;
+    let now = Snapshot::of_project(project, team.root.as_deref(), Some(cwd))?;
     let files = now.files.len();
     let (state, trusted) = if args.status {
         (store.state(project, &now)?, false)
@@ -131,7 +131,7 @@ pub fn run(args: TrustArgs, global: &Global) -> Result<ExitCode> {
     } else {
         let mut out = String::new();
         for c in changes {
-            out.push_str(&format!("    {}: {}\n", c.label(), text::escape(c.file())));
+            out.push_str(&format!("    {}: {}\n", c.label(), c.shown(&layer_shown)));
         }
         let head = match (&state, trusted) {
             (TrustState::Trusted, _) => format!("{shown} is trusted as it is ({files} file(s))\n"),

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use bernstein_skills::{Result, output::render};
 
-use crate::global::Global;
 use crate::output;
+use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
 #[command(
@@ -40,21 +40,20 @@ pub struct ValidateArgs {
     pub targets: Vec<String>,
 }
 
-pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
-    let spec = global.load_spec()?;
-    let targets = global.targets(&spec, &args.targets)?;
+pub fn run(args: ValidateArgs, ctx: &Context) -> Result<ExitCode> {
+    let spec = crate::global::load_spec(ctx)?;
+    let targets = ctx.targets(&spec, &args.targets)?;
     // Without --target, the targets the project names for itself
     // (`targets.toml` beside its layer), whose rules are then warnings:
     // `--strict` fails on them.
     let project = if args.targets.is_empty() {
-        bernstein_skills::upstream::project_targets(&global.layers_quiet())?
+        bernstein_skills::upstream::project_targets(&ctx.layers_quiet())?
     } else {
         None
     };
     let project_targets = match &project {
         Some((file, names)) => {
-            global
-                .targets(&spec, names)
+            ctx.targets(&spec, names)
                 .map_err(|e| bernstein_skills::Error::Refused {
                     path: Some(file.clone()),
                     message: e.to_string(),
@@ -64,14 +63,14 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     };
     // Every target found, for the files it writes beside a skill's own
     // (not its rules): one that cannot be read is no reason to fail here.
-    let search = global.target_search(&spec);
+    let search = ctx.target_search(&spec);
     let all: Vec<_> = search
         .names()
         .iter()
         .filter_map(|n| search.find(n).ok())
         .collect();
     let skills =
-        bernstein_skills::Skills::new(spec, global.layers_quiet(), global.max_fragment_bytes)
+        bernstein_skills::Skills::new(spec, ctx.layers_quiet(), ctx.options().max_fragment_bytes)
             .with_file_targets(&all)
             .with_target_search(search);
     let skills = if project_targets.is_empty() {
@@ -108,7 +107,7 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
     if args.json {
         let v: Vec<Value> = report.diagnostics.iter().map(|d| d.to_json()).collect();
         output::print(&render::to_json(&json!({
-            "places": Global::places_json(skills.layers()),
+            "places": crate::global::places_json(skills.layers()),
             "diagnostics": v,
             "errors": errors,
             "warnings": warnings,
@@ -117,7 +116,7 @@ pub fn run(args: ValidateArgs, global: &Global) -> Result<ExitCode> {
             "skills": report.skills,
         })));
     } else {
-        let mut out = Global::places(skills.layers());
+        let mut out = crate::global::places(skills.layers());
         // Each line is escaped and located: a tree with many problems
         // formats them on every thread, in order.
         let chunks: Vec<_> = report.diagnostics.chunks(1024).collect();

@@ -1,0 +1,373 @@
+//! What a command means, decided once: the one context every front end
+//! builds and every command works from.
+//!
+//! A command of the tool is a question about a project (which skills, what
+//! they merge into, what an export writes) asked from somewhere: a
+//! terminal in a work tree, a CI job in a fresh clone, a Python program.
+//! Which layers take part and why, which spec, which targets, which
+//! upstream sources and lock, where the cache and the person's state live:
+//! every one of those answers follows from the environment ([`Env`]) and
+//! the few explicit choices a front end passes ([`Options`]), and is made
+//! here, so that the command line and Python cannot disagree about what a
+//! project is. Front ends build a [`Context`] once (cargo's
+//! `GlobalContext`, ripgrep's `HiArgs`) and only print or convert what
+//! it answers; nothing below it reads the process environment.
+
+use std::path::{Path, PathBuf};
+
+use crate::Skills;
+use crate::error::{Diagnostic, Error, Result};
+use crate::fragment::DEFAULT_MAX_BYTES;
+use crate::source::trust::TrustStore;
+use crate::source::{Env, LayerFlags, Layers, PlaceSource, Project};
+use crate::spec::{self as specmod, FoundSpec, MergeSpec, SpecSearch, SpecSource};
+use crate::target::{Target, TargetSearch};
+use crate::upstream::{self, Cache, Paths};
+
+/// The choices a front end makes explicitly, each beating the
+/// environment: the command line's global flags, Python's arguments.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The merge spec to use (`--spec`).
+    pub spec: Option<PathBuf>,
+    /// The layer directories named (`--layers-root`, `--base`, `--team`,
+    /// `--user`, `--allow-hard-links`).
+    pub layers: LayerFlags,
+    /// Fragments larger than this are refused (`--max-fragment-bytes`).
+    pub max_fragment_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            spec: None,
+            layers: LayerFlags::default(),
+            max_fragment_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// Where an export for a target goes when no directory is named: the
+/// target's place for the person, or for the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The person's own place (`~/.claude/skills`): every layer.
+    User,
+    /// The project's place (`.claude/skills` at the project's root), which
+    /// the team commits: the base and team layers only.
+    Project,
+}
+
+impl Scope {
+    /// `user` or `project`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+        }
+    }
+}
+
+/// Why the user layer is left out of a directory the project commits, as
+/// every listing of the layers says it.
+pub const USER_LAYER_LEFT_OUT: &str = "personal, never in a directory the project commits";
+
+/// Everything a command needs to know about where it runs, decided once
+/// from an [`Env`] and [`Options`].
+#[derive(Debug, Clone)]
+pub struct Context {
+    env: Env,
+    options: Options,
+}
+
+impl Context {
+    /// The context of `env` with the choices in `options`.
+    pub fn new(env: Env, options: Options) -> Context {
+        Context { env, options }
+    }
+
+    /// The environment it was built from.
+    pub fn env(&self) -> &Env {
+        &self.env
+    }
+
+    /// The explicit choices it was built with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Where the merge spec is looked for.
+    pub fn spec_search(&self) -> SpecSearch {
+        SpecSearch {
+            explicit: self.options.spec.clone(),
+            env_var: self.env.spec.clone(),
+            data_dir: self.env.data_dir(),
+            beside_binary: self.share_dir(),
+            source_tree: self
+                .env
+                .source_tree
+                .as_ref()
+                .map(|t| t.join("spec").join(specmod::INSTALLED_NAME)),
+        }
+    }
+
+    /// The directory of the spec and targets installed with the program
+    /// (`PREFIX/share/bernstein/skills`).
+    fn share_dir(&self) -> Option<PathBuf> {
+        self.env.share_dir.clone().or_else(|| {
+            self.env
+                .exe
+                .as_deref()
+                .and_then(SpecSearch::beside_executable)
+        })
+    }
+
+    /// The merge spec in use and where it was found.
+    pub fn load_found_spec(&self) -> Result<(MergeSpec, FoundSpec)> {
+        let found = self.spec_search().resolve()?;
+        let bytes = MergeSpec::read(&found.path)?;
+        let stale = found.source == SpecSource::Installed && bytes != specmod::SHIPPED;
+        let spec = MergeSpec::from_bytes(bytes, &found.path)?;
+        Ok((spec, FoundSpec { stale, ..found }))
+    }
+
+    /// The merge spec in use.
+    pub fn load_spec(&self) -> Result<MergeSpec> {
+        Ok(self.load_found_spec()?.0)
+    }
+
+    /// Where targets are looked for by name: the person's own
+    /// `$XDG_CONFIG_HOME/bernstein/skills/targets`, the `targets/`
+    /// directory beside the spec in use (the source tree's `spec/targets`
+    /// for a development build), the installed one beside the base layer
+    /// (`spec --install`), and the one installed with the program
+    /// (`PREFIX/share/bernstein/skills/targets`).
+    pub fn target_search(&self, spec: &MergeSpec) -> TargetSearch {
+        let mut dirs: Vec<_> = self
+            .env
+            .config_dir()
+            .map(|d| d.join("targets"))
+            .into_iter()
+            .collect();
+        if let Some(dir) = spec.path.parent() {
+            dirs.push(dir.join("targets"));
+        }
+        dirs.extend(self.env.data_dir().map(|d| d.join("targets")));
+        dirs.extend(self.share_dir().map(|d| d.join("targets")));
+        let mut seen = std::collections::BTreeSet::new();
+        dirs.retain(|d| seen.insert(d.clone()));
+        TargetSearch { dirs }
+    }
+
+    /// The targets named (or given as files).
+    pub fn targets(&self, spec: &MergeSpec, names: &[String]) -> Result<Vec<Target>> {
+        let search = self.target_search(spec);
+        names.iter().map(|n| search.find(n)).collect()
+    }
+
+    /// The fragment schema an editor sees: the spec's, with the rules of
+    /// every target found in each field's hover text.
+    pub fn editor_schema(&self, spec: &MergeSpec) -> Result<serde_json::Value> {
+        let search = self.target_search(spec);
+        let targets = search
+            .names()
+            .iter()
+            .map(|n| search.find(n))
+            .collect::<Result<Vec<_>>>()?;
+        let mut schema = specmod::fragment_schema(spec);
+        crate::target::annotate_fragment_schema(&mut schema, &targets);
+        Ok(schema)
+    }
+
+    /// The layer directories the options and the environment choose,
+    /// without the sources' base layers.
+    pub fn layers_local(&self) -> Layers {
+        Layers::choose(&self.env, &self.options.layers)
+    }
+
+    /// The layer directories with a base layer for every locked source of
+    /// the project ([`upstream::attach`]), nothing refused: for
+    /// `validate`, which reports what is wrong with them.
+    pub fn layers_quiet(&self) -> Layers {
+        upstream::attach(self.layers_local(), self.cache().as_ref(), &self.policy())
+    }
+
+    /// [`Context::layers_quiet`], a refused layer directory an error. A
+    /// layer path that is not a directory stays a warning: its
+    /// diagnostic is in [`Layers::diagnostics`], for the front end to
+    /// show.
+    pub fn layers(&self) -> Result<Layers> {
+        refusing(self.layers_quiet())
+    }
+
+    /// [`Context::layers`] without the sources' base layers: for the
+    /// commands that fetch and lock them.
+    pub fn layers_without_sources(&self) -> Result<Layers> {
+        refusing(self.layers_local())
+    }
+
+    /// The project's files (sources, lock, targets) for these layers.
+    pub fn paths(&self, layers: &Layers) -> Paths {
+        Paths::of(layers)
+    }
+
+    /// The project found from the working directory, whose own layer is
+    /// the team layer: `None` when there is none, or when a flag or a
+    /// variable names the team layer instead.
+    pub fn project(&self) -> Option<Project> {
+        let team = &crate::source::places(&self.env, &self.options.layers)[1];
+        (team.source == PlaceSource::Project)
+            .then(|| self.env.project())
+            .flatten()
+    }
+
+    /// Where `add` records a source when the person does not ask for their
+    /// own configuration: the project's files, found or to be made at the
+    /// root of the git work tree (`.bernstein/`); a team layer named by a
+    /// flag or a variable keeps its files beside it. `None` outside a git
+    /// work tree with the team layer at its XDG default: the person's
+    /// configuration is theirs to ask for.
+    pub fn paths_to_write(&self, layers: &Layers) -> Option<Paths> {
+        let team = &layers.dirs()[1];
+        match team.source {
+            PlaceSource::Project => Some(Paths::of(layers)),
+            PlaceSource::Xdg { .. } | PlaceSource::NoHome { .. } => {
+                let root = self.env.work_tree()?;
+                let project = Project::at(&root);
+                Some(Paths::of_project(&project, self.env.cwd.as_deref()))
+            }
+            _ => Some(Paths::of(layers)),
+        }
+    }
+
+    /// The layers and the spec put together.
+    pub fn skills(&self) -> Result<Skills> {
+        let spec = self.load_spec()?;
+        self.skills_with(spec, self.layers()?)
+    }
+
+    /// `spec` and `layers` put together, with this context's caps and
+    /// target search.
+    pub fn skills_with(&self, spec: MergeSpec, layers: Layers) -> Result<Skills> {
+        let search = self.target_search(&spec);
+        Ok(Skills::new(spec, layers, self.options.max_fragment_bytes).with_target_search(search))
+    }
+
+    /// The targets the project names for itself (`targets.toml`), with the
+    /// file: `None` when it has none.
+    pub fn project_targets(&self, layers: &Layers) -> Result<Option<(PathBuf, Vec<String>)>> {
+        upstream::project_targets(layers)
+    }
+
+    /// Where sources may come from, as pinned outside the repository
+    /// (`BERNSTEIN_SKILLS_ALLOW_*`).
+    pub fn policy(&self) -> upstream::Policy {
+        upstream::Policy::of(&self.env)
+    }
+
+    /// The cache of fetched sources, if there is a place for it.
+    pub fn cache(&self) -> Option<Cache> {
+        Cache::of(&self.env)
+    }
+
+    /// The cache, or an error saying how to have one.
+    pub fn require_cache(&self) -> Result<Cache> {
+        self.cache().ok_or_else(|| Error::Refused {
+            path: None,
+            message: "no cache directory: set $XDG_CACHE_HOME or $HOME to an absolute path".into(),
+        })
+    }
+
+    /// The person's trust in projects.
+    pub fn trust_store(&self) -> TrustStore {
+        TrustStore::of(&self.env)
+    }
+
+    /// The machine-local state directory (export's ledgers).
+    pub fn state_dir(&self) -> Option<PathBuf> {
+        self.env.state_dir()
+    }
+
+    /// The root of the git work tree holding the working directory.
+    pub fn work_tree(&self) -> Option<PathBuf> {
+        self.env.work_tree()
+    }
+
+    /// Is `dir` (absolute, or relative to the working directory) one the
+    /// project commits: inside the git work tree holding the working
+    /// directory? Such a directory is built from the base and team layers
+    /// only ([`Context::layers_for`]), and a record of what export wrote
+    /// there is the repository's own ([`crate::export::ExportOptions`]).
+    pub fn is_committed(&self, dir: &Path) -> bool {
+        match (self.work_tree(), self.env.cwd.as_deref()) {
+            (Some(root), Some(cwd)) => crate::source::project::inside(&root, dir, cwd),
+            _ => false,
+        }
+    }
+
+    /// The layers an export into `dir` takes: all of `layers`, or, for a
+    /// directory the project commits ([`Context::is_committed`]), all but
+    /// the user layer, which is one person's.
+    pub fn layers_for(&self, layers: &Layers, dir: &Path) -> Layers {
+        if self.is_committed(dir) {
+            layers.leaving_out_user(USER_LAYER_LEFT_OUT)
+        } else {
+            layers.clone()
+        }
+    }
+
+    /// Where `target` loads skills from for `scope`: `~` is the home
+    /// directory; a project place is below the root of the git work tree
+    /// holding the working directory.
+    pub fn target_place(&self, target: &Target, scope: Scope) -> Result<PathBuf> {
+        let written = match scope {
+            Scope::User => &target.user_place,
+            Scope::Project => &target.project_place,
+        };
+        let Some(written) = written else {
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "target '{}' names no {} place; give the directory with --out",
+                    crate::text::escape(&target.name),
+                    scope.label()
+                ),
+            });
+        };
+        match scope {
+            Scope::User => match written.strip_prefix("~/") {
+                Some(rest) => match &self.env.home {
+                    Some(home) if home.is_absolute() => Ok(home.join(rest)),
+                    _ => Err(Error::Refused {
+                        path: None,
+                        message: "HOME is not set to an absolute path, so ~ cannot be found; \
+                                  give the directory with --out"
+                            .into(),
+                    }),
+                },
+                None => Ok(PathBuf::from(written)),
+            },
+            Scope::Project => {
+                let Some(root) = self.work_tree() else {
+                    return Err(Error::Refused {
+                        path: None,
+                        message: "not inside a git work tree, so the project's root is unknown; \
+                                  give the directory with --out"
+                            .into(),
+                    });
+                };
+                Ok(root.join(written))
+            }
+        }
+    }
+}
+
+/// `layers`, or the error of its refused directories.
+fn refusing(layers: Layers) -> Result<Layers> {
+    let refused: Vec<Diagnostic> = layers.refusals();
+    if refused.is_empty() {
+        Ok(layers)
+    } else {
+        Err(Error::Invalid(refused))
+    }
+}
