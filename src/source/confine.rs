@@ -249,10 +249,17 @@ pub(crate) fn open_dir_beneath(
 /// path relative to the root: a base layer fed by a source compares each
 /// file with its digest in the lock as it is read (`crate::upstream`).
 #[derive(Clone)]
-pub struct ContentCheck(
+pub struct ContentCheck {
+    /// The check of a file's contents, as it is read.
     #[allow(clippy::type_complexity)]
-    pub  std::sync::Arc<dyn Fn(&Path, &[u8]) -> Result<(), String> + Send + Sync>,
-);
+    pub read: std::sync::Arc<dyn Fn(&Path, &[u8]) -> Result<(), String> + Send + Sync>,
+    /// The check of a file a listing meets, before anything reads it: its
+    /// path and whether it has an execute bit (a source's file that its
+    /// lock does not name, or whose bit is not the lock's, is refused by
+    /// every command that lists it).
+    #[allow(clippy::type_complexity)]
+    pub listed: std::sync::Arc<dyn Fn(&Path, bool) -> Result<(), String> + Send + Sync>,
+}
 
 impl std::fmt::Debug for ContentCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -357,6 +364,17 @@ impl Root {
         self.check = Some(check);
     }
 
+    /// [`ContentCheck::listed`] for the file at `rel` that a listing met,
+    /// if the root has a check.
+    pub(crate) fn check_listed(&self, rel: &Path, executable: bool) -> Result<(), Refusal> {
+        match &self.check {
+            Some(check) => {
+                (check.listed)(rel, executable).map_err(|reason| Refusal::Unverified { reason })
+            }
+            None => Ok(()),
+        }
+    }
+
     /// May regular files with more than one hard link be read beneath it?
     pub fn allows_hard_links(&self) -> bool {
         self.hard_links
@@ -395,7 +413,7 @@ impl Root {
         )?;
         let bytes = read_regular(fd, max, !self.hard_links)?;
         if let Some(check) = &self.check {
-            (check.0)(rel, &bytes).map_err(|reason| Refusal::Unverified { reason })?;
+            (check.read)(rel, &bytes).map_err(|reason| Refusal::Unverified { reason })?;
         }
         Ok(bytes)
     }

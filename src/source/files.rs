@@ -556,7 +556,11 @@ impl Walk<'_> {
                     // Refused here, where the listing has the count, so
                     // that validate reports it; reading checks it again on
                     // the open file (crate::source::confine).
-                    if let Err(r) = l.root.check_links(&meta) {
+                    if let Err(r) = l
+                        .root
+                        .check_links(&meta)
+                        .and_then(|()| l.root.check_listed(&at, meta.executable))
+                    {
                         let reason = r.describe(&shown(&at), &l.layer.to_string());
                         return Err(refuse(l, &shown(&at), reason));
                     }

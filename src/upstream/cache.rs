@@ -59,6 +59,40 @@ pub enum Problem {
 }
 
 impl Problem {
+    /// Where the problem is: the file, or the entry when it is about the
+    /// entry.
+    pub fn path(&self) -> PathBuf {
+        match self {
+            Problem::Missing { dir } => dir.clone(),
+            Problem::Mismatch { dir, file, .. } | Problem::Other { dir, file, .. } => {
+                if file.is_empty() {
+                    dir.clone()
+                } else {
+                    dir.join(file)
+                }
+            }
+        }
+    }
+
+    /// What is wrong at [`Problem::path`], and the fix: the message
+    /// without the file it names.
+    pub fn reason(&self) -> String {
+        let fix = || {
+            format!(
+                "nothing of this source is used; remove {} and run `bernstein skills verify` to fetch it again",
+                crate::text::path(self.dir())
+            )
+        };
+        match self {
+            Problem::Mismatch { locked, found, .. } => format!(
+                "does not match the lock (lock sha256:{locked}, file sha256:{found}); {}",
+                fix()
+            ),
+            Problem::Other { message, .. } => format!("{message}; {}", fix()),
+            Problem::Missing { .. } => self.to_string(),
+        }
+    }
+
     /// The entry's directory.
     pub fn dir(&self) -> &Path {
         match self {
@@ -68,6 +102,9 @@ impl Problem {
         }
     }
 }
+
+/// The most problems [`Cache::problems`] lists for one entry.
+pub const MAX_PROBLEMS: usize = 50;
 
 /// What a problem message ends with: what is refused, and the fix.
 const REFETCH: &str = "nothing of this source is used; remove this cache entry and run `bernstein skills verify` to fetch it again";
@@ -151,8 +188,20 @@ impl Cache {
 
     /// Checks the entry against the lock: every file there with its digest
     /// and execute bit, read beneath the entry (no symlink followed), and
-    /// nothing else in it.
+    /// nothing else in it. The first problem ([`Cache::problems`] has them
+    /// all).
     pub fn verify(&self, name: &str, locked: &LockedSource) -> std::result::Result<(), Problem> {
+        match self.problems(name, locked).into_iter().next() {
+            Some(p) => Err(p),
+            None => Ok(()),
+        }
+    }
+
+    /// Every problem of the entry ([`Cache::verify`]), in the lock's order
+    /// of files, then what is there that the lock does not name; at most
+    /// [`MAX_PROBLEMS`], and the walk is bounded by the entries the lock
+    /// names.
+    pub fn problems(&self, name: &str, locked: &LockedSource) -> Vec<Problem> {
         let dir = self.dir_of(name, locked);
         let other = |path: PathBuf, message: &str| Problem::Other {
             dir: dir.clone(),
@@ -165,30 +214,40 @@ impl Cache {
         let root =
             match crate::source::Root::open(&dir, &crate::source::confine::Boundary::default()) {
                 Ok(Some(root)) => root,
-                Ok(None) => return Err(Problem::Missing { dir }),
-                Err(r) => return Err(other(dir.clone(), &r.describe(&dir))),
+                Ok(None) => return vec![Problem::Missing { dir }],
+                Err(r) => return vec![other(dir.clone(), &r.describe(&dir))],
             };
+        let mut out = Vec::new();
         let max = FileLimits::default().max_total_bytes;
         for (file, digest) in &locked.files {
+            if out.len() >= MAX_PROBLEMS {
+                return out;
+            }
             let path = dir.join(file);
-            let bytes = root
-                .read(Path::new(file), max)
-                .map_err(|r| other(path.clone(), &r.describe(&path, "cache")))?;
+            let bytes = match root.read(Path::new(file), max) {
+                Ok(b) => b,
+                Err(r) => {
+                    out.push(other(path.clone(), &r.describe(&path, "cache")));
+                    continue;
+                }
+            };
             let found = sha256_hex(&bytes);
             let want = digest.strip_prefix("sha256:").unwrap_or(digest);
             if found != want {
-                return Err(Problem::Mismatch {
+                out.push(Problem::Mismatch {
                     dir: dir.clone(),
                     file: file.clone(),
                     locked: want.to_owned(),
                     found,
                 });
+                continue;
             }
-            let meta = root
-                .metadata(Path::new(file))
-                .map_err(|r| other(path.clone(), &r.describe(&path, "cache")))?;
-            if meta.executable != locked.executable.contains(file) {
-                return Err(other(path, "its execute bit is not what the lock says"));
+            match root.metadata(Path::new(file)) {
+                Err(r) => out.push(other(path.clone(), &r.describe(&path, "cache"))),
+                Ok(meta) if meta.executable != locked.executable.contains(file) => {
+                    out.push(other(path, "its execute bit is not what the lock says"));
+                }
+                Ok(_) => {}
             }
         }
         // Nothing more: a file planted in the entry would reach the base
@@ -204,30 +263,64 @@ impl Cache {
                     .collect::<Vec<_>>()
             })
             .collect();
-        let mut budget = locked.files.len() + locked_dirs.len() + 1;
-        let mut stack = vec![PathBuf::new()];
-        while let Some(rel) = stack.pop() {
-            let entries = std::fs::read_dir(dir.join(&rel))
-                .map_err(|e| other(dir.join(&rel), &format!("cannot list: {e}")))?;
-            for e in entries {
-                let e = e.map_err(|e| other(dir.join(&rel), &format!("cannot list: {e}")))?;
-                let r = rel.join(e.file_name());
-                budget = budget.saturating_sub(1);
-                let ty = e
-                    .file_type()
-                    .map_err(|e| other(dir.join(&r), &e.to_string()))?;
-                let known_file = r.to_str().is_some_and(|s| locked.files.contains_key(s));
-                if budget == 0
-                    || !(known_file && ty.is_file() || ty.is_dir() && locked_dirs.contains(&r))
-                {
-                    return Err(other(dir.join(&r), "is not in the lock"));
+        let mut budget = locked.files.len() + locked_dirs.len() + MAX_PROBLEMS + 1;
+        // Breadth first, each directory's entries by name: the same list on
+        // every machine.
+        let mut queue = std::collections::VecDeque::from([PathBuf::new()]);
+        while let Some(rel) = queue.pop_front() {
+            let entries = match std::fs::read_dir(dir.join(&rel)) {
+                Ok(e) => e,
+                Err(e) => {
+                    out.push(other(dir.join(&rel), &format!("cannot list: {e}")));
+                    continue;
                 }
-                if ty.is_dir() {
-                    stack.push(r);
+            };
+            let mut names = Vec::new();
+            for e in entries {
+                let e = match e {
+                    Ok(e) => e,
+                    Err(e) => {
+                        out.push(other(dir.join(&rel), &format!("cannot list: {e}")));
+                        break;
+                    }
+                };
+                budget = budget.saturating_sub(1);
+                if budget == 0 || out.len() >= MAX_PROBLEMS {
+                    out.push(other(
+                        dir.join(&rel),
+                        "holds more entries than the lock names",
+                    ));
+                    return out;
+                }
+                names.push(e);
+            }
+            names.sort_by_key(|e| e.file_name());
+            for e in names {
+                let r = rel.join(e.file_name());
+                let ty = match e.file_type() {
+                    Ok(t) => t,
+                    Err(err) => {
+                        out.push(other(dir.join(&r), &err.to_string()));
+                        continue;
+                    }
+                };
+                let known_file = r.to_str().is_some_and(|s| locked.files.contains_key(s));
+                if known_file && ty.is_file() {
+                    continue;
+                }
+                if ty.is_dir() && locked_dirs.contains(&r) {
+                    queue.push_back(r);
+                    continue;
+                }
+                // A locked file that is not a regular file was reported
+                // when it was read.
+                if !known_file {
+                    out.push(other(dir.join(&r), "is not in the lock"));
                 }
             }
         }
-        Ok(())
+        out.truncate(MAX_PROBLEMS);
+        out
     }
 
     /// Writes the fetched files as the entry of `locked` (whose digests

@@ -302,34 +302,67 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Lay
 }
 
 /// The check of every file read from a source's cache entry `dir`: it
-/// must be one the lock names, with the lock's digest.
+/// must be one the lock names, with the lock's digest; and of every file a
+/// listing meets there: one the lock names, with the lock's execute bit.
 pub fn content_check(dir: PathBuf, locked: LockedSource) -> crate::source::ContentCheck {
-    let files = locked.files;
-    crate::source::ContentCheck(std::sync::Arc::new(move |rel: &Path, bytes: &[u8]| {
-        let fix = || {
+    let files = std::sync::Arc::new(locked.files);
+    let executable: std::sync::Arc<std::collections::BTreeSet<String>> =
+        std::sync::Arc::new(locked.executable.into_iter().collect());
+    let dir = std::sync::Arc::new(dir);
+    let fix = {
+        let dir = dir.clone();
+        move || {
             format!(
                 "remove {} and run `bernstein skills verify` to fetch it again",
                 crate::text::path(&dir)
             )
-        };
-        let key = rel.to_str().unwrap_or("");
-        let Some(want) = files.get(key) else {
-            return Err(format!(
+        }
+    };
+    let not_locked = {
+        let fix = fix.clone();
+        move || {
+            format!(
                 "not in sources.lock; nothing of this file is used; {}",
                 fix()
-            ));
-        };
-        let found = git::sha256_hex(bytes);
-        let want = want.strip_prefix("sha256:").unwrap_or(want);
-        if found == want {
-            Ok(())
-        } else {
-            Err(format!(
-                "does not match sources.lock (lock sha256:{want}, file sha256:{found}); nothing of this file is used; {}",
-                fix()
-            ))
+            )
         }
-    }))
+    };
+    let read = {
+        let (files, fix, not_locked) = (files.clone(), fix.clone(), not_locked.clone());
+        move |rel: &Path, bytes: &[u8]| {
+            let key = rel.to_str().unwrap_or("");
+            let Some(want) = files.get(key) else {
+                return Err(not_locked());
+            };
+            let found = git::sha256_hex(bytes);
+            let want = want.strip_prefix("sha256:").unwrap_or(want);
+            if found == want {
+                Ok(())
+            } else {
+                Err(format!(
+                    "does not match sources.lock (lock sha256:{want}, file sha256:{found}); nothing of this file is used; {}",
+                    fix()
+                ))
+            }
+        }
+    };
+    let listed = move |rel: &Path, x: bool| {
+        let key = rel.to_str().unwrap_or("");
+        if !files.contains_key(key) {
+            return Err(not_locked());
+        }
+        if executable.contains(key) != x {
+            return Err(format!(
+                "its execute bit is not what sources.lock says; nothing of this file is used; {}",
+                fix()
+            ));
+        }
+        Ok(())
+    };
+    crate::source::ContentCheck {
+        read: std::sync::Arc::new(read),
+        listed: std::sync::Arc::new(listed),
+    }
 }
 
 /// The lock's entry for `spec` at the fetched commit, asked for `git_ref`.
@@ -355,10 +388,28 @@ pub fn load_locked(
     locked: &LockedSource,
 ) -> Result<(git::Fetched, bool)> {
     if cache.has(name, locked) {
-        cache.verify(name, locked).map_err(|p| Error::Refused {
-            path: Some(PathBuf::from(crate::text::path(p.dir()))),
-            message: format!("source '{}': {p}", crate::text::escape(name)),
-        })?;
+        let problems = cache.problems(name, locked);
+        if !problems.is_empty() {
+            // Every problem, each where it is.
+            return Err(Error::Invalid(
+                problems
+                    .iter()
+                    .map(|p| {
+                        crate::error::Diagnostic::error(
+                            Some(&p.path()),
+                            crate::error::DiagnosticKind::Refused {
+                                reason: format!(
+                                    "source '{}': {}",
+                                    crate::text::escape(name),
+                                    p.reason()
+                                ),
+                            },
+                        )
+                        .in_layer(Layer::Base)
+                    })
+                    .collect(),
+            ));
+        }
         let dir = cache.dir_of(name, locked);
         let mut fetched = git::Fetched {
             commit: locked.commit.clone(),

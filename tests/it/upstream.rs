@@ -979,3 +979,42 @@ fn a_huge_file_in_a_skill_is_refused_before_it_is_read() {
                 .starts_with('.'))
     );
 }
+
+/// Issue 42: a file planted in the cache was listed by `show --files` and
+/// `explain` with exit 0 and no warning (only export and verify refused
+/// it), and `verify` named only the first problem.
+#[test]
+fn every_command_that_lists_a_planted_file_says_it_does_not_match_and_verify_lists_every_problem() {
+    let (sb, up) = collection();
+    run(&sb, &["add", &up.url()]).success();
+    std::fs::write(entry(&sb).join("writer/extra.md"), "planted\n").unwrap();
+    std::fs::write(
+        entry(&sb).join("pdf-tables/scripts/extract.py"),
+        "print(666)\n",
+    )
+    .unwrap();
+    std::fs::write(entry(&sb).join("pdf-tables/planted.sh"), "rm -rf ~\n").unwrap();
+    let files = run(&sb, &["show", "writer", "--files"]);
+    assert_snapshot(
+        stable(&files.all(), &up.commits()),
+        snapshot_file("upstream-planted-show-files.txt"),
+    );
+    assert_eq!(files.code, Some(1), "{files:?}");
+    let explain = run(&sb, &["explain", "writer"]);
+    assert_snapshot(
+        stable(&explain.all(), &up.commits()),
+        snapshot_file("upstream-planted-explain.txt"),
+    );
+    assert_eq!(explain.code, Some(1), "{explain:?}");
+    let json = run(&sb, &["show", "pdf-tables", "--files", "--json"]);
+    assert_eq!(json.code, Some(1), "{json:?}");
+    let verify = run(&sb, &["verify"]);
+    assert_snapshot(
+        stable(verify.failed(), &up.commits()),
+        snapshot_file("upstream-planted-verify-every-problem.stderr"),
+    );
+    // The fix it names works.
+    std::fs::remove_dir_all(entry(&sb)).unwrap();
+    run(&sb, &["verify"]).ok();
+    run(&sb, &["show", "writer", "--files"]).ok();
+}
