@@ -106,6 +106,9 @@ fn source_text(out: &mut String, r: &SourceReport) {
         line("files changed", &s.files_changed);
         line("made executable", &s.made_executable);
         line("no longer executable", &s.no_longer_executable);
+        for t in &s.targets {
+            let _ = writeln!(out, "    the next export refuses it: {}", t.message);
+        }
     }
 }
 
@@ -121,6 +124,12 @@ fn impact_text(o: &OverrideImpact) -> String {
         }
         Impact::ReplacedFileChanged => format!("replaces {what}, which changed upstream"),
         Impact::SkillRemoved => "overrides a skill upstream removed".to_owned(),
+        Impact::ReplacedSectionChanged => format!(
+            "replaces section '{what}', which changed upstream: its new text is hidden by this layer's"
+        ),
+        Impact::DeletedSectionChanged => {
+            format!("deletes section '{what}', which changed upstream: check it is still unwanted")
+        }
     }
 }
 

@@ -22,6 +22,7 @@ use crate::layer::{Form, Layer};
 use crate::merge::sections::{self, Anchor, Key, Op};
 use crate::source::Layers;
 use crate::spec::MergeSpec;
+use crate::target::Target;
 
 /// What one `update` brings, for every source it looked at: the document
 /// `update --json` prints, and what the text ([`super::render::text`]) and
@@ -110,6 +111,21 @@ pub struct SkillChange {
     pub made_executable: Vec<String>,
     /// Files whose execute bit upstream cleared.
     pub no_longer_executable: Vec<String>,
+    /// What the project's targets refuse of the skill as it will be
+    /// merged (upstream's new version under the team and user
+    /// overrides): the next export for that target fails.
+    pub targets: Vec<TargetRefusal>,
+}
+
+/// A rule of a target that a skill, as it will be merged, breaks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TargetRefusal {
+    /// The target.
+    pub target: String,
+    /// The field, as `explain` writes paths.
+    pub field: Option<String>,
+    /// What is wrong, as `validate --target` says it.
+    pub message: String,
 }
 
 /// What happened to a skill upstream.
@@ -148,6 +164,11 @@ pub enum Impact {
     ReplacedFileChanged,
     /// It overrides a skill upstream removed.
     SkillRemoved,
+    /// It replaces a section whose text changed upstream: the new
+    /// upstream text is hidden by the layer's.
+    ReplacedSectionChanged,
+    /// It deletes a section whose text changed upstream.
+    DeletedSectionChanged,
 }
 
 /// One override the update touches.
@@ -180,12 +201,39 @@ pub struct Sides<'a> {
     pub fetched: &'a Fetched,
 }
 
+/// What a report judges the changes against: the merge spec, the layers
+/// (whose team and user overrides it looks up) and the targets the
+/// project exports to (`targets.toml`, [`super::project_targets`]).
+#[derive(Clone, Copy)]
+pub struct Project<'a> {
+    /// The merge spec.
+    pub spec: &'a MergeSpec,
+    /// The layers, without the sources' base layers.
+    pub layers: &'a Layers,
+    /// The targets the project exports to (empty: none named).
+    pub targets: &'a [Target],
+}
+
+/// A skill's `SKILL/PATH` files → digest, by skill.
+type BySkill = BTreeMap<String, BTreeMap<String, String>>;
+
+fn by_skill(files: &BTreeMap<String, String>) -> BySkill {
+    let mut m = BySkill::new();
+    for (f, d) in files {
+        let (skill, rest) = f.split_once('/').unwrap_or((f, ""));
+        m.entry(skill.to_owned())
+            .or_default()
+            .insert(rest.to_owned(), d.clone());
+    }
+    m
+}
+
 /// Compares the two [`Sides`] of source `source`, for the skills `only`
-/// (all if empty), and looks up every override of them in the team and
-/// user layers.
+/// (all if empty): what changed upstream, every override of them in the
+/// team and user layers it touches, what a reviewer must see, and what the
+/// project's targets would refuse of the skills as they will be merged.
 pub fn compare(
-    spec: &MergeSpec,
-    layers: &Layers,
+    project: &Project<'_>,
     source: &str,
     sides: &Sides<'_>,
     only: &BTreeSet<String>,
@@ -198,16 +246,6 @@ pub fn compare(
     } = *sides;
     let empty = BTreeMap::new();
     let old_files = old.map(|o| &o.files).unwrap_or(&empty);
-    let by_skill = |files: &BTreeMap<String, String>| {
-        let mut m: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-        for (f, d) in files {
-            let (skill, rest) = f.split_once('/').unwrap_or((f, ""));
-            m.entry(skill.to_owned())
-                .or_default()
-                .insert(rest.to_owned(), d.clone());
-        }
-        m
-    };
     let before = by_skill(old_files);
     let after = by_skill(&new.files);
     let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
@@ -220,10 +258,6 @@ pub fn compare(
         }),
         ..SourceReport::default()
     };
-    let options = LoadOptions {
-        body_field: spec.body_field.clone(),
-        ..LoadOptions::default()
-    };
     let mut taken = fetched.files.clone();
     taken.retain(|f, _| only.is_empty() || only.contains(super::skill_of(f)));
     let old_executable: &[String] = old.map(|o| o.executable.as_slice()).unwrap_or(&[]);
@@ -233,7 +267,7 @@ pub fn compare(
         file: old_file,
     };
     report.review = super::review::review(&taken, &fetched.executable, Some(&was));
-    // The execute bits, per skill: `SKILL/PATH` → set before, set now.
+    // The execute bits, per skill: `PATH` and whether it is set now.
     let mut bits: BTreeMap<&str, Vec<(&str, bool)>> = BTreeMap::new();
     let now: BTreeSet<&str> = new.executable.iter().map(String::as_str).collect();
     let then: BTreeSet<&str> = old_executable.iter().map(String::as_str).collect();
@@ -248,62 +282,29 @@ pub fn compare(
         if !only.is_empty() && !only.contains(name) {
             continue;
         }
-        let (b, a) = (before.get(name), after.get(name));
-        let mut change = SkillChange {
-            skill: name.clone(),
-            ..SkillChange::default()
+        let Some(mut change) = files_changed(
+            name,
+            before.get(name),
+            after.get(name),
+            bits.get(name.as_str()).map(Vec::as_slice).unwrap_or(&[]),
+        ) else {
+            continue;
         };
-        match (b, a) {
-            (Some(_), None) => change.change = Change::Removed,
-            (None, Some(files)) => {
-                change.change = Change::Added;
-                change.files_added = files.keys().cloned().collect();
-            }
-            (Some(b), Some(a)) => {
-                change.change = Change::Changed;
-                for (f, d) in a {
-                    match b.get(f) {
-                        None => change.files_added.push(f.clone()),
-                        Some(old) if old != d => change.files_changed.push(f.clone()),
-                        Some(_) => {}
-                    }
-                }
-                change.files_removed = b.keys().filter(|f| !a.contains_key(*f)).cloned().collect();
-                for (f, set) in bits.get(name.as_str()).into_iter().flatten() {
-                    if *set {
-                        change.made_executable.push((*f).to_owned());
-                    } else {
-                        change.no_longer_executable.push((*f).to_owned());
-                    }
-                }
-                if change.files_added.is_empty()
-                    && change.files_removed.is_empty()
-                    && change.files_changed.is_empty()
-                    && change.made_executable.is_empty()
-                    && change.no_longer_executable.is_empty()
-                {
-                    continue;
-                }
-            }
-            (None, None) => continue,
-        }
         // Fields and sections, from the two SKILL.md files.
         let md = format!("{name}/SKILL.md");
-        let old_md = b
+        let old_md = before
+            .get(name)
             .and_then(|_| old_file(&md))
-            .and_then(|v| String::from_utf8(v).ok());
+            .map(|v| String::from_utf8_lossy(&v).into_owned());
         let new_md = fetched
             .files
             .get(&md)
-            .and_then(|v| String::from_utf8(v.clone()).ok());
-        let parse = |text: Option<String>| {
-            text.and_then(|t| {
-                Fragment::from_str(t, Form::SkillMd, Layer::Base, Path::new(&md), &options).ok()
-            })
-        };
-        let (of, nf) = (parse(old_md), parse(new_md));
-        let mut old_sections: Vec<(Key, String)> = Vec::new();
-        let mut new_sections: Vec<(Key, String)> = Vec::new();
+            .map(|v| String::from_utf8_lossy(v).into_owned());
+        let (of, nf) = (
+            parse(project.spec, &md, old_md),
+            parse(project.spec, &md, new_md),
+        );
+        let mut body = Bodies::default();
         if let (Some(of), Some(nf)) = (&of, &nf) {
             let keys: BTreeSet<&String> = of.fields().keys().chain(nf.fields().keys()).collect();
             change.fields = keys
@@ -311,100 +312,248 @@ pub fn compare(
                 .filter(|k| of.fields().get(*k) != nf.fields().get(*k))
                 .cloned()
                 .collect();
-            if let Some(body) = &spec.body_field {
-                let text = |f: &Fragment| {
-                    f.fields()
-                        .get(body)
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("")
-                        .to_owned()
-                };
-                let split = |t: &str| -> Vec<(Key, String)> {
-                    sections::split(t)
-                        .into_iter()
-                        .map(|s| (s.key, s.text.into_owned()))
-                        .collect()
-                };
-                old_sections = split(&text(of));
-                new_sections = split(&text(nf));
-                section_changes(&mut change, &old_sections, &new_sections);
+            if let Some(field) = &project.spec.body_field {
+                body = Bodies::of(field, of, nf);
+                section_changes(&mut change, &body.old, &body.new);
             }
         }
-        // The overrides of this skill in the team and user layers.
-        for l in layers
-            .locate(name)
-            .into_iter()
-            .filter(|l| l.layer != Layer::Base)
+        let layers = overrides(project, name, &change, &body, &mut report.overrides);
+        if let Some(nf) = nf
+            && change.change != Change::Removed
+            && !project.targets.is_empty()
         {
-            let file = crate::text::path(&l.path);
-            let mut push = |kind, what: String| {
-                report.overrides.push(OverrideImpact {
-                    skill: name.clone(),
-                    layer: l.layer,
-                    file: file.clone(),
-                    kind,
-                    what,
-                })
-            };
-            if change.change == Change::Removed {
-                push(Impact::SkillRemoved, name.clone());
-                continue;
-            }
-            if let Some(dir) = l.skill_dir().map(Path::to_path_buf) {
-                for f in &change.files_changed {
-                    if f != "SKILL.md" && l.root.metadata(&dir.join(f)).is_ok() {
-                        push(Impact::ReplacedFileChanged, f.clone());
-                    }
-                }
-            }
-            let Ok(frag) = Fragment::load(&l, &options) else {
-                continue;
-            };
-            for field in &change.fields {
-                if !frag.fields().contains_key(field) {
-                    continue;
-                }
-                let by_section = spec.body_field.as_deref() == Some(field.as_str())
-                    && frag
-                        .fields()
-                        .get(field)
-                        .and_then(|v| v.as_str())
-                        .is_some_and(sections::asks);
-                if !by_section {
-                    push(Impact::StaleValue, field.clone());
-                }
-            }
-            // Section directives whose heading upstream no longer has.
-            if let Some(body) = spec.body_field.as_deref()
-                && let Some(text) = frag.fields().get(body).and_then(|v| v.as_str())
-                && sections::asks(text)
-                && !new_sections.is_empty()
-                && let Ok(ops) = sections::ops(text)
-            {
-                let had = |k: &Key| old_sections.iter().any(|(o, _)| o == k);
-                let has = |k: &Key| new_sections.iter().any(|(n, _)| n == k);
-                for op in ops {
-                    let key = match op {
-                        Op::Put { section, .. } => Some(section.key),
-                        Op::Delete { key, .. } => Some(key),
-                        Op::Insert {
-                            at: Anchor::Before(k) | Anchor::After(k),
-                            ..
-                        } => Some(k),
-                        Op::Insert { .. } => None,
-                    };
-                    if let Some(k) = key
-                        && had(&k)
-                        && !has(&k)
-                    {
-                        push(Impact::HeadingGone, k.label());
-                    }
-                }
-            }
+            change.targets = refusals(project, name, nf, layers);
         }
         report.skills.push(change);
     }
     report
+}
+
+/// The files of skill `name` added, removed, changed and whose execute
+/// bit changed (`bits`) between `before` and `after`; `None` when nothing
+/// did.
+fn files_changed(
+    name: &str,
+    before: Option<&BTreeMap<String, String>>,
+    after: Option<&BTreeMap<String, String>>,
+    bits: &[(&str, bool)],
+) -> Option<SkillChange> {
+    let mut change = SkillChange {
+        skill: name.to_owned(),
+        ..SkillChange::default()
+    };
+    match (before, after) {
+        (Some(_), None) => change.change = Change::Removed,
+        (None, Some(files)) => {
+            change.change = Change::Added;
+            change.files_added = files.keys().cloned().collect();
+        }
+        (Some(b), Some(a)) => {
+            change.change = Change::Changed;
+            for (f, d) in a {
+                match b.get(f) {
+                    None => change.files_added.push(f.clone()),
+                    Some(old) if old != d => change.files_changed.push(f.clone()),
+                    Some(_) => {}
+                }
+            }
+            change.files_removed = b.keys().filter(|f| !a.contains_key(*f)).cloned().collect();
+            for (f, set) in bits {
+                if *set {
+                    change.made_executable.push((*f).to_owned());
+                } else {
+                    change.no_longer_executable.push((*f).to_owned());
+                }
+            }
+            if change.files_added.is_empty()
+                && change.files_removed.is_empty()
+                && change.files_changed.is_empty()
+                && change.made_executable.is_empty()
+                && change.no_longer_executable.is_empty()
+            {
+                return None;
+            }
+        }
+        (None, None) => return None,
+    }
+    Some(change)
+}
+
+/// A `SKILL.md` of upstream's, read as a base fragment (decoded lossily,
+/// as a client reads it); `None` when it cannot be read as one.
+fn parse(spec: &MergeSpec, md: &str, text: Option<String>) -> Option<Fragment> {
+    let options = LoadOptions {
+        body_field: spec.body_field.clone(),
+        ..LoadOptions::default()
+    };
+    Fragment::from_str(text?, Form::SkillMd, Layer::Base, Path::new(md), &options).ok()
+}
+
+/// The old and the new body, split into sections.
+#[derive(Default)]
+struct Bodies {
+    old: Vec<(Key, String)>,
+    new: Vec<(Key, String)>,
+}
+
+impl Bodies {
+    fn of(field: &str, old: &Fragment, new: &Fragment) -> Bodies {
+        let split = |f: &Fragment| -> Vec<(Key, String)> {
+            let text = f.fields().get(field).and_then(|v| v.as_str()).unwrap_or("");
+            sections::split(text)
+                .into_iter()
+                .map(|s| (s.key, s.text.into_owned()))
+                .collect()
+        };
+        Bodies {
+            old: split(old),
+            new: split(new),
+        }
+    }
+
+    fn old_text(&self, k: &Key) -> Option<&str> {
+        self.old
+            .iter()
+            .find(|(o, _)| o == k)
+            .map(|(_, t)| t.as_str())
+    }
+
+    fn new_text(&self, k: &Key) -> Option<&str> {
+        self.new
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, t)| t.as_str())
+    }
+}
+
+/// The team and user overrides of skill `name` that `change` touches,
+/// pushed onto `out`; returns their fragments, lowest first, for the
+/// merge the targets judge.
+fn overrides(
+    project: &Project<'_>,
+    name: &str,
+    change: &SkillChange,
+    body: &Bodies,
+    out: &mut Vec<OverrideImpact>,
+) -> Vec<Fragment> {
+    let spec = project.spec;
+    let options = LoadOptions {
+        body_field: spec.body_field.clone(),
+        ..LoadOptions::default()
+    };
+    let mut fragments = Vec::new();
+    for l in project
+        .layers
+        .locate(name)
+        .into_iter()
+        .filter(|l| l.layer != Layer::Base)
+    {
+        let file = crate::text::path(&l.path);
+        let mut push = |kind, what: String| {
+            out.push(OverrideImpact {
+                skill: name.to_owned(),
+                layer: l.layer,
+                file: file.clone(),
+                kind,
+                what,
+            })
+        };
+        if change.change == Change::Removed {
+            push(Impact::SkillRemoved, name.to_owned());
+            continue;
+        }
+        if let Some(dir) = l.skill_dir().map(Path::to_path_buf) {
+            for f in &change.files_changed {
+                if f != "SKILL.md" && l.root.metadata(&dir.join(f)).is_ok() {
+                    push(Impact::ReplacedFileChanged, f.clone());
+                }
+            }
+        }
+        let Ok(frag) = Fragment::load(&l, &options) else {
+            continue;
+        };
+        let by_sections = spec.body_field.as_deref().and_then(|field| {
+            let text = frag.fields().get(field)?.as_str()?;
+            let always = spec
+                .field(field)
+                .is_some_and(|f| f.sections == Some(crate::spec::Sections::Always));
+            (always || sections::asks(text)).then_some((field, text))
+        });
+        for field in &change.fields {
+            let by_section = by_sections.is_some_and(|(f, _)| f == field);
+            if frag.fields().contains_key(field) && !by_section {
+                push(Impact::StaleValue, field.clone());
+            }
+        }
+        // What its changes by section now sit on.
+        if let Some((_, text)) = by_sections
+            && !body.new.is_empty()
+            && let Ok(ops) = sections::ops(text)
+        {
+            for op in ops {
+                let (key, kind_gone, kind_changed) = match op {
+                    Op::Put { section, .. } => (
+                        section.key,
+                        Impact::HeadingGone,
+                        Some(Impact::ReplacedSectionChanged),
+                    ),
+                    Op::Delete { key, .. } => (
+                        key,
+                        Impact::HeadingGone,
+                        Some(Impact::DeletedSectionChanged),
+                    ),
+                    Op::Insert {
+                        at: Anchor::Before(k) | Anchor::After(k),
+                        ..
+                    } => (k, Impact::HeadingGone, None),
+                    Op::Insert { .. } => continue,
+                };
+                match (body.old_text(&key), body.new_text(&key)) {
+                    (Some(_), None) => push(kind_gone, key.label()),
+                    (Some(was), Some(is)) if was != is => {
+                        if let Some(kind) = kind_changed {
+                            push(kind, key.label());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        fragments.push(frag);
+    }
+    fragments
+}
+
+/// What the project's targets refuse of skill `name` as it will be
+/// merged: upstream's new `SKILL.md` under the team and user overrides.
+fn refusals(
+    project: &Project<'_>,
+    name: &str,
+    base: Fragment,
+    overrides: Vec<Fragment>,
+) -> Vec<TargetRefusal> {
+    let mut fragments = vec![base];
+    fragments.extend(overrides);
+    let effective = crate::merge::merge(project.spec, name, &fragments);
+    project
+        .targets
+        .iter()
+        .flat_map(|t| {
+            t.problems(
+                project.spec,
+                &effective,
+                &fragments,
+                crate::error::Severity::Error,
+            )
+            .into_iter()
+            .filter(|d| d.severity == crate::error::Severity::Error)
+            .map(|d| TargetRefusal {
+                target: t.name.clone(),
+                field: d.field.clone(),
+                message: d.message(),
+            })
+        })
+        .collect()
 }
 
 /// Sections added, removed, renamed (the same text under a new heading)

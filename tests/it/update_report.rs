@@ -115,3 +115,98 @@ fn the_review_judges_a_file_by_what_it_is_and_the_overrides_come_first() {
         ]
     );
 }
+
+/// Issue 42: the team replaced docx's `## Dependencies`, upstream
+/// rewrote that section, and nothing said the team's replacement now
+/// hides new upstream text (a replaced file that changed was reported).
+#[test]
+fn a_replaced_or_deleted_section_that_changed_upstream_is_an_override_affected() {
+    let (sb, up) = collection();
+    up.skill(
+        "writer",
+        "Writes.",
+        "Write.\n\n## Dependencies\n\npip install a\n\n## Legacy\n\nOld.\n\n## Style\n\nPlain.\n",
+    );
+    up.commit();
+    run(&sb, &["add", &up.url()]).success();
+    sb.write(
+        "team",
+        "writer/SKILL.md",
+        "<!-- $patch: sections -->\n## Dependencies\n\nThe team's mirror has them.\n\n## Legacy\n<!-- $patch: delete -->\n",
+    );
+    up.skill(
+        "writer",
+        "Writes.",
+        "Write.\n\n## Dependencies\n\npip install a b\n\n## Legacy\n\nOlder.\n\n## Style\n\nPlainer.\n",
+    );
+    up.commit();
+    let out = run(&sb, &["update"]);
+    assert_snapshot(
+        stable(out.ok(), &up.commits()),
+        snapshot_file("update-report-replaced-section-changed.txt"),
+    );
+    let json = run(&sb, &["update", "--json"]).json();
+    super::json::assert_matches("update", &json);
+    let kinds: Vec<(&str, &str)> = json["sources"][0]["overrides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["kind"].as_str().unwrap(), o["what"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("replaced-section-changed", "Dependencies"),
+            ("deleted-section-changed", "Legacy")
+        ]
+    );
+}
+
+/// Issue 42: at one release `update` said only `added claude-api`; its
+/// description is 1,068 characters, so the next Codex export failed and
+/// wrote nothing. What comes in is judged against the targets the
+/// project exports to, as it will be merged.
+#[test]
+fn a_new_skill_that_the_projects_targets_refuse_is_said_so() {
+    let (sb, up) = collection();
+    run(&sb, &["add", &up.url()]).success();
+    std::fs::write(sb.root().join("targets.toml"), "targets = [\"codex\"]\n").unwrap();
+    let long = "Builds apps with the API. ".repeat(41);
+    assert_eq!(long.trim_end().chars().count(), 1_065);
+    up.skill("claude-api", long.trim_end(), "Call it.\n").skill(
+        "writer",
+        &"Writes well. ".repeat(90),
+        "Write.\n",
+    );
+    up.commit();
+    // The team shortens writer's: the skill as merged is what is judged.
+    sb.write("team", "writer.yaml", "description: Writes.\n");
+    let out = run(&sb, &["update"]);
+    assert_snapshot(
+        stable(out.ok(), &up.commits()),
+        snapshot_file("update-report-target-refuses.txt"),
+    );
+    let json = run(&sb, &["update", "--json"]).json();
+    super::json::assert_matches("update", &json);
+    let skills = json["sources"][0]["skills"].as_array().unwrap();
+    assert_eq!(skills[0]["skill"], "claude-api");
+    assert_eq!(skills[0]["targets"][0]["target"], "codex");
+    assert_eq!(skills[0]["targets"][0]["field"], "description");
+    assert_eq!(skills[1]["skill"], "writer");
+    assert_eq!(skills[1]["targets"], serde_json::json!([]));
+    // What the report foretold: the export refuses it.
+    run(&sb, &["update", "--yes"]).ok();
+    let out = sb.path().join("out");
+    let export = run(
+        &sb,
+        &[
+            "export",
+            "--target",
+            "codex",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_ne!(export.code, Some(0), "{export:?}");
+    assert!(export.stderr.contains("claude-api"), "{export:?}");
+}

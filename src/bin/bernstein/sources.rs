@@ -126,13 +126,16 @@ pub struct UpdateArgs {
 
 const UPDATE_HELP: &str = "\
 Fetches each source's ref again and, before anything is written, reports
-what changed upstream per skill (fields, sections, files; skills added or
-removed) and which team and user overrides it touches: a value whose
-upstream value changed underneath it (stale-value), a section directive
-whose heading upstream no longer has (heading-gone), a file a layer
-replaces that changed upstream (replaced-file-changed), an override of a
-skill upstream removed (skill-removed). The lock is written only with
---yes.
+which team and user overrides it touches: a value whose upstream value
+changed underneath it (stale-value), a section directive whose heading
+upstream no longer has (heading-gone), a section a layer replaces or
+deletes whose text changed upstream (replaced-section-changed,
+deleted-section-changed), a file a layer replaces that changed upstream
+(replaced-file-changed), an override of a skill upstream removed
+(skill-removed); then what changed upstream per skill (fields, sections,
+files, execute bits; skills added or removed, and what the targets of
+targets.toml would refuse of them), and what a reviewer must see of the
+new content. The lock is written only with --yes.
 
 Examples:
   bernstein skills update                  # what would change
@@ -736,6 +739,19 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
         }
     }
     upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
+    // What comes in is judged against the targets the project exports to.
+    let targets = match upstream::project_targets(&layers)? {
+        Some((file, names)) => global.targets(&spec, &names).map_err(|e| Error::Refused {
+            path: Some(file),
+            message: e.to_string(),
+        })?,
+        None => Vec::new(),
+    };
+    let project = report::Project {
+        spec: &spec,
+        layers: &layers,
+        targets: &targets,
+    };
     let mut new_lock = Lock::default();
     let mut reports = Vec::new();
     for s in &file.sources {
@@ -756,7 +772,7 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
             new: &entry,
             fetched: f,
         };
-        let r = report::compare(&spec, &layers, &s.name, &sides, &only);
+        let r = report::compare(&project, &s.name, &sides, &only);
         reports.push(r);
         new_lock.sources.insert(s.name.clone(), entry);
     }
