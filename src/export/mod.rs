@@ -376,6 +376,8 @@ impl Skills {
             Some((record, digest)) => (record, Some(digest)),
             None => (Record::new(format), None),
         };
+        // The directory is now the target's (an older record names none).
+        record.target = target(options).map(str::to_owned);
         let mut ledger = ledger.expect("read with the record")?;
         let disk = on_disk(&out, format)?;
         let ctx = Ctx {
@@ -890,6 +892,7 @@ impl Skills {
             ..Exported::default()
         };
         let mut record = Record::new(format);
+        record.target = target(options).map(str::to_owned);
         for ((name, _), r) in catalog.iter().zip(results) {
             match r {
                 Ok(Some(Some((entry, warnings)))) => {
@@ -1107,16 +1110,21 @@ fn record_and_ledger(
 ) -> (Result<Option<(Record, record::Digest)>>, Result<Ledger>) {
     let ledger = || Ledger::open(options.state_dir, out, format);
     if options.jobs < 2 {
-        return (read_record(out, format), ledger());
+        return (read_record(out, format, target(options)), ledger());
     }
     std::thread::scope(|s| {
         let ledger = s.spawn(ledger);
-        let record = read_record(out, format);
+        let record = read_record(out, format, target(options));
         let ledger = ledger
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (record, ledger)
     })
+}
+
+/// The name of the target an export is for, if any.
+fn target<'a>(options: &'a ExportOptions) -> Option<&'a str> {
+    options.target.map(|t| t.name.as_str())
 }
 
 /// The error for a skill whose layers changed between planning and writing.

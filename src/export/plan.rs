@@ -597,8 +597,14 @@ impl Ctx<'_> {
     }
 }
 
-/// Reads `out`'s record, if it has one, refusing one for another format.
-pub(super) fn read_record(out: &OutDir, format: Format) -> Result<Option<(Record, Digest)>> {
+/// Reads `out`'s record, if it has one, refusing one for another format or
+/// another target (one written without a target, by an older version or
+/// with `--format`, takes an export for any target of its format).
+pub(super) fn read_record(
+    out: &OutDir,
+    format: Format,
+    target: Option<&str>,
+) -> Result<Option<(Record, Digest)>> {
     let path = out.shown(RECORD_NAME);
     let bad = |message: String| Error::BadRecord {
         path: path.clone(),
@@ -617,15 +623,18 @@ pub(super) fn read_record(out: &OutDir, format: Format) -> Result<Option<(Record
     let (record, digest) = Record::read(file, &path, || {
         out.read(RECORD_NAME, record::MAX_RECORD_BYTES, None)
     })?;
-    if record.format != format {
+    let other_target = record.target.as_deref().filter(|t| Some(*t) != target);
+    if record.format != format || other_target.is_some() {
+        let flag = match (&record.target, record.format) {
+            (Some(t), _) => format!("--target {}", crate::text::escape(t)),
+            (None, f) => format!("--format {}", f.label()),
+        };
         return Err(Error::Refused {
             path: None,
             message: format!(
-                "{}: holds skills exported with --format {} (its {RECORD_NAME} says so); \
-                 export with --format {} or into another directory",
+                "{}: holds skills exported with {flag} (its {RECORD_NAME} says so); \
+                 export with {flag} or into another directory",
                 crate::text::path(out.given()),
-                record.format.label(),
-                record.format.label(),
             ),
         });
     }

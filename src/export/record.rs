@@ -147,6 +147,10 @@ impl SkillRecord {
 pub(crate) struct Record {
     /// What the directory holds: manifests or skill directories.
     pub format: Format,
+    /// The target the directory was exported for (`--target`), if any: an
+    /// export for another target, or for none, would shape the same skills
+    /// otherwise, so it is refused with the flag to use.
+    pub target: Option<String>,
     /// Every skill export manages there, by name.
     pub skills: BTreeMap<String, SkillRecord>,
 }
@@ -156,6 +160,7 @@ impl Record {
     pub fn new(format: Format) -> Record {
         Record {
             format,
+            target: None,
             skills: BTreeMap::new(),
         }
     }
@@ -315,7 +320,12 @@ impl Record {
         out.push_str(if any { "\n  }" } else { "{}" });
         out.push_str(",\n  \"spec_sha256\": \"");
         hex(&mut out, spec_sha256);
-        out.push_str("\",\n  \"tool\": ");
+        out.push('"');
+        if let Some(target) = &self.target {
+            out.push_str(",\n  \"target\": ");
+            string(&mut out, target);
+        }
+        out.push_str(",\n  \"tool\": ");
         string(&mut out, TOOL);
         out.push_str(",\n  \"version\": ");
         out.push_str(&RECORD_VERSION.to_string());
@@ -413,8 +423,20 @@ impl Record {
                 }
             }
         }
+        if let Some(target) = &raw.target
+            && (crate::layer::check_name(target).is_err() || target.chars().count() > 64)
+        {
+            return Err(bad(
+                None,
+                format!(
+                    "'{}' is not a target's name",
+                    excerpt(target, EXCERPT_CHARS)
+                ),
+            ));
+        }
         let record = Record {
             format,
+            target: raw.target,
             skills: raw.skills.0,
         };
         Ok((record, digest))
@@ -630,6 +652,8 @@ struct RawRecord {
     skills: Skills,
     #[allow(dead_code)]
     spec_sha256: Hex,
+    #[serde(default)]
+    target: Option<String>,
     #[allow(dead_code)]
     tool: String,
     version: u64,

@@ -322,3 +322,31 @@ fn claude_codes_newer_keys_are_written() {
         snapshot_file("targets-display-name-snake-case.txt"),
     );
 }
+
+/// A directory exported for a target remembers it: a check or an export
+/// without it (or for another target) is refused naming the flag it was
+/// exported with, and following that advice works; it never suggests a
+/// `--format` that would reshape the target's export.
+#[test]
+fn a_check_of_a_targets_directory_names_the_target() {
+    let sb = Sandbox::new().with_example("layers");
+    let out = sb.path().join("out");
+    let out_s = out.to_str().unwrap();
+    sb.run(&["export", "--target", "claude-code", "--out", out_s])
+        .ok_report();
+    let run = sb.run(&["export", "--check", out_s]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("holds skills exported with --target claude-code"),
+        "{run:#?}"
+    );
+    assert!(!run.stderr.contains("--format"), "{run:#?}");
+    let run = sb.run(&["export", "--target", "codex", "--out", out_s]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stderr.contains("--target claude-code"), "{run:#?}");
+    // The advice works.
+    let run = sb.run(&["export", "--target", "claude-code", "--check", out_s]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(run.stdout.contains("up to date"), "{run:#?}");
+}
