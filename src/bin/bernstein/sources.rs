@@ -740,8 +740,8 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
     }
     upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
     // What comes in is judged against the targets the project exports to.
-    let targets = match upstream::project_targets(&layers)? {
-        Some((file, names)) => global.targets(&spec, &names).map_err(|e| Error::Refused {
+    let targets = match ctx.project_targets(&layers)? {
+        Some((file, names)) => ctx.targets(&spec, &names).map_err(|e| Error::Refused {
             path: Some(file),
             message: e.to_string(),
         })?,
