@@ -258,3 +258,223 @@ fn the_library_uses_none_of_the_command_lines_crates() {
         "the library names the command line's crates: {found:?}"
     );
 }
+
+/// The library's modules, file by file, as a graph: one module's code (not
+/// its tests) naming another's items through `crate::…`, `super::…` or
+/// `self::…` paths, an item re-exported by a module root counted as its
+/// file's. A module root's own children are left out (it declares and
+/// re-exports them; they use what it defines), so what remains must have
+/// no circle: two sibling modules that each need the other are one piece
+/// of the pipeline cut in two (as `source/layers.rs` and
+/// `source/trust.rs` once were, each importing the other's types).
+#[test]
+fn the_crate_has_no_import_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    // Module path (`source::layers`) → file.
+    let mut modules: BTreeMap<Vec<String>, std::path::PathBuf> = BTreeMap::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        if rel.starts_with("bin") {
+            continue;
+        }
+        let mut path: Vec<String> = rel
+            .with_extension("")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if path.last().is_some_and(|l| l == "mod" || l == "lib") {
+            path.pop();
+        }
+        modules.insert(path, f.clone());
+    }
+    // Per module root: item name → the child module it re-exports it from.
+    let mut reexports: BTreeMap<Vec<String>, BTreeMap<String, String>> = BTreeMap::new();
+    for (path, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        for stmt in text.split(';') {
+            let stmt = stmt.trim();
+            let Some(rest) = stmt
+                .strip_prefix("pub use ")
+                .or_else(|| stmt.strip_prefix("pub(crate) use "))
+            else {
+                continue;
+            };
+            for (child, item) in use_items(rest) {
+                if modules.contains_key(&[path.clone(), vec![child.clone()]].concat()) {
+                    reexports
+                        .entry(path.clone())
+                        .or_default()
+                        .insert(item, child);
+                }
+            }
+        }
+    }
+    let resolve = |from: &[String], written: &[String]| -> Option<Vec<String>> {
+        let mut at: Vec<String> = match written.first()?.as_str() {
+            "crate" => Vec::new(),
+            "self" => from.to_vec(),
+            "super" => from[..from.len().saturating_sub(1)].to_vec(),
+            _ => return None,
+        };
+        let mut rest = &written[1..];
+        while rest.first().is_some_and(|s| s == "super") {
+            at.pop();
+            rest = &rest[1..];
+        }
+        for seg in rest {
+            let mut next = at.clone();
+            next.push(seg.clone());
+            if modules.contains_key(&next) {
+                at = next;
+                continue;
+            }
+            if let Some(child) = reexports.get(&at).and_then(|r| r.get(seg)) {
+                at.push(child.clone());
+            }
+            break;
+        }
+        Some(at)
+    };
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (path, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        let code: String = code
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        // `mod.rs`/`lib.rs` paths resolve from themselves: `super` of
+        // `source` (source/mod.rs) is the crate.
+        for written in paths_in(&code) {
+            let Some(to) = resolve(path, &written) else {
+                continue;
+            };
+            let is_child = to.len() > path.len() && to.starts_with(path);
+            if to != *path && !is_child && modules.contains_key(&to) {
+                edges.entry(path.clone()).or_default().insert(to);
+            }
+        }
+    }
+    fn visit(
+        m: &Vec<String>,
+        edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        stack: &mut Vec<Vec<String>>,
+        done: &mut BTreeSet<Vec<String>>,
+    ) {
+        if let Some(at) = stack.iter().position(|p| p == m) {
+            let circle: Vec<String> = stack[at..]
+                .iter()
+                .chain(std::iter::once(m))
+                .map(|p| p.join("::"))
+                .collect();
+            panic!("import circle: {}", circle.join(" -> "));
+        }
+        if !done.insert(m.clone()) {
+            return;
+        }
+        stack.push(m.clone());
+        for next in edges.get(m).into_iter().flatten() {
+            visit(next, edges, stack, done);
+        }
+        stack.pop();
+    }
+    let mut done = BTreeSet::new();
+    for m in edges.keys() {
+        visit(m, &edges, &mut Vec::new(), &mut done);
+    }
+    // The graph is not empty: the test would pass on nothing otherwise.
+    assert!(
+        edges
+            .get(&vec!["source".to_owned(), "layers".to_owned()])
+            .is_some_and(|e| e.contains(&vec!["source".to_owned(), "project".to_owned()])),
+        "source::layers uses source::project"
+    );
+}
+
+/// `(child, item)` for each name a `pub use` statement's tail brings in
+/// from a child module: `project::{Project, ProjectFile}` gives
+/// `(project, Project)` and `(project, ProjectFile)`.
+fn use_items(tail: &str) -> Vec<(String, String)> {
+    let tail: String = tail.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some((child, rest)) = tail.split_once("::") else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = match rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+        Some(list) => list.split(',').collect(),
+        None => vec![rest],
+    };
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let n = n.rsplit("::").next()?;
+            let n = n.split(" as ").next()?;
+            (!n.is_empty() && n != "*").then(|| (child.to_owned(), n.to_owned()))
+        })
+        .collect()
+}
+
+/// Every `crate::…`, `super::…` and `self::…` path the code names, as its
+/// segments; a `{…}` group after a prefix gives one path per member.
+fn paths_in(code: &str) -> Vec<Vec<String>> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let bytes: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = ["crate::", "super::", "self::"]
+            .iter()
+            .find(|p| code_at(&bytes, i, p) && (i == 0 || !ident(bytes[i - 1])));
+        let Some(_) = starts else {
+            i += 1;
+            continue;
+        };
+        // The path's segments up to a `{`, or its end.
+        let mut segs = Vec::new();
+        let mut cur = String::new();
+        while i < bytes.len() {
+            let c = bytes[i];
+            if ident(c) {
+                cur.push(c);
+                i += 1;
+            } else if code_at(&bytes, i, "::") {
+                segs.push(std::mem::take(&mut cur));
+                i += 2;
+            } else {
+                break;
+            }
+        }
+        if !cur.is_empty() {
+            segs.push(cur);
+        }
+        if i < bytes.len() && bytes[i] == '{' {
+            let end = bytes[i..].iter().position(|c| *c == '}').map(|e| i + e);
+            if let Some(end) = end {
+                let group: String = bytes[i + 1..end].iter().collect();
+                for member in group.split(',') {
+                    let mut p = segs.clone();
+                    p.extend(
+                        member
+                            .trim()
+                            .split("::")
+                            .map(|s| s.trim().split(' ').next().unwrap_or("").to_owned())
+                            .filter(|s| !s.is_empty()),
+                    );
+                    out.push(p);
+                }
+                i = end + 1;
+                continue;
+            }
+        }
+        out.push(segs);
+    }
+    out
+}
+
+fn code_at(chars: &[char], i: usize, s: &str) -> bool {
+    s.chars()
+        .enumerate()
+        .all(|(k, c)| chars.get(i + k) == Some(&c))
+}
