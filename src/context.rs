@@ -288,6 +288,12 @@ impl Context {
         self.env.state_dir()
     }
 
+    /// `path` (absolute) as a person standing in the working directory
+    /// would type it (`.claude/skills`).
+    pub fn shown(&self, path: &Path) -> PathBuf {
+        crate::source::project::relative_to(path, self.env.cwd.as_deref())
+    }
+
     /// The root of the git work tree holding the working directory.
     pub fn work_tree(&self) -> Option<PathBuf> {
         self.env.work_tree()

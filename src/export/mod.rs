@@ -141,6 +141,11 @@ pub struct ExportOptions<'a> {
     /// machine that never exported there (a CI job after an update) can
     /// still export into the project's own directories.
     pub in_repository: bool,
+    /// For a check ([`Skills::export_drift_with`]): report what the
+    /// directory holds that no layer provides and no record lists
+    /// ([`Drift::Extra`]), as an audit of what is deployed does; export
+    /// itself never touches it.
+    pub extra: bool,
 }
 
 impl ExportOptions<'_> {
@@ -249,6 +254,11 @@ pub enum Drift {
     /// export writes now, so an export here refuses to overwrite or remove
     /// them until `--adopt NAME` ([`ConflictKind::Unconfirmed`]).
     Unconfirmed(Vec<String>),
+    /// Only with [`ExportOptions::extra`]: output of a skill no layer
+    /// provides and no record lists (a hand-written skill, another tool's):
+    /// what is deployed that the lock and the layers do not give. Export
+    /// never touches it; an audit counts it.
+    Extra(EntryKind),
 }
 
 pub use crate::target::Format;
@@ -1090,6 +1100,13 @@ impl Skills {
                     )
                 {
                     out.push((name.clone(), Drift::Unconfirmed(lines)));
+                }
+            }
+        }
+        if options.extra {
+            for (name, kind) in &disk {
+                if !live.contains(name.as_str()) && !old.skills.contains_key(name) {
+                    out.push((name.clone(), Drift::Extra(*kind)));
                 }
             }
         }

@@ -295,3 +295,150 @@ fn a_ci_job_that_never_exported_updates_the_committed_export() {
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert!(run.stderr.contains("changed by hand"), "{run:#?}");
 }
+
+/// From an empty repository to skills in two agents, one command; a
+/// teammate's first command after cloning is one command too; `audit`
+/// holds what is deployed to what the lock and the layers give, on a fresh
+/// clone with another home, and exits 1 on every kind of difference.
+#[test]
+fn one_command_installs_a_source_into_two_agents_and_audit_checks_it_anywhere() {
+    let sb = Sandbox::new();
+    let up = upstream(&sb);
+    let alice = Machine::new(&sb, "alice");
+    let project = repository(&sb, "project");
+    let run = alice.run(
+        &project,
+        &[
+            "sync",
+            &up.url(),
+            "--target",
+            "claude-code",
+            "--target",
+            "codex",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    for line in [
+        "wrote .bernstein/sources.toml and .bernstein/sources.lock",
+        "wrote .bernstein/targets.toml (targets: claude-code, codex)",
+    ] {
+        assert!(run.stdout.contains(line), "{line}: {run:#?}");
+    }
+    for file in [
+        ".claude/skills/pdf/SKILL.md",
+        ".claude/skills/docx/SKILL.md",
+        ".agents/skills/pdf/SKILL.md",
+        ".agents/skills/docx/SKILL.md",
+    ] {
+        assert!(project.join(file).is_file(), "{file}: {run:#?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(project.join(".bernstein/targets.toml")).unwrap(),
+        "# The targets this project exports to (`bernstein skills sync` and\n\
+         # `bernstein skills audit` use them).\ntargets = [\"claude-code\", \"codex\"]\n"
+    );
+    // Again: nothing new, the source is not added twice.
+    let run = alice.run(&project, &["sync", &up.url()]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(run.stdout.contains("already a source"), "{run:#?}");
+    assert_eq!(alice.run(&project, &["audit"]).code, Some(0));
+    commit_all(&project);
+
+    // A teammate: clone, one command.
+    let bob = Machine::new(&sb, "bob");
+    let copy = clone(&sb, &project, "copy");
+    let run = bob.run(&copy, &["sync"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(run.stdout.contains("fetched and verified"), "{run:#?}");
+    assert_eq!(tree(&copy.join(".claude")), tree(&project.join(".claude")));
+    assert_eq!(
+        git(&copy, &["status", "--porcelain"]),
+        "",
+        "nothing changed"
+    );
+
+    // CI: a fresh clone, another home, an empty cache.
+    let ci = Machine::new(&sb, "ci");
+    let fresh = clone(&sb, &project, "fresh");
+    let run = ci.run(&fresh, &["audit"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("audit: 2 director(y/ies) match what the lock and the layers give"),
+        "{run:#?}"
+    );
+    let v = ci.run(&fresh, &["audit", "--json"]).json();
+    crate::it::json::assert_matches("audit", &v);
+    assert_eq!(v["up_to_date"], true);
+
+    // Every kind of difference is exit 1, named.
+    std::fs::write(fresh.join(".claude/skills/pdf/SKILL.md"), "hand edit\n").unwrap();
+    std::fs::write(fresh.join(".claude/skills/docx/notes.md"), "hand added\n").unwrap();
+    std::fs::remove_dir_all(fresh.join(".agents/skills/docx")).unwrap();
+    std::fs::create_dir_all(fresh.join(".agents/skills/extra")).unwrap();
+    std::fs::write(fresh.join(".agents/skills/extra/SKILL.md"), "---\n---\n").unwrap();
+    let run = ci.run(&fresh, &["audit"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    for word in [
+        "hand-edited: pdf",
+        "hand-added: docx",
+        "changed: docx",
+        "extra: extra",
+        "audit: 2 of 2",
+    ] {
+        assert!(run.stdout.contains(word), "{word}: {run:#?}");
+    }
+    let run = ci.run(&fresh, &["audit", "--json"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    crate::it::json::assert_matches("audit", &v);
+    assert_eq!(v["up_to_date"], false);
+    // A directory never exported is missing.
+    std::fs::remove_dir_all(fresh.join(".agents")).unwrap();
+    let run = ci.run(&fresh, &["audit"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("missing: .agents/skills (codex) was never exported"),
+        "{run:#?}"
+    );
+    // The advice works: sync exports again, but for what only a person
+    // decides (a hand edit, files and skills export did not write).
+    let run = ci.run(&fresh, &["sync"]);
+    assert_eq!(run.code, Some(1), "a hand edit is refused: {run:#?}");
+    std::fs::remove_file(fresh.join(".claude/skills/docx/notes.md")).unwrap();
+    std::fs::remove_dir_all(fresh.join(".agents/skills/extra")).unwrap_or(());
+    git(&fresh, &["checkout", "--", ".claude"]);
+    let run = ci.run(&fresh, &["sync"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert_eq!(ci.run(&fresh, &["audit"]).code, Some(0));
+}
+
+/// `sync --json` is one document: what was added, the sources checked,
+/// the targets file written and each export; a sync with no target to go
+/// to says how to name one.
+#[test]
+fn sync_speaks_json_and_asks_for_targets() {
+    let sb = Sandbox::new();
+    let up = upstream(&sb);
+    let me = Machine::new(&sb, "me");
+    let project = repository(&sb, "project");
+    let run = me.run(&project, &["sync", &up.url()]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stderr.contains("name them with --target"), "{run:#?}");
+    let run = me.run(&project, &["sync", "--target", "claude-code", "--json"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    crate::it::json::assert_matches("sync", &v);
+    assert_eq!(
+        v["added"],
+        serde_json::Value::Null,
+        "added by the first run"
+    );
+    assert_eq!(v["targets_file"], ".bernstein/targets.toml");
+    assert_eq!(v["exports"][0]["target"], "claude-code");
+    assert_eq!(
+        v["exports"][0]["written"],
+        serde_json::json!(["docx", "pdf"])
+    );
+}

@@ -77,6 +77,10 @@ pub enum SkillsCommand {
     Verify(crate::sources::VerifyArgs),
     /// Fetch the sources again and report what changed and which overrides it touches; --yes writes the lock.
     Update(crate::sources::UpdateArgs),
+    /// Add a source if new, fetch what the lock names, and export to every target of the project: one command from a source to every agent.
+    Sync(crate::sync::SyncArgs),
+    /// Check that what is deployed in the project's target directories is what the lock and the layers give (CI, pre-commit).
+    Audit(crate::audit::AuditArgs),
 }
 
 impl Cli {
@@ -99,6 +103,8 @@ impl Cli {
             SkillsCommand::Add(a) => a.json,
             SkillsCommand::Verify(a) => a.json,
             SkillsCommand::Update(a) => a.json,
+            SkillsCommand::Sync(a) => a.json,
+            SkillsCommand::Audit(a) => a.json,
         }
     }
 }
@@ -260,6 +266,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             SkillsCommand::Add(a) => crate::sources::add(a, ctx),
             SkillsCommand::Verify(a) => crate::sources::verify(a, ctx),
             SkillsCommand::Update(a) => crate::sources::update(a, ctx),
+            SkillsCommand::Sync(a) => crate::sync::run(a, ctx),
+            SkillsCommand::Audit(a) => crate::audit::run(a, ctx),
         },
     }
 }

@@ -16,7 +16,7 @@ use bernstein_skills::{Error, Result, output::render, par, text};
 use crate::output;
 use bernstein_skills::Context;
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct ExportArgs {
     /// Write every skill into DIR, per --format: `json` writes
@@ -101,10 +101,15 @@ pub struct ExportArgs {
     /// be written.
     #[arg(long, conflicts_with = "check")]
     pub strict: bool,
+    /// With --check: also report what the directory holds that no layer
+    /// provides and no record lists (what `audit` counts).
+    #[arg(skip)]
+    pub extra: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Scope {
+    #[default]
     User,
     Project,
 }
@@ -156,6 +161,7 @@ fn options<'a>(
 ) -> ExportOptions<'a> {
     ExportOptions {
         in_repository,
+        extra: args.extra,
         state_dir,
         prune: args.prune,
         adopt: args.adopt.clone(),
@@ -356,6 +362,7 @@ impl ExportArgs {
             scope: self.scope,
             json: self.json,
             strict: self.strict,
+            extra: self.extra,
         }
     }
 }
@@ -383,6 +390,7 @@ fn drift_json(dir: &Path, format: Format, name: &str, d: &Drift) -> Value {
         Drift::HandEdited(lines) => ("hand-edited", None, lines),
         Drift::HandAdded(lines) => ("hand-added", None, lines),
         Drift::Unconfirmed(lines) => ("unconfirmed", None, lines),
+        Drift::Extra(what) => ("extra", Some(what.words()), &[]),
     };
     json!({"skill": name, "drift": kind, "file": place, "what": what, "diff": diff})
 }
@@ -423,12 +431,17 @@ fn report_drift(
     }
     let mut out = places.to_owned();
     let (mut unmanaged, mut hand_edited, mut unconfirmed) = (false, false, false);
+    let (mut extra, mut extras) = (false, 0usize);
     // Per skill (the drift comes sorted by name, a skill's kinds together):
     // one an export fixes (with the flags the lines below name), and one
     // holding files only a person can remove.
     let (mut names, mut hand_added) = (0usize, 0usize);
     for kinds in drift.chunk_by(|a, b| a.0 == b.0) {
         let hand = |(_, d): &(String, Drift)| matches!(d, Drift::HandAdded(_));
+        if kinds.iter().any(|(_, d)| matches!(d, Drift::Extra(_))) {
+            extras += 1;
+            continue;
+        }
         if !kinds.iter().all(hand) {
             names += 1;
         }
@@ -483,6 +496,14 @@ fn report_drift(
                 out.push_str(&format!("unconfirmed: {name} ({place})\n"));
                 lines
             }
+            Drift::Extra(what) => {
+                extra = true;
+                out.push_str(&format!(
+                    "extra: {name} ({place} is {}; no layer provides it and export did not write it)\n",
+                    what.words()
+                ));
+                continue;
+            }
         };
         for l in lines {
             out.push_str(&format!("    {l}\n"));
@@ -501,11 +522,16 @@ fn report_drift(
             format_flag(options),
             text::path(dir)
         ));
-    } else {
+    } else if hand_added > 0 {
         out.push_str(&match hand_added {
             1 => "1 skill directory holds files export did not write\n".to_owned(),
             n => format!("{n} skill directories hold files export did not write\n"),
         });
+    }
+    if extras > 0 {
+        out.push_str(&format!(
+            "{extras} skill(s) deployed that no layer provides\n"
+        ));
     }
     if unmanaged {
         out.push_str(
@@ -521,6 +547,12 @@ fn report_drift(
             "  unconfirmed: the record claims these files, but no export on this machine \
              wrote them, so an export here leaves them alone; take one over with \
              --adopt NAME (an export where they were written needs no flag)\n",
+        );
+    }
+    if extra {
+        out.push_str(
+            "  extra: deployed, but not from the lock or the layers; export never removes \
+             what it did not write: remove it, or make it a skill of the team layer\n",
         );
     }
     if hand_added > 0 {

@@ -6,6 +6,7 @@
 #![allow(rustdoc::invalid_html_tags)]
 #![forbid(unsafe_code)]
 
+mod audit;
 mod cli;
 mod complete;
 mod explain;
@@ -20,6 +21,7 @@ mod schema;
 mod show;
 mod sources;
 mod spec;
+mod sync;
 mod targets;
 mod trust;
 mod validate;

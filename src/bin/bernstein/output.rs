@@ -128,8 +128,44 @@ pub fn warn_diagnostics(diagnostics: &[Diagnostic]) {
 
 /// Writes `text` to stdout in one go. A closed pipe (`| head`) is fine.
 pub fn print(text: &str) {
+    if let Some(buf) = CAPTURED.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        buf.push_str(text);
+        return;
+    }
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// What [`print`] printed while [`capture`] ran: a command made of other
+/// commands (`sync`, `audit`) nests their JSON documents in its own.
+static CAPTURED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Runs one command of a command made of several: under `--json` what it
+/// prints is kept and parsed as its document (printed by the caller inside
+/// its own), else it prints as it does alone.
+pub fn nested(
+    json: bool,
+    step: impl FnOnce() -> bernstein_skills::Result<std::process::ExitCode>,
+) -> bernstein_skills::Result<(std::process::ExitCode, serde_json::Value)> {
+    if !json {
+        return Ok((step()?, serde_json::Value::Null));
+    }
+    let (code, text) = capture(step);
+    let code = code?;
+    let doc = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+    Ok((code, doc))
+}
+
+/// Runs `f` with what it prints to stdout kept instead, and returns both.
+pub fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
+    *CAPTURED.lock().unwrap_or_else(|e| e.into_inner()) = Some(String::new());
+    let out = f();
+    let text = CAPTURED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default();
+    (out, text)
 }
 
 /// Prints warning lines to stderr.

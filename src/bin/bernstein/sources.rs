@@ -16,7 +16,7 @@ use bernstein_skills::{Error, Layers, Result, output::render, text};
 use crate::output;
 use bernstein_skills::Context;
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(after_help = ADD_HELP)]
 pub struct AddArgs {
     /// The repository: an https://, ssh:// or file:// URL, user@host:path,
@@ -348,6 +348,21 @@ pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
         let _ = std::fs::remove_dir(dir);
     }
     result
+}
+
+/// Does the sources file `add` would write (`--global`: the person's own)
+/// list a source of the repository `source` names already?
+pub fn has_source(ctx: &Context, layers: &Layers, source: &str, global: bool) -> Result<bool> {
+    let args = AddArgs {
+        global,
+        ..AddArgs::default()
+    };
+    let paths = add_destination(&args, ctx, layers)?;
+    let (url, _) = parse_source(source)?;
+    let Some(file) = paths.read(&paths.sources, |p| SourcesFile::read(p, &ctx.policy()))? else {
+        return Ok(false);
+    };
+    Ok(file.sources.iter().any(|s| s.url == url))
 }
 
 /// Where `add` records the source: the project's files

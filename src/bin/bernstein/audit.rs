@@ -1,0 +1,132 @@
+//! `bernstein skills audit`: what is deployed is what the lock and the
+//! layers give, checked on any clone with no per-machine state: every
+//! locked source against the lock (as `verify`), then every directory the
+//! project exports to (its `targets.toml`, at the project's places) as
+//! `export --check` sees it.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use bernstein_skills::context::Scope;
+use bernstein_skills::{Context, Error, Result, output::render, text};
+
+use crate::export::{ExportArgs, Scope as ScopeArg};
+use crate::output;
+use crate::sources::VerifyArgs;
+
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct AuditArgs {
+    /// Print one JSON document (docs/json.md): `{"up_to_date", "sources",
+    /// "checks"}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+const AFTER_HELP: &str = "\
+Checks the project's deployed skills against what sources.lock and the
+layers give now, on any machine: every locked source is fetched if the
+cache lacks it and checked file by file against the lock (as verify
+does), then each directory of the project's targets (.bernstein/targets.toml,
+at the project's places, e.g. .claude/skills) is compared with what export
+would write there, as export --check does: missing, changed, removed,
+hand-edited and hand-added files, and skills export did not write. Nothing
+is written but the cache. Exit 1 on any difference. What CI and a
+pre-commit hook run.
+
+Examples:
+  bernstein skills audit
+  bernstein skills audit --json";
+
+pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
+    // The sources first: what the checks below compare with comes from them.
+    let (code, verified) = output::nested(args.json, || {
+        crate::sources::verify(VerifyArgs { json: args.json }, ctx)
+    })?;
+    if code != ExitCode::SUCCESS {
+        return Ok(code);
+    }
+    let layers = ctx.layers_without_sources()?;
+    let Some((file, names)) = ctx.project_targets(&layers)? else {
+        return Err(Error::Refused {
+            path: None,
+            message: format!(
+                "the project names no targets to audit: {} does not exist; `bernstein skills \
+                 sync --target NAME` exports to a target and records it there",
+                text::path(&ctx.paths(&layers).targets)
+            ),
+        });
+    };
+    let spec = crate::global::load_spec(ctx)?;
+    let targets = ctx.targets(&spec, &names).map_err(|e| Error::Refused {
+        path: Some(file.clone()),
+        message: e.to_string(),
+    })?;
+    let mut checks = Vec::new();
+    let mut differ = 0;
+    for target in &targets {
+        let dir = ctx.target_place(target, Scope::Project)?;
+        let check = ExportArgs {
+            check: Some(dir.clone()),
+            targets: vec![target.name.clone()],
+            scope: ScopeArg::Project,
+            json: args.json,
+            extra: true,
+            ..ExportArgs::default()
+        };
+        if !dir.exists() {
+            // Never exported here: everything is missing.
+            differ += 1;
+            let shown = ctx.shown(&dir);
+            if args.json {
+                checks.push(json!({
+                    "dir": shown.display().to_string(),
+                    "target": target.name,
+                    "up_to_date": false,
+                    "missing": true,
+                    "drift": [],
+                }));
+            } else {
+                output::print(&format!(
+                    "missing: {} ({}) was never exported\n",
+                    text::path(&shown),
+                    text::escape(&target.name)
+                ));
+            }
+            continue;
+        }
+        let (code, doc) = output::nested(args.json, || crate::export::run(check, ctx))?;
+        if code != ExitCode::SUCCESS {
+            differ += 1;
+        }
+        if let Some(list) = doc.get("checks").and_then(Value::as_array) {
+            checks.extend(list.iter().cloned());
+        }
+    }
+    let ok = differ == 0;
+    if args.json {
+        output::print(&render::to_json(&json!({
+            "up_to_date": ok,
+            "sources": verified.get("sources").cloned().unwrap_or(json!([])),
+            "checks": checks,
+        })));
+    } else if ok {
+        output::print(&format!(
+            "audit: {} director(y/ies) match what the lock and the layers give\n",
+            targets.len()
+        ));
+    } else {
+        output::print(&format!(
+            "audit: {differ} of {} director(y/ies) differ from what the lock and the layers give; \
+             `bernstein skills sync` exports them again (with the flags the lines above name)\n",
+            targets.len()
+        ));
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
