@@ -2,7 +2,9 @@
 //! stdout, a located `path:line:col: error: ...` on stderr naming the file,
 //! no panic, and quickly. Valid-but-unusual input lives in `forms.rs`.
 
-use super::support::{Sandbox, assert_snapshot, permissions_are_enforced, snapshot_file};
+use super::support::{
+    Sandbox, assert_snapshot, permissions_are_enforced, shipped_spec_path, snapshot_file,
+};
 
 /// Writes `text` as `base/<rel>` and runs `show <name>`; returns its
 /// stderr, after checking that the run failed with an error located in
@@ -453,7 +455,11 @@ fn invalid_utf8() {
 #[test]
 fn unreadable_file() {
     use std::os::unix::fs::PermissionsExt;
-    let sb = Sandbox::new();
+    // The spec handed to the run from inside the sandbox: the checkout's,
+    // which a development build reads otherwise, may lie where `nobody`
+    // cannot reach (a clone in a directory only root may enter).
+    let spec = std::fs::read_to_string(shipped_spec_path()).unwrap();
+    let sb = Sandbox::with_spec(&spec);
     let path = sb.write("team", "s.yaml", "description: secret\n");
     // As root a file of mode 000 is readable: the commands then run as the
     // unprivileged user `nobody` (setpriv), for whom it is not.
@@ -476,18 +482,22 @@ fn unreadable_file() {
     if as_nobody {
         // Everything up to the file itself readable by that user.
         std::fs::create_dir_all(sb.path().join("home")).unwrap();
-        for dir in [
-            sb.path().to_path_buf(),
-            sb.root(),
-            sb.layer("team"),
-            sb.path().join("home"),
+        for (path, mode) in [
+            (sb.path().to_path_buf(), 0o755),
+            (sb.root(), 0o755),
+            (sb.layer("team"), 0o755),
+            (sb.path().join("home"), 0o755),
+            (sb.path().join("spec.yaml"), 0o644),
+            (path.clone(), 0o644),
         ] {
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         }
-        let probe = run(&["--version"]);
+        // What the test needs from that user, while the file is readable:
+        // the binary runs, reads the spec and merges the layer.
+        let probe = run(&["validate"]);
         if probe.code != Some(0) {
-            // The binary or the source tree's spec lies where that user
-            // cannot reach (a checkout in /root): said, not passed silently.
+            // The binary lies where that user cannot run it (a target
+            // directory in /root): said, not passed silently.
             eprintln!(
                 "SKIPPED unreadable_file: running as root, and `nobody` cannot run the binary: {probe:#?}"
             );
