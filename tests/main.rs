@@ -50,6 +50,7 @@ mod it {
     mod terminal;
     mod translated;
     mod trust;
+    mod unkeyed;
     mod update_report;
     pub mod upstream;
     mod upstream_bytes;

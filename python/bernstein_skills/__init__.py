@@ -119,7 +119,9 @@ class MergeSpec:
     The default spec mirrors the shape of :class:`Skill`. A field not
     listed here is refused (:class:`UnknownFieldError`). The engine runs
     the table as a merge spec of its own (with ``keys: [name, id, code]``
-    for every KEYED_REPLACE field); :meth:`MergeSpec.load` reads a spec
+    and ``unkeyed: append`` for every KEYED_REPLACE field, so an entry
+    without a key is kept after the keyed ones, as Bernstein keeps it);
+    :meth:`MergeSpec.load` reads a spec
     file instead, with its types, rules and targets.
     """
 
@@ -171,7 +173,7 @@ def _spec_text(strategies: Mapping[str, MergeStrategy]) -> str:
             strategy = MergeStrategy(strategy)
         rule = f"strategy: {_SPEC_NAMES[strategy]}"
         if strategy is MergeStrategy.KEYED_REPLACE:
-            rule += ", keys: [name, id, code]"
+            rule += ", keys: [name, id, code], unkeyed: append"
         lines.append(f"  {json.dumps(name)}: {{{rule}}}")
     return "\n".join(lines) + "\n"
 

@@ -438,12 +438,13 @@ fn failure(py: Python<'_>, f: Failure) -> PyErr {
 
 /// The checks Bernstein's table needs of an in-memory fragment, without
 /// the schema: every field declared, APPEND and KEYED_REPLACE values lists,
-/// DEEP_MERGE values mappings, and each keyed entry with one identity
-/// (`name`, `id` or `code`) not repeated in its list. A table declares no
-/// types or constraints, so the schema would find nothing more; this is
-/// what keeps `merge_layers` on small fragments fast.
+/// DEEP_MERGE values mappings, and each keyed entry's identity (its rule's
+/// keys: `name`, `id` or `code` in a table) not repeated in its list, an
+/// entry without one refused unless the rule keeps it (`unkeyed: append`,
+/// as a table's rules do). A table declares no types or constraints, so
+/// the schema would find nothing more; this is what keeps `merge_layers`
+/// on small fragments fast.
 fn quick_check(spec: &MergeSpec, f: &Fragment) -> Vec<Diagnostic> {
-    const KEYS: [&str; 3] = ["name", "id", "code"];
     let mut out = Vec::new();
     let mut push = |key: &str, kind: DiagnosticKind| {
         let mut d = Diagnostic::error(Some(&f.path), kind);
@@ -473,21 +474,27 @@ fn quick_check(spec: &MergeSpec, f: &Fragment) -> Vec<Diagnostic> {
             (Strategy::Override, _) | (Strategy::Append, Value::Array(_)) => {}
             (Strategy::DeepMerge, Value::Object(_)) => {}
             (Strategy::KeyedReplace, Value::Array(items)) => {
+                let bernstein_skills::spec::Strategy::KeyedReplace { keys, unkeyed, .. } =
+                    &field.strategy
+                else {
+                    unreachable!("a KEYED_REPLACE rule")
+                };
                 let mut seen: Vec<((&str, &str), usize)> = Vec::with_capacity(items.len());
                 for (index, item) in items.iter().enumerate() {
                     // Entries that are not mappings: `keyed_entries`.
                     let Value::Object(entry) = item else { continue };
-                    let id = KEYS.iter().find_map(|k| match entry.get(*k) {
-                        Some(Value::String(s)) if !s.is_empty() => Some((*k, s.as_str())),
+                    let id = keys.iter().find_map(|k| match entry.get(k) {
+                        Some(Value::String(s)) if !s.is_empty() => Some((k.as_str(), s.as_str())),
                         _ => None,
                     });
                     match id {
+                        None if *unkeyed == bernstein_skills::spec::Unkeyed::Append => {}
                         None => push(
                             key,
                             DiagnosticKind::MissingKey {
                                 field: key.clone(),
                                 index,
-                                keys: KEYS.map(String::from).to_vec(),
+                                keys: keys.clone(),
                                 suggestion: None,
                             },
                         ),

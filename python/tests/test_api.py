@@ -77,10 +77,22 @@ def test_merge_layers_refuses_values_it_cannot_merge() -> None:
         bs.merge_layers({SkillLayer.BASE: {"metadata": deep}})
 
 
-def test_keyed_entries_need_one_identity_each() -> None:
+def test_keyed_entries_need_one_identity_each(tmp_path: Path) -> None:
+    # Bernstein's table keeps an entry without a key, after the keyed ones
+    # (`unkeyed: append`); the shipped spec refuses it, at its line.
+    assert bs.merge_layers({SkillLayer.BASE: {"scripts": [{"run": "x"}, {"name": "a"}]}})["scripts"] == [
+        {"name": "a"},
+        {"run": "x"},
+    ]
+    shipped = bs.MergeSpec.load(SHIPPED)
     with pytest.raises(bs.SkillTypeError) as e:
-        bs.merge_layers({SkillLayer.BASE: {"scripts": [{"run": "x"}]}})
-    assert e.value.field == "scripts" and "has no key" in str(e.value)
+        bs.merge_layers({SkillLayer.BASE: {"scripts": [{"run": "x"}]}}, spec=shipped)
+    assert e.value.field == "scripts[0]" and "has no key" in str(e.value)
+    paths = tree(tmp_path, {"team/w.yaml": "description: d\nscripts:\n  - {name: a}\n  - run: x\n"})
+    assert bs.load_skill("w", paths=paths).scripts == ({"name": "a"}, {"run": "x"})
+    with pytest.raises(TypeError) as e1:
+        bs.load_skill("w", paths=paths, spec=shipped)
+    assert (e1.value.file, e1.value.line) == (tmp_path / "team" / "w.yaml", 4)
     with pytest.raises(bs.SkillError) as e2:
         bs.merge_layers({SkillLayer.BASE: {"assets": [{"id": "a"}, {"id": "a", "x": 1}]}})
     assert "repeats the identity id=a of entry 0" in str(e2.value)

@@ -2,7 +2,7 @@
 through bernstein_skills: the results must be equal, except for the
 differences docs/python.md lists (which these trees do not exercise:
 their bodies carry no surrounding blank space, their scalars read the same
-in YAML 1.1 and 1.2, their keyed entries all have a key)."""
+in YAML 1.1 and 1.2, no identity repeats in one layer's list)."""
 
 from __future__ import annotations
 
@@ -45,10 +45,17 @@ def mapping(rng: random.Random, depth: int) -> dict[str, Any]:
 
 def entries(rng: random.Random) -> list[dict[str, Any]]:
     # Identities unique within one layer's list (the engine refuses a
-    # repeated one; Bernstein keeps the last).
+    # repeated one; Bernstein keeps the last). Some entries have no key:
+    # none of the key fields, or one that holds no name (both keep those
+    # after the keyed entries).
     out = []
     for value in rng.sample(["style", "glossary", "lint", "ci"], rng.randint(0, 3)):
         out.append({rng.choice(["name", "id", "code"]): value, "url": word(rng)})
+    for _ in range(rng.choice([0, 0, 1, 2])):
+        entry: dict[str, Any] = {"url": word(rng)}
+        if rng.random() < 0.3:
+            entry[rng.choice(["name", "id", "code"])] = rng.choice(["", 7, None])
+        out.insert(rng.randint(0, len(out)), entry)
     return out
 
 
@@ -143,6 +150,28 @@ def test_random_fragments_merge_the_same(theirs: ModuleType, seed: int) -> None:
     fragments = {layer: fragment(rng) for layer in layers}
     theirs_in = {theirs.SkillLayer[k.name]: v for k, v in fragments.items()}
     assert canonical(ours.merge_layers(fragments)) == canonical(theirs.merge_layers(theirs_in))
+
+
+def test_entries_without_a_key_are_kept_after_the_keyed_ones(theirs: ModuleType) -> None:
+    """Bernstein's KEYED_REPLACE keeps an entry without a key, after every
+    keyed entry, in the order the layers hold them; so does the default
+    ``MergeSpec``, whose rules say ``unkeyed: append``."""
+    fragments = {
+        "BASE": {"references": [{"url": "b-note"}, {"name": "style", "url": "b"}, {"url": "b-2"}]},
+        "TEAM": {"references": [{"url": "b-note"}, {"name": "", "url": "t"}, {"id": "glossary"}]},
+        "USER": {"references": [{"name": "style", "url": "u"}, {"code": 7}]},
+    }
+    mine = ours.merge_layers({ours.SkillLayer[k]: v for k, v in fragments.items()})
+    their = theirs.merge_layers({theirs.SkillLayer[k]: v for k, v in fragments.items()})
+    assert mine["references"] == their["references"] == [
+        {"name": "style", "url": "u"},
+        {"id": "glossary"},
+        {"url": "b-note"},
+        {"url": "b-2"},
+        {"url": "b-note"},
+        {"name": "", "url": "t"},
+        {"code": 7},
+    ]
 
 
 def test_both_raise_the_same_errors(theirs: ModuleType, tmp_path: Path) -> None:

@@ -3,6 +3,11 @@
 //! `entries: merge`, is merged into it key by key), new ones append. In a
 //! version 2 spec, `{name: x, $patch: delete}` removes the lower entry `x`
 //! and `{$patch: replace}` makes the layer's entries replace theirs.
+//!
+//! An entry without a key (kept only under `unkeyed: append`; validation
+//! refuses it otherwise) replaces nothing and nothing replaces it: every
+//! one comes after the keyed entries, in the order the layers, lowest
+//! first, hold them, as Bernstein's layered module merges.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -80,12 +85,14 @@ pub(super) fn merge<'a>(
     let replaced = walk.list_replaced(&field.strategy, layers);
     let merging = mode == EntriesMode::Merge;
     let mut out: Vec<Option<Slot<'a>>> = Vec::new();
+    // The entries without a key, in encounter order: they go after `out`.
+    let mut unkeyed: Vec<Slot<'a>> = Vec::new();
     if (top || field.has_default)
         && !replaced
         && let Value::Array(items) = &field.default
     {
-        out.extend(items.iter().map(|v| {
-            Some(Slot {
+        for v in items {
+            let slot = Slot {
                 identity: identity(v, keys),
                 item: Sourced::default_value(v),
                 parts: if merging {
@@ -98,8 +105,12 @@ pub(super) fn merge<'a>(
                 } else {
                     Vec::new()
                 },
-            })
-        }));
+            };
+            match slot.identity {
+                Some(_) => out.push(Some(slot)),
+                None => unkeyed.push(slot),
+            }
+        }
     }
     for c in layers {
         let (Some(f), Value::Array(items)) = (c.fragment, c.value) else {
@@ -202,20 +213,27 @@ pub(super) fn merge<'a>(
                     }
                     slot.parts.extend(part);
                 }
-                None => out.push(Some(Slot {
-                    identity: id,
-                    item: Sourced {
-                        value,
-                        ..Sourced::new(v, at)
-                    },
-                    parts: part.into_iter().collect(),
-                })),
+                None => {
+                    let slot = Slot {
+                        identity: id,
+                        item: Sourced {
+                            value,
+                            ..Sourced::new(v, at)
+                        },
+                        parts: part.into_iter().collect(),
+                    };
+                    match id {
+                        Some(_) => out.push(Some(slot)),
+                        None => unkeyed.push(slot),
+                    }
+                }
             }
         }
     }
     let keys_path = walk.path.len();
     out.into_iter()
         .flatten()
+        .chain(unkeyed)
         .enumerate()
         .map(|(i, mut slot)| {
             let mut item = slot.item;
@@ -307,6 +325,65 @@ mod tests {
             ]
         );
         assert_eq!(entries[0].item.overrode[0].origin.layer, Layer::Base);
+    }
+
+    /// Bernstein's order: the keyed entries as they merge, then every entry
+    /// without a key, lowest layer first, each layer's in its order; none
+    /// replaces another, however equal.
+    #[test]
+    fn entries_without_a_key_come_after_the_keyed_ones_in_encounter_order() {
+        let spec = spec();
+        let fs = [
+            frag(
+                Layer::Base,
+                json!({"references": [{"url": "b1"}, {"name": "style", "url": "b"}, {"url": "b2"}]}),
+            ),
+            frag(
+                Layer::Team,
+                json!({"references": [{"url": "b1"}, {"name": "", "url": "t"}, {"name": "glossary"}]}),
+            ),
+            frag(
+                Layer::User,
+                json!({"references": [{"name": "style", "url": "u"}, {"id": 7}]}),
+            ),
+        ];
+        let keys = ["name".to_string(), "id".to_string()];
+        let entries = merge(spec.field("references").unwrap(), &keys, &fs);
+        let values: Vec<_> = entries
+            .iter()
+            .map(|e| e.item.value.clone().into_owned())
+            .collect();
+        assert_eq!(
+            values,
+            [
+                json!({"name": "style", "url": "u"}),
+                json!({"name": "glossary"}),
+                json!({"url": "b1"}),
+                json!({"url": "b2"}),
+                json!({"url": "b1"}),
+                json!({"name": "", "url": "t"}),
+                json!({"id": 7}),
+            ]
+        );
+        let layers: Vec<_> = entries
+            .iter()
+            .map(|e| e.item.origin.as_ref().map(|o| o.layer))
+            .collect();
+        assert_eq!(
+            layers[2..],
+            [
+                Some(Layer::Base),
+                Some(Layer::Base),
+                Some(Layer::Team),
+                Some(Layer::Team),
+                Some(Layer::User)
+            ]
+        );
+        assert!(
+            entries[2..]
+                .iter()
+                .all(|e| e.identity.is_none() && e.item.overrode.is_empty())
+        );
     }
 
     #[test]

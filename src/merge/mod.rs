@@ -680,7 +680,7 @@ impl<'a> Walk<'a> {
             Strategy::Append { unique, .. } => {
                 Merged::Append(append::merge(self, rule, *unique, rest, top))
             }
-            Strategy::KeyedReplace { keys, entries } => {
+            Strategy::KeyedReplace { keys, entries, .. } => {
                 Merged::Keyed(keyed::merge(self, rule, keys, *entries, rest, top))
             }
             Strategy::DeepMerge { .. } => deep::merge(self, rule, rest, top),

@@ -188,6 +188,7 @@ impl RuleChecker<'_> {
                 keys,
                 files,
                 entries,
+                unkeyed,
                 required,
                 default,
                 description,
@@ -195,6 +196,7 @@ impl RuleChecker<'_> {
                 layers,
             } => {
                 needs_v2("entries", entries.is_some())?;
+                needs_v2("unkeyed", unkeyed.is_some())?;
                 if let Some(dir) = &files {
                     if depth > 0 {
                         return Err(problem(
@@ -234,6 +236,7 @@ impl RuleChecker<'_> {
                     Strategy::KeyedReplace {
                         keys,
                         entries: entries.unwrap_or_default(),
+                        unkeyed: unkeyed.unwrap_or_default(),
                     },
                     (required, default, description, examples, layers),
                 )

@@ -396,6 +396,7 @@ mod tests {
         Strategy::KeyedReplace {
             keys: vec!["name".into(), "id".into()],
             entries,
+            unkeyed: crate::spec::Unkeyed::Refuse,
         }
     }
 

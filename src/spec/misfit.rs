@@ -213,6 +213,11 @@ const STRATEGY_ATTRIBUTES: &[StrategyAttribute] = &[
         instead: &[],
     },
     StrategyAttribute {
+        attribute: "unkeyed",
+        strategy: "KEYED_REPLACE",
+        instead: &[],
+    },
+    StrategyAttribute {
         attribute: "unique",
         strategy: "APPEND",
         instead: &[],

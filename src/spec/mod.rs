@@ -30,8 +30,8 @@ use consistency::{RuleChecker, file_owners, spec_error};
 pub(crate) use misfit::{deepest_misfit, schema_message};
 use model::find_field;
 pub use model::{
-    Constraints, EntriesMode, Field, FileOwner, Sections, Strategy, StrategyKind, ValueRule,
-    ValueType,
+    Constraints, EntriesMode, Field, FileOwner, Sections, Strategy, StrategyKind, Unkeyed,
+    ValueRule, ValueType,
 };
 pub(crate) use pattern::compile_draft7;
 pub(crate) use raw::{RawItemRule, RawSpec, RawTypes};
@@ -47,7 +47,7 @@ pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
 
 /// The spec versions this build reads. Version 2 adds the rules of the
 /// second engine: directives (`$patch`) in fragments, rules for the keys of
-/// a DEEP_MERGE field (`fields`), `unique`, `entries` and `layers`. A
+/// a DEEP_MERGE field (`fields`), `unique`, `entries`, `unkeyed` and `layers`. A
 /// version 1 spec reads and merges exactly as before: `$patch` is an
 /// ordinary key under it.
 pub(crate) const SUPPORTED_VERSIONS: [u64; 2] = [1, 2];

@@ -42,6 +42,21 @@ pub enum EntriesMode {
     /// The higher entry is merged into the lower one key by key (DEEP_MERGE).
     Merge,
 }
+/// What a KEYED_REPLACE list does with an entry that has no key: a mapping
+/// none of whose key fields holds a non-empty string.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Unkeyed {
+    /// The entry is an error, located at its file, line and column: a
+    /// higher layer could never replace or delete it.
+    #[default]
+    Refuse,
+    /// The entry is kept: after every keyed entry, in the order the layers
+    /// (lowest first) and their lists hold them, as Bernstein's layered
+    /// module merges.
+    Append,
+}
+
 /// The type of an OVERRIDE value or an APPEND item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -237,6 +252,8 @@ pub enum Strategy {
         keys: Vec<String>,
         /// Whether a same-identity entry replaces or merges into the lower one.
         entries: EntriesMode,
+        /// Whether an entry without a key is refused or kept.
+        unkeyed: Unkeyed,
     },
     /// Mappings merged recursively.
     DeepMerge {

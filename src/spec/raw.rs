@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Number, Value};
 
-use super::{EntriesMode, Sections, ValueType};
+use super::{EntriesMode, Sections, Unkeyed, ValueType};
 use crate::layer::Layer;
 
 /// The file as written: the shape `schemas/mergespec.schema.json` describes.
@@ -15,7 +15,7 @@ use crate::layer::Layer;
 #[serde(deny_unknown_fields)]
 #[schemars(title = "bernstein merge specification")]
 pub(crate) struct RawSpec {
-    /// The format version of this file: 1, or 2 for directives in fragments and the rule attributes `fields`, `unique`, `entries` and `layers`.
+    /// The format version of this file: 1, or 2 for directives in fragments and the rule attributes `fields`, `unique`, `entries`, `unkeyed` and `layers`.
     pub version: u64,
     /// The OVERRIDE string field that receives the Markdown after a SKILL.md frontmatter.
     #[serde(default)]
@@ -140,6 +140,9 @@ pub(crate) enum RawRule {
         /// What a higher layer's entry does to the lower entry with the same identity: `replace` it whole (the default) or `merge` into it key by key.
         #[serde(default)]
         entries: Option<EntriesMode>,
+        /// An entry with no key (no key field holding a non-empty string): `refuse` it with a located error (the default), or `append` it after the keyed entries, in the order the layers hold them (Bernstein's merge). Needs version 2.
+        #[serde(default)]
+        unkeyed: Option<Unkeyed>,
         /// The effective skill must have at least one entry.
         #[serde(default)]
         required: Option<bool>,

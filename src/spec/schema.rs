@@ -40,9 +40,23 @@ pub fn strategy_help(strategy: &Strategy) -> String {
             "APPEND: your items are added after the lower layers' items; null clears the list first."
                 .into()
         }
-        Strategy::KeyedReplace { keys, .. } => format!(
+        Strategy::KeyedReplace {
+            keys,
+            unkeyed: super::Unkeyed::Refuse,
+            ..
+        } => format!(
             "KEYED_REPLACE: an entry with the same {} as a lower layer's entry replaces it in place; \
              other entries are added at the end; null clears the list first.",
+            keys.join(" / ")
+        ),
+        Strategy::KeyedReplace {
+            keys,
+            unkeyed: super::Unkeyed::Append,
+            ..
+        } => format!(
+            "KEYED_REPLACE: an entry with the same {} as a lower layer's entry replaces it in place; \
+             other entries are added at the end, and entries without one after all of them; \
+             null clears the list first.",
             keys.join(" / ")
         ),
         Strategy::DeepMerge { .. } => "DEEP_MERGE: merged key by key with the lower layers; where both \
@@ -151,7 +165,11 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
             m.insert("items".into(), item);
             m
         }
-        Strategy::KeyedReplace { keys, entries } => {
+        Strategy::KeyedReplace {
+            keys,
+            entries,
+            unkeyed,
+        } => {
             let with_key: Vec<Value> = keys
                 .iter()
                 .map(|k| {
@@ -161,10 +179,15 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
                     })
                 })
                 .collect();
-            let mut object = obj([
-                ("type", json!("object")),
-                ("anyOf", Value::Array(with_key.clone())),
-            ]);
+            // An entry needs a key unless the rule keeps those without
+            // one; a directive names its entry by key either way.
+            let mut object = match unkeyed {
+                super::Unkeyed::Refuse => obj([
+                    ("type", json!("object")),
+                    ("anyOf", Value::Array(with_key.clone())),
+                ]),
+                super::Unkeyed::Append => obj([("type", json!("object"))]),
+            };
             let item = if directives {
                 // Inside an entry, a directive means something only when
                 // entries merge (key by key, like DEEP_MERGE).

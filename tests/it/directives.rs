@@ -305,6 +305,7 @@ fn version_2_attributes_in_a_version_1_spec_are_one_error() {
     for (rule, attr) in [
         ("{strategy: APPEND, unique: true}", "unique"),
         ("{strategy: KEYED_REPLACE, entries: merge}", "entries"),
+        ("{strategy: KEYED_REPLACE, unkeyed: append}", "unkeyed"),
         (
             "{strategy: DEEP_MERGE, fields: {a: {strategy: APPEND}}}",
             "fields",

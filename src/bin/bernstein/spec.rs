@@ -340,9 +340,14 @@ fn checks(field: &Field) -> String {
                 out.push("unique".into());
             }
         }
-        Strategy::KeyedReplace { entries, .. } => {
+        Strategy::KeyedReplace {
+            entries, unkeyed, ..
+        } => {
             if *entries == bernstein_skills::spec::EntriesMode::Merge {
                 out.push("entries merge".into());
+            }
+            if *unkeyed == bernstein_skills::spec::Unkeyed::Append {
+                out.push("unkeyed append".into());
             }
         }
         Strategy::DeepMerge { .. } => {}
