@@ -114,6 +114,147 @@ fn issue_28_8_an_export_holds_its_own_staging_directory_locked() {
     assert!(!sb.path().join(staging).exists());
 }
 
+/// The files export writes for `big` and `n` small skills, each of which
+/// changes with `round`: a large file whose write takes long enough to be
+/// caught halfway.
+fn killable_tree(sb: &Sandbox, n: usize, round: usize) {
+    let mut data = vec![b'x'; 16 << 20];
+    data[0] = b'0' + (round % 10) as u8;
+    sb.write("base", "big/references/data.txt", &data);
+    sb.write(
+        "base",
+        "big/SKILL.md",
+        format!("---\nname: big\ndescription: Round {round}.\n---\n\nBig.\n"),
+    );
+    for i in 0..n {
+        sb.write(
+            "base",
+            &format!("s{i:03}/SKILL.md"),
+            format!("---\nname: s{i:03}\ndescription: Round {round}.\n---\n\nBody.\n"),
+        );
+        sb.write(
+            "base",
+            &format!("s{i:03}/references/r.md"),
+            format!("{round}\n"),
+        );
+    }
+}
+
+/// Every path below `dir` that is not `expected` (relative, `/`-separated),
+/// hidden ones included.
+fn unexpected(dir: &Path, expected: &[String]) -> Vec<String> {
+    snapshot(dir)
+        .into_iter()
+        .map(|(p, _)| {
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            rel.trim_end_matches('/').to_owned()
+        })
+        .filter(|rel| !expected.contains(rel))
+        .collect()
+}
+
+/// The files below `dir` that are not `expected` and hold more than a
+/// MiB, looked at without reading them.
+fn partly_written(dir: &Path, expected: &[String]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(meta) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if meta.is_dir() {
+                todo.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if meta.len() > 1 << 20 && !expected.contains(&rel) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn issue_44_8_what_an_export_killed_midway_left_is_removed_by_the_next_one() {
+    let sb = Sandbox::new();
+    let n = 100;
+    killable_tree(&sb, n, 0);
+    sb.run(&["export", "--format", "skill", "--out", "out"])
+        .success();
+    let out = sb.path().join("out");
+    let mut expected: Vec<String> = vec![RECORD.to_owned()];
+    for skill in std::iter::once("big".to_owned()).chain((0..n).map(|i| format!("s{i:03}"))) {
+        expected.push(skill.clone());
+        expected.push(format!("{skill}/SKILL.md"));
+        expected.push(format!("{skill}/references"));
+    }
+    expected.push("big/references/data.txt".to_owned());
+    for i in 0..n {
+        expected.push(format!("s{i:03}/references/r.md"));
+    }
+    assert_eq!(unexpected(&out, &expected), Vec::<String>::new());
+    // Change every skill, start an export of the changes, and kill it
+    // (SIGKILL: nothing of it runs after) while something it has not
+    // finished is in the directory. An export that ends first is tried
+    // again with new changes.
+    let mut left = Vec::new();
+    for round in 1..=40 {
+        killable_tree(&sb, n, round);
+        let cmd = sb.skills_cmd(&["export", "--format", "skill", "--out", "out"]);
+        let mut child = std::process::Command::new(cmd.get_program())
+            .args(cmd.get_args())
+            .env_clear()
+            .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .current_dir(sb.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let midway = loop {
+            if child.try_wait().unwrap().is_some() {
+                break false;
+            }
+            // The large file half written, wherever export writes it
+            // first.
+            if !partly_written(&out, &expected).is_empty() {
+                break true;
+            }
+        };
+        if !midway {
+            continue;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        left = unexpected(&out, &expected);
+        if !left.is_empty() {
+            break;
+        }
+    }
+    assert!(!left.is_empty(), "no export was caught midway");
+    // The next export removes what the killed one left, and only that: a
+    // hidden file of the person's in the directory and in a skill stays.
+    sb.write_file("out/.mine", "mine\n");
+    sb.write_file("out/s000/references/.bs-mine", "mine\n");
+    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    run.success();
+    expected.push(".mine".to_owned());
+    expected.push("s000/references/.bs-mine".to_owned());
+    assert_eq!(
+        unexpected(&out, &expected),
+        Vec::<String>::new(),
+        "left by the killed export: {left:?}\n{run:#?}"
+    );
+    std::fs::remove_file(out.join("s000/references/.bs-mine")).unwrap();
+    let check = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    assert_eq!(check.code, Some(0), "{check:#?}");
+}
+
 // ---------------------------------------------------------------------------
 // Item 14: `--check` sees every file planted in a managed skill directory,
 // and its advice for them is true.

@@ -31,6 +31,10 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, RawDir};
 use rustix::io::Errno;
 
+pub(crate) mod claim;
+pub(crate) mod walk;
+pub(crate) mod write;
+
 /// What an entry is, never following a symlink: for a layer's files, and
 /// for what the output directory holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -438,6 +442,17 @@ pub(crate) fn read_sized(
     }
     bytes.truncate(at);
     Ok(bytes)
+}
+
+/// A fresh name: `prefix`, then 12 random hexadecimal digits.
+pub(crate) fn random_name(prefix: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    format!("{prefix}{:012x}", h.finish() & 0xffff_ffff_ffff)
 }
 
 /// One entry of a directory listing.
