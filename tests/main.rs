@@ -55,6 +55,7 @@ mod it {
     pub mod upstream;
     mod upstream_bytes;
     mod upstream_hostile;
+    mod upstream_team;
     mod validate;
     mod xdg;
 }

@@ -54,6 +54,22 @@ pub struct Fetched {
     /// Directories with a `SKILL.md` that were not taken because their
     /// names are not skill names (escaped).
     pub skipped: Vec<String>,
+    /// What the ref asked for named, as the fetch found it (`None`: read
+    /// from the cache, not fetched).
+    pub kind: Option<RefKind>,
+}
+
+/// What a ref names upstream, as a fetch finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefKind {
+    /// No ref: the repository's `HEAD`, its default branch.
+    DefaultBranch,
+    /// A branch.
+    Branch,
+    /// A tag.
+    Tag,
+    /// A commit, by its id.
+    Commit,
 }
 
 impl Fetched {
@@ -123,6 +139,9 @@ fn git(dir: &Path) -> Command {
     c.env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ALLOW_PROTOCOL", "https:ssh:file")
+        // A repository of commits only (`History`) never fetches what it
+        // lacks behind our back.
+        .env("GIT_NO_LAZY_FETCH", "1")
         .env("LC_ALL", "C")
         .arg("-C")
         .arg(dir)
@@ -150,15 +169,25 @@ fn git(dir: &Path) -> Command {
 
 /// Runs `cmd`, its output whole; the last lines of its errors in the
 /// message when it fails.
-fn run(mut cmd: Command, what: &str, url: &str) -> Result<Vec<u8>> {
+fn run(cmd: Command, what: &str, url: &str) -> Result<Vec<u8>> {
+    run_or_stderr(cmd, url)?.map_err(|stderr| says(what, url, &stderr))
+}
+
+/// Runs `cmd`: its output, or what it wrote on stderr when it failed.
+fn run_or_stderr(mut cmd: Command, url: &str) -> Result<std::result::Result<Vec<u8>, String>> {
     let out = cmd.output().map_err(|e| spawn_error(e, url))?;
     if out.status.success() {
-        return Ok(out.stdout);
+        Ok(Ok(out.stdout))
+    } else {
+        Ok(Err(String::from_utf8_lossy(&out.stderr).into_owned()))
     }
-    let err = String::from_utf8_lossy(&out.stderr);
-    let last: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+}
+
+/// An error quoting the last lines git wrote.
+fn says(what: &str, url: &str, stderr: &str) -> Error {
+    let last: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     let tail = last[last.len().saturating_sub(2)..].join("; ");
-    Err(fail(what, url, format!("git says: {tail}")))
+    fail(what, url, format!("git says: {tail}"))
 }
 
 fn spawn_error(e: std::io::Error, url: &str) -> Error {
@@ -182,14 +211,72 @@ fn spawn_error(e: std::io::Error, url: &str) -> Error {
 /// is written anywhere but a temporary repository, removed after.
 pub fn fetch(want: &Want<'_>) -> Result<Fetched> {
     let url = want.url;
+    let tmp = new_repository(url)?;
+    let repo = tmp.path();
+    let (commit, kind) = fetch_rev(repo, url, want.rev)?;
+    let prefix = want
+        .path
+        .map(|p| format!("{}/", p.trim_end_matches('/')))
+        .unwrap_or_default();
+    let entries = list_tree(repo, &commit, &prefix, url)?;
+    let mut fetched = select(repo, entries, want, &prefix, &commit)?;
+    fetched.commit = commit;
+    fetched.kind = Some(kind);
+    Ok(fetched)
+}
+
+/// A new bare repository of our own, in a temporary directory removed
+/// when it is dropped.
+fn new_repository(url: &str) -> Result<tempfile::TempDir> {
     let tmp = tempfile::Builder::new()
         .prefix("bernstein-fetch-")
         .tempdir()
         .map_err(|e| fail("a temporary directory", url, e))?;
-    let repo = tmp.path();
-    let mut init = git(repo);
+    let mut init = git(tmp.path());
     init.args(["init", "--bare", "-q", "."]);
     run(init, "creating a repository to fetch into", url)?;
+    Ok(tmp)
+}
+
+/// Fetches the one commit `rev` names (`None`: `HEAD`) into `repo`, at
+/// depth 1: the commit and what kind of ref named it. An abbreviated
+/// commit id that is no ref's name is resolved in the history of every
+/// branch and tag ([`History::resolve_abbreviated`]) and fetched whole; a
+/// commit id must come back as itself.
+fn fetch_rev(repo: &Path, url: &str, rev: Option<&str>) -> Result<(String, RefKind)> {
+    let name = rev.unwrap_or("HEAD");
+    let what = format!("fetching {}", crate::text::escape(name));
+    match run_or_stderr(shallow_fetch(repo, url, name), url)? {
+        Ok(_) => {}
+        Err(stderr)
+            if rev.is_some_and(is_abbreviated) && stderr.contains("couldn't find remote ref") =>
+        {
+            let full = History::open(url)?.resolve_abbreviated(name)?;
+            run(shallow_fetch(repo, url, &full), &what, url)?;
+        }
+        Err(stderr) => return Err(says(&what, url, &stderr)),
+    }
+    let mut parse = git(repo);
+    parse.args(["rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"]);
+    let commit = String::from_utf8_lossy(&run(parse, "resolving the commit", url)?)
+        .trim()
+        .to_owned();
+    let kind = fetch_head_kind(repo);
+    if let Some(rev) = rev
+        && kind == RefKind::Commit
+        && !commit.starts_with(rev)
+    {
+        return Err(fail(
+            "resolving the commit",
+            url,
+            format!("asked for {rev}, got {commit}"),
+        ));
+    }
+    Ok((commit, kind))
+}
+
+/// `git fetch --depth 1 URL REV` into `repo`.
+fn shallow_fetch(repo: &Path, url: &str, rev: &str) -> Command {
     let mut fetch = git(repo);
     fetch.args([
         "fetch",
@@ -201,39 +288,234 @@ pub fn fetch(want: &Want<'_>) -> Result<Fetched> {
         "--no-write-commit-graph",
         "--",
         url,
-        want.rev.unwrap_or("HEAD"),
+        rev,
     ]);
-    run(
-        fetch,
-        &format!(
-            "fetching {}",
-            want.rev.map(crate::text::escape).unwrap_or("HEAD".into())
-        ),
-        url,
-    )?;
-    let mut parse = git(repo);
-    parse.args(["rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"]);
-    let commit = String::from_utf8_lossy(&run(parse, "resolving the commit", url)?)
-        .trim()
-        .to_owned();
-    if let Some(rev) = want.rev
-        && is_commit_id(rev)
-        && rev != commit
-    {
-        return Err(fail(
-            "resolving the commit",
-            url,
-            format!("asked for {rev}, got {commit}"),
-        ));
+    fetch
+}
+
+/// The description of the last fetch in `FETCH_HEAD`: `branch 'main' of
+/// URL`, `tag 'v1' of URL`, `'COMMIT' of URL`, or the URL alone (`HEAD`).
+fn fetch_head(repo: &Path) -> String {
+    std::fs::read_to_string(repo.join("FETCH_HEAD"))
+        .ok()
+        .and_then(|t| {
+            let line = t.lines().next()?.to_owned();
+            Some(line.splitn(3, '\t').nth(2)?.to_owned())
+        })
+        .unwrap_or_default()
+}
+
+fn fetch_head_kind(repo: &Path) -> RefKind {
+    let d = fetch_head(repo);
+    if d.starts_with("branch '") {
+        RefKind::Branch
+    } else if d.starts_with("tag '") {
+        RefKind::Tag
+    } else if d.starts_with('\'') {
+        RefKind::Commit
+    } else {
+        RefKind::DefaultBranch
     }
-    let prefix = want
-        .path
-        .map(|p| format!("{}/", p.trim_end_matches('/')))
-        .unwrap_or_default();
-    let entries = list_tree(repo, &commit, &prefix, url)?;
-    let mut fetched = select(repo, entries, want, &prefix, &commit)?;
-    fetched.commit = commit;
-    Ok(fetched)
+}
+
+/// The most commits of one ref's history a [`History`] fetches.
+pub const HISTORY_DEPTH: u32 = 10_000;
+
+/// The shortest abbreviated commit id taken (git's own minimum).
+const MIN_ABBREV: usize = 4;
+
+/// 4 to 39 lowercase hexadecimal digits: an abbreviated SHA-1 commit id
+/// (or a ref of that name: a ref wins, as in git).
+pub fn is_abbreviated(rev: &str) -> bool {
+    (MIN_ABBREV..40).contains(&rev.len())
+        && rev
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
+/// Some of a repository's history: commits only, no tree or file
+/// (`--filter=tree:0` where the server filters; all of each commit's
+/// objects where it does not), at most [`HISTORY_DEPTH`] commits of each
+/// ref fetched, in a repository of our own removed when it is dropped. It
+/// answers what the lock needs of history: is a commit in a ref's, how far
+/// apart two commits are, which commit an abbreviated id names.
+pub struct History {
+    tmp: tempfile::TempDir,
+    url: String,
+    /// The refs fetched so far, by the name each was asked by.
+    tips: BTreeMap<String, String>,
+    /// Every branch and tag fetched ([`History::fetch_all`]).
+    all: bool,
+}
+
+impl History {
+    /// An empty history of `url`.
+    pub fn open(url: &str) -> Result<History> {
+        let tmp = new_repository(url)?;
+        for (k, v) in [
+            ("remote.origin.url", url),
+            ("remote.origin.promisor", "true"),
+            ("remote.origin.partialclonefilter", "tree:0"),
+        ] {
+            let mut c = git(tmp.path());
+            c.args(["config", k, v]);
+            run(c, "configuring a repository to fetch into", url)?;
+        }
+        Ok(History {
+            tmp,
+            url: url.to_owned(),
+            tips: BTreeMap::new(),
+            all: false,
+        })
+    }
+
+    fn fetch(&self, refspecs: &[String]) -> Result<std::result::Result<(), String>> {
+        let mut c = git(self.tmp.path());
+        c.args([
+            "fetch",
+            "-q",
+            "--filter=tree:0",
+            "--depth",
+            &HISTORY_DEPTH.to_string(),
+            "--no-tags",
+            "--no-recurse-submodules",
+            "--no-write-commit-graph",
+            "origin",
+        ]);
+        c.args(refspecs);
+        Ok(run_or_stderr(c, &self.url)?.map(|_| ()))
+    }
+
+    /// Fetches the history of `rev` (a branch, a tag, `HEAD`, or a full
+    /// commit id): its tip commit, `None` when upstream has no such ref.
+    pub fn fetch_rev(&mut self, rev: &str) -> Result<Option<String>> {
+        if let Some(tip) = self.tips.get(rev) {
+            return Ok(Some(tip.clone()));
+        }
+        let dest = format!("refs/bs/rev/{}", self.tips.len());
+        match self.fetch(&[format!("+{rev}:{dest}")])? {
+            Ok(()) => {}
+            Err(e) if e.contains("couldn't find remote ref") => return Ok(None),
+            Err(e) => {
+                return Err(says(
+                    &format!("fetching the history of {}", crate::text::escape(rev)),
+                    &self.url,
+                    &e,
+                ));
+            }
+        }
+        let mut c = git(self.tmp.path());
+        c.args(["rev-parse", "--verify", "-q", &format!("{dest}^{{commit}}")]);
+        let tip = String::from_utf8_lossy(&run(c, "reading the history", &self.url)?)
+            .trim()
+            .to_owned();
+        self.tips.insert(rev.to_owned(), tip.clone());
+        Ok(Some(tip))
+    }
+
+    /// Fetches the history of every branch and tag.
+    pub fn fetch_all(&mut self) -> Result<()> {
+        if self.all {
+            return Ok(());
+        }
+        self.fetch(&[
+            "+refs/heads/*:refs/bs/heads/*".to_owned(),
+            "+refs/tags/*:refs/bs/tags/*".to_owned(),
+        ])?
+        .map_err(|e| {
+            says(
+                "fetching the history of every branch and tag",
+                &self.url,
+                &e,
+            )
+        })?;
+        self.all = true;
+        Ok(())
+    }
+
+    /// The commits reachable from `tips` (every ref fetched when `None`)
+    /// in what was fetched, newest first.
+    fn commits(&self, tips: Option<&[&str]>) -> Result<Vec<String>> {
+        let mut c = git(self.tmp.path());
+        c.arg("rev-list");
+        match tips {
+            Some(t) => {
+                c.args(t);
+            }
+            None => {
+                c.arg("--glob=refs/bs/*");
+            }
+        }
+        let out = run(c, "reading the history", &self.url)?;
+        Ok(String::from_utf8_lossy(&out)
+            .lines()
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// Is `commit` in the history fetched from `tip` (every ref fetched
+    /// when `None`)?
+    pub fn holds(&self, tip: Option<&str>, commit: &str) -> Result<bool> {
+        let tips = tip.map(|t| [t]);
+        Ok(self
+            .commits(tips.as_ref().map(|t| &t[..]))?
+            .iter()
+            .any(|c| c == commit))
+    }
+
+    /// How many commits `to` is ahead of `from`, when `from` is in its
+    /// history as fetched.
+    pub fn ahead(&self, from: &str, to: &str) -> Result<Option<u64>> {
+        if !self.holds(Some(to), from)? {
+            return Ok(None);
+        }
+        let mut c = git(self.tmp.path());
+        c.args(["rev-list", "--count", &format!("{from}..{to}")]);
+        let out = run(c, "reading the history", &self.url)?;
+        Ok(String::from_utf8_lossy(&out).trim().parse().ok())
+    }
+
+    /// Was the history of `tip` cut at [`HISTORY_DEPTH`] commits?
+    pub fn cut(&self, tip: &str) -> Result<bool> {
+        let Ok(shallow) = std::fs::read_to_string(self.tmp.path().join("shallow")) else {
+            return Ok(false);
+        };
+        let reached = self.commits(Some(&[tip]))?;
+        Ok(shallow
+            .lines()
+            .any(|s| reached.iter().any(|c| c == s.trim())))
+    }
+
+    /// The one commit of a branch's or tag's history whose id starts with
+    /// `prefix`: an error naming the candidates when there are more, and
+    /// saying where it looked when there is none.
+    pub fn resolve_abbreviated(&mut self, prefix: &str) -> Result<String> {
+        self.fetch_all()?;
+        let found: Vec<String> = self
+            .commits(None)?
+            .into_iter()
+            .filter(|c| c.starts_with(prefix))
+            .collect();
+        match found.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(fail(
+                "resolving a commit",
+                &self.url,
+                format!(
+                    "no branch or tag holds a commit {prefix} (the last {HISTORY_DEPTH} commits of each were searched); name a branch, a tag or a commit of one"
+                ),
+            )),
+            many => Err(fail(
+                "resolving a commit",
+                &self.url,
+                format!(
+                    "{prefix} is ambiguous: {} commits start with it ({}); give more digits",
+                    many.len(),
+                    crate::text::list(many.iter().map(String::as_str), false)
+                ),
+            )),
+        }
+    }
 }
 
 /// 40 (SHA-1) or 64 (SHA-256) lowercase hexadecimal digits.

@@ -24,12 +24,14 @@
 
 pub mod cache;
 pub mod git;
+pub mod history;
 pub mod location;
 pub mod lock;
 pub mod render;
 pub mod report;
 pub mod review;
 pub mod sources;
+pub mod update;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -185,13 +187,14 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
                     ),
                 ));
             }
-            Some(l) if l.url != s.url || l.path != s.path || l.skills != s.skills => {
+            Some(l) if !update::out_of_step(s, l).is_empty() => {
                 return Err(refused(
                     &paths.lock,
                     format!(
-                        "source '{}' changed in {} since it was locked (repository, path or skills); run `bernstein skills update --yes` to lock it again",
+                        "source '{}' changed in {} since it was locked ({}); run `bernstein skills update --yes` to lock it again",
                         crate::text::escape(&s.name),
-                        crate::text::path(&paths.sources)
+                        crate::text::path(&paths.sources),
+                        update::out_of_step(s, l).join(", ")
                     ),
                 ));
             }
@@ -424,6 +427,14 @@ pub fn load_locked(
         }
         return Ok((fetched, false));
     }
+    // A lock a pull request changed alone may name a commit its ref never
+    // held: refused before anything of it is fetched.
+    history::check_in_ref(
+        &locked.url,
+        locked.git_ref.as_deref(),
+        &locked.commit,
+        "the lock",
+    )?;
     let mut fetched = git::fetch(&git::Want {
         url: &locked.url,
         rev: Some(&locked.commit),

@@ -36,6 +36,13 @@ pub fn text(report: &UpdateReport, accept: Option<&str>) -> String {
     }
     if report.refused {
         out.push_str("refused under --strict: review the content above; nothing written\n");
+    } else if report.written && report.sources.iter().any(|r| r.sets_ref.is_some()) {
+        let _ = writeln!(
+            out,
+            "wrote {} and {}",
+            text::path(&report.lock.with_file_name(super::SOURCES_FILE)),
+            text::path(&report.lock)
+        );
     } else if report.written {
         let _ = writeln!(out, "wrote {}", text::path(&report.lock));
     } else if report.moved {
@@ -59,16 +66,22 @@ fn source_text(out: &mut String, r: &SourceReport) {
             text::escape(&r.source),
             short(&r.to)
         );
+        lock_text(out, r);
         return;
     }
     let from = r.from.as_deref().map(short).unwrap_or("(not locked)");
-    let _ = writeln!(
-        out,
-        "{}: {} -> {}",
-        text::escape(&r.source),
-        from,
-        short(&r.to)
-    );
+    if r.from.as_deref() == Some(r.to.as_str()) {
+        let _ = writeln!(out, "{}: at {}", text::escape(&r.source), short(&r.to));
+    } else {
+        let _ = writeln!(
+            out,
+            "{}: {} -> {}",
+            text::escape(&r.source),
+            from,
+            short(&r.to)
+        );
+    }
+    lock_text(out, r);
     if !r.overrides.is_empty() {
         out.push_str("  overrides affected:\n");
         for o in &r.overrides {
@@ -109,6 +122,78 @@ fn source_text(out: &mut String, r: &SourceReport) {
         for t in &s.targets {
             let _ = writeln!(out, "    the next export refuses it: {}", t.message);
         }
+    }
+}
+
+/// What a source's report says of its lock beyond the files: sources.toml
+/// edited since the lock, the way the lock moves when that is not simply
+/// forward, a moved tag, a pin and the default branch.
+fn lock_text(out: &mut String, r: &SourceReport) {
+    use super::history::Relation;
+    let (from, to) = (r.from.as_deref().map(short).unwrap_or(""), short(&r.to));
+    if let Some(r) = &r.sets_ref {
+        let _ = writeln!(
+            out,
+            "  ref = \"{}\" in sources.toml: the next update keeps to it",
+            text::escape(r)
+        );
+    }
+    if !r.out_of_step.is_empty() {
+        let _ = writeln!(
+            out,
+            "  sources.toml changed its {} since the lock was written: the lock is written again to match",
+            r.out_of_step.join(", ")
+        );
+    }
+    if let Some(m) = r.history {
+        match (m.relation, m.commits) {
+            (Relation::Backward, n) => {
+                let _ = writeln!(
+                    out,
+                    "  back {} commit(s): {to} is an ancestor of {from}; the lock moves backwards in history",
+                    n.map_or("some".to_owned(), |n| n.to_string())
+                );
+            }
+            (Relation::Diverged, _) => {
+                let _ = writeln!(
+                    out,
+                    "  {to} does not descend from {from}: upstream's history was rewritten"
+                );
+            }
+            (Relation::Unknown, _) => {
+                let _ = writeln!(
+                    out,
+                    "  whether {to} descends from {from} is not known (not within the last {} commits of each)",
+                    super::git::HISTORY_DEPTH
+                );
+            }
+            (Relation::Forward, _) => {}
+        }
+    }
+    if let Some(tag) = &r.tag_moved {
+        let _ = writeln!(
+            out,
+            "  tag {} was moved upstream: it named {from}, it now names {to}; git refuses to clobber a tag, so this is a rewrite to review (accepted only with --accept-moved-tag)",
+            text::escape(tag)
+        );
+    }
+    if let Some(p) = &r.pin {
+        let branch = match p.ahead {
+            Some(0) => format!(
+                "the default branch is at it too ({})",
+                short(&p.default_branch)
+            ),
+            Some(n) => format!(
+                "the default branch has moved {n} commit(s) past it, to {}",
+                short(&p.default_branch)
+            ),
+            None => format!(
+                "the default branch (at {}) does not hold it in its last {} commits",
+                short(&p.default_branch),
+                super::git::HISTORY_DEPTH
+            ),
+        };
+        let _ = writeln!(out, "  pinned to {to} by its ref in sources.toml; {branch}");
     }
 }
 

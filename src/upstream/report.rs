@@ -29,8 +29,9 @@ use crate::target::Target;
 /// Markdown ([`super::render::markdown`]) reports are rendered from.
 #[derive(Debug, Clone, Serialize)]
 pub struct UpdateReport {
-    /// Did upstream move: some source's commit, files or execute bits
-    /// differ from the lock, or the lock names a source no longer listed.
+    /// Would the lock change: some source's commit, files or execute bits
+    /// differ from the lock, sources.toml no longer says what the lock
+    /// was written for, or the lock names a source no longer listed.
     pub moved: bool,
     /// Was the new lock written (`--yes`)?
     pub written: bool,
@@ -82,6 +83,21 @@ pub struct SourceReport {
     /// What a reviewer must see of the new content
     /// ([`super::review`]).
     pub review: Vec<Finding>,
+    /// Which way the lock moves from `from` to `to`, when they differ
+    /// ([`super::history`]): a lock that moves backwards is never silent.
+    pub history: Option<super::history::Movement>,
+    /// For a source pinned to a commit: where the default branch is now.
+    pub pin: Option<super::history::Pin>,
+    /// The tag the source names, when upstream moved it to another commit
+    /// since the lock was written: a rewrite, accepted only with
+    /// `--accept-moved-tag`.
+    pub tag_moved: Option<String>,
+    /// The keys of the source in sources.toml that differ from the lock
+    /// (`url`, `ref`, `path`, `skills`): the lock is written again to match.
+    pub out_of_step: Vec<&'static str>,
+    /// The ref `--to` records for this source in sources.toml (a commit
+    /// by its full id), so that the next update keeps to it.
+    pub sets_ref: Option<String>,
 }
 
 /// What changed upstream in one skill.

@@ -27,7 +27,7 @@ use super::refused;
 use crate::error::Result;
 
 /// The largest sources file read.
-const MAX_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_BYTES: u64 = 1 << 20;
 
 /// One source as the sources file names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! `bernstein skills add`, `verify` and `update`: upstream sources that
 //! feed the base layer, pinned by `sources.lock` (docs/upstream.md).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,7 +10,7 @@ use serde_json::json;
 
 use bernstein_skills::layer::Layer;
 use bernstein_skills::upstream::location::{Shown, redacted};
-use bernstein_skills::upstream::{self, Cache, Lock, Paths, SourceSpec, SourcesFile, git, report};
+use bernstein_skills::upstream::{self, Cache, Lock, Paths, SourceSpec, SourcesFile, git};
 use bernstein_skills::{Error, Layers, Result, output::render, text};
 
 use crate::output;
@@ -29,7 +29,9 @@ pub struct AddArgs {
     /// directory, with the skills it lists.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "git_ref", "path", "skills", "name"])]
     pub import: Option<PathBuf>,
-    /// The branch, tag or commit to take [default: the repository's HEAD].
+    /// The branch, tag or commit to take [default: the repository's HEAD];
+    /// a commit by its id, whole or abbreviated (recorded whole), must be
+    /// on a branch or tag.
     #[arg(long = "ref", value_name = "REF")]
     pub git_ref: Option<String>,
     /// The directory inside the repository that holds the skill
@@ -103,7 +105,8 @@ pub struct UpdateArgs {
     #[arg(value_name = "SKILL")]
     pub skills: Vec<String>,
     /// Take this branch, tag or commit instead of the ref in sources.toml
-    /// (one source only; recorded in the lock, sources.toml unchanged).
+    /// (one source only); with --yes, sources.toml's ref becomes it (a
+    /// commit by its full id), so the next update respects it.
     #[arg(long, value_name = "REF")]
     pub to: Option<String>,
     /// Write nothing; exit 1 when upstream has moved (for a scheduled CI
@@ -114,6 +117,11 @@ pub struct UpdateArgs {
     /// all that happens).
     #[arg(long)]
     pub yes: bool,
+    /// With --yes: accept a tag that upstream moved to another commit
+    /// since the lock was written (a rewrite; without this flag the lock
+    /// is not written).
+    #[arg(long)]
+    pub accept_moved_tag: bool,
     /// Exit 1 and write nothing when the new content has anything a
     /// reviewer must see (hidden comments, invisible characters, encoded
     /// blobs, scripts); by default they are listed in the report.
@@ -135,7 +143,11 @@ deleted-section-changed), a file a layer replaces that changed upstream
 (skill-removed); then what changed upstream per skill (fields, sections,
 files, execute bits; skills added or removed, and what the targets of
 targets.toml would refuse of them), and what a reviewer must see of the
-new content. The lock is written only with --yes.
+new content. It says which way each lock moves when not simply forward
+(backwards, a rewritten history), how far the default branch has moved
+past a source pinned to a commit, and a tag upstream moved to another
+commit (written only with --accept-moved-tag). The lock is written only
+with --yes, and then always matches sources.toml.
 
 Examples:
   bernstein skills update                  # what would change
@@ -406,27 +418,16 @@ fn make_parent(file: &Path) -> Result<Option<PathBuf>> {
     Ok(Some(dir.to_path_buf()))
 }
 
-/// `add` into `paths`, which exist, under the lock's guard.
-fn add_into(
-    args: &AddArgs,
-    layers: &Layers,
-    paths: &Paths,
-    (cache, policy): (&Cache, &upstream::Policy),
-    specs: Vec<SourceSpec>,
-) -> Result<ExitCode> {
-    // The file as it will be: the text there now, with a table more per
-    // source (appended, so that its comments and order stay).
-    let old_text = match std::fs::symlink_metadata(&paths.sources) {
-        Ok(_) => upstream::sources::read_text(&paths.sources, 1 << 20)?.unwrap_or_default(),
-        Err(_) => String::new(),
-    };
+/// The sources file's text `old_text` with a `[[source]]` table appended
+/// for each of `specs`, whose names it must not have yet.
+fn appended(old_text: &str, specs: &[SourceSpec], paths: &Paths) -> Result<String> {
     let existing = if old_text.trim().is_empty() {
         SourcesFile::default()
     } else {
-        toml::from_str::<SourcesFile>(&old_text).unwrap_or_default()
+        toml::from_str::<SourcesFile>(old_text).unwrap_or_default()
     };
-    let mut new_text = old_text.clone();
-    for spec in &specs {
+    let mut new_text = old_text.to_owned();
+    for spec in specs {
         if existing.sources.iter().any(|s| s.name == spec.name) {
             return Err(Error::Refused {
                 path: Some(PathBuf::from(text::path(&paths.sources))),
@@ -444,9 +445,28 @@ fn add_into(
         }
         new_text.push_str(&SourcesFile::entry_text(spec));
     }
+    Ok(new_text)
+}
+
+/// `add` into `paths`, which exist, under the lock's guard.
+fn add_into(
+    args: &AddArgs,
+    layers: &Layers,
+    paths: &Paths,
+    (cache, policy): (&Cache, &upstream::Policy),
+    mut specs: Vec<SourceSpec>,
+) -> Result<ExitCode> {
+    // The file as it will be: the text there now, with a table more per
+    // source (appended, so that its comments and order stay).
+    let old_text = match std::fs::symlink_metadata(&paths.sources) {
+        Ok(_) => upstream::sources::read_text(&paths.sources, 1 << 20)?.unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    let new_text = appended(&old_text, &specs, paths)?;
     let file = SourcesFile::parse(&new_text, &paths.sources, policy)?;
     let lock = Lock::read(&paths.lock)?.unwrap_or_default();
-    let is_new = |n: &str| specs.iter().any(|s| s.name == n);
+    let new_names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    let is_new = |n: &str| new_names.iter().any(|s| s == n);
     // Every other source as locked (from the cache, or fetched at its
     // commit), the new ones fetched at their refs.
     let mut fetched = BTreeMap::new();
@@ -464,16 +484,29 @@ fn add_into(
         );
     }
     let mut findings = Vec::new();
-    for spec in &specs {
+    for spec in &mut specs {
         let new = git::fetch(&git::Want {
             url: &spec.url,
             rev: spec.git_ref.as_deref(),
             path: spec.path.as_deref(),
             skills: spec.skills.as_deref(),
         })?;
+        // A commit asked for by its id must be on a branch or tag, and is
+        // recorded by its full id.
+        if new.kind == Some(git::RefKind::Commit) {
+            upstream::history::check_in_ref(
+                &spec.url,
+                spec.git_ref.as_deref(),
+                &new.commit,
+                "--ref",
+            )?;
+            spec.git_ref = Some(new.commit.clone());
+        }
         findings.extend(upstream::review::review(&new.files, &new.executable, None));
         fetched.insert(spec.name.clone(), new);
     }
+    let new_text = appended(&old_text, &specs, paths)?;
+    let file = SourcesFile::parse(&new_text, &paths.sources, policy)?;
     let urls = text::list(
         specs
             .iter()
@@ -677,83 +710,10 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
     let paths = Paths::of(&layers);
     let cache = ctx.require_cache()?;
     let _guard = exclusive(&cache, &paths.lock)?;
-    // The lock may be missing or out of step with the sources file: an
-    // update is how it is written again.
-    let file = SourcesFile::read(&paths.sources, &ctx.policy())?.ok_or_else(|| Error::Refused {
-        path: Some(PathBuf::from(text::path(&paths.sources))),
-        message: "does not exist; add a source with `bernstein skills add SOURCE`".into(),
-    })?;
-    // A lock with merge-conflict markers is written again from the
-    // sources file, every source fetched at its ref.
-    let lock = if upstream::lock::is_conflicted(&paths.lock) {
-        Lock::default()
-    } else {
-        Lock::read(&paths.lock)?.unwrap_or_default()
+    let options = upstream::update::Options {
+        skills: &args.skills,
+        to: args.to.as_deref(),
     };
-    let only: BTreeSet<String> = args.skills.iter().cloned().collect();
-    // The sources to fetch again: those the skills named come from.
-    let selected: Vec<&SourceSpec> = if only.is_empty() {
-        file.sources.iter().collect()
-    } else {
-        for skill in &only {
-            if !lock
-                .sources
-                .values()
-                .any(|l| l.skills_taken().contains(skill.as_str()))
-            {
-                return Err(Error::Refused {
-                    path: Some(PathBuf::from(text::path(&paths.lock))),
-                    message: format!("no source provides skill '{}'", text::escape(skill)),
-                });
-            }
-        }
-        file.sources
-            .iter()
-            .filter(|s| {
-                lock.sources
-                    .get(&s.name)
-                    .is_some_and(|l| l.skills_taken().iter().any(|k| only.contains(*k)))
-            })
-            .collect()
-    };
-    if args.to.is_some() && selected.len() != 1 {
-        return Err(Error::Refused {
-            path: None,
-            message: format!(
-                "--to names one ref, and this update fetches {} sources; name a skill of one source",
-                selected.len()
-            ),
-        });
-    }
-    let mut fetched = BTreeMap::new();
-    let mut refs = BTreeMap::new();
-    for s in &file.sources {
-        let locked = lock
-            .sources
-            .get(&s.name)
-            .filter(|l| l.url == s.url && l.path == s.path && l.skills == s.skills);
-        if selected.iter().any(|x| x.name == s.name) || locked.is_none() {
-            let rev = args.to.as_deref().or(s.git_ref.as_deref());
-            if let Some(r) = rev {
-                upstream::sources::check_ref(r).map_err(|m| Error::Refused {
-                    path: None,
-                    message: format!("--to {}: {m}", text::escape(r)),
-                })?;
-            }
-            let f = git::fetch(&git::Want {
-                url: &s.url,
-                rev,
-                path: s.path.as_deref(),
-                skills: s.skills.as_deref(),
-            })?;
-            refs.insert(s.name.clone(), rev.map(str::to_owned));
-            fetched.insert(s.name.clone(), f);
-        } else if let Some(l) = locked {
-            fetched.insert(s.name.clone(), upstream::load_locked(&cache, &s.name, l)?.0);
-            refs.insert(s.name.clone(), l.git_ref.clone());
-        }
-    }
-    upstream::resolve(&file, &mut fetched, &local_base(&layers), &paths.sources)?;
     // What comes in is judged against the targets the project exports to.
     let targets = match ctx.project_targets(&layers)? {
         Some((file, names)) => ctx.targets(&spec, &names).map_err(|e| Error::Refused {
@@ -762,64 +722,36 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
         })?,
         None => Vec::new(),
     };
-    let project = report::Project {
+    let project = upstream::report::Project {
         spec: &spec,
         layers: &layers,
         targets: &targets,
     };
-    let mut new_lock = Lock::default();
-    let mut reports = Vec::new();
-    for s in &file.sources {
-        let f = &fetched[&s.name];
-        let entry = upstream::entry(s, refs[&s.name].as_deref(), f);
-        let old = lock.sources.get(&s.name);
-        let old_dir = old
-            .filter(|o| cache.has(&s.name, o) && cache.verify(&s.name, o).is_ok())
-            .map(|o| cache.dir_of(&s.name, o));
-        let reader = |file: &str| {
-            old_dir
-                .as_ref()
-                .and_then(|d| std::fs::read(d.join(file)).ok())
-        };
-        let sides = report::Sides {
-            old,
-            old_file: &reader,
-            new: &entry,
-            fetched: f,
-        };
-        let r = report::compare(&project, &s.name, &sides, &only);
-        reports.push(r);
-        new_lock.sources.insert(s.name.clone(), entry);
-    }
-    let dropped: Vec<&String> = lock
-        .sources
-        .keys()
-        .filter(|n| !new_lock.sources.contains_key(*n))
-        .collect();
-    let moved = reports.iter().any(|r| r.moved) || !dropped.is_empty();
-    let flagged = args.strict && reports.iter().any(|r| !r.review.is_empty());
-    let written = args.yes && moved && !flagged;
+    let mut plan = upstream::update::plan(
+        &project,
+        &paths,
+        &cache,
+        &ctx.policy(),
+        &local_base(&layers),
+        &options,
+    )?;
+    let flagged = args.strict && plan.report.findings().next().is_some();
+    let retagged = !plan.tags_moved().is_empty() && !args.accept_moved_tag;
+    let written = args.yes && plan.changes() && !flagged && !retagged;
     if written {
-        for (name, entry) in &new_lock.sources {
-            cache.store(name, entry, &fetched[name])?;
-        }
-        new_lock.write(&paths.lock)?;
+        upstream::update::write(&plan, &paths, &cache)?;
     }
-    let report = report::UpdateReport {
-        moved,
-        written,
-        lock: paths.lock.clone(),
-        sources: reports,
-        dropped: dropped.into_iter().cloned().collect(),
-        refused: flagged,
-    };
+    plan.report.written = written;
+    plan.report.refused = flagged;
+    let report = &plan.report;
     if args.json {
         output::print(&render::to_json(&report.to_value()));
     } else {
-        let accept = (!args.check).then(|| accept_command(&args));
-        output::print(&upstream::render::text(&report, accept.as_deref()));
+        let accept = (!args.check).then(|| accept_command(&args, retagged));
+        output::print(&upstream::render::text(report, accept.as_deref()));
     }
-    Ok(if args.check && moved || flagged {
+    let refused_yes = args.yes && retagged;
+    Ok(if args.check && report.moved || flagged || refused_yes {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -827,7 +759,7 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 /// The command that accepts the update this one reported.
-fn accept_command(args: &UpdateArgs) -> String {
+fn accept_command(args: &UpdateArgs, retagged: bool) -> String {
     let mut cmd = String::from("bernstein skills update");
     for s in &args.skills {
         cmd.push(' ');
@@ -837,5 +769,8 @@ fn accept_command(args: &UpdateArgs) -> String {
         cmd.push_str(&format!(" --to {}", text::escape(t)));
     }
     cmd.push_str(" --yes");
+    if retagged || args.accept_moved_tag {
+        cmd.push_str(" --accept-moved-tag");
+    }
     cmd
 }

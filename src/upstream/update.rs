@@ -1,0 +1,355 @@
+//! `update`, as data: fetching the sources again, what that brings
+//! ([`super::report`]), and what the lock (and, for `--to`, the sources
+//! file) becomes; writing it is a separate step ([`write`]), taken only
+//! when the person accepts.
+//!
+//! Which commit each source is locked at:
+//!
+//! - a source the update is asked about (every source, or those of the
+//!   skills named) is fetched at its ref as sources.toml names it (or
+//!   `--to`'s), so it takes whatever the ref names now;
+//! - any other source whose lock no longer matches sources.toml is locked
+//!   again: at the same commit when only its `url`, `path` or `skills`
+//!   changed (editing which skills are taken never moves the commit, and
+//!   the commit must still be in the ref's history), at its ref's commit
+//!   when the ref changed or it is new;
+//! - every other source stays as locked.
+//!
+//! What a person pins is where they see it: `update --to REF` records the
+//! ref in sources.toml (a commit by its full id), so the next `update`
+//! respects it and every command agrees with the lock; the way the lock
+//! moves is reported ([`super::history::Movement`]), so a lock that moves
+//! backwards is never silent. A tag that now names another commit than
+//! the lock's is a rewrite (git refuses to clobber a tag; Go's checksum
+//! database calls it a security error): reported, and written only with
+//! `--accept-moved-tag`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::git::{self, Fetched, RefKind};
+use super::history;
+use super::lock::{Lock, LockedSource};
+use super::report::{self, SourceReport, UpdateReport};
+use super::sources::{Policy, SourceSpec, SourcesFile};
+use super::{Cache, Paths};
+use crate::error::{Error, Result};
+
+/// What `update` is asked.
+#[derive(Debug, Clone, Default)]
+pub struct Options<'a> {
+    /// Only the sources these skills come from (all when empty).
+    pub skills: &'a [String],
+    /// `--to`: this ref instead of sources.toml's, for the one source.
+    pub to: Option<&'a str>,
+}
+
+/// What an update would do, before anything is written.
+#[derive(Debug)]
+pub struct Plan {
+    /// What it brings, per source (`written` false).
+    pub report: UpdateReport,
+    /// The lock it would write.
+    pub lock: Lock,
+    /// The lock as it is (`None`: none, or one with conflict markers).
+    pub old: Option<Lock>,
+    /// The files of every source, as the new lock takes them.
+    pub fetched: BTreeMap<String, Fetched>,
+    /// `--to`: the source whose ref sources.toml records, and the ref.
+    pub pin: Option<(String, String)>,
+}
+
+impl Plan {
+    /// Would [`write`] change anything: the lock, or the sources file?
+    pub fn changes(&self) -> bool {
+        self.old.as_ref() != Some(&self.lock) || self.report.moved || self.pin.is_some()
+    }
+
+    /// The tags upstream moved since the lock was written: `(source,
+    /// tag)`.
+    pub fn tags_moved(&self) -> Vec<(&str, &str)> {
+        self.report
+            .sources
+            .iter()
+            .filter_map(|r| Some((r.source.as_str(), r.tag_moved.as_deref()?)))
+            .collect()
+    }
+}
+
+/// The keys of `spec` in which the lock's entry `locked` differs.
+pub fn out_of_step(spec: &SourceSpec, locked: &LockedSource) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if locked.url != spec.url {
+        out.push("url");
+    }
+    if locked.git_ref != spec.git_ref {
+        out.push("ref");
+    }
+    if locked.path != spec.path {
+        out.push("path");
+    }
+    if locked.skills != spec.skills {
+        out.push("skills");
+    }
+    out
+}
+
+/// Fetches what `options` asks for and compares it with the lock (module
+/// docs), judging what comes in for `project` (its spec, layers and
+/// targets): nothing is written. `local` is the local base layer's
+/// skills, which no source may also have.
+pub fn plan(
+    project: &report::Project<'_>,
+    paths: &Paths,
+    cache: &Cache,
+    policy: &Policy,
+    local: &BTreeMap<String, PathBuf>,
+    options: &Options<'_>,
+) -> Result<Plan> {
+    let refused = |path: &Path, message: String| Error::Refused {
+        path: Some(PathBuf::from(crate::text::path(path))),
+        message,
+    };
+    // The lock may be missing or out of step with the sources file: an
+    // update is how it is written again.
+    let file = SourcesFile::read(&paths.sources, policy)?.ok_or_else(|| {
+        refused(
+            &paths.sources,
+            "does not exist; add a source with `bernstein skills add SOURCE`".into(),
+        )
+    })?;
+    // A lock with merge-conflict markers is written again from the
+    // sources file, every source fetched at its ref.
+    let old = if super::lock::is_conflicted(&paths.lock) {
+        None
+    } else {
+        Lock::read(&paths.lock)?
+    };
+    let lock = old.clone().unwrap_or_default();
+    let only: BTreeSet<String> = options.skills.iter().cloned().collect();
+    for skill in &only {
+        if !lock
+            .sources
+            .values()
+            .any(|l| l.skills_taken().contains(skill.as_str()))
+        {
+            return Err(refused(
+                &paths.lock,
+                format!("no source provides skill '{}'", crate::text::escape(skill)),
+            ));
+        }
+    }
+    // The sources to fetch again: those the skills named come from.
+    let selected: BTreeSet<&str> = file
+        .sources
+        .iter()
+        .filter(|s| {
+            only.is_empty()
+                || lock
+                    .sources
+                    .get(&s.name)
+                    .is_some_and(|l| l.skills_taken().iter().any(|k| only.contains(*k)))
+        })
+        .map(|s| s.name.as_str())
+        .collect();
+    if let Some(to) = options.to {
+        if selected.len() != 1 {
+            return Err(Error::Refused {
+                path: None,
+                message: format!(
+                    "--to names one ref, and this update fetches {} sources; name a skill of one source",
+                    selected.len()
+                ),
+            });
+        }
+        super::sources::check_ref(to).map_err(|m| Error::Refused {
+            path: None,
+            message: format!("--to {}: {m}", crate::text::escape(to)),
+        })?;
+    }
+    let mut fetched = BTreeMap::new();
+    let mut refs: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut pin = None;
+    for s in &file.sources {
+        let locked = lock.sources.get(&s.name);
+        let step = locked.map(|l| out_of_step(s, l)).unwrap_or_default();
+        if selected.contains(s.name.as_str()) || locked.is_none() || step.contains(&"ref") {
+            let rev = options
+                .to
+                .filter(|_| selected.contains(s.name.as_str()))
+                .or(s.git_ref.as_deref());
+            let f = git::fetch(&git::Want {
+                url: &s.url,
+                rev,
+                path: s.path.as_deref(),
+                skills: s.skills.as_deref(),
+            })?;
+            if f.kind == Some(RefKind::Commit) {
+                history::check_in_ref(&s.url, rev, &f.commit, "the ref")?;
+            }
+            // The lock records the ref as sources.toml names it; `--to`'s
+            // is recorded in both, a commit by its full id.
+            let mut recorded = s.git_ref.clone();
+            if let Some(to) = options.to.filter(|_| selected.contains(s.name.as_str())) {
+                let to = if f.kind == Some(RefKind::Commit) {
+                    f.commit.clone()
+                } else {
+                    to.to_owned()
+                };
+                if s.git_ref.as_deref() != Some(to.as_str()) {
+                    pin = Some((s.name.clone(), to.clone()));
+                }
+                recorded = Some(to);
+            }
+            refs.insert(s.name.clone(), recorded);
+            fetched.insert(s.name.clone(), f);
+        } else if let Some(l) = locked.filter(|_| !step.is_empty()) {
+            // Only the url, path or skills changed: the same commit, taken
+            // again as sources.toml now says, still in the ref's history.
+            history::check_in_ref(&s.url, s.git_ref.as_deref(), &l.commit, "the lock")?;
+            let f = git::fetch(&git::Want {
+                url: &s.url,
+                rev: Some(&l.commit),
+                path: s.path.as_deref(),
+                skills: s.skills.as_deref(),
+            })?;
+            refs.insert(s.name.clone(), s.git_ref.clone());
+            fetched.insert(s.name.clone(), f);
+        } else if let Some(l) = locked {
+            fetched.insert(s.name.clone(), super::load_locked(cache, &s.name, l)?.0);
+            refs.insert(s.name.clone(), l.git_ref.clone());
+        }
+    }
+    super::resolve(&file, &mut fetched, local, &paths.sources)?;
+    let mut new_lock = Lock::default();
+    let mut reports = Vec::new();
+    for s in &file.sources {
+        let f = &fetched[&s.name];
+        let git_ref = refs[&s.name].clone();
+        let spec_now = SourceSpec {
+            git_ref: git_ref.clone(),
+            ..s.clone()
+        };
+        let entry = super::entry(&spec_now, git_ref.as_deref(), f);
+        let old = lock.sources.get(&s.name);
+        let old_dir = old
+            .filter(|o| cache.has(&s.name, o) && cache.verify(&s.name, o).is_ok())
+            .map(|o| cache.dir_of(&s.name, o));
+        let reader = |file: &str| {
+            old_dir
+                .as_ref()
+                .and_then(|d| std::fs::read(d.join(file)).ok())
+        };
+        let sides = report::Sides {
+            old,
+            old_file: &reader,
+            new: &entry,
+            fetched: f,
+        };
+        let mut r: SourceReport = report::compare(project, &s.name, &sides, &only);
+        annotate(&mut r, s, old, &entry, f);
+        r.sets_ref = pin
+            .as_ref()
+            .filter(|(name, _)| *name == s.name)
+            .map(|(_, r)| r.clone());
+        r.moved |= r.sets_ref.is_some();
+        reports.push(r);
+        new_lock.sources.insert(s.name.clone(), entry);
+    }
+    let dropped: Vec<String> = lock
+        .sources
+        .keys()
+        .filter(|n| !new_lock.sources.contains_key(*n))
+        .cloned()
+        .collect();
+    let moved = reports.iter().any(|r| r.moved) || !dropped.is_empty() || pin.is_some();
+    Ok(Plan {
+        report: UpdateReport {
+            moved,
+            written: false,
+            lock: paths.lock.clone(),
+            sources: reports,
+            dropped,
+            refused: false,
+        },
+        lock: new_lock,
+        old,
+        fetched,
+        pin,
+    })
+}
+
+/// What the report says of one source beyond its files: the way the lock
+/// moves, a pin and the default branch, a moved tag, and the keys of
+/// sources.toml the lock no longer matches.
+fn annotate(
+    r: &mut SourceReport,
+    s: &SourceSpec,
+    old: Option<&LockedSource>,
+    entry: &LockedSource,
+    f: &Fetched,
+) {
+    if let Some(o) = old {
+        r.out_of_step = out_of_step(s, o);
+        if o.commit != entry.commit {
+            r.history = Some(history::movement(
+                &entry.url,
+                entry.git_ref.as_deref(),
+                &o.commit,
+                &entry.commit,
+            ));
+            if f.kind == Some(RefKind::Tag) && o.git_ref == entry.git_ref {
+                r.tag_moved = entry.git_ref.clone();
+            }
+        }
+        if !r.out_of_step.is_empty() || o.git_ref != entry.git_ref {
+            r.moved = true;
+        }
+    }
+    if f.kind == Some(RefKind::Commit) {
+        r.pin = history::pin(&entry.url, &entry.commit).ok();
+    }
+}
+
+/// Writes what `plan` would: the cache entries, then the ref `--to` pins
+/// in sources.toml, then the lock, each read back before it replaces the
+/// file it writes.
+pub fn write(plan: &Plan, paths: &Paths, cache: &Cache) -> Result<()> {
+    for (name, entry) in &plan.lock.sources {
+        cache.store(name, entry, &plan.fetched[name])?;
+    }
+    if let Some((name, git_ref)) = &plan.pin {
+        set_ref(&paths.sources, name, git_ref)?;
+    }
+    plan.lock.write(&paths.lock)
+}
+
+/// Sets `ref` of source `name` in the sources file at `path`, keeping the
+/// rest of the file (comments, order, spacing) as it is.
+pub fn set_ref(path: &Path, name: &str, git_ref: &str) -> Result<()> {
+    let text = super::sources::read_text(path, super::sources::MAX_BYTES)?.unwrap_or_default();
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| super::refused(path, e.to_string()))?;
+    let table = doc
+        .get_mut("source")
+        .and_then(|s| s.as_array_of_tables_mut())
+        .and_then(|a| {
+            a.iter_mut()
+                .find(|t| t.get("name").and_then(|n| n.as_str()) == Some(name))
+        })
+        .ok_or_else(|| {
+            super::refused(
+                path,
+                format!(
+                    "source '{}' is not a [[source]] table here; set its ref by hand",
+                    crate::text::escape(name)
+                ),
+            )
+        })?;
+    table["ref"] = toml_edit::value(git_ref);
+    let out = doc.to_string();
+    // Read back as the tool reads it before it replaces the file.
+    SourcesFile::parse(&out, path, &Policy::default())?;
+    crate::export::write_atomic(path, out.as_bytes())
+}
