@@ -674,9 +674,15 @@ impl Skills {
                     .into_iter()
                     .filter(|d| !stale.iter().any(|s| s.file == d.file && s.field == d.field)),
             );
-            out.diagnostics.extend(stale);
-            out.diagnostics
-                .extend(crate::postmerge::near_miss_headings(&self.spec, fragments));
+            // A heading that differs from a lower one only in case or
+            // spacing was added unmarked: the near miss says why, and names
+            // the heading meant.
+            let near = crate::postmerge::near_miss_headings(&self.spec, fragments);
+            out.diagnostics.extend(stale.into_iter().filter(|d| {
+                !matches!(d.kind, DiagnosticKind::UnmarkedAddition { .. })
+                    || !near.iter().any(|n| n.file == d.file && n.line == d.line)
+            }));
+            out.diagnostics.extend(near);
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, effective, fragments,
             ));
@@ -1018,7 +1024,10 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
         for c in &field.changes {
             let stale = matches!(
                 c.kind,
-                crate::merge::ChangeKind::Stale | crate::merge::ChangeKind::Unanchored
+                crate::merge::ChangeKind::Stale
+                    | crate::merge::ChangeKind::Unanchored
+                    | crate::merge::ChangeKind::Unmarked
+                    | crate::merge::ChangeKind::NotNew
             );
             if !stale {
                 continue;
@@ -1042,6 +1051,17 @@ fn stale_deletes(effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnosti
                     DiagnosticKind::StaleDelete { path },
                     f.and_then(|f| f.position(&c.by.pointer, false)),
                 ),
+                crate::merge::ChangeKind::Unmarked | crate::merge::ChangeKind::NotNew => {
+                    let line = c.section.map_or(0, |(line, _)| line);
+                    (
+                        if c.kind == crate::merge::ChangeKind::Unmarked {
+                            DiagnosticKind::UnmarkedAddition { path }
+                        } else {
+                            DiagnosticKind::NotAnAddition { path }
+                        },
+                        f.and_then(|f| f.position_in_value(&c.by.pointer, line)),
+                    )
+                }
                 _ => {
                     let (line, verb) = c.section.unwrap_or((0, "before"));
                     (

@@ -542,6 +542,26 @@ pub enum DiagnosticKind {
         /// The directive: `delete`, `replace`, `before` or `after`.
         directive: String,
     },
+    /// A section of a value merged by section with a plain heading that no
+    /// lower layer has: it was added at the end. It may be a replacement
+    /// whose heading upstream removed or renamed (silently become an
+    /// addition), or an addition the layer did not mark.
+    #[error(
+        "'{path}': no lower layer has this heading, so the section is added at the end; if it replaced a section that upstream removed or renamed, remove it or write the new heading; if it is meant as an addition, write <!-- $patch: add --> under its heading"
+    )]
+    UnmarkedAddition {
+        /// The section, as explain writes it (`body[Notes]`).
+        path: String,
+    },
+    /// A section marked `$patch: add` whose heading a lower layer has: it
+    /// replaced that section.
+    #[error(
+        "'{path}': marked $patch: add, but a lower layer has this heading, so the section replaces theirs; write $patch: replace if that is meant, or give the section another heading"
+    )]
+    NotAnAddition {
+        /// The section, as explain writes it.
+        path: String,
+    },
     /// A value merged by section from more sections and changes than the
     /// size cap allows ([`crate::postmerge::sections`]).
     #[error(

@@ -84,6 +84,15 @@ pub enum ChangeKind {
     /// A section directive (`before`, `after`, `replace`, `delete` inside a
     /// body merged by section) named a heading the lower layers lack.
     Unanchored,
+    /// A section marked `$patch: add` was added to the body.
+    Added,
+    /// A section with a plain heading that the lower layers lack was
+    /// added at the end: a replacement whose heading went away, or an
+    /// addition not marked `$patch: add`.
+    Unmarked,
+    /// A section marked `$patch: add` replaced a lower section of the same
+    /// heading.
+    NotNew,
 }
 
 impl ChangeKind {
@@ -95,6 +104,13 @@ impl ChangeKind {
             ChangeKind::Stale => "nothing to delete for",
             ChangeKind::Duplicate => "duplicate dropped from",
             ChangeKind::Unanchored => "no such section for",
+            ChangeKind::Added => "added ($patch: add) by",
+            ChangeKind::Unmarked => {
+                "added at the end (no lower section has this heading, and it is not marked $patch: add) by"
+            }
+            ChangeKind::NotNew => {
+                "replacing the lower section of this heading (though marked $patch: add) by"
+            }
         }
     }
 
@@ -106,6 +122,9 @@ impl ChangeKind {
             ChangeKind::Stale => "stale",
             ChangeKind::Duplicate => "duplicate",
             ChangeKind::Unanchored => "no-such-section",
+            ChangeKind::Added => "added",
+            ChangeKind::Unmarked => "unmarked-addition",
+            ChangeKind::NotNew => "not-an-addition",
         }
     }
 }
@@ -741,6 +760,15 @@ impl<'a> Walk<'a> {
                         let (key, line, kind, verb, dropped) = match a {
                             sections::Applied::Stale { key, line, what } => {
                                 (key, line, ChangeKind::Unanchored, what, Vec::new())
+                            }
+                            sections::Applied::Added { key, line } => {
+                                (key, line, ChangeKind::Added, "add", Vec::new())
+                            }
+                            sections::Applied::Unmarked { key, line } => {
+                                (key, line, ChangeKind::Unmarked, "", Vec::new())
+                            }
+                            sections::Applied::NotNew { key, line } => {
+                                (key, line, ChangeKind::NotNew, "add", Vec::new())
                             }
                             sections::Applied::Deleted { key, line, removed } => {
                                 dropped_line = Some(removed.origin.line);

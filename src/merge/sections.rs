@@ -24,7 +24,8 @@
 //!
 //! ```markdown
 //! <!-- $patch: sections -->
-//! ## House style            (a heading the lower body lacks: appended)
+//! ## House style            (a heading the lower body lacks: appended,
+//! <!-- $patch: add -->       marked as an addition)
 //! Follow references/house-style.md.
 //!
 //! ## Output                 (a heading it has: replaces that section)
@@ -41,7 +42,12 @@
 //! `<!-- $patch: end -->` insert the text that follows them (up to the next
 //! heading or directive) after section H, at the start or at the end;
 //! `<!-- $patch: replace -->` under a heading says it must replace a lower
-//! section (a warning if there is none, so an upstream rename is caught).
+//! section (a warning if there is none, so an upstream rename is caught),
+//! and `<!-- $patch: add -->` that it is an addition (a warning if a lower
+//! section has its heading). A plain heading replaces, or is appended when
+//! the lower body lacks it, which is a warning: a replacement whose
+//! heading upstream removed must not silently become an addition
+//! ([`Intent`]).
 //! Headings inside fenced code blocks are text. When a heading appears
 //! several times, each occurrence is its own key: a layer's second
 //! `## Example` is the lower body's second, and a directive names the
@@ -212,16 +218,32 @@ pub(crate) enum Anchor {
     After(Key),
 }
 
+/// What a layer says a section of its body is meant to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Intent {
+    /// A plain heading: it replaces the lower section of that heading, or
+    /// is appended when there is none, which is a warning (the heading may
+    /// have been removed or renamed upstream, and the replacement silently
+    /// became an addition).
+    Either,
+    /// `$patch: replace` under the heading: it must replace a lower
+    /// section (a warning when there is none).
+    Replace,
+    /// `$patch: add` under the heading: it is an addition, appended (a
+    /// warning when a lower section has the heading: it replaces it).
+    Add,
+}
+
 /// One change a layer's body makes to the lower body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Op<'a> {
     /// A section that replaces the lower one with its key, or is appended
-    /// when there is none (`must_replace`: a warning then).
+    /// when there is none ([`Intent`] says which the layer meant).
     Put {
         /// The section.
         section: Section<'a>,
-        /// Written with `$patch: replace`.
-        must_replace: bool,
+        /// What the layer said it is for.
+        intent: Intent,
     },
     /// Remove the lower section with this key.
     Delete {
@@ -312,13 +334,15 @@ enum Block<'a> {
     /// A deleted section: the directive's line, and whether anything but
     /// blank lines follows it.
     Deleted { key: Key, line: usize, text: bool },
-    /// A section written with `$patch: replace`: the heading's line and
-    /// byte, and the bytes of the directive line, which is left out.
-    Replacing {
+    /// A section written with `$patch: replace` or `$patch: add`: the
+    /// heading's line and byte, the bytes of the directive line, which is
+    /// left out, and what the directive says.
+    Marked {
         key: Key,
         line: usize,
         start: usize,
         directive: (usize, usize),
+        intent: Intent,
     },
     /// The text after a directive (`None`: a directive that is a problem).
     /// `headed`: the text is a new section, whose heading (its line, byte
@@ -358,7 +382,7 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                         text: Cow::Borrowed(text),
                         line,
                     },
-                    must_replace: false,
+                    intent: Intent::Either,
                 });
             }
         }
@@ -370,7 +394,7 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                 text: Cow::Borrowed(&body[start..end]),
                 line,
             },
-            must_replace: false,
+            intent: Intent::Either,
         }),
         Block::Deleted { key, line, text } => {
             if text {
@@ -385,11 +409,12 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
             }
             op(Op::Delete { key, line });
         }
-        Block::Replacing {
+        Block::Marked {
             key,
             line,
             start,
             directive: (from, to),
+            intent,
         } => {
             // The heading, then what follows the directive.
             let mut text = String::with_capacity(end - start - (to - from));
@@ -401,7 +426,7 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                     text: Cow::Owned(text),
                     line,
                 },
-                must_replace: true,
+                intent,
             });
         }
         Block::Insert {
@@ -440,11 +465,16 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                         line: i,
                         text: false,
                     },
-                    Some("replace") => Block::Replacing {
+                    Some(verb @ ("replace" | "add")) => Block::Marked {
                         key,
                         line: heading,
                         start: from,
                         directive: (start, end),
+                        intent: if verb == "add" {
+                            Intent::Add
+                        } else {
+                            Intent::Replace
+                        },
                     },
                     _ => Block::Heading {
                         key,
@@ -453,7 +483,7 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                         open: false,
                     },
                 };
-                if matches!(d, Some("delete" | "replace")) {
+                if matches!(d, Some("delete" | "replace" | "add")) {
                     continue;
                 }
             }
@@ -495,11 +525,12 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                             text: false,
                         }
                     } else {
-                        Block::Replacing {
+                        Block::Marked {
                             key,
                             line: heading,
                             start: at_byte,
                             directive: (start, end),
+                            intent: Intent::Replace,
                         }
                     };
                     continue;
@@ -569,7 +600,7 @@ fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
                     message: format!(
                         "unknown directive {}; in a body merged by section write \
                          <!-- $patch: before \"Heading\" -->, after \"Heading\", start or end \
-                         before text, or $patch: delete or replace under a heading",
+                         before text, or $patch: delete, replace or add under a heading",
                         crate::text::excerpt(line.trim(), 60)
                     ),
                 });
@@ -644,6 +675,30 @@ pub(crate) enum Applied<'a, O> {
         /// What the directive was.
         what: &'static str,
     },
+    /// A section with a plain heading (no `$patch: replace` or `add`)
+    /// that the lower body lacks was appended: a replacement whose heading
+    /// went away upstream, or an addition the layer did not mark.
+    Unmarked {
+        /// Its key.
+        key: Key,
+        /// The 0-based line of its heading in the layer's body.
+        line: usize,
+    },
+    /// A section marked `$patch: add` was appended.
+    Added {
+        /// Its key.
+        key: Key,
+        /// The 0-based line of its heading.
+        line: usize,
+    },
+    /// A section marked `$patch: add` replaced a lower section of the
+    /// same heading (upstream added one).
+    NotNew {
+        /// Its key.
+        key: Key,
+        /// The 0-based line of its heading.
+        line: usize,
+    },
     /// A section was removed.
     Deleted {
         /// Its key.
@@ -695,6 +750,9 @@ pub(crate) fn apply<'a, O: Clone>(
                 .push_back(Slot::Rest(i));
         }
     }
+    // A body that changes none (a layer that is the first to write the
+    // value) adds its sections without a word.
+    let lower = !rest.is_empty();
     let mut inserts = Vec::new();
     for op in ops {
         match op {
@@ -713,10 +771,7 @@ pub(crate) fn apply<'a, O: Clone>(
                     what: "delete",
                 }),
             },
-            Op::Put {
-                section,
-                must_replace,
-            } => {
+            Op::Put { section, intent } => {
                 let new = Piece {
                     key: Some(section.key.clone()),
                     text: section.text,
@@ -726,6 +781,12 @@ pub(crate) fn apply<'a, O: Clone>(
                 let found = by_key.get(&section.key).and_then(|q| q.front().copied());
                 match found {
                     Some(slot) => {
+                        if intent == Intent::Add {
+                            applied.push(Applied::NotNew {
+                                key: section.key.clone(),
+                                line: section.line,
+                            });
+                        }
                         let piece = match slot {
                             Slot::Front(i) => &mut front[i],
                             Slot::Rest(i) => &mut rest[i],
@@ -738,12 +799,18 @@ pub(crate) fn apply<'a, O: Clone>(
                         piece.replaced = replaced;
                     }
                     None => {
-                        if must_replace {
-                            applied.push(Applied::Stale {
-                                key: section.key.clone(),
-                                line: section.line,
+                        let (key, line) = (section.key.clone(), section.line);
+                        match intent {
+                            Intent::Replace => applied.push(Applied::Stale {
+                                key,
+                                line,
                                 what: "replace",
-                            });
+                            }),
+                            Intent::Add => applied.push(Applied::Added { key, line }),
+                            Intent::Either if lower && key != Key::preamble() => {
+                                applied.push(Applied::Unmarked { key, line })
+                            }
+                            Intent::Either => {}
                         }
                         // A new preamble goes first; a new section last.
                         // Nothing else has the key (none was found).

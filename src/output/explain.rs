@@ -298,7 +298,13 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
                     })
                     .collect(),
             };
-            if change.kind == ChangeKind::Replaced {
+            // A section added (marked or not) is a row already: the note
+            // goes under it.
+            let added = matches!(
+                change.kind,
+                ChangeKind::Added | ChangeKind::Unmarked | ChangeKind::NotNew
+            );
+            if change.kind == ChangeKind::Replaced || added {
                 let index = by_path.get_or_insert_with(|| {
                     let mut m: BTreeMap<String, Vec<usize>> = BTreeMap::new();
                     for (i, r) in rows.iter().enumerate().skip(first) {
@@ -306,7 +312,18 @@ pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
                     }
                     m
                 });
-                let under = rows_under(index, &change.path);
+                let under = if added {
+                    index
+                        .get(&change.path)
+                        .into_iter()
+                        .flatten()
+                        .copied()
+                        .filter(|&i| rows[i].kind == RowKind::Section)
+                        .take(1)
+                        .collect()
+                } else {
+                    rows_under(index, &change.path)
+                };
                 if !under.is_empty() {
                     for i in under {
                         rows[i].notes.push(note.clone());

@@ -404,14 +404,15 @@ fn described(
     match field.sections {
         Some(super::Sections::OnRequest) => description.push_str(
             " Start it with <!-- $patch: sections --> to change the lower value section by \
-             section instead: a heading it has replaces that section, a new one is appended, \
+             section instead: a heading it has replaces that section, a new one is appended \
+             (mark it <!-- $patch: add --> under its heading, or it is a warning), \
              <!-- $patch: delete --> under a heading removes it, and <!-- $patch: before \
              \"Heading\" -->, after \"Heading\", start or end place the text that follows.",
         ),
         Some(super::Sections::Always) => description.push_str(
             " It changes the lower value section by section: a heading it has replaces that \
-             section, a new one is appended, <!-- $patch: delete --> under a heading removes \
-             it, and <!-- $patch: before \"Heading\" -->, after \"Heading\", start or end \
+             section, a new one is appended (mark it <!-- $patch: add --> under its heading, \
+             or it is a warning), <!-- $patch: delete --> under a heading removes it, and <!-- $patch: before \"Heading\" -->, after \"Heading\", start or end \
              place the text that follows.",
         ),
         None => {}

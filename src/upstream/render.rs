@@ -215,6 +215,12 @@ fn impact_text(o: &OverrideImpact) -> String {
         Impact::DeletedSectionChanged => {
             format!("deletes section '{what}', which changed upstream: check it is still unwanted")
         }
+        Impact::ReplacementNowAdded => format!(
+            "its section '{what}' replaced upstream's, which upstream removed: it will be added at the end of the skill; mark it <!-- $patch: add --> if it is meant as an addition, or remove it"
+        ),
+        Impact::AdditionNowReplaces => format!(
+            "its section '{what}', marked $patch: add, has a heading upstream now has too: it will replace upstream's new section; write $patch: replace if that is meant, or rename it"
+        ),
     }
 }
 

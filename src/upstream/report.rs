@@ -19,7 +19,7 @@ use super::lock::LockedSource;
 use super::review::Finding;
 use crate::fragment::{Fragment, LoadOptions};
 use crate::layer::{Form, Layer};
-use crate::merge::sections::{self, Anchor, Key, Op};
+use crate::merge::sections::{self, Anchor, Intent, Key, Op};
 use crate::source::Layers;
 use crate::spec::MergeSpec;
 use crate::target::Target;
@@ -185,6 +185,14 @@ pub enum Impact {
     ReplacedSectionChanged,
     /// It deletes a section whose text changed upstream.
     DeletedSectionChanged,
+    /// Its section with a plain heading replaced upstream's, which is
+    /// gone: it is now added at the end of the skill, which
+    /// `validate` warns about until the layer marks it `$patch: add` or
+    /// removes it.
+    ReplacementNowAdded,
+    /// Its section marked `$patch: add` has a heading upstream now has
+    /// too: it replaces upstream's new section.
+    AdditionNowReplaces,
 }
 
 /// One override the update touches.
@@ -508,6 +516,29 @@ fn overrides(
         {
             for op in ops {
                 let (key, kind_gone, kind_changed) = match op {
+                    // An addition whose heading upstream now has: it
+                    // replaces upstream's new section.
+                    Op::Put {
+                        section,
+                        intent: Intent::Add,
+                    } => {
+                        if body.old_text(&section.key).is_none()
+                            && body.new_text(&section.key).is_some()
+                        {
+                            push(Impact::AdditionNowReplaces, section.key.label());
+                        }
+                        continue;
+                    }
+                    // A plain heading that replaced upstream's section is
+                    // added at the end once upstream's is gone.
+                    Op::Put {
+                        section,
+                        intent: Intent::Either,
+                    } => (
+                        section.key,
+                        Impact::ReplacementNowAdded,
+                        Some(Impact::ReplacedSectionChanged),
+                    ),
                     Op::Put { section, .. } => (
                         section.key,
                         Impact::HeadingGone,

@@ -12,7 +12,7 @@ const UPSTREAM: &str = "---\nname: pdf\ndescription: Reads PDFs.\n---\n\nUse pdf
                         ```md\n## Not a heading\n```\n\n## Legacy\n\nOld advice.\n";
 
 /// The team's changes, as a SKILL.md body.
-const CHANGES: &str = "<!-- $patch: sections -->\n## House style\n\n\
+const CHANGES: &str = "<!-- $patch: sections -->\n## House style\n<!-- $patch: add -->\n\n\
                        Also follow references/house-style.md.\n\n## Output\n\nWrite CSV.\n\n\
                        ## Legacy\n<!-- $patch: delete -->\n\n\
                        <!-- $patch: before \"Usage\" -->\nRead the house style first.\n\n\
@@ -163,14 +163,18 @@ fn explain_and_origins_say_where_each_section_came_from() {
     let output = find("body[Output]");
     assert_eq!(output["strategy"], "SECTION");
     assert_eq!(output["origin"]["layer"], "team");
-    assert_eq!(output["origin"]["line"], 8);
+    assert_eq!(output["origin"]["line"], 9);
     assert_eq!(output["replaced"][0]["origin"]["layer"], "base");
     assert_eq!(output["replaced"][0]["origin"]["line"], 12);
     assert_eq!(find("body[Usage]")["origin"]["line"], 8);
     assert_eq!(find("body[Usage]")["origin"]["layer"], "base");
     let legacy = find("body[Legacy]");
     assert_eq!(legacy["removed"], true);
-    assert_eq!(legacy["changes"][0]["by"]["line"], 13);
+    assert_eq!(legacy["changes"][0]["by"]["line"], 14);
+    // The section the team marked as an addition says so.
+    let house = find("body[House style]");
+    assert_eq!(house["origin"]["line"], 4);
+    assert_eq!(house["changes"][0]["kind"], "added");
     // What it removed is shown where it was: the `## Legacy` line upstream.
     let was = &legacy["changes"][0]["dropped"][0];
     assert_eq!(was["origin"]["layer"], "base");
@@ -178,8 +182,14 @@ fn explain_and_origins_say_where_each_section_came_from() {
     let origins = sb.run(&["show", "pdf", "--origins"]).ok().to_owned();
     assert!(
         origins.contains(
-            "  # body[Output] from team:[ROOT]/layers/team/pdf/SKILL.md:8, replacing \
+            "  # body[Output] from team:[ROOT]/layers/team/pdf/SKILL.md:9, replacing \
              base:[ROOT]/layers/base/pdf/SKILL.md:12\n"
+        ),
+        "{origins}"
+    );
+    assert!(
+        origins.contains(
+            "  # body[House style] from team:[ROOT]/layers/team/pdf/SKILL.md:4, an addition ($patch: add)\n"
         ),
         "{origins}"
     );
@@ -290,4 +300,65 @@ proptest! {
         back.write("base", "s/SKILL.md", std::fs::read(sb.path().join("out/s/SKILL.md")).unwrap());
         prop_assert_eq!(back.resolve_value("s")["body"].clone(), merged);
     }
+}
+
+/// Issue 42: a section with a plain heading the lower layers lack is a
+/// warning until the layer says it is an addition, in every form a body is
+/// written in (SKILL.md, YAML, TOML).
+#[test]
+fn an_addition_is_marked_in_every_form_and_an_unmarked_one_warns() {
+    let sb = upstream();
+    let forms = [
+        (
+            "pdf/SKILL.md",
+            "---\n---\n<!-- $patch: sections -->\n## Notes\n<!-- $patch: add -->\nOurs.\n",
+        ),
+        (
+            "pdf.yaml",
+            "body: |\n  <!-- $patch: sections -->\n  ## Notes\n  <!-- $patch: add -->\n  Ours.\n",
+        ),
+        (
+            "pdf.toml",
+            "body = \"\"\"\n<!-- $patch: sections -->\n## Notes\n<!-- $patch: add -->\nOurs.\n\"\"\"\n",
+        ),
+    ];
+    for (file, text) in forms {
+        let sb = upstream();
+        sb.write("team", file, text);
+        sb.run(&["validate", "--strict"]).ok();
+        assert!(
+            body(&sb).trim_end().ends_with("## Notes\nOurs."),
+            "{file}: {}",
+            body(&sb)
+        );
+        let unmarked: String = text
+            .lines()
+            .filter(|l| !l.contains("$patch: add"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        sb.write("team", file, unmarked);
+        let run = sb.run(&["validate", "--strict"]);
+        assert_eq!(run.code, Some(1), "{file}: {run:?}");
+        assert!(
+            run.stdout
+                .contains("'body[Notes]': no lower layer has this heading"),
+            "{file}: {run:?}"
+        );
+    }
+    // A near miss says only what it is.
+    sb.write(
+        "team",
+        "pdf/SKILL.md",
+        "---\n---\n<!-- $patch: sections -->\n## usage\nOurs.\n",
+    );
+    let run = sb.run(&["validate"]);
+    assert!(
+        run.stdout.contains("differs only in case or spacing"),
+        "{run:?}"
+    );
+    assert!(
+        !run.stdout
+            .contains("no lower layer has this heading, so the section is added at the end"),
+        "{run:?}"
+    );
 }

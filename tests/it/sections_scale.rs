@@ -92,7 +92,7 @@ fn the_sections_cap_counts_only_what_is_merged_by_section() {
     sb.write(
         "user",
         "s/SKILL.md",
-        format!("---\n---\n{MARKER}## b\nuser\n"),
+        format!("---\n---\n{MARKER}## b\n<!-- $patch: add -->\nuser\n"),
     );
     let run = sb.run(&["--max-fragment-bytes", CAP, "show", "s"]);
     assert_eq!(run.json()["body"], "## a\nteam\n\n## b\nuser");

@@ -210,3 +210,79 @@ fn a_new_skill_that_the_projects_targets_refuse_is_said_so() {
     assert_ne!(export.code, Some(0), "{export:?}");
     assert!(export.stderr.contains("claude-api"), "{export:?}");
 }
+
+/// Issue 42: upstream removed docx's `Code Style Guidelines`, which the
+/// team replaced with its own section of that heading (the file has only a
+/// heading). The report called it "a section directive", and after `--yes`
+/// nothing mentioned it again while the team's section moved to the end:
+/// a replacement silently became an addition. It is worded as what it is,
+/// and stays a warning until the team marks it as an addition.
+#[test]
+fn a_team_section_whose_upstream_heading_is_gone_stays_a_warning_until_marked() {
+    let (sb, up) = collection();
+    up.skill(
+        "writer",
+        "Writes.",
+        "Write.\n\n## Code Style Guidelines\n\nUpstream's style.\n\n## Dependencies\n\nNone.\n",
+    );
+    up.commit();
+    run(&sb, &["add", &up.url()]).success();
+    sb.write(
+        "team",
+        "writer/SKILL.md",
+        "<!-- $patch: sections -->\n## Code Style Guidelines\n\nThe team's style.\n",
+    );
+    run(&sb, &["validate", "--strict"]).ok();
+    up.skill("writer", "Writes.", "Write.\n\n## Dependencies\n\nNone.\n");
+    up.commit();
+    let out = run(&sb, &["update", "--yes"]);
+    assert_snapshot(
+        stable(out.ok(), &up.commits()),
+        snapshot_file("update-report-replacement-now-added.txt"),
+    );
+    let json = run(&sb, &["update", "--json"]).json();
+    super::json::assert_matches("update", &json);
+    // After the update, validate still says so, and --strict fails.
+    let strict = run(&sb, &["validate", "--strict"]);
+    assert_eq!(strict.code, Some(1), "{strict:?}");
+    assert_snapshot(
+        stable(&strict.stdout, &up.commits()),
+        snapshot_file("update-report-replacement-now-added-validate.txt"),
+    );
+    let explain = run(&sb, &["explain", "writer", "body"]);
+    assert_snapshot(
+        stable(&explain.all(), &up.commits()),
+        snapshot_file("update-report-replacement-now-added-explain.txt"),
+    );
+    // The fix the warning names: marked as an addition, it is silent.
+    sb.write(
+        "team",
+        "writer/SKILL.md",
+        "<!-- $patch: sections -->\n## Code Style Guidelines\n<!-- $patch: add -->\n\nThe team's style.\n",
+    );
+    run(&sb, &["validate", "--strict"]).ok();
+    let origins = run(&sb, &["show", "writer", "--origins"]);
+    assert!(
+        origins
+            .ok()
+            .contains("body[Code Style Guidelines] from team:"),
+        "{origins:?}"
+    );
+    assert!(
+        origins.ok().contains(", an addition ($patch: add)"),
+        "{origins:?}"
+    );
+    // And when upstream brings a section of that heading back, the report
+    // says the addition now replaces it.
+    up.skill(
+        "writer",
+        "Writes.",
+        "Write.\n\n## Dependencies\n\nNone.\n\n## Code Style Guidelines\n\nBack.\n",
+    );
+    up.commit();
+    let out = run(&sb, &["update"]);
+    assert_snapshot(
+        stable(out.ok(), &up.commits()),
+        snapshot_file("update-report-addition-now-replaces.txt"),
+    );
+}

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use bernstein_skills::fragment::escape_pointer;
 use bernstein_skills::merge::provenance::Sourced;
-use bernstein_skills::merge::{FieldMerge, Merged};
+use bernstein_skills::merge::{ChangeKind, FieldMerge, Merged};
 use bernstein_skills::output::explain::Place;
 use bernstein_skills::spec::LAYERS_PRESENT;
 use bernstein_skills::{Fragment, Resolved, output::render};
@@ -192,7 +192,19 @@ pub fn render(resolved: &Resolved) -> String {
         };
         let pointer = format!("/{}", escape_pointer(key));
         merged(&mut out, 1, (key, &pointer), &field.merged, frags, last);
-        // A value merged by section: where each section came from, below it.
+        // A value merged by section: where each section came from, below
+        // it, and which were added (marked `$patch: add` or not).
+        let additions: std::collections::HashMap<&str, ChangeKind> = field
+            .changes
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.kind,
+                    ChangeKind::Added | ChangeKind::Unmarked | ChangeKind::NotNew
+                )
+            })
+            .map(|c| (c.path.as_str(), c.kind))
+            .collect();
         for piece in field.sections.iter().flatten() {
             let place = Place::of_section(&piece.origin.origin, piece.origin.line, frags);
             let label = piece
@@ -201,7 +213,7 @@ pub fn render(resolved: &Resolved) -> String {
                 .map_or_else(|| "(inserted)".to_owned(), |k| k.label());
             out.push((
                 format!(
-                    "  # {}[{}] from {}{}",
+                    "  # {}[{}] from {}{}{}",
                     key,
                     bernstein_skills::text::escape(&label),
                     place.label(),
@@ -211,6 +223,13 @@ pub fn render(resolved: &Resolved) -> String {
                             Place::of_section(&o.origin, o.line, frags).label()
                         ),
                         None => String::new(),
+                    },
+                    match additions.get(format!("{key}[{label}]").as_str()) {
+                        Some(ChangeKind::Added) => ", an addition ($patch: add)",
+                        Some(ChangeKind::Unmarked) =>
+                            ", added at the end: no lower section has this heading (not marked $patch: add)",
+                        Some(ChangeKind::NotNew) => ", marked $patch: add",
+                        _ => "",
                     }
                 ),
                 None,

@@ -43,7 +43,7 @@ fn headings_are_atx_with_optional_closing_hashes() {
 #[test]
 fn add_replace_delete_and_insert() {
     let layer = "<!-- $patch: sections -->\n\
-                 ## House style\n\nFollow references/house-style.md.\n\n\
+                 ## House style\n<!-- $patch: add -->\n\nFollow references/house-style.md.\n\n\
                  ## Output\n\nWrite CSV.\n\n\
                  ## Legacy\n<!-- $patch: delete -->\n\n\
                  <!-- $patch: before \"Usage\" -->\nRead the house style first.\n\n\
@@ -54,12 +54,74 @@ fn add_replace_delete_and_insert() {
         "Intro.\n\nRead the house style first.\n\n## Usage\n\nRun it.\n\n## Output\n\nWrite CSV.\n\n\
          ## House style\n\nFollow references/house-style.md.\n\nThanks.\n"
     );
-    let [Applied::Deleted { key, line, removed }] = applied.as_slice() else {
+    let [
+        Applied::Added { key: added, .. },
+        Applied::Deleted { key, line, removed },
+    ] = applied.as_slice()
+    else {
         panic!("{applied:?}");
     };
-    assert_eq!((key.label().as_str(), *line), ("Legacy", 10));
+    assert_eq!(added.label(), "House style");
+    assert_eq!((key.label().as_str(), *line), ("Legacy", 11));
     assert_eq!(removed.text, "## Legacy\n\nOld.\n");
     assert_eq!(removed.origin, ("base", 14));
+}
+
+/// Issue 42: upstream removed a heading the team's section replaced, and
+/// the replacement silently became an addition. A plain heading the lower
+/// body lacks is said so; one marked `$patch: add` is an addition; one
+/// marked so whose heading the lower body has replaces it, and is said so.
+#[test]
+fn a_plain_heading_the_lower_body_lacks_is_an_unmarked_addition() {
+    let said = |layer: &str| -> Vec<(String, &'static str)> {
+        merged(UPSTREAM, layer)
+            .1
+            .into_iter()
+            .map(|a| match a {
+                Applied::Unmarked { key, .. } => (key.label(), "unmarked"),
+                Applied::Added { key, .. } => (key.label(), "added"),
+                Applied::NotNew { key, .. } => (key.label(), "not new"),
+                Applied::Stale { key, .. } => (key.label(), "stale"),
+                Applied::Deleted { key, .. } => (key.label(), "deleted"),
+            })
+            .collect()
+    };
+    assert_eq!(
+        said("<!-- $patch: sections -->\n## Code style\n\nOurs.\n"),
+        [("Code style".to_owned(), "unmarked")]
+    );
+    assert_eq!(
+        said("<!-- $patch: sections -->\n## Code style\n<!-- $patch: add -->\nOurs.\n"),
+        [("Code style".to_owned(), "added")]
+    );
+    let (body, _) = merged(
+        UPSTREAM,
+        "<!-- $patch: sections -->\n## Usage\n<!-- $patch: add -->\nOurs.\n",
+    );
+    assert!(
+        body.contains("## Usage\nOurs.\n") && !body.contains("Run it."),
+        "{body}"
+    );
+    assert_eq!(
+        said("<!-- $patch: sections -->\n## Usage\n<!-- $patch: add -->\nOurs.\n"),
+        [("Usage".to_owned(), "not new")]
+    );
+    // A replacement, and a preamble, say nothing; nor does a layer that is
+    // the first to write the body.
+    assert_eq!(
+        said("<!-- $patch: sections -->\nNew intro.\n\n## Usage\n\nOurs.\n"),
+        []
+    );
+    let (_, applied) = merged("", "<!-- $patch: sections -->\n## Mine\n\nOurs.\n");
+    assert_eq!(applied, []);
+    // `add` elsewhere than under a heading is a located problem.
+    let problems = super::problems("<!-- $patch: sections -->\nText.\n<!-- $patch: add -->\n");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]
+            .message
+            .contains("delete, replace or add under a heading")
+    );
 }
 
 #[test]
@@ -176,6 +238,7 @@ fn reference_apply<'a, O: Clone>(
     line_origin: &dyn Fn(usize) -> O,
 ) -> (Vec<Piece<'a, O>>, Vec<Applied<'a, O>>) {
     let mut applied = Vec::new();
+    let lower = !pieces.is_empty();
     let find = |pieces: &[Piece<'a, O>], key: &Key| {
         pieces.iter().position(|p| p.key.as_ref() == Some(key))
     };
@@ -193,10 +256,7 @@ fn reference_apply<'a, O: Clone>(
                     what: "delete",
                 }),
             },
-            Op::Put {
-                section,
-                must_replace,
-            } => {
+            Op::Put { section, intent } => {
                 let new = Piece {
                     key: Some(section.key.clone()),
                     text: section.text,
@@ -205,18 +265,30 @@ fn reference_apply<'a, O: Clone>(
                 };
                 match find(&pieces, &section.key) {
                     Some(i) => {
+                        if intent == Intent::Add {
+                            applied.push(Applied::NotNew {
+                                key: section.key.clone(),
+                                line: section.line,
+                            });
+                        }
                         let old = std::mem::replace(&mut pieces[i], new);
                         let mut replaced = vec![(old.text, old.origin)];
                         replaced.extend(old.replaced);
                         pieces[i].replaced = replaced;
                     }
                     None => {
-                        if must_replace {
-                            applied.push(Applied::Stale {
-                                key: section.key.clone(),
-                                line: section.line,
+                        let (key, line) = (section.key.clone(), section.line);
+                        match intent {
+                            Intent::Replace => applied.push(Applied::Stale {
+                                key,
+                                line,
                                 what: "replace",
-                            });
+                            }),
+                            Intent::Add => applied.push(Applied::Added { key, line }),
+                            Intent::Either if lower && key != Key::preamble() => {
+                                applied.push(Applied::Unmarked { key, line })
+                            }
+                            Intent::Either => {}
                         }
                         if section.key == Key::preamble() {
                             pieces.insert(0, new);
@@ -502,7 +574,7 @@ fn reference_ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
                     i = rest_end;
                     continue;
                 }
-                Some((j, "replace")) => {
+                Some((j, verb @ ("replace" | "add"))) => {
                     // The heading, then what follows the directive.
                     let end = block_end(j + 1);
                     let mut text = String::from(line);
@@ -514,7 +586,11 @@ fn reference_ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
                             text: Cow::Owned(text),
                             line: i,
                         },
-                        must_replace: true,
+                        intent: if verb == "add" {
+                            Intent::Add
+                        } else {
+                            Intent::Replace
+                        },
                     });
                     i = end;
                     continue;
@@ -527,7 +603,7 @@ fn reference_ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
                     text: Cow::Borrowed(&body[offsets[i]..offsets[end]]),
                     line: i,
                 },
-                must_replace: false,
+                intent: Intent::Either,
             });
             i = end;
             continue;
@@ -571,7 +647,7 @@ fn reference_ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
                     message: format!(
                         "unknown directive {}; in a body merged by section write \
                          <!-- $patch: before \"Heading\" -->, after \"Heading\", start or end \
-                         before text, or $patch: delete or replace under a heading",
+                         before text, or $patch: delete, replace or add under a heading",
                         crate::text::excerpt(line.trim(), 60)
                     ),
                 }),
@@ -590,7 +666,7 @@ fn reference_ops(body: &str) -> Result<Vec<Op<'_>>, Vec<Problem>> {
                     text: Cow::Borrowed(text),
                     line: i,
                 },
-                must_replace: false,
+                intent: Intent::Either,
             });
         }
         i = end;
