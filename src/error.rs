@@ -849,6 +849,18 @@ pub enum Error {
         /// `None`: never trusted; else what changed since it was.
         changes: Option<Vec<FileChange>>,
     },
+    /// A directory or file the tool keeps for the person (their state,
+    /// their cache) is not theirs alone: another user owns it, others can
+    /// write it, or it is a symbolic link or something else where the tool
+    /// keeps its own (`beneath::private`). Nothing was read from it or
+    /// written to it.
+    #[error("{}: {reason}", crate::text::path(path))]
+    NotPrivate {
+        /// The directory or file.
+        path: PathBuf,
+        /// What is wrong, and the fix.
+        reason: String,
+    },
     /// An output directory's record of what export wrote
     /// (`.bernstein-skills.json`) cannot be used.
     #[error("{}{}: {message}", crate::text::path(path), at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
@@ -863,6 +875,18 @@ pub enum Error {
 }
 
 impl Error {
+    /// `refused` as an error, `variable` being the one that places the
+    /// directory (`XDG_STATE_HOME`).
+    pub(crate) fn not_private(
+        refused: crate::beneath::private::NotPrivate,
+        variable: &str,
+    ) -> Error {
+        Error::NotPrivate {
+            reason: refused.reason(variable),
+            path: refused.path().to_path_buf(),
+        }
+    }
+
     /// The diagnostics carried by this error (empty for errors that have none).
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {

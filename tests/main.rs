@@ -45,6 +45,7 @@ mod it {
     mod spec_edit;
     mod spec_impact;
     mod standalone;
+    mod state;
     mod targets;
     mod team;
     mod terminal;

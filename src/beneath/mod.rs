@@ -32,6 +32,8 @@ use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, RawDir};
 use rustix::io::Errno;
 
 pub(crate) mod claim;
+pub(crate) mod lock;
+pub(crate) mod private;
 pub(crate) mod walk;
 pub(crate) mod write;
 

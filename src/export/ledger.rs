@@ -21,12 +21,13 @@
 //! interrupted export leaves nothing it wrote unconfirmed) and after.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::DirBuilderExt;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::Format;
 use super::outdir::OutDir;
 use super::record::{Digest, Record, SkillRecord, sha256};
+use crate::beneath::private::{NotPrivate, PrivateDir};
 use crate::error::{Error, Result};
 
 /// The ledgers' directory below the state directory.
@@ -35,10 +36,11 @@ const EXPORTS: &str = "exports";
 /// One output directory's ledger.
 #[derive(Debug)]
 pub(super) struct Ledger {
-    /// Its file; `None` when there is no ledger (no state directory, or the
-    /// output directory's path cannot be known): claims are then honoured
-    /// only for files that hold what export writes.
-    path: Option<PathBuf>,
+    /// Its file: the state directory, and the file's name in its
+    /// `exports/`; `None` when there is no ledger (no state directory, or
+    /// the output directory's path cannot be known): claims are then
+    /// honoured only for files that hold what export writes.
+    path: Option<(PathBuf, String)>,
     /// What it holds.
     pub(super) record: Record,
     /// The digest of what it held when read, if it existed.
@@ -61,8 +63,8 @@ impl Ledger {
         let (Some(state), Some(real)) = (state_dir, out.real_path()) else {
             return Ok(Ledger::none(format));
         };
-        let path = file_of(state, real);
-        let (record, digest) = match read(&path)? {
+        let path = (state.to_path_buf(), file_of(real));
+        let (record, digest) = match read(&path.0, &path.1)? {
             Some((r, d)) if r.format == format => (r, Some(d)),
             Some((_, d)) => (Record::new(format), Some(d)),
             None => (Record::new(format), None),
@@ -78,7 +80,9 @@ impl Ledger {
     /// `record`: a new directory, every file of which export wrote.
     pub(super) fn replacing(state_dir: Option<&Path>, out: &OutDir, record: Record) -> Ledger {
         Ledger {
-            path: state_dir.zip(out.real_path()).map(|(s, r)| file_of(s, r)),
+            path: state_dir
+                .zip(out.real_path())
+                .map(|(s, r)| (s.to_path_buf(), file_of(r))),
             record,
             digest: None,
         }
@@ -92,7 +96,7 @@ impl Ledger {
         spec_sha256: &Digest,
         patch: &BTreeMap<String, SkillRecord>,
     ) -> Result<()> {
-        let Some(path) = &self.path else {
+        let Some((state, name)) = &self.path else {
             return Ok(());
         };
         if patch.is_empty() {
@@ -105,69 +109,77 @@ impl Ledger {
                 return Ok(());
             }
         }
-        let fail = |source| Error::Write {
-            path: path.clone(),
-            source,
-        };
-        let dir = path.parent().expect("a ledger is in a directory");
         // Machine-local state for this person alone.
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(fail)?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".bs-")
-            .tempfile_in(dir)
-            .map_err(fail)?;
-        {
-            let mut w = std::io::BufWriter::with_capacity(64 * 1024, tmp.as_file_mut());
-            self.record
-                .write_capped(&mut w, spec_sha256, patch)
-                .map_err(fail)?;
-            std::io::Write::flush(&mut w).map_err(fail)?;
-        }
-        tmp.persist(path).map_err(|e| fail(e.error))?;
+        let dir = exports(state, true)?.expect("made when missing");
+        let path = dir.path().join(name);
+        dir.write(name, |w| self.record.write_capped(w, spec_sha256, patch))
+            .map_err(|source| Error::Write { path, source })?;
         // What it holds now, so that writing the same again is skipped.
         self.digest = patch.is_empty().then(|| self.record.digest(spec_sha256));
         Ok(())
     }
 }
 
-/// The ledger's file below `state_dir` for the output directory at
-/// `real` (absolute, no symlink in it).
-fn file_of(state_dir: &Path, real: &Path) -> PathBuf {
+/// The ledgers' directory below the state directory `state`, opened and
+/// checked as the person's own (`beneath::private`), made when `create`;
+/// `None` when it does not exist.
+fn exports(state: &Path, create: bool) -> Result<Option<PrivateDir>> {
+    let not_private = |r| Error::not_private(r, "XDG_STATE_HOME");
+    let Some(state) = PrivateDir::open(state, create).map_err(not_private)? else {
+        return Ok(None);
+    };
+    state
+        .subdir(OsStr::new(EXPORTS), create)
+        .map_err(not_private)
+}
+
+/// The name of the ledger's file in [`exports`] for the output directory
+/// at `real` (absolute, no symlink in it).
+fn file_of(real: &Path) -> String {
     let mut hex = String::with_capacity(64);
     for b in sha256(real.as_os_str().as_encoded_bytes()) {
         hex.push_str(&format!("{b:02x}"));
     }
-    state_dir.join(EXPORTS).join(format!("{hex}.json"))
+    format!("{hex}.json")
 }
 
-/// Reads the ledger at `path`: `None` if there is none. A ledger export
-/// cannot read is an error that says how to go on without it.
-fn read(path: &Path) -> Result<Option<(Record, Digest)>> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// Reads the ledger `name` below the state directory `state`: `None` if
+/// there is none. A ledger export cannot read is an error that says how to
+/// go on without it.
+fn read(state: &Path, name: &str) -> Result<Option<(Record, Digest)>> {
+    let Some(dir) = exports(state, false)? else {
+        return Ok(None);
+    };
+    let path = dir.path().join(name);
     let bad = |message: String| Error::BadRecord {
-        path: path.to_path_buf(),
+        path: path.clone(),
         at: None,
         message,
     };
     const REMOVE: &str = "it is export's ledger of what it wrote: remove it, and export \
                           confirms the files it finds by their content";
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
-        .open(path)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(bad(format!("cannot be read ({e}); {REMOVE}"))),
+    let file = match dir.open_file(OsStr::new(name)) {
+        Ok(Some((file, _))) => file,
+        Ok(None) => return Ok(None),
+        Err(r @ (NotPrivate::Owner { .. } | NotPrivate::Writable { .. })) => {
+            return Err(Error::not_private(r, "XDG_STATE_HOME"));
+        }
+        Err(NotPrivate::Io { error, .. }) => {
+            return Err(bad(format!("cannot be read ({error}); {REMOVE}")));
+        }
+        Err(_) => return Err(bad(format!("is not a regular file; {REMOVE}"))),
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(bad(format!("is not a regular file; {REMOVE}")));
-    }
-    match Record::read(file, path, || std::fs::read(path).ok()) {
+    let reread = || {
+        use std::io::{Read, Seek};
+        let mut f = &file;
+        f.rewind().ok()?;
+        let mut bytes = Vec::new();
+        f.take(super::record::MAX_RECORD_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        Some(bytes)
+    };
+    match Record::read(&file, &path, reread) {
         Ok(r) => Ok(Some(r)),
         Err(Error::BadRecord { path, at, message }) => Err(Error::BadRecord {
             path,

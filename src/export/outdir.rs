@@ -53,6 +53,7 @@ use rustix::io::Errno;
 use super::record::Digest;
 pub use crate::beneath::EntryKind;
 use crate::beneath::claim::{self, Claim};
+use crate::beneath::lock::{Busy, Share, Wait};
 use crate::beneath::write::{self, Scratch};
 use crate::beneath::{self, Boundary, Stop, kind_at, link_target, open_dir_at};
 use crate::error::{Error, Result};
@@ -241,30 +242,23 @@ impl Access {
 /// Takes `file`'s lock, exclusive or shared; when another process holds
 /// it, calls `on_wait` first, then waits.
 fn lock(file: &File, shared: bool, given: &Path, on_wait: Option<&super::OnWait>) -> Result<()> {
-    let tried = if shared {
-        file.try_lock_shared()
+    let share = if shared {
+        Share::Shared
     } else {
-        file.try_lock()
+        Share::Exclusive
     };
-    let fail = |source| Error::Write {
-        path: given.to_path_buf(),
-        source,
-    };
-    match tried {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => {
-            if let Some(f) = on_wait {
-                f(given);
-            }
-            if shared {
-                file.lock_shared()
-            } else {
-                file.lock()
-            }
-            .map_err(fail)
+    let say = || {
+        if let Some(f) = on_wait {
+            f(given);
         }
-        Err(std::fs::TryLockError::Error(e)) => Err(fail(e)),
-    }
+    };
+    beneath::lock::take(file.as_fd(), share, Wait::Block(Some(&say))).map_err(|busy| Error::Write {
+        path: given.to_path_buf(),
+        source: match busy {
+            Busy::Io(e) => e,
+            Busy::Held => std::io::Error::from(std::io::ErrorKind::WouldBlock),
+        },
+    })
 }
 
 /// Removes the directory `leaf` (at `rel`) in `dir` if it is empty: even

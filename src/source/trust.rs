@@ -23,6 +23,7 @@
 //! person names (a flag, a variable) or the XDG place is their own say.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -31,7 +32,12 @@ use super::confine::{EntryKind, Root};
 use super::env::Env;
 pub use super::project::Project;
 use super::project::ProjectFile;
+use crate::beneath::private::PrivateDir;
 use crate::error::{Error, Result};
+
+/// The variable that places the state directory, for the advice of a
+/// refusal.
+const STATE_VARIABLE: &str = "XDG_STATE_HOME";
 
 /// The trust file's name in the state directory.
 pub const TRUST_FILE: &str = "trusted.json";
@@ -269,19 +275,39 @@ impl TrustStore {
         self.file.as_deref()
     }
 
-    fn load(&self) -> Result<Stored> {
+    /// The directory the trust file is kept in, opened and checked as
+    /// the person's own (`beneath::private`), made when `create`; `None`
+    /// when it does not exist.
+    fn dir(&self, create: bool) -> Result<Option<(PrivateDir, &OsStr)>> {
         let Some(file) = &self.file else {
+            return Ok(None);
+        };
+        let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
+            return Ok(None);
+        };
+        let dir =
+            PrivateDir::open(dir, create).map_err(|r| Error::not_private(r, STATE_VARIABLE))?;
+        Ok(dir.map(|d| (d, name)))
+    }
+
+    fn load(&self) -> Result<Stored> {
+        let Some((dir, name)) = self.dir(false)? else {
             return Ok(Stored::default());
         };
-        let bytes = match super::confine::read_bounded(file, MAX_TRUST_BYTES) {
-            Ok(b) => b,
-            Err(r) if r.is_not_found() => return Ok(Stored::default()),
-            Err(r) => {
+        let file = dir.path().join(name);
+        let bytes = match dir.read(name, MAX_TRUST_BYTES) {
+            Ok(Some(b)) if b.len() as u64 > MAX_TRUST_BYTES => {
                 return Err(Error::Refused {
-                    path: Some(file.clone()),
-                    message: r.describe(file, "state directory"),
+                    path: Some(file),
+                    message: format!(
+                        "the trust file is over {} MiB; remove it and trust each project again",
+                        MAX_TRUST_BYTES >> 20
+                    ),
                 });
             }
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(Stored::default()),
+            Err(r) => return Err(Error::not_private(r, STATE_VARIABLE)),
         };
         let stored: Stored = serde_json::from_slice(&bytes).map_err(|e| Error::Refused {
             path: Some(file.clone()),
@@ -302,30 +328,17 @@ impl TrustStore {
     }
 
     fn save(&self, stored: &Stored) -> Result<()> {
-        let Some(file) = &self.file else {
+        let Some((dir, name)) = self.dir(true)? else {
             return Err(no_place());
         };
-        if let Some(dir) = file.parent() {
-            create_private_dir(dir).map_err(|source| Error::Write {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
         let mut bytes = serde_json::to_vec_pretty(stored).expect("plain data serializes");
         bytes.push(b'\n');
         // A new file beside it, then a rename: a reader never sees half.
-        let write = || -> std::io::Result<()> {
-            use std::io::Write;
-            let dir = file.parent().unwrap_or(Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            tmp.write_all(&bytes)?;
-            tmp.persist(file).map_err(|e| e.error)?;
-            Ok(())
-        };
-        write().map_err(|source| Error::Write {
-            path: file.clone(),
-            source,
-        })
+        dir.write(&name.to_string_lossy(), |w| w.write_all(&bytes))
+            .map_err(|source| Error::Write {
+                path: dir.path().join(name),
+                source,
+            })
     }
 
     /// Whether `project`'s layer, as `now` holds it, is trusted.
@@ -394,16 +407,6 @@ fn no_place() -> Error {
         path: None,
         message: "nowhere to keep trust: neither XDG_STATE_HOME nor HOME is set".into(),
     }
-}
-
-/// Creates `dir` and its parents, the last with mode 0700: what a person
-/// trusts is nobody else's business.
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
 }
 
 #[cfg(test)]

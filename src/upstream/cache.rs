@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 use super::git::{Fetched, sha256_hex};
 use super::lock::LockedSource;
+use crate::beneath::lock::{Held, Share, Wait};
+use crate::beneath::private::{LockRefusal, PrivateDir};
 use crate::error::{Error, Result};
 use crate::source::files::FileLimits;
 
@@ -181,6 +183,44 @@ impl Cache {
         self.dir.join(format!("{name}@{commit}-{}", &key[..16]))
     }
 
+    /// The cache's directory, opened and checked as the person's own
+    /// (`beneath::private`: `bernstein/skills/sources` below the base,
+    /// private, nobody else's, never through another user's symlink), made
+    /// when missing and `create`.
+    fn private_dir(&self, create: bool) -> Result<Option<PrivateDir>> {
+        let not_private = |r| Error::not_private(r, "XDG_CACHE_HOME");
+        let (Some(parent), Some(name)) = (self.dir.parent(), self.dir.file_name()) else {
+            return Ok(None);
+        };
+        let Some(parent) = PrivateDir::open(parent, create).map_err(not_private)? else {
+            return Ok(None);
+        };
+        parent.subdir(name, create).map_err(not_private)
+    }
+
+    /// Takes the lock that serialises the updates of the project lock
+    /// `lock_path` (two at once would each write a lock the other did not
+    /// see), or refuses when another holds it: a lock file in the cache's
+    /// `.locks/`, named by a digest of `lock_path`'s absolute path, opened
+    /// without following a symlink. Held until the guard is dropped.
+    pub fn lock(&self, lock_path: &Path) -> Result<CacheLock> {
+        let dir = self.private_dir(true)?.expect("made when missing");
+        let locks = dir
+            .subdir(std::ffi::OsStr::new(".locks"), true)
+            .map_err(|r| Error::not_private(r, "XDG_CACHE_HOME"))?
+            .expect("made when missing");
+        let abs = std::path::absolute(lock_path).unwrap_or_else(|_| lock_path.to_path_buf());
+        let key = sha256_hex(abs.as_os_str().as_encoded_bytes());
+        match locks.lock(std::ffi::OsStr::new(&key[..32]), Share::Exclusive, Wait::Refuse) {
+            Ok(held) => Ok(CacheLock { _held: held }),
+            Err(LockRefusal::Held) => Err(Error::Refused {
+                path: Some(PathBuf::from(crate::text::path(lock_path))),
+                message: "another `bernstein skills add` or `update` is writing this lock; run this again when it ends".into(),
+            }),
+            Err(LockRefusal::NotPrivate(r)) => Err(Error::not_private(r, "XDG_CACHE_HOME")),
+        }
+    }
+
     /// Is the entry in the cache (not yet verified)?
     pub fn has(&self, name: &str, locked: &LockedSource) -> bool {
         std::fs::symlink_metadata(self.dir_of(name, locked)).is_ok()
@@ -339,7 +379,7 @@ impl Cache {
             })?;
             return Ok(dir);
         }
-        std::fs::create_dir_all(&self.dir).map_err(|e| fail(&self.dir, e))?;
+        self.private_dir(true)?;
         let tmp = tempfile::Builder::new()
             .prefix(".tmp-")
             .tempdir_in(&self.dir)
@@ -385,6 +425,12 @@ impl Cache {
             }
         }
     }
+}
+
+/// The lock [`Cache::lock`] took, held until dropped.
+#[derive(Debug)]
+pub struct CacheLock {
+    _held: Held,
 }
 
 /// Creates `path` (never through an existing file or symlink) with

@@ -273,7 +273,9 @@ fn strict_refusal(n: usize, listed: &str) -> String {
 fn error_file(e: &Error) -> Option<&std::path::Path> {
     match e {
         Error::Refused { path, .. } => path.as_deref(),
-        Error::Write { path, .. } | Error::BadRecord { path, .. } => Some(path),
+        Error::Write { path, .. }
+        | Error::BadRecord { path, .. }
+        | Error::NotPrivate { path, .. } => Some(path),
         Error::NotExported { dir } => Some(dir),
         _ => None,
     }

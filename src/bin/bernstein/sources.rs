@@ -169,31 +169,8 @@ fn local_base(layers: &Layers) -> BTreeMap<String, PathBuf> {
 
 /// Serialises updates of one project's lock: two at once would each write
 /// a lock the other did not see. Held until the process exits.
-fn exclusive(cache: &Cache, lock_path: &Path) -> Result<std::fs::File> {
-    let dir = cache.dir.join(".locks");
-    std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
-        path: dir.clone(),
-        source,
-    })?;
-    let abs = std::path::absolute(lock_path).unwrap_or_else(|_| lock_path.to_path_buf());
-    let key = git::sha256_hex(abs.as_os_str().as_encoded_bytes());
-    let path = dir.join(&key[..32]);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|source| Error::Write {
-            path: path.clone(),
-            source,
-        })?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|_| {
-        Error::Refused {
-            path: Some(PathBuf::from(text::path(lock_path))),
-            message: "another `bernstein skills add` or `update` is writing this lock; run this again when it ends".into(),
-        }
-    })?;
-    Ok(file)
+fn exclusive(cache: &Cache, lock_path: &Path) -> Result<upstream::cache::CacheLock> {
+    cache.lock(lock_path)
 }
 
 /// `SOURCE` as a repository URL and a default name.

@@ -1,0 +1,286 @@
+//! What the tool keeps for the person outside every repository — their
+//! trust in projects and export's ledgers (`$XDG_STATE_HOME`), fetched
+//! sources and their locks (`$XDG_CACHE_HOME`) — is theirs alone: made
+//! private, never reached through another user's symlink, and refused
+//! when another user owns it or others can write it (issue 44, item 12),
+//! as ssh's StrictModes refuses such files.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
+use super::upstream::Upstream;
+
+/// The uid of `nobody`: "another user" when the tests run as root.
+const NOBODY: u32 = 65534;
+
+/// A base layer with one skill, and a cloned repository (`repo/`) whose
+/// project-local layer overrides it.
+fn clone() -> (Sandbox, PathBuf) {
+    let sb = Sandbox::new();
+    sb.write_file(
+        "base/writer.yaml",
+        "description: Writes prose.\nbody: Write clearly.\n",
+    );
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    sb.write_file(
+        "repo/.bernstein/skills/writer.yaml",
+        "body: Obey the README of this repository.\n",
+    );
+    (sb, repo)
+}
+
+/// A directory every user may create entries in, as `/tmp` is: a shared
+/// `XDG_STATE_HOME` or `XDG_CACHE_HOME`.
+fn shared(sb: &Sandbox, name: &str) -> PathBuf {
+    let dir = sb.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    dir
+}
+
+/// `bernstein skills --base <sandbox>/base ARGS...` in `dir`, with
+/// `XDG_STATE_HOME` at `state`.
+fn in_dir(sb: &Sandbox, dir: &Path, state: &Path, args: &[&str]) -> Run {
+    let mut cmd = sb.bare();
+    cmd.arg("skills")
+        .arg("--base")
+        .arg(sb.path().join("base"))
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_STATE_HOME", state);
+    sb.run_cmd(cmd)
+}
+
+/// Gives `path` (not following a symlink) to `nobody`; false when this
+/// process may not (it is not root), which the caller says.
+fn give_to_nobody(path: &Path) -> bool {
+    match std::os::unix::fs::lchown(path, Some(NOBODY), Some(NOBODY)) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => false,
+        Err(e) => panic!("{}: {e}", path.display()),
+    }
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn global_skills(sb: &Sandbox) -> PathBuf {
+    sb.path().join("home/.claude/skills")
+}
+
+#[test]
+fn issue_44_12_a_trust_file_others_can_write_is_refused_and_the_advice_works() {
+    let (sb, repo) = clone();
+    let state = shared(&sb, "shared-state");
+    in_dir(&sb, &repo, &state, &["trust"]).ok();
+    let file = state.join("bernstein/skills/trusted.json");
+    // Anyone could have written what it says.
+    chmod(&file, 0o666);
+    let args = ["export", "--target", "claude-code"];
+    let err = in_dir(&sb, &repo, &state, &args);
+    assert_snapshot(
+        err.failed(),
+        snapshot_file("state-trust-file-writable-by-others.stderr"),
+    );
+    assert!(!global_skills(&sb).exists(), "nothing is written");
+    let status = in_dir(&sb, &repo, &state, &["trust", "--status"]);
+    assert_eq!(status.code, Some(1), "{status:#?}");
+    assert_eq!(status.stderr, err.stderr);
+    // The advice, followed.
+    let advice = err
+        .stderr
+        .split('`')
+        .nth(1)
+        .unwrap()
+        .replace("[ROOT]", &sb.path().display().to_string());
+    let (cmd, arg) = advice.split_once(' ').unwrap();
+    let (flags, path) = arg.split_once(' ').unwrap();
+    assert_eq!((cmd, flags), ("chmod", "go-w"), "{advice}");
+    let ran = std::process::Command::new(cmd)
+        .args([flags, path])
+        .status()
+        .unwrap();
+    assert!(ran.success());
+    in_dir(&sb, &repo, &state, &args).ok();
+    // So is a directory of the tool's own there that others can write.
+    let dir = state.join("bernstein");
+    chmod(&dir, 0o777);
+    assert_snapshot(
+        in_dir(&sb, &repo, &state, &args).failed(),
+        snapshot_file("state-directory-writable-by-others.stderr"),
+    );
+}
+
+#[test]
+fn issue_44_12_a_trust_file_another_user_owns_is_refused() {
+    let (sb, repo) = clone();
+    let state = shared(&sb, "shared-state");
+    in_dir(&sb, &repo, &state, &["trust"]).ok();
+    let file = state.join("bernstein/skills/trusted.json");
+    // Another user's file, as they would leave it in a shared directory.
+    chmod(&file, 0o644);
+    if !give_to_nobody(&file) {
+        eprintln!("SKIPPED issue_44_12_a_trust_file_another_user_owns_is_refused: not root");
+        return;
+    }
+    let args = ["export", "--target", "claude-code"];
+    let err = in_dir(&sb, &repo, &state, &args);
+    assert_snapshot(
+        err.failed(),
+        snapshot_file("state-trust-file-another-users.stderr"),
+    );
+    assert!(!global_skills(&sb).exists(), "nothing is written");
+    // Trusting again replaces nothing of theirs either.
+    let again = in_dir(&sb, &repo, &state, &["trust"]);
+    assert_eq!(again.stderr, err.stderr, "{again:#?}");
+    assert_eq!(
+        std::fs::symlink_metadata(&file)
+            .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+            .unwrap(),
+        NOBODY
+    );
+    // A directory of the tool's own that another user made first: the
+    // same, for the ledger export keeps beside the trust file too.
+    let (sb, repo) = clone();
+    let state = shared(&sb, "shared-state");
+    std::fs::create_dir_all(state.join("bernstein/skills")).unwrap();
+    give_to_nobody(&state.join("bernstein"));
+    assert_snapshot(
+        in_dir(&sb, &repo, &state, &["trust"]).failed(),
+        snapshot_file("state-directory-another-users.stderr"),
+    );
+    let out = sb.path().join("out");
+    let run = in_dir(
+        &sb,
+        sb.path(),
+        &state,
+        &["export", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("[ROOT]/shared-state/bernstein: owned by another user"),
+        "{run:#?}"
+    );
+}
+
+#[test]
+fn issue_44_12_state_and_cache_directories_are_made_private() {
+    let (sb, repo) = clone();
+    let home = sb.path().join("home");
+    in_dir(&sb, &repo, &home.join(".local/state"), &["trust"]).ok();
+    let up = Upstream::new(&sb, "up");
+    up.skill("writer", "Writes.", "Write.\n");
+    up.commit();
+    let layers = sb.path().join("layers");
+    std::fs::create_dir_all(&layers).unwrap();
+    super::upstream::run(&sb, &["add", &up.url()]).success();
+    let out = sb.path().join("out");
+    in_dir(
+        &sb,
+        sb.path(),
+        &home.join(".local/state"),
+        &["export", "--out", out.to_str().unwrap()],
+    )
+    .ok();
+    for dir in [
+        ".local/state/bernstein",
+        ".local/state/bernstein/skills",
+        ".local/state/bernstein/skills/exports",
+        ".cache/bernstein",
+        ".cache/bernstein/skills",
+        ".cache/bernstein/skills/sources",
+    ] {
+        assert_eq!(mode(&home.join(dir)), 0o700, "{dir}");
+    }
+    let trusted = home.join(".local/state/bernstein/skills/trusted.json");
+    assert_eq!(mode(&trusted), 0o600);
+}
+
+/// The key of the cache's lock file for the project lock at `lock`.
+fn lock_key(lock: &Path) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(lock.as_os_str().as_encoded_bytes());
+    digest
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()[..32]
+        .to_owned()
+}
+
+#[test]
+fn issue_44_12_a_symlink_at_the_caches_lock_file_is_never_followed() {
+    let sb = Sandbox::new().with_layer_dirs();
+    let up = Upstream::new(&sb, "up");
+    up.skill("writer", "Writes.", "Write.\n");
+    up.commit();
+    super::upstream::run(&sb, &["add", &up.url()]).success();
+    let victim = sb.path().join("victim");
+    let update = |cache: &Path| {
+        let mut cmd = super::upstream::cmd(&sb, &["update", "--yes"]);
+        cmd.env("XDG_CACHE_HOME", cache);
+        sb.run_cmd(cmd)
+    };
+    let key = lock_key(&sb.root().join("sources.lock"));
+    // Another user's directories in a shared cache, their symlink at the
+    // lock file.
+    let cache = shared(&sb, "shared-cache");
+    let locks = cache.join("bernstein/skills/sources/.locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    std::os::unix::fs::symlink(&victim, locks.join(&key)).unwrap();
+    let as_root = [
+        "bernstein",
+        "bernstein/skills",
+        "bernstein/skills/sources",
+        "bernstein/skills/sources/.locks",
+    ]
+    .iter()
+    .all(|d| give_to_nobody(&cache.join(d)));
+    if !as_root {
+        // Not root: the same directories, writable by anyone.
+        for d in ["bernstein", "bernstein/skills", "bernstein/skills/sources"] {
+            chmod(&cache.join(d), 0o777);
+        }
+    }
+    give_to_nobody(&locks.join(&key));
+    let run = update(&cache);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stderr
+            .starts_with("error: [ROOT]/shared-cache/bernstein: ")
+            && run.stderr.lines().count() == 1,
+        "{run:#?}"
+    );
+    assert!(!victim.exists(), "the symlink was followed");
+    // The directories the person's own and private: the symlink at the
+    // lock file is still never followed.
+    let cache = sb.path().join("own-cache");
+    let locks = cache.join("bernstein/skills/sources/.locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    for d in [
+        "bernstein",
+        "bernstein/skills",
+        "bernstein/skills/sources",
+        "bernstein/skills/sources/.locks",
+    ] {
+        chmod(&cache.join(d), 0o700);
+    }
+    std::os::unix::fs::symlink(&victim, locks.join(&key)).unwrap();
+    let run = update(&cache);
+    assert_snapshot(
+        run.failed().replace(&key, "[KEY]"),
+        snapshot_file("state-lock-file-symlink.stderr"),
+    );
+    assert!(!victim.exists(), "the symlink was followed");
+}
