@@ -162,6 +162,15 @@ fn git(dir: &Path) -> Command {
             "protocol.ssh.allow=always",
             "-c",
             "protocol.file.allow=always",
+            // Every object fetched is checked as git checks what it is
+            // pushed: a tree entry named `/abs/path` or `..`, a `.git`
+            // entry, a malformed object is refused before anything of it
+            // is read. Zero-padded modes are kept by old repositories and
+            // harm nothing.
+            "-c",
+            "fetch.fsckObjects=true",
+            "-c",
+            "fetch.fsck.zeroPaddedFilemode=ignore",
         ])
         .stdin(Stdio::null());
     c
@@ -183,9 +192,23 @@ fn run_or_stderr(mut cmd: Command, url: &str) -> Result<std::result::Result<Vec<
     }
 }
 
-/// An error quoting the last lines git wrote.
+/// An error quoting the last lines git wrote; an object its checks
+/// refused (`fetch.fsckObjects`) is named first, with why.
 fn says(what: &str, url: &str, stderr: &str) -> Error {
     let last: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    if let Some(fsck) = last
+        .iter()
+        .find(|l| l.starts_with("error: object ") && l.contains(": "))
+    {
+        return fail(
+            what,
+            url,
+            format!(
+                "the repository holds an object git's own checks refuse ({}); nothing of it is taken",
+                fsck.trim_start_matches("error: ")
+            ),
+        );
+    }
     let tail = last[last.len().saturating_sub(2)..].join("; ");
     fail(what, url, format!("git says: {tail}"))
 }
@@ -696,6 +719,9 @@ fn select(
             )));
         }
         let file = format!("{skill}/{rest}");
+        // Every file taken is one the lock can name and read back.
+        super::lock::check_file_name(&file)
+            .map_err(|m| bad(&format!("not a name a lock can hold: {m}")))?;
         if executable {
             fetched.executable.insert(file.clone());
         }

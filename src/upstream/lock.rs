@@ -190,7 +190,28 @@ impl Lock {
     /// Writes the lock at `path` atomically: a reader sees the old lock or
     /// the new one, never a part of it.
     pub fn write(&self, path: &Path) -> Result<()> {
-        crate::export::write_atomic(path, &self.to_bytes())
+        let bytes = self.to_bytes();
+        // Never a lock the tool cannot read back: a project with one is
+        // stuck, every command refusing it.
+        let text = String::from_utf8_lossy(&bytes);
+        match Lock::parse(&text, path) {
+            Ok(back) if back.sources == self.sources => {}
+            Ok(_) => {
+                return Err(refused(
+                    path,
+                    "the lock this would write does not read back as written; nothing was written",
+                ));
+            }
+            Err(e) => {
+                return Err(refused(
+                    path,
+                    format!(
+                        "the lock this would write cannot be read back ({e}); nothing was written"
+                    ),
+                ));
+            }
+        }
+        crate::export::write_atomic(path, &bytes)
     }
 }
 
@@ -492,6 +513,36 @@ mod tests {
         );
         let back = Lock::parse(&text, Path::new("sources.lock")).unwrap();
         assert_eq!(back.to_bytes(), bytes);
+    }
+
+    /// Issue 44 #10: a lock naming `pdf//abs/path` was written, and every
+    /// command then refused it.
+    #[test]
+    fn a_lock_that_cannot_be_read_back_is_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sources.lock");
+        std::fs::write(&path, "kept\n").unwrap();
+        let mut files = BTreeMap::new();
+        files.insert(
+            "pdf//abs/path".to_owned(),
+            format!("sha256:{}", "a".repeat(64)),
+        );
+        let mut lock = Lock::default();
+        lock.sources.insert(
+            "x".to_owned(),
+            LockedSource {
+                url: "https://example.com/x".into(),
+                git_ref: None,
+                commit: "0".repeat(40),
+                path: None,
+                skills: None,
+                executable: vec![],
+                files,
+            },
+        );
+        let err = lock.write(&path).unwrap_err().to_string();
+        assert!(err.contains("cannot be read back"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "kept\n");
     }
 
     #[test]

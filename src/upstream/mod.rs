@@ -23,6 +23,7 @@
 //! on files apply ([`crate::source::files::FileLimits`]).
 
 pub mod cache;
+pub mod check;
 pub mod git;
 pub mod history;
 pub mod location;

@@ -187,6 +187,7 @@ pub fn plan(
             if f.kind == Some(RefKind::Commit) {
                 history::check_in_ref(&s.url, rev, &f.commit, "the ref")?;
             }
+            super::check::as_layer(project.spec, &s.name, &f)?;
             // The lock records the ref as sources.toml names it; `--to`'s
             // is recorded in both, a commit by its full id.
             let mut recorded = s.git_ref.clone();
@@ -213,6 +214,7 @@ pub fn plan(
                 path: s.path.as_deref(),
                 skills: s.skills.as_deref(),
             })?;
+            super::check::as_layer(project.spec, &s.name, &f)?;
             refs.insert(s.name.clone(), s.git_ref.clone());
             fetched.insert(s.name.clone(), f);
         } else if let Some(l) = locked {

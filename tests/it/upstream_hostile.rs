@@ -373,3 +373,108 @@ fn a_tag_moved_upstream_is_a_rewrite_that_needs_its_own_flag() {
         "Rewritten."
     );
 }
+
+/// Issue 44 #10: a tree entry named `/abs/path` (a tree git itself would
+/// refuse with `fetch.fsckObjects`) was taken, the lock got
+/// `pdf//abs/...`, which every command then refused: the project was
+/// stuck. Such a tree is refused when it is fetched, and nothing written.
+#[test]
+fn a_tree_entry_with_a_slash_is_refused_when_fetched() {
+    let (sb, up) = collection();
+    // A tree `writer` holding an entry named "/abs/path", written as raw
+    // objects, as no porcelain command would write it.
+    let blob = git(&up.dir, &["rev-parse", "HEAD:writer/SKILL.md"]);
+    let hex = |h: &str| -> Vec<u8> {
+        (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let mut tree = Vec::new();
+    for name in ["/abs/path", "SKILL.md"] {
+        tree.extend_from_slice(format!("100644 {name}\0").as_bytes());
+        tree.extend(hex(&blob));
+    }
+    let write_tree = |bytes: &[u8]| -> String {
+        use std::io::Write;
+        let mut child = std::process::Command::new("git")
+            .current_dir(&up.dir)
+            .args(["hash-object", "-t", "tree", "--literally", "-w", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let writer = write_tree(&tree);
+    let pdf = git(&up.dir, &["rev-parse", "HEAD:pdf-tables"]);
+    let mut root = Vec::new();
+    root.extend_from_slice(b"40000 pdf-tables\0");
+    root.extend(hex(&pdf));
+    root.extend_from_slice(b"40000 writer\0");
+    root.extend(hex(&writer));
+    let root = write_tree(&root);
+    let commit = git(
+        &up.dir,
+        &["commit-tree", &root, "-p", "HEAD", "-m", "crafted"],
+    );
+    git(&up.dir, &["update-ref", "refs/heads/main", &commit]);
+    let err = run(&sb, &["add", &up.url()]);
+    let stderr = err.failed();
+    assert_snapshot(
+        stable(stderr, &up.commits()),
+        snapshot_file("upstream-hostile-tree-slash.stderr"),
+    );
+    assert!(!lock_file(&sb).exists() && !sources_file(&sb).exists());
+}
+
+/// Issue 44 #11: `add` checked less than the layer reader: names with
+/// U+202E, a nested `SKILL.md`, two files whose names differ only in case
+/// were taken, and validate and export then refused the project. What the
+/// layer reader refuses, `add` and `update` refuse first.
+#[test]
+fn add_and_update_refuse_what_the_layer_reader_refuses() {
+    let cases: &[(&str, &str)] = &[
+        ("bidi-name", "writer/notes\u{202E}dm.txt"),
+        ("nested-skill-md", "writer/references/SKILL.md"),
+        ("case-pair", "writer/Notes.md"),
+    ];
+    let mut all = String::new();
+    for (what, file) in cases {
+        let (sb, up) = collection();
+        up.write("writer/notes.md", "notes\n");
+        up.commit();
+        run(&sb, &["add", &up.url()]).success();
+        let lock = std::fs::read_to_string(lock_file(&sb)).unwrap();
+        // The next release brings it: update refuses it.
+        up.write(file, "---\nname: x\ndescription: X.\n---\nX.\n");
+        up.commit();
+        let err = run(&sb, &["update", "--yes"]);
+        let stderr = err.failed();
+        assert!(!stderr.contains('\u{202E}'), "{what}: {stderr}");
+        all.push_str(&stable(
+            &format!("{what} (update): {stderr}"),
+            &up.commits(),
+        ));
+        assert_eq!(
+            std::fs::read_to_string(lock_file(&sb)).unwrap(),
+            lock,
+            "{what}"
+        );
+        // And so does add, in a project that has none yet.
+        std::fs::remove_file(lock_file(&sb)).unwrap();
+        std::fs::remove_file(sources_file(&sb)).unwrap();
+        let err = run(&sb, &["add", &up.url()]);
+        all.push_str(&stable(
+            &format!("{what} (add): {}", err.failed()),
+            &up.commits(),
+        ));
+        assert!(!lock_file(&sb).exists(), "{what}");
+    }
+    assert_snapshot(
+        all,
+        snapshot_file("upstream-add-refuses-what-the-layer-reader-refuses.stderr"),
+    );
+}

@@ -329,7 +329,14 @@ pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
     // cannot be written fails now, not after the fetch and its review.
     let made = make_parent(&paths.sources)?;
     let _guard = exclusive(&cache, &paths.lock)?;
-    let result = add_into(&args, &layers, &paths, (&cache, &ctx.policy()), specs);
+    let spec = crate::global::load_spec(ctx)?;
+    let result = add_into(
+        &args,
+        &layers,
+        &paths,
+        (&cache, &ctx.policy(), &spec),
+        specs,
+    );
     if result.is_err()
         && let Some(dir) = made
     {
@@ -430,7 +437,7 @@ fn add_into(
     args: &AddArgs,
     layers: &Layers,
     paths: &Paths,
-    (cache, policy): (&Cache, &upstream::Policy),
+    (cache, policy, merge_spec): (&Cache, &upstream::Policy, &bernstein_skills::MergeSpec),
     mut specs: Vec<SourceSpec>,
 ) -> Result<ExitCode> {
     // The file as it will be: the text there now, with a table more per
@@ -479,6 +486,8 @@ fn add_into(
             )?;
             spec.git_ref = Some(new.commit.clone());
         }
+        // What validate and export would refuse of it is refused now.
+        upstream::check::as_layer(merge_spec, &spec.name, &new)?;
         findings.extend(upstream::review::review(&new.files, &new.executable, None));
         fetched.insert(spec.name.clone(), new);
     }
