@@ -273,6 +273,7 @@ impl Context {
     /// The cache, or an error saying how to have one.
     pub fn require_cache(&self) -> Result<Cache> {
         self.cache().ok_or_else(|| Error::Refused {
+            kind: crate::error::ErrorKind::NoPlace,
             path: None,
             message: "no cache directory: set $XDG_CACHE_HOME or $HOME to an absolute path".into(),
         })
@@ -332,6 +333,7 @@ impl Context {
         };
         let Some(written) = written else {
             return Err(Error::Refused {
+                kind: crate::error::ErrorKind::NoPlace,
                 path: None,
                 message: format!(
                     "target '{}' names no {} place; give the directory with --out",
@@ -345,6 +347,7 @@ impl Context {
                 Some(rest) => match &self.env.home {
                     Some(home) if home.is_absolute() => Ok(home.join(rest)),
                     _ => Err(Error::Refused {
+                        kind: crate::error::ErrorKind::NoPlace,
                         path: None,
                         message: "HOME is not set to an absolute path, so ~ cannot be found; \
                                   give the directory with --out"
@@ -356,6 +359,7 @@ impl Context {
             Scope::Project => {
                 let Some(root) = self.work_tree() else {
                     return Err(Error::Refused {
+                        kind: crate::error::ErrorKind::NoPlace,
                         path: None,
                         message: "not inside a git work tree, so the project's root is unknown; \
                                   give the directory with --out"

@@ -765,6 +765,110 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// What kind of failure an [`Error`] is, grouped by what a caller does
+/// about it, so that a program tells them apart without reading words
+/// ([`Error::kind`]). `--json` prints it as the error's `"kind"`
+/// ([`ErrorKind::label`]); Python raises one exception class per kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A file the tool reads does not check or cannot be parsed: a layer's
+    /// fragment (with its diagnostics), the project's `sources.toml` or
+    /// `sources.lock`, the trust file, an export's record. Fix the file.
+    Invalid,
+    /// The merge spec is unusable. Fix it, or install the shipped one.
+    Spec,
+    /// A `--strict` command refused on what it found (validate's problems,
+    /// a source's findings); nothing was written. Fix them, or drop
+    /// `--strict`.
+    Strict,
+    /// What was named is not there: a skill, a target, the spec, a source,
+    /// a layer directory, a directory never exported to.
+    NotFound,
+    /// The request itself cannot be carried out as written: a malformed
+    /// name, URL, ref or field path, or options that do not go together.
+    InvalidInput,
+    /// A file the tool did not write is where it would write. Move it
+    /// away, or replace it with `--force` where the command offers it.
+    Exists,
+    /// Two places provide the same thing (a skill in a source and in the
+    /// local base layer, in two sources, a name already taken): say which
+    /// one wins, or remove one.
+    Conflict,
+    /// A lock or a record is out of step with what it records (a source
+    /// changed or not locked since, a lock written by another version):
+    /// `bernstein skills update --yes` writes it again.
+    Stale,
+    /// Another run is writing the same files, or they changed while this
+    /// one ran: run it again.
+    Busy,
+    /// An export would take a project's own files, which the person has
+    /// not trusted as they are now: review them, then `bernstein skills
+    /// trust`.
+    Untrusted,
+    /// Refused to protect the person: a symbolic link, a file that is not
+    /// a regular one or lies outside its root, a directory others can
+    /// write, a cached or fetched file that does not match its lock, a
+    /// commit outside its ref, a source the allow-list refuses.
+    Unsafe,
+    /// The environment does not say where: `HOME` or an XDG variable is
+    /// unset, the working directory is in no project or git work tree, a
+    /// target names no place for the scope.
+    NoPlace,
+    /// A source could not be fetched (git failed, the repository has no
+    /// such ref).
+    Fetch,
+    /// Reading or writing failed at the operating system.
+    Io,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 14] = [
+        ErrorKind::Invalid,
+        ErrorKind::Spec,
+        ErrorKind::Strict,
+        ErrorKind::NotFound,
+        ErrorKind::InvalidInput,
+        ErrorKind::Exists,
+        ErrorKind::Conflict,
+        ErrorKind::Stale,
+        ErrorKind::Busy,
+        ErrorKind::Untrusted,
+        ErrorKind::Unsafe,
+        ErrorKind::NoPlace,
+        ErrorKind::Fetch,
+        ErrorKind::Io,
+    ];
+
+    /// The kind as `--json` prints it (`not_found`).
+    pub fn label(self) -> &'static str {
+        match self {
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Spec => "spec",
+            ErrorKind::Strict => "strict",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::Exists => "exists",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Stale => "stale",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Untrusted => "untrusted",
+            ErrorKind::Unsafe => "unsafe",
+            ErrorKind::NoPlace => "no_place",
+            ErrorKind::Fetch => "fetch",
+            ErrorKind::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
 /// The library's error type.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -805,6 +909,8 @@ pub enum Error {
     /// A request that cannot be carried out as asked (nothing was changed).
     #[error("{}{message}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
     Refused {
+        /// What kind of refusal it is: what a caller may do about it.
+        kind: ErrorKind,
         /// The file concerned, if any.
         path: Option<PathBuf>,
         /// Why.
@@ -884,6 +990,32 @@ impl Error {
         Error::NotPrivate {
             reason: refused.reason(variable),
             path: refused.path().to_path_buf(),
+        }
+    }
+
+    /// What kind of failure this is ([`ErrorKind`]).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Spec(_) => ErrorKind::Spec,
+            Error::Invalid(_) | Error::BadRecord { .. } => ErrorKind::Invalid,
+            Error::Strict { .. } => ErrorKind::Strict,
+            Error::NotFound { .. } | Error::NoLayers { .. } | Error::NotExported { .. } => {
+                ErrorKind::NotFound
+            }
+            Error::InvalidName { .. } => ErrorKind::InvalidInput,
+            Error::Refused { kind, .. } => *kind,
+            Error::Write { .. } => ErrorKind::Io,
+            Error::Untrusted { .. } => ErrorKind::Untrusted,
+            Error::NotPrivate { .. } => ErrorKind::Unsafe,
+        }
+    }
+
+    /// A refusal of `kind`, about `path` if given.
+    pub fn refused(kind: ErrorKind, path: Option<PathBuf>, message: impl Into<String>) -> Error {
+        Error::Refused {
+            kind,
+            path,
+            message: message.into(),
         }
     }
 

@@ -100,7 +100,7 @@ pub mod validate;
 
 pub use context::Context;
 pub use engine::Skills;
-pub use error::{Diagnostic, DiagnosticKind, Error, Result, Severity};
+pub use error::{Diagnostic, DiagnosticKind, Error, ErrorKind, Result, Severity};
 pub use fragment::Fragment;
 pub use layer::Layer;
 pub use merge::{Effective, Resolved, merge};

@@ -361,6 +361,7 @@ impl Skills {
                 .is_some_and(|(r, _)| r.skills.contains_key(name));
             if !provided(name) && !listed {
                 return Err(Error::Refused {
+                    kind: crate::error::ErrorKind::NotFound,
                     path: None,
                     message: format!(
                         "--adopt {}: no layer provides a skill of that name{}",
@@ -1147,6 +1148,7 @@ fn target<'a>(options: &'a ExportOptions) -> Option<&'a str> {
 /// The error for a skill whose layers changed between planning and writing.
 fn changed_meanwhile(out: &OutDir, name: &str, format: Format) -> Error {
     Error::Refused {
+        kind: crate::error::ErrorKind::Busy,
         path: None,
         message: format!(
             "{}: its layers changed while the export was running; nothing more of it was written (export again)",

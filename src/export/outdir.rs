@@ -337,6 +337,7 @@ impl OutDir {
         let refuse = |stop: Stop| -> Error {
             match stop {
                 Stop::Symlink { at, target, last } => Error::Refused {
+                    kind: crate::error::ErrorKind::Unsafe,
                     path: None,
                     message: if last {
                         format!(
@@ -860,6 +861,7 @@ impl OutDir {
         let result = match renamed {
             Ok(()) => return Ok(()),
             Err(Errno::EXIST | Errno::NOTEMPTY) => Err(Error::Refused {
+                kind: crate::error::ErrorKind::Busy,
                 path: None,
                 message: format!(
                     "{}: appeared while the export was being written; nothing was put in it (run the export again)",

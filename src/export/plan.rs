@@ -630,6 +630,7 @@ pub(super) fn read_record(
             (None, f) => format!("--format {}", f.label()),
         };
         return Err(Error::Refused {
+            kind: crate::error::ErrorKind::Conflict,
             path: None,
             message: format!(
                 "{}: holds skills exported with {flag} (its {RECORD_NAME} says so); \

@@ -58,6 +58,7 @@ pub(crate) fn parts<'v>(
         Some((_, Value::String(s))) => s.as_str(),
         Some((field, other)) => {
             return Err(Error::Refused {
+                kind: crate::error::ErrorKind::Invalid,
                 path: None,
                 message: format!(
                     "skill '{}': the body field '{}' holds {}, not text; a SKILL.md carries its body as Markdown, so this skill cannot be exported as one",

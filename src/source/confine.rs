@@ -142,6 +142,19 @@ impl Refusal {
         }
     }
 
+    /// What kind of error refusing a read for this reason is: the
+    /// operating system's failure, a file over its cap, or a layout refused
+    /// to protect the person.
+    pub fn error_kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            Refusal::Io(e) if e.kind() == std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+            Refusal::Io(_) => ErrorKind::Io,
+            Refusal::TooLarge { .. } => ErrorKind::Invalid,
+            _ => ErrorKind::Unsafe,
+        }
+    }
+
     /// Is this "the file does not exist"?
     pub fn is_not_found(&self) -> bool {
         matches!(self, Refusal::Io(e) if e.kind() == std::io::ErrorKind::NotFound)

@@ -249,7 +249,7 @@ impl LayerDir {
     /// names.
     fn refuse_for(&mut self, e: crate::Error) {
         match (&e, e.diagnostics().first()) {
-            (crate::Error::Refused { path, message }, _) => {
+            (crate::Error::Refused { path, message, .. }, _) => {
                 self.refuse(path.as_deref(), None, message.clone())
             }
             (_, Some(d)) => {

@@ -33,7 +33,7 @@ use super::env::Env;
 pub use super::project::Project;
 use super::project::ProjectFile;
 use crate::beneath::private::PrivateDir;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// The variable that places the state directory, for the advice of a
 /// refusal.
@@ -85,19 +85,26 @@ impl Snapshot {
         let mut snapshot = Snapshot::default();
         let mut entries = 0usize;
         let mut stack: Vec<(PathBuf, usize)> = vec![(PathBuf::new(), 0)];
-        let refuse = |rel: &Path, message: String| Error::Refused {
+        let refuse = |rel: &Path, kind: ErrorKind, message: String| Error::Refused {
+            kind,
             path: Some(root.path().join(rel)),
             message,
         };
+        let refused = |rel: &Path, r: super::confine::Refusal| {
+            refuse(
+                rel,
+                r.error_kind(),
+                r.describe(&root.path().join(rel), "team layer"),
+            )
+        };
         while let Some((dir, depth)) = stack.pop() {
-            let (_, list) = root
-                .entries(&dir)
-                .map_err(|r| refuse(&dir, r.describe(&root.path().join(&dir), "team layer")))?;
+            let (_, list) = root.entries(&dir).map_err(|r| refused(&dir, r))?;
             for entry in list {
                 entries += 1;
                 if entries > MAX_ENTRIES {
                     return Err(refuse(
                         Path::new(""),
+                        ErrorKind::Invalid,
                         format!("the layer holds more than {MAX_ENTRIES} entries"),
                     ));
                 }
@@ -113,12 +120,7 @@ impl Snapshot {
                     match root.metadata(&rel) {
                         Ok(meta) => meta.kind,
                         Err(r) if r.is_not_found() => continue,
-                        Err(r) => {
-                            return Err(refuse(
-                                &rel,
-                                r.describe(&root.path().join(&rel), "team layer"),
-                            ));
-                        }
+                        Err(r) => return Err(refused(&rel, r)),
                     }
                 } else if entry.is_dir {
                     EntryKind::Dir
@@ -129,17 +131,19 @@ impl Snapshot {
                     EntryKind::Dir if depth + 1 > MAX_DEPTH => {
                         return Err(refuse(
                             &rel,
+                            ErrorKind::Invalid,
                             format!("directories nest more than {MAX_DEPTH} levels deep"),
                         ));
                     }
                     EntryKind::Dir => stack.push((rel, depth + 1)),
                     _ => {
-                        let bytes = root.read(&rel, MAX_FILE_BYTES).map_err(|r| {
-                            refuse(&rel, r.describe(&root.path().join(&rel), "team layer"))
-                        })?;
+                        let bytes = root
+                            .read(&rel, MAX_FILE_BYTES)
+                            .map_err(|r| refused(&rel, r))?;
                         if snapshot.files.len() >= MAX_FILES {
                             return Err(refuse(
                                 Path::new(""),
+                                ErrorKind::Invalid,
                                 format!("the layer holds more than {MAX_FILES} files"),
                             ));
                         }
@@ -176,6 +180,7 @@ impl Snapshot {
         };
         let shown = |path: &Path| super::project::relative_to(path, cwd);
         let not_regular = |path: &Path| Error::Refused {
+            kind: ErrorKind::Unsafe,
             path: Some(shown(path)),
             message: "not a regular file (a symbolic link, a directory or \
                       unreadable); refused"
@@ -189,6 +194,7 @@ impl Snapshot {
                 _ => return Err(not_regular(&path)),
             }
             let bytes = super::read_bounded(&path, MAX_FILE_BYTES).map_err(|r| Error::Refused {
+                kind: r.error_kind(),
                 path: Some(shown(&path)),
                 message: r.describe(&shown(&path), "project"),
             })?;
@@ -298,6 +304,7 @@ impl TrustStore {
         let bytes = match dir.read(name, MAX_TRUST_BYTES) {
             Ok(Some(b)) if b.len() as u64 > MAX_TRUST_BYTES => {
                 return Err(Error::Refused {
+                    kind: ErrorKind::Invalid,
                     path: Some(file),
                     message: format!(
                         "the trust file is over {} MiB; remove it and trust each project again",
@@ -310,6 +317,7 @@ impl TrustStore {
             Err(r) => return Err(Error::not_private(r, STATE_VARIABLE)),
         };
         let stored: Stored = serde_json::from_slice(&bytes).map_err(|e| Error::Refused {
+            kind: ErrorKind::Invalid,
             path: Some(file.clone()),
             message: format!(
                 "cannot read the trust file: {e}; remove it and trust each project again"
@@ -317,6 +325,7 @@ impl TrustStore {
         })?;
         if stored.version != VERSION {
             return Err(Error::Refused {
+                kind: ErrorKind::Invalid,
                 path: Some(file.clone()),
                 message: format!(
                     "trust file version {} is not {VERSION}; remove it and trust each project again",
@@ -404,6 +413,7 @@ fn key(project: &Project) -> String {
 
 fn no_place() -> Error {
     Error::Refused {
+        kind: ErrorKind::NoPlace,
         path: None,
         message: "nowhere to keep trust: neither XDG_STATE_HOME nor HOME is set".into(),
     }

@@ -172,6 +172,7 @@ impl SpecSearch {
             ));
         }
         Err(Error::Refused {
+            kind: crate::error::ErrorKind::NotFound,
             path: None,
             message: format!(
                 "no merge spec found; searched {}; run 'bernstein skills spec --install', or set BERNSTEIN_SKILLS_SPEC",

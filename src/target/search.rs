@@ -46,6 +46,7 @@ impl TargetSearch {
             all.push(format!("and {} more", known.len() - SHOWN));
         }
         Err(Error::Refused {
+            kind: crate::error::ErrorKind::NotFound,
             path: None,
             message: format!(
                 "no target '{}'{}; the targets are: {} (found in {})",

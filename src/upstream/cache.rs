@@ -19,7 +19,7 @@ use super::git::{Fetched, sha256_hex};
 use super::lock::LockedSource;
 use crate::beneath::lock::{Held, Share, Wait};
 use crate::beneath::private::{LockRefusal, PrivateDir};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::source::files::FileLimits;
 
 /// Where fetched sources are kept.
@@ -214,6 +214,7 @@ impl Cache {
         match locks.lock(std::ffi::OsStr::new(&key[..32]), Share::Exclusive, Wait::Refuse) {
             Ok(held) => Ok(CacheLock { _held: held }),
             Err(LockRefusal::Held) => Err(Error::Refused {
+                kind: ErrorKind::Busy,
                 path: Some(PathBuf::from(crate::text::path(lock_path))),
                 message: "another `bernstein skills add` or `update` is writing this lock; run this again when it ends".into(),
             }),
@@ -374,6 +375,7 @@ impl Cache {
         };
         if self.has(name, locked) {
             self.verify(name, locked).map_err(|p| Error::Refused {
+                kind: ErrorKind::Unsafe,
                 path: Some(PathBuf::from(crate::text::path(p.dir()))),
                 message: p.to_string(),
             })?;
@@ -387,6 +389,7 @@ impl Cache {
         for (file, bytes) in &fetched.files {
             if locked.digest(file) != Some(sha256_hex(bytes).as_str()) {
                 return Err(Error::Refused {
+                    kind: ErrorKind::Unsafe,
                     path: None,
                     message: format!(
                         "{}: the fetched file does not match the lock; nothing was written",
@@ -403,6 +406,7 @@ impl Cache {
         }
         if fetched.files.len() != locked.files.len() {
             return Err(Error::Refused {
+                kind: ErrorKind::Unsafe,
                 path: None,
                 message: "the fetched files are not the locked ones; nothing was written".into(),
             });
@@ -414,6 +418,7 @@ impl Cache {
                 // Another fetch put the same entry in place first.
                 let _ = std::fs::remove_dir_all(&tmp);
                 self.verify(name, locked).map_err(|p| Error::Refused {
+                    kind: ErrorKind::Unsafe,
                     path: Some(PathBuf::from(crate::text::path(p.dir()))),
                     message: p.to_string(),
                 })?;

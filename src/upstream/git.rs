@@ -23,7 +23,7 @@ use std::io::{BufRead, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::source::files::FileLimits;
 
 /// The most tree entries listed for one source.
@@ -106,6 +106,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 fn fail(what: &str, url: &str, message: impl std::fmt::Display) -> Error {
     let message = message.to_string();
     Error::Refused {
+        kind: ErrorKind::Fetch,
         path: None,
         message: format!(
             "source {}: {what}: {}",

@@ -20,7 +20,7 @@
 use serde::Serialize;
 
 use super::git::{self, HISTORY_DEPTH, History};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Which way a new commit moves the lock from the old one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -120,6 +120,7 @@ pub fn movement(url: &str, rev: Option<&str>, old: &str, new: &str) -> Movement 
 pub fn pin(url: &str, pinned: &str) -> Result<Pin> {
     let mut h = History::open(url)?;
     let tip = h.fetch_rev("HEAD")?.ok_or_else(|| Error::Refused {
+        kind: ErrorKind::Fetch,
         path: None,
         message: format!(
             "source {}: the repository has no HEAD",
@@ -140,8 +141,9 @@ pub fn pin(url: &str, pinned: &str) -> Result<Pin> {
 /// from in the message (`the lock`, `--ref`).
 pub fn check_in_ref(url: &str, git_ref: Option<&str>, commit: &str, what: &str) -> Result<()> {
     let shown = super::location::Shown(url);
-    let refuse = |m: String| {
+    let refuse = |kind: ErrorKind, m: String| {
         Err(Error::Refused {
+            kind,
             path: None,
             message: format!("source {shown}: {m}"),
         })
@@ -151,18 +153,24 @@ pub fn check_in_ref(url: &str, git_ref: Option<&str>, commit: &str, what: &str) 
         && (git::is_commit_id(r) || git::is_abbreviated(r) && commit.starts_with(r))
     {
         if !commit.starts_with(r) {
-            return refuse(format!(
-                "{what} names commit {commit}, and sources.toml pins ref = \"{}\"; run `bernstein skills update --yes` to lock the pinned commit",
-                crate::text::escape(r)
-            ));
+            return refuse(
+                ErrorKind::Stale,
+                format!(
+                    "{what} names commit {commit}, and sources.toml pins ref = \"{}\"; run `bernstein skills update --yes` to lock the pinned commit",
+                    crate::text::escape(r)
+                ),
+            );
         }
         h.fetch_all()?;
         if h.holds(None, commit)? {
             return Ok(());
         }
-        return refuse(format!(
-            "{what} names commit {commit}, which no branch or tag of the repository holds (the last {HISTORY_DEPTH} commits of each were searched): a commit of a deleted branch, or of another repository the host serves under this URL, is refused; pin a commit a branch or tag holds"
-        ));
+        return refuse(
+            ErrorKind::Unsafe,
+            format!(
+                "{what} names commit {commit}, which no branch or tag of the repository holds (the last {HISTORY_DEPTH} commits of each were searched): a commit of a deleted branch, or of another repository the host serves under this URL, is refused; pin a commit a branch or tag holds"
+            ),
+        );
     }
     let name = git_ref.unwrap_or("HEAD");
     let shown_ref = if git_ref.is_some() {
@@ -171,7 +179,10 @@ pub fn check_in_ref(url: &str, git_ref: Option<&str>, commit: &str, what: &str) 
         "the default branch (HEAD)".to_owned()
     };
     let Some(tip) = h.fetch_rev(name)? else {
-        return refuse(format!("the repository has no {shown_ref}"));
+        return refuse(
+            ErrorKind::Fetch,
+            format!("the repository has no {shown_ref}"),
+        );
     };
     if h.holds(Some(&tip), commit)? {
         return Ok(());
@@ -181,7 +192,10 @@ pub fn check_in_ref(url: &str, git_ref: Option<&str>, commit: &str, what: &str) 
     } else {
         String::new()
     };
-    refuse(format!(
-        "{what} names commit {commit}, which is not in the history of {shown_ref}{depth}: a lock may only name a commit its ref holds (was sources.lock changed by hand?); nothing of it is used; run `bernstein skills update --yes` to lock the commit the ref names"
-    ))
+    refuse(
+        ErrorKind::Unsafe,
+        format!(
+            "{what} names commit {commit}, which is not in the history of {shown_ref}{depth}: a lock may only name a commit its ref holds (was sources.lock changed by hand?); nothing of it is used; run `bernstein skills update --yes` to lock the commit the ref names"
+        ),
+    )
 }

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::refused;
 use super::sources::{read_text, toml_error};
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 
 /// The format version this build reads and writes.
 pub const VERSION: u32 = 1;
@@ -114,6 +114,7 @@ impl Lock {
         };
         if lock.version != VERSION {
             return Err(refused(
+                ErrorKind::Stale,
                 path,
                 format!(
                     "lock format version {} is not one this bernstein reads (it reads {VERSION}); upgrade bernstein, or run `bernstein skills update --yes` to write the lock again",
@@ -122,8 +123,13 @@ impl Lock {
             ));
         }
         for (name, s) in &lock.sources {
-            let at =
-                |m: String| refused(path, format!("source '{}': {m}", crate::text::escape(name)));
+            let at = |m: String| {
+                refused(
+                    ErrorKind::Invalid,
+                    path,
+                    format!("source '{}': {m}", crate::text::escape(name)),
+                )
+            };
             super::sources::check_source_name(name).map_err(|m| at(m.into()))?;
             super::sources::check_url(&s.url)
                 .map_err(|m| at(format!("url {}: {m}", super::location::Shown(&s.url))))?;
@@ -198,12 +204,14 @@ impl Lock {
             Ok(back) if back.sources == self.sources => {}
             Ok(_) => {
                 return Err(refused(
+                    ErrorKind::Invalid,
                     path,
                     "the lock this would write does not read back as written; nothing was written",
                 ));
             }
             Err(e) => {
                 return Err(refused(
+                    ErrorKind::Invalid,
                     path,
                     format!(
                         "the lock this would write cannot be read back ({e}); nothing was written"

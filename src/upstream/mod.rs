@@ -37,7 +37,7 @@ pub mod update;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::layer::Layer;
 use crate::source::Layers;
 
@@ -136,9 +136,10 @@ impl Paths {
     }
 }
 
-/// A refusal about one file: `Error::Refused` at `path`.
-pub(crate) fn refused(path: &Path, message: impl Into<String>) -> Error {
+/// A refusal of `kind` about one file: `Error::Refused` at `path`.
+pub(crate) fn refused(kind: ErrorKind, path: &Path, message: impl Into<String>) -> Error {
     Error::Refused {
+        kind,
         path: Some(PathBuf::from(crate::text::path(path))),
         message: message.into(),
     }
@@ -160,6 +161,7 @@ pub fn read_project(paths: &Paths, policy: &Policy) -> Result<Option<(SourcesFil
         (None, None) => return Ok(None),
         (None, Some(_)) => {
             return Err(refused(
+                ErrorKind::Stale,
                 &paths.lock,
                 format!(
                     "there is a lock but no {}; restore it, or remove the lock",
@@ -180,6 +182,7 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
         match lock.sources.get(&s.name) {
             None => {
                 return Err(refused(
+                    ErrorKind::Stale,
                     &paths.lock,
                     format!(
                         "source '{}' of {} is not locked; run `bernstein skills update --yes` to fetch and lock it",
@@ -190,6 +193,7 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
             }
             Some(l) if !update::out_of_step(s, l).is_empty() => {
                 return Err(refused(
+                    ErrorKind::Stale,
                     &paths.lock,
                     format!(
                         "source '{}' changed in {} since it was locked ({}); run `bernstein skills update --yes` to lock it again",
@@ -208,6 +212,7 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
         .find(|n| !sources.sources.iter().any(|s| &s.name == *n))
     {
         return Err(refused(
+            ErrorKind::Stale,
             &paths.lock,
             format!(
                 "the lock names source '{}', which {} no longer lists; run `bernstein skills update --yes` to drop it",
@@ -223,6 +228,7 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
         for skill in l.skills_taken() {
             if let Some(other) = owner.insert(skill, name) {
                 return Err(refused(
+                    ErrorKind::Stale,
                     &paths.lock,
                     format!(
                         "skill '{}' is locked from two sources, '{}' and '{}'; run `bernstein skills update --yes` to lock it again",
@@ -279,6 +285,7 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Lay
                 paths.lock.clone(),
                 from,
                 Some(Error::Refused {
+                    kind: ErrorKind::NoPlace,
                     path: None,
                     message: "no cache directory: set $XDG_CACHE_HOME or $HOME".into(),
                 }),
@@ -292,6 +299,7 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Lay
             .into_iter()
             .find(|s| local.iter().any(|l| l == s))
             .map(|skill| Error::Refused {
+                kind: ErrorKind::Conflict,
                 path: None,
                 message: format!(
                     "skill '{}' is in the local base layer and in source '{}'; remove one of them",
@@ -422,8 +430,8 @@ pub fn load_locked(
         };
         for file in locked.files.keys() {
             let path = dir.join(file);
-            let bytes =
-                std::fs::read(&path).map_err(|e| refused(&path, format!("cannot read: {e}")))?;
+            let bytes = std::fs::read(&path)
+                .map_err(|e| refused(ErrorKind::Io, &path, format!("cannot read: {e}")))?;
             fetched.files.insert(file.clone(), bytes);
         }
         return Ok((fetched, false));
@@ -457,6 +465,7 @@ pub fn load_locked(
         let want = want.trim_start_matches("sha256:");
         if got != want {
             return Err(Error::Refused {
+                kind: ErrorKind::Unsafe,
                 path: None,
                 message: format!(
                     "source '{}' at {}: {}: does not match the lock (lock sha256:{want}, fetched sha256:{got}); nothing was written",
@@ -469,6 +478,7 @@ pub fn load_locked(
     }
     if let Some(extra) = digests.keys().find(|f| !locked.files.contains_key(*f)) {
         return Err(Error::Refused {
+            kind: ErrorKind::Unsafe,
             path: None,
             message: format!(
                 "source '{}' at {}: {}: fetched but not in the lock; nothing was written",
@@ -481,6 +491,7 @@ pub fn load_locked(
     let executable: Vec<String> = fetched.executable.iter().cloned().collect();
     if executable != locked.executable {
         return Err(Error::Refused {
+            kind: ErrorKind::Unsafe,
             path: None,
             message: format!(
                 "source '{}' at {}: the execute bits fetched are not the lock's; nothing was written",
@@ -515,6 +526,7 @@ pub fn resolve(
     for (skill, from) in &providers {
         if let Some(dir) = local.get(skill) {
             return Err(refused(
+                ErrorKind::Conflict,
                 sources_path,
                 format!(
                     "skill '{}' is in source '{}' and in the local base layer ({}); remove it from one of them (take only some skills of the source with `skills = [...]`)",
@@ -529,6 +541,7 @@ pub fn resolve(
         }
         let Some(winner) = file.prefer.get(skill).filter(|w| from.contains(w)) else {
             return Err(refused(
+                ErrorKind::Conflict,
                 sources_path,
                 format!(
                     "skill '{}' is in sources '{}' and '{}'; say which wins in this file: [prefer] {} = \"{}\"",
@@ -577,6 +590,7 @@ pub fn project_targets(layers: &Layers) -> Result<Option<(PathBuf, Vec<String>)>
     for name in &file.targets {
         if crate::layer::check_name(name).is_err() || name.chars().count() > 64 {
             return Err(refused(
+                ErrorKind::Invalid,
                 &path,
                 format!(
                     "'{}' is not a target's name (one word, such as 'claude-code')",

@@ -24,7 +24,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::refused;
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 
 /// The largest sources file read.
 pub(crate) const MAX_BYTES: u64 = 1 << 20;
@@ -226,6 +226,7 @@ impl SourcesFile {
         for s in &file.sources {
             let at = |m: String| {
                 refused(
+                    ErrorKind::Invalid,
                     path,
                     format!("source '{}': {m}", crate::text::escape(&s.name)),
                 )
@@ -238,6 +239,7 @@ impl SourcesFile {
                 .map_err(|m| at(format!("url {}: {m}", super::location::Shown(&s.url))))?;
             if let Some(why) = policy.refuses(&s.url) {
                 return Err(refused(
+                    ErrorKind::Unsafe,
                     path,
                     format!(
                         "source '{}' ({}): {why}; nothing of it is fetched or read",
@@ -264,6 +266,7 @@ impl SourcesFile {
                 .find_map(|s| allow.refuses(&s.url).map(|w| (s, w)))
         {
             return Err(refused(
+                ErrorKind::Unsafe,
                 path,
                 format!(
                     "source '{}' ({}): {why}",
@@ -275,6 +278,7 @@ impl SourcesFile {
         for (skill, source) in &file.prefer {
             if !file.sources.iter().any(|s| &s.name == source) {
                 return Err(refused(
+                    ErrorKind::Invalid,
                     path,
                     format!(
                         "prefer: skill '{}' prefers source '{}', which is not listed",
@@ -330,9 +334,10 @@ pub(crate) fn located(
 pub fn read_text(path: &Path, max: u64) -> Result<Option<String>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(refused(path, format!("cannot read: {e}"))),
+        Err(e) => return Err(refused(ErrorKind::Io, path, format!("cannot read: {e}"))),
         Ok(m) if !m.file_type().is_file() => {
             return Err(refused(
+                ErrorKind::Unsafe,
                 path,
                 "not a regular file (a symlink or a directory); refused",
             ));
@@ -340,10 +345,10 @@ pub fn read_text(path: &Path, max: u64) -> Result<Option<String>> {
         Ok(_) => {}
     }
     let bytes = crate::source::read_bounded(path, max)
-        .map_err(|r| refused(path, r.describe(path, "project")))?;
+        .map_err(|r| refused(r.error_kind(), path, r.describe(path, "project")))?;
     String::from_utf8(bytes)
         .map(Some)
-        .map_err(|_| refused(path, "not valid UTF-8"))
+        .map_err(|_| refused(ErrorKind::Invalid, path, "not valid UTF-8"))
 }
 
 /// A source's name: what a skill's name may be.

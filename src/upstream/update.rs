@@ -33,7 +33,7 @@ use super::lock::{Lock, LockedSource};
 use super::report::{self, SourceReport, UpdateReport};
 use super::sources::{Policy, SourceSpec, SourcesFile};
 use super::{Cache, Paths};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// What `update` is asked.
 #[derive(Debug, Clone, Default)]
@@ -107,6 +107,7 @@ pub fn plan(
     options: &Options<'_>,
 ) -> Result<Plan> {
     let refused = |path: &Path, message: String| Error::Refused {
+        kind: ErrorKind::NotFound,
         path: Some(PathBuf::from(crate::text::path(path))),
         message,
     };
@@ -155,6 +156,7 @@ pub fn plan(
     if let Some(to) = options.to {
         if selected.len() != 1 {
             return Err(Error::Refused {
+                kind: ErrorKind::InvalidInput,
                 path: None,
                 message: format!(
                     "--to names one ref, and this update fetches {} sources; name a skill of one source",
@@ -163,6 +165,7 @@ pub fn plan(
             });
         }
         super::sources::check_ref(to).map_err(|m| Error::Refused {
+            kind: ErrorKind::InvalidInput,
             path: None,
             message: format!("--to {}: {m}", crate::text::escape(to)),
         })?;
@@ -330,9 +333,9 @@ pub fn write(plan: &Plan, paths: &Paths, cache: &Cache) -> Result<()> {
 /// rest of the file (comments, order, spacing) as it is.
 pub fn set_ref(path: &Path, name: &str, git_ref: &str) -> Result<()> {
     let text = super::sources::read_text(path, super::sources::MAX_BYTES)?.unwrap_or_default();
-    let mut doc: toml_edit::DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| super::refused(path, e.to_string()))?;
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        super::refused(ErrorKind::Invalid, path, e.to_string())
+    })?;
     let table = doc
         .get_mut("source")
         .and_then(|s| s.as_array_of_tables_mut())
@@ -342,6 +345,7 @@ pub fn set_ref(path: &Path, name: &str, git_ref: &str) -> Result<()> {
         })
         .ok_or_else(|| {
             super::refused(
+                ErrorKind::Invalid,
                 path,
                 format!(
                     "source '{}' is not a [[source]] table here; set its ref by hand",

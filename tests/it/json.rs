@@ -201,12 +201,15 @@ fn an_error_under_json_is_json_on_stdout_with_the_same_exit_code() {
     assert_eq!(v["error"]["line"], 1);
     assert_eq!(v["error"]["column"], 1);
     assert_eq!(v["error"]["diagnostics"][0]["severity"], "error");
+    // Its kind: what a script does about it, without reading words.
+    assert_eq!(v["error"]["kind"], "invalid");
     // An error with no location.
     let run = sb.run(&["explain", "nope", "--json"]);
     assert_eq!(run.code, Some(1));
     let v = stdout_json(&run);
     assert_matches("explain", &v);
     assert_eq!(v["error"]["file"], Value::Null);
+    assert_eq!(v["error"]["kind"], "not_found");
     // Several skills, one document.
     let run = sb.run(&["show", "nope", "broken", "--json"]);
     assert_eq!(run.code, Some(1));
@@ -223,6 +226,7 @@ fn an_error_under_json_is_json_on_stdout_with_the_same_exit_code() {
     let v = stdout_json(&run);
     assert_matches("list", &v);
     assert!(v["error"]["message"].as_str().unwrap().contains("--bogus"));
+    assert_eq!(v["error"]["kind"], "invalid_input");
     // An export refused: JSON on stdout, exit 1, nothing written.
     let out = sb.path().join("out");
     std::fs::create_dir_all(out.join("writer")).unwrap();
@@ -362,5 +366,58 @@ fn man_writes_one_page_per_command_and_every_page_named_exists() {
     assert_eq!(
         std::fs::read_to_string(dir.join("bernstein.1")).unwrap(),
         "not ours\n"
+    );
+}
+
+/// Every kind an error may have is one the schemas list, and only those:
+/// a script that matches on `"kind"` sees no value its schema does not
+/// name.
+#[test]
+fn every_error_kind_is_in_every_output_schema() {
+    let kinds: Vec<Value> = bernstein_skills::ErrorKind::ALL
+        .iter()
+        .map(|k| Value::from(k.label()))
+        .collect();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/output");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let Some(name) = name.strip_suffix(".schema.json") else {
+            continue;
+        };
+        let enumerated = &schema(name)["$defs"]["error"]["properties"]["kind"]["enum"];
+        assert_eq!(
+            enumerated,
+            &Value::from(kinds.clone()),
+            "{name}.schema.json"
+        );
+        seen += 1;
+    }
+    assert!(seen >= 15, "{seen} schemas");
+    // And each kind's label is what serde writes.
+    for k in bernstein_skills::ErrorKind::ALL {
+        assert_eq!(serde_json::to_value(k).unwrap(), k.label());
+    }
+}
+
+/// Refusals of different kinds carry different `"kind"`s: a file in the
+/// way, a request that cannot be read, a place that is not known.
+#[test]
+fn a_refusal_says_its_kind() {
+    let sb = sandbox();
+    let kind = |args: &[&str]| {
+        let run = sb.run(args);
+        assert_eq!(run.code, Some(1), "{run:#?}");
+        stdout_json(&run)["error"]["kind"].clone()
+    };
+    assert_eq!(kind(&["new", "pdf", "--layer", "user", "--json"]), "exists");
+    assert_eq!(
+        kind(&["show", "writer", "pdf", "--per-layer", "--json"]),
+        "invalid_input"
+    );
+    assert_eq!(
+        kind(&["show", "writer", "--target", "nope", "--json"]),
+        "not_found"
     );
 }

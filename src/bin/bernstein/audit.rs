@@ -10,7 +10,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use bernstein_skills::context::Scope;
-use bernstein_skills::{Context, Error, Result, output::render, text};
+use bernstein_skills::{Context, Error, ErrorKind, Result, output::render, text};
 
 use crate::export::{ExportArgs, Scope as ScopeArg};
 use crate::output;
@@ -51,6 +51,7 @@ pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
     let layers = ctx.layers_without_sources()?;
     let Some((file, names)) = ctx.project_targets(&layers)? else {
         return Err(Error::Refused {
+            kind: ErrorKind::NotFound,
             path: None,
             message: format!(
                 "the project names no targets to audit: {} does not exist; `bernstein skills \
@@ -61,6 +62,7 @@ pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
     };
     let spec = crate::global::load_spec(ctx)?;
     let targets = ctx.targets(&spec, &names).map_err(|e| Error::Refused {
+        kind: e.kind(),
         path: Some(file.clone()),
         message: e.to_string(),
     })?;

@@ -197,6 +197,7 @@ fn man(command: &[String], out: Option<&std::path::Path>) -> Result<ExitCode> {
             + ".1";
         let Some((_, page)) = pages.iter().find(|(name, _)| *name == file) else {
             return Err(bernstein_skills::Error::Refused {
+                kind: bernstein_skills::ErrorKind::NotFound,
                 path: None,
                 message: format!(
                     "no command '{}'; pages: {}",
@@ -225,6 +226,7 @@ fn man(command: &[String], out: Option<&std::path::Path>) -> Result<ExitCode> {
             Ok(old) if old.windows(4).any(|w| w == b".TH ") && contains(&old, b"bernstein") => {}
             _ => {
                 return Err(bernstein_skills::Error::Refused {
+                    kind: bernstein_skills::ErrorKind::Exists,
                     path: Some(path),
                     message: "exists and is not a bernstein man page; nothing was written".into(),
                 });

@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use bernstein_skills::output::explain::{Row, explain, file_rows, select};
-use bernstein_skills::{Error, Result, output::render};
+use bernstein_skills::{Error, ErrorKind, Result, output::render};
 
 use crate::output::{self, Column, Stream, Style, paint};
 use bernstein_skills::Context;
@@ -164,6 +164,7 @@ pub fn run(args: ExplainArgs, ctx: &Context) -> Result<ExitCode> {
     }
     if let Some(path) = &args.field_path {
         rows = select(rows, path).map_err(|message| Error::Refused {
+            kind: ErrorKind::NotFound,
             path: None,
             message,
         })?;

@@ -11,7 +11,7 @@ use bernstein_skills::export::{
     Conflict, ConflictKind, Drift, EntryKind, ExportOptions, Exported, Format,
 };
 use bernstein_skills::source::trust::TrustStore;
-use bernstein_skills::{Error, Result, output::render, par, text};
+use bernstein_skills::{Error, ErrorKind, Result, output::render, par, text};
 
 use crate::output;
 use bernstein_skills::Context;
@@ -304,6 +304,7 @@ fn run_targets(
     let targets = ctx.targets(skills.spec(), &args.targets)?;
     if targets.len() > 1 && (args.out.is_some() || args.check.is_some()) {
         return Err(Error::Refused {
+            kind: ErrorKind::InvalidInput,
             path: None,
             message: "--out and --check name one directory: give one --target with them, or \
                       leave them out to export each target to its own place"

@@ -38,7 +38,12 @@ fn which(e: Error, role: &str) -> Error {
             };
             Error::Spec(d)
         }
-        Error::Refused { path, message } => Error::Refused {
+        Error::Refused {
+            kind,
+            path,
+            message,
+        } => Error::Refused {
+            kind,
             path,
             message: format!("{role}: {message}"),
         },

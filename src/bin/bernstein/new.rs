@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use bernstein_skills::layer::{Form, check_name};
 use bernstein_skills::source::PlaceSource;
 use bernstein_skills::spec::strategy_help;
-use bernstein_skills::{Error, Layer, Result, output::render, text};
+use bernstein_skills::{Error, ErrorKind, Layer, Result, output::render, text};
 
 use crate::output;
 use bernstein_skills::Context;
@@ -93,6 +93,7 @@ fn confine(dir: &Path, parent: &Path, layer: Layer) -> Result<()> {
                 "not inside it".to_owned()
             };
             return Err(Error::Refused {
+                kind: ErrorKind::Unsafe,
                 path: None,
                 message: format!(
                     "{}: {what}, outside the {layer} ({}); refusing to write through it \
@@ -121,6 +122,7 @@ pub fn run(args: NewArgs, ctx: &Context) -> Result<ExitCode> {
     let (dir, why) = match place.source {
         PlaceSource::NoHome { .. } => {
             return Err(Error::Refused {
+                kind: ErrorKind::NoPlace,
                 path: None,
                 message: format!(
                     "the {layer} is {}; give it with --{} or set the variable \
@@ -174,6 +176,7 @@ pub fn run(args: NewArgs, ctx: &Context) -> Result<ExitCode> {
         };
         if let Some(message) = message {
             return Err(Error::Refused {
+                kind: ErrorKind::Exists,
                 path: Some(existing.path),
                 message,
             });
@@ -200,6 +203,7 @@ pub fn run(args: NewArgs, ctx: &Context) -> Result<ExitCode> {
             "is already there"
         };
         return Err(Error::Refused {
+            kind: ErrorKind::Exists,
             path: Some(path),
             message: format!("{what}; move it away (nothing was written)"),
         });

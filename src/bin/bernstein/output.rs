@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anstyle::AnsiColor;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use bernstein_skills::{Diagnostic, Error, Severity};
+use bernstein_skills::{Diagnostic, Error, ErrorKind, Severity};
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -190,20 +190,25 @@ pub fn json_mode() -> bool {
     JSON.load(Ordering::Relaxed)
 }
 
-/// An error as JSON (docs/json.md): `{"error": {"message", "file",
-/// "layer", "line", "column", "field", "diagnostics"}}`, its first problem
-/// at the top, every problem in `diagnostics` as `validate --json` gives
-/// them. Values are data: JSON escapes them; only messages are cut.
+/// An error as JSON (docs/json.md): `{"error": {"kind", "message",
+/// "file", "layer", "line", "column", "field", "diagnostics"}}`, its kind
+/// ([`bernstein_skills::ErrorKind`]) and first problem at the top, every
+/// problem in `diagnostics` as `validate --json` gives them. Values are
+/// data: JSON escapes them; only messages are cut.
 pub fn error_json(e: &Error) -> serde_json::Value {
     errors_json(std::slice::from_ref(e))
 }
 
-/// Several errors as one [`error_json`] document (`show a b c`).
+/// Several errors as one [`error_json`] document (`show a b c`), of the
+/// first error's kind.
 pub fn errors_json(errors: &[Error]) -> serde_json::Value {
     let diagnostics: Vec<serde_json::Value> = errors.iter().flat_map(problems).collect();
     let mut error = diagnostics.first().cloned().unwrap_or_default();
     if let serde_json::Value::Object(m) = &mut error {
         m.remove("severity");
+        if let Some(first) = errors.first() {
+            m.insert("kind".into(), first.kind().label().into());
+        }
         m.insert("diagnostics".into(), diagnostics.into());
     }
     serde_json::json!({ "error": error })
@@ -215,6 +220,7 @@ pub fn errors_json(errors: &[Error]) -> serde_json::Value {
 fn problems(e: &Error) -> Vec<serde_json::Value> {
     if let Error::Strict { problems } = e {
         let refusal = Error::Refused {
+            kind: ErrorKind::Strict,
             path: None,
             message: strict_refusal(problems.len(), ""),
         };
@@ -240,9 +246,11 @@ fn problems(e: &Error) -> Vec<serde_json::Value> {
     })]
 }
 
-/// A usage error (exit 2) as JSON: [`error_json`]'s shape, no location.
+/// A usage error (exit 2) as JSON: [`error_json`]'s shape, no location,
+/// of kind `invalid_input`.
 pub fn usage_error_json(message: &str) -> String {
     bernstein_skills::output::render::to_json(&serde_json::json!({"error": {
+        "kind": bernstein_skills::ErrorKind::InvalidInput.label(),
         "message": message,
         "file": null,
         "layer": null,

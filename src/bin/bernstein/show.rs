@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use bernstein_skills::source::files::{SkillFile, Source};
-use bernstein_skills::{Error, Result, Skills, output::render, text};
+use bernstein_skills::{Error, ErrorKind, Result, Skills, output::render, text};
 
 use crate::output::{self, Column};
 use bernstein_skills::Context;
@@ -134,6 +134,7 @@ pub fn run(args: ShowArgs, ctx: &Context) -> Result<ExitCode> {
     if args.names.len() > 1 {
         if args.per_layer || args.origins || args.files {
             return Err(Error::Refused {
+                kind: ErrorKind::InvalidInput,
                 path: None,
                 message: "--per-layer, --origins and --files show one skill; name only one".into(),
             });

@@ -11,7 +11,7 @@ use serde_json::json;
 use bernstein_skills::layer::Layer;
 use bernstein_skills::upstream::location::{Shown, redacted};
 use bernstein_skills::upstream::{self, Cache, Lock, Paths, SourceSpec, SourcesFile, git};
-use bernstein_skills::{Error, Layers, Result, output::render, text};
+use bernstein_skills::{Error, ErrorKind, Layers, Result, output::render, text};
 
 use crate::output;
 use bernstein_skills::Context;
@@ -176,6 +176,7 @@ fn exclusive(cache: &Cache, lock_path: &Path) -> Result<upstream::cache::CacheLo
 /// `SOURCE` as a repository URL and a default name.
 fn parse_source(source: &str) -> Result<(String, String)> {
     let bad = |m: &str| Error::Refused {
+        kind: ErrorKind::InvalidInput,
         path: None,
         message: format!("source {}: {m}", Shown(source)),
     };
@@ -223,6 +224,7 @@ fn wanted(args: &AddArgs) -> Result<Vec<SourceSpec>> {
     }
     let Some(source) = &args.source else {
         return Err(Error::Refused {
+            kind: ErrorKind::InvalidInput,
             path: None,
             message: "name a SOURCE, or --import a skills-lock.json".into(),
         });
@@ -242,11 +244,15 @@ fn wanted(args: &AddArgs) -> Result<Vec<SourceSpec>> {
 /// one source per repository, ref and directory, with the skills it lists.
 fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
     let bad = |m: String| Error::Refused {
+        kind: ErrorKind::Invalid,
         path: Some(PathBuf::from(text::path(file))),
         message: m,
     };
-    let text_ = upstream::sources::read_text(file, 16 << 20)?
-        .ok_or_else(|| bad("does not exist".into()))?;
+    let text_ = upstream::sources::read_text(file, 16 << 20)?.ok_or_else(|| Error::Refused {
+        kind: ErrorKind::NotFound,
+        path: Some(PathBuf::from(text::path(file))),
+        message: "does not exist".into(),
+    })?;
     let doc: serde_json::Value = serde_json::from_str(&text_)
         .map_err(|e| bad(format!("{}:{}: {e}", e.line(), e.column())))?;
     let skills = doc
@@ -368,6 +374,7 @@ fn add_destination(args: &AddArgs, ctx: &Context, layers: &Layers) -> Result<Pat
     if args.global {
         let Some(dir) = ctx.env().config_dir() else {
             return Err(Error::Refused {
+                kind: ErrorKind::NoPlace,
                 path: None,
                 message: "--global: nowhere to keep your configuration: neither \
                           $XDG_CONFIG_HOME nor $HOME is set to an absolute path"
@@ -377,6 +384,7 @@ fn add_destination(args: &AddArgs, ctx: &Context, layers: &Layers) -> Result<Pat
         return Ok(Paths::in_dir(&dir));
     }
     ctx.paths_to_write(layers).ok_or_else(|| Error::Refused {
+        kind: ErrorKind::NoPlace,
         path: None,
         message: "not in a project: run `bernstein skills add` inside the git work tree of \
                   the project that takes the source (it writes .bernstein/sources.toml \
@@ -414,6 +422,7 @@ fn appended(old_text: &str, specs: &[SourceSpec], paths: &Paths) -> Result<Strin
     for spec in specs {
         if existing.sources.iter().any(|s| s.name == spec.name) {
             return Err(Error::Refused {
+                kind: ErrorKind::Conflict,
                 path: Some(PathBuf::from(text::path(&paths.sources))),
                 message: format!(
                     "a source named '{}' is there already; give this one another name with --name",
@@ -456,6 +465,7 @@ fn add_into(
     let mut fetched = BTreeMap::new();
     for s in file.sources.iter().filter(|s| !is_new(&s.name)) {
         let locked = lock.sources.get(&s.name).ok_or_else(|| Error::Refused {
+            kind: ErrorKind::Stale,
             path: Some(PathBuf::from(text::path(&paths.lock))),
             message: format!(
                 "source '{}' is not locked; run `bernstein skills update --yes` first",
@@ -541,6 +551,7 @@ fn add_into(
                 " (listed above)".to_owned()
             };
             return Err(Error::Refused {
+                kind: ErrorKind::Strict,
                 path: None,
                 message: format!(
                     "source {}: {} thing(s) a reviewer must see{listed}; refused under --strict, nothing was written",
@@ -642,6 +653,7 @@ pub fn verify(args: VerifyArgs, ctx: &Context) -> Result<ExitCode> {
             .find(|k| local.contains_key(*k))
         {
             return Err(Error::Refused {
+                kind: ErrorKind::Conflict,
                 path: Some(PathBuf::from(text::path(&paths.lock))),
                 message: format!(
                     "skill '{}' is in source '{}' and in the local base layer ({}); remove it from one of them",
@@ -703,6 +715,7 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
     // What comes in is judged against the targets the project exports to.
     let targets = match ctx.project_targets(&layers)? {
         Some((file, names)) => ctx.targets(&spec, &names).map_err(|e| Error::Refused {
+            kind: e.kind(),
             path: Some(file),
             message: e.to_string(),
         })?,

@@ -7,7 +7,7 @@ use clap::Args;
 use bernstein_skills::source::read_bounded;
 use bernstein_skills::spec::{Constraints, Field, FoundSpec, MAX_SPEC_BYTES, SpecSource, Strategy};
 use bernstein_skills::validate::ownership;
-use bernstein_skills::{Error, MergeSpec, Result, output::render};
+use bernstein_skills::{Error, ErrorKind, MergeSpec, Result, output::render};
 use serde_json::{Value, json};
 
 use crate::output::{self, Column};
@@ -76,6 +76,7 @@ pub const SHIPPED_TARGETS: [(&str, &[u8]); 6] = [
 fn install(force: bool, json: bool, ctx: &Context) -> Result<ExitCode> {
     let Some(path) = ctx.spec_search().installed() else {
         return Err(Error::Refused {
+            kind: ErrorKind::NoPlace,
             path: None,
             message: "nowhere to install the spec: neither $XDG_DATA_HOME nor $HOME is set to an \
                       absolute path; set one (nothing was written)"
@@ -97,6 +98,7 @@ fn install(force: bool, json: bool, ctx: &Context) -> Result<ExitCode> {
             Err(r) if r.is_not_found() => to_write.push((file, *bytes)),
             _ if !force => {
                 return Err(Error::Refused {
+                    kind: ErrorKind::Exists,
                     path: Some(file.clone()),
                     message: "a different file is installed here; keep it, or replace it with \
                               --force (nothing was written)"

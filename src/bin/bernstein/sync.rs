@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use bernstein_skills::context::Scope;
 use bernstein_skills::upstream::Paths;
-use bernstein_skills::{Context, Error, Result, output::render, text};
+use bernstein_skills::{Context, Error, ErrorKind, Result, output::render, text};
 
 use crate::export::{ExportArgs, Scope as ScopeArg};
 use crate::output;
@@ -202,6 +202,7 @@ fn record_targets(paths: &Paths, targets: &[String]) -> Result<Option<std::path:
 /// The error of a sync with no target to export to.
 fn no_targets(paths: &Paths) -> Error {
     Error::Refused {
+        kind: ErrorKind::NotFound,
         path: None,
         message: format!(
             "no targets to export to: name them with --target (`bernstein skills targets` lists \

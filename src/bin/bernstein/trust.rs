@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::json;
 
 use bernstein_skills::source::trust::{Snapshot, TrustState};
-use bernstein_skills::{Error, Result, output::render, text};
+use bernstein_skills::{Error, ErrorKind, Result, output::render, text};
 
 use crate::output;
 use bernstein_skills::Context;
@@ -72,6 +72,7 @@ pub fn run(args: TrustArgs, ctx: &Context) -> Result<ExitCode> {
     let layers = crate::global::layers(ctx)?;
     let Some((project, cwd)) = layers.project() else {
         return Err(Error::Refused {
+            kind: ErrorKind::NoPlace,
             path: None,
             message: "no project here: trust is for a project's .bernstein/ (its skills/ \
                       layer, sources.toml, sources.lock or targets.toml) found from the working \

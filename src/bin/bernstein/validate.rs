@@ -55,6 +55,7 @@ pub fn run(args: ValidateArgs, ctx: &Context) -> Result<ExitCode> {
         Some((file, names)) => {
             ctx.targets(&spec, names)
                 .map_err(|e| bernstein_skills::Error::Refused {
+                    kind: e.kind(),
                     path: Some(file.clone()),
                     message: e.to_string(),
                 })?

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use bernstein_skills::source::read_bounded;
-use bernstein_skills::{Error, Result};
+use bernstein_skills::{Error, ErrorKind, Result};
 
 /// The most of an existing file read to tell whether this tool wrote it.
 const MAX_OWN_BYTES: u64 = 16 * 1024 * 1024;
@@ -69,6 +69,7 @@ fn refusal(path: &Path, what: &str, force_helps: bool) -> Error {
         ""
     };
     Error::Refused {
+        kind: ErrorKind::Exists,
         path: Some(path.to_path_buf()),
         message: format!("{what}; move it away{or_force} (nothing was written)"),
     }
