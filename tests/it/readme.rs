@@ -7,6 +7,11 @@
 //!   `export` and files written by one block carry into the next — started
 //!   in a scratch copy of the repository's `examples/`, with an empty
 //!   `HOME` and the `bernstein` built by this test run first on `PATH`. The
+//!   public collection the README's first example takes
+//!   (`https://github.com/anthropics/skills`) is served from a git
+//!   repository of `tests/fixtures/public-collection/`, by the `insteadOf`
+//!   rule of that `HOME`'s git configuration, as a person's own git
+//!   configuration would redirect it to a mirror. The
 //!   output must be the one shown, as snapbox matches it: a line `...`
 //!   stands for any lines, `[..]` for any text within a line. A command
 //!   must exit 0 unless it ends in `# exits N`.
@@ -178,6 +183,7 @@ fn run_session(steps: &[Step]) -> Vec<(String, i32)> {
     for dir in ["examples", "spec"] {
         copy_dir(&root().join(dir), &clone.join(dir));
     }
+    public_collection(&dir.join("mirror"), &home);
     let bin = super::support::bin();
     let mut script = String::from("exec 2>&1\n");
     for (i, s) in steps.iter().enumerate() {
@@ -217,6 +223,42 @@ fn run_session(steps: &[Step]) -> Vec<(String, i32)> {
         results.push((body.to_owned(), code));
     }
     results
+}
+
+/// A git repository of `tests/fixtures/public-collection/` at
+/// `mirror/skills`, which `home`'s git configuration gives for
+/// `https://github.com/anthropics/skills`.
+fn public_collection(mirror: &Path, home: &Path) {
+    let repo = mirror.join("skills");
+    copy_dir(&root().join("tests/fixtures/public-collection"), &repo);
+    std::fs::remove_file(repo.join("README.md")).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(&repo)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_DATE", "2025-12-20T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2025-12-20T00:00:00Z")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(["-c", "init.defaultBranch=main"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "skills"]);
+    std::fs::write(
+        home.join(".gitconfig"),
+        format!(
+            "[user]\n\tname = A. Person\n\temail = person@example.com\n\
+             [init]\n\tdefaultBranch = main\n\
+             [url \"file://{}/\"]\n\tinsteadOf = https://github.com/anthropics/\n",
+            mirror.display()
+        ),
+    )
+    .unwrap();
 }
 
 #[test]

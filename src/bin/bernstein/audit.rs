@@ -69,7 +69,7 @@ pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
     let mut checks = Vec::new();
     let mut differ = 0;
     for target in &targets {
-        let dir = ctx.target_place(target, Scope::Project)?;
+        let dir = ctx.shown(&ctx.target_place(target, Scope::Project)?);
         let check = ExportArgs {
             check: Some(dir.clone()),
             targets: vec![target.name.clone()],
@@ -116,14 +116,14 @@ pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
         })));
     } else if ok {
         output::print(&format!(
-            "audit: {} director(y/ies) match what the lock and the layers give\n",
-            targets.len()
+            "audit: {} match what the lock and the layers give\n",
+            output::count(targets.len(), "directory", "directories")
         ));
     } else {
         output::print(&format!(
-            "audit: {differ} of {} director(y/ies) differ from what the lock and the layers give; \
+            "audit: {differ} of {} differ from what the lock and the layers give; \
              `bernstein skills sync` exports them again (with the flags the lines above name)\n",
-            targets.len()
+            output::count(targets.len(), "directory", "directories")
         ));
     }
     Ok(if ok {

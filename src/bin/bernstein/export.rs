@@ -317,7 +317,7 @@ fn run_targets(
     for target in &targets {
         let dir = match (&args.check, &args.out) {
             (Some(d), _) | (None, Some(d)) => d.clone(),
-            (None, None) => ctx.target_place(target, args.scope.into())?,
+            (None, None) => ctx.shown(&ctx.target_place(target, args.scope.into())?),
         };
         let (skills, in_repository) = &for_dir(ctx, skills, &dir);
         let options = options(

@@ -9,7 +9,7 @@ use clap::Args;
 use bernstein_skills::impact::{FragmentChange, Impact, ImpactOptions, compare};
 use bernstein_skills::{DiagnosticKind, Error, MergeSpec, Result, output::render, par, text};
 
-use crate::output;
+use crate::output::{self, count, thousands};
 use bernstein_skills::Context;
 
 #[derive(Debug, Args)]
@@ -178,31 +178,13 @@ fn summary(impact: &Impact) -> String {
     s
 }
 
-/// `1 skill`, `10,000 skills`.
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{} {}", thousands(n), if n == 1 { one } else { many })
-}
-
-/// `10000` → `10,000`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn thousands_are_separated() {
-        assert_eq!(super::thousands(0), "0");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(10_000), "10,000");
-        assert_eq!(super::thousands(1_234_567), "1,234,567");
+        assert_eq!(crate::output::thousands(0), "0");
+        assert_eq!(crate::output::thousands(999), "999");
+        assert_eq!(crate::output::thousands(10_000), "10,000");
+        assert_eq!(crate::output::thousands(1_234_567), "1,234,567");
     }
 }

@@ -703,3 +703,21 @@ mod tests {
         assert_eq!(t, "A       B\nx\\x1by  z\n");
     }
 }
+
+/// `1 skill`, `10,000 skills`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+}
+
+/// `10000` → `10,000`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
