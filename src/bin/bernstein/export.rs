@@ -317,7 +317,15 @@ fn run_targets(
     for target in &targets {
         let dir = match (&args.check, &args.out) {
             (Some(d), _) | (None, Some(d)) => d.clone(),
-            (None, None) => ctx.shown(&ctx.target_place(target, args.scope.into())?),
+            (None, None) => {
+                // A project's directory as the person reaches it from
+                // where they stand; their own (`~/.claude/skills`) whole.
+                let place = ctx.target_place(target, args.scope.into())?;
+                match args.scope {
+                    Scope::Project => ctx.shown(&place),
+                    Scope::User => place,
+                }
+            }
         };
         let (skills, in_repository) = &for_dir(ctx, skills, &dir);
         let options = options(
