@@ -919,12 +919,22 @@ pub(crate) fn apply<'a, O: Clone>(
 
 /// The pieces joined into one body. Pieces that were written one after the
 /// other (`adjacent`) are joined as they were; between others, a piece
-/// that does not end a line gets one, and a heading follows a blank line.
+/// that does not end a line gets one, and a heading or an insertion follows
+/// a blank line.
+///
+/// An insertion is a block of its own. In Markdown a line that follows a
+/// paragraph, a list item or a block quote without a blank line continues
+/// it (a "lazy continuation line": `- Read it.` then `Cite the page.` is
+/// one list item), so the text a layer inserts after a section that ends
+/// in one of them would join it. A blank line ends every such block, and
+/// changes nothing after one that needs none (a heading, a closed code
+/// fence), so one is put before an insertion unless the text above ends
+/// with one or the insertion starts with one.
 pub(crate) fn join<O>(
     pieces: &[Piece<'_, O>],
     adjacent: &dyn Fn(&Piece<'_, O>, &Piece<'_, O>) -> bool,
 ) -> String {
-    let mut out = String::with_capacity(pieces.iter().map(|p| p.text.len() + 1).sum());
+    let mut out = String::with_capacity(pieces.iter().map(|p| p.text.len() + 2).sum());
     let mut prev: Option<&Piece<'_, O>> = None;
     for p in pieces {
         if p.text.is_empty() {
@@ -936,13 +946,30 @@ pub(crate) fn join<O>(
             if !out.ends_with('\n') {
                 out.push('\n');
             }
-            if p.key.as_ref().is_some_and(|k| *k != Key::preamble()) && !out.ends_with("\n\n") {
+            let block = match &p.key {
+                Some(k) => *k != Key::preamble(),
+                None => !starts_blank(&p.text),
+            };
+            if block && !ends_blank(&out) {
                 out.push('\n');
             }
         }
         out.push_str(&p.text);
     }
     out
+}
+
+/// Does `text` (which ends a line) end with a blank line?
+fn ends_blank(text: &str) -> bool {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let last = body.rsplit('\n').next().unwrap_or("");
+    body.contains('\n') && last.trim_matches([' ', '\t', '\r']).is_empty()
+}
+
+/// Does `text` start with a blank line?
+fn starts_blank(text: &str) -> bool {
+    text.split_once('\n')
+        .is_some_and(|(first, _)| first.trim_matches([' ', '\t', '\r']).is_empty())
 }
 
 /// The pieces of a body as one layer wrote it.

@@ -210,7 +210,7 @@ fn duplicate_headings_are_matched_in_order() {
     );
     assert_eq!(
         sb.resolve_value("s")["body"],
-        "## Example\none\n## Example\ntwo\nthree"
+        "## Example\none\n## Example\ntwo\n\nthree"
     );
 }
 
@@ -361,4 +361,55 @@ fn an_addition_is_marked_in_every_form_and_an_unmarked_one_warns() {
             .contains("no lower layer has this heading, so the section is added at the end"),
         "{run:?}"
     );
+}
+
+/// Issue 42: a `$patch: end` insertion after a section that ends in a list
+/// became the last item's lazy continuation (`- Read it.\nCite the page.`
+/// is one list item in Markdown), and one after a paragraph or a quote
+/// joined it. An insertion is a block of its own: a blank line separates
+/// it from the text above unless one is there already.
+#[test]
+fn an_insertion_never_joins_the_block_above_it() {
+    let sb = Sandbox::new();
+    let steps = "## Steps\n\n- Open it.\n- Read it.\n";
+    for (base, layer, merged) in [
+        // A list that ends the body, as `end` finds it.
+        (
+            steps,
+            "<!-- $patch: end -->\nCite the page.\n",
+            "## Steps\n\n- Open it.\n- Read it.\n\nCite the page.",
+        ),
+        // The same, the text starting with a blank line: no second one.
+        (
+            steps,
+            "<!-- $patch: end -->\n\nCite the page.\n",
+            "## Steps\n\n- Open it.\n- Read it.\n\nCite the page.",
+        ),
+        // A list item with a lazy continuation line.
+        (
+            "## Steps\n\n- Open it\nand read it.\n",
+            "<!-- $patch: end -->\nCite the page.\n",
+            "## Steps\n\n- Open it\nand read it.\n\nCite the page.",
+        ),
+        // A list that ends a section, then a paragraph, then a quote.
+        (
+            "## Steps\n\n- Open it.\n- Read it.\n## Notes\n\nKeep it short.\n> Quoted.\n",
+            "<!-- $patch: after \"Steps\" -->\nCite the page.\n\
+             <!-- $patch: before \"Notes\" -->\nThen:\n<!-- $patch: end -->\nThanks.\n",
+            "## Steps\n\n- Open it.\n- Read it.\n\nCite the page.\n\nThen:\n\n## Notes\n\n\
+             Keep it short.\n> Quoted.\n\nThanks.",
+        ),
+    ] {
+        sb.write(
+            "base",
+            "pdf/SKILL.md",
+            format!("---\ndescription: d\n---\n{base}"),
+        );
+        sb.write(
+            "team",
+            "pdf/SKILL.md",
+            format!("---\n---\n<!-- $patch: sections -->\n{layer}"),
+        );
+        assert_eq!(body(&sb), merged, "{layer}");
+    }
 }

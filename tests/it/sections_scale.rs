@@ -160,7 +160,7 @@ fn many_sections_and_directives_merge_as_written() {
     for n in [2, 500, 1000] {
         let i = 2 * n - 1;
         assert!(
-            body.contains(&format!("## O\nx{i}\nafter O {n}\n")),
+            body.contains(&format!("## O\nx{i}\n\nafter O {n}\n")),
             "after O {n}"
         );
     }

@@ -173,7 +173,7 @@ fn duplicate_headings_are_matched_in_order() {
     let layer = "<!-- $patch: sections -->\n<!-- $patch: after \"Example\" 2 -->\nthree\n";
     assert_eq!(
         merged(lower, layer).0,
-        "## Example\none\n## Example\ntwo\nthree\n"
+        "## Example\none\n## Example\ntwo\n\nthree\n"
     );
 }
 
