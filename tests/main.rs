@@ -52,6 +52,7 @@ mod it {
     mod translated;
     mod trust;
     mod unkeyed;
+    mod update_markdown;
     mod update_report;
     pub mod upstream;
     mod upstream_bytes;

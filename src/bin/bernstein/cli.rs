@@ -102,7 +102,7 @@ impl Cli {
             SkillsCommand::Trust(a) => a.json,
             SkillsCommand::Add(a) => a.json,
             SkillsCommand::Verify(a) => a.json,
-            SkillsCommand::Update(a) => a.json,
+            SkillsCommand::Update(a) => a.json(),
             SkillsCommand::Sync(a) => a.json,
             SkillsCommand::Audit(a) => a.json,
         }

@@ -127,9 +127,32 @@ pub struct UpdateArgs {
     /// blobs, scripts); by default they are listed in the report.
     #[arg(long)]
     pub strict: bool,
-    /// Print one JSON document (docs/json.md).
-    #[arg(long)]
+    /// Print one JSON document (docs/json.md); the same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// How the report is printed: `markdown` is for the body of a pull
+    /// request (docs/upstream.md) [default: text].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ReportFormat>,
+}
+
+impl UpdateArgs {
+    /// Is the report JSON (`--json`, `--format json`)? Its errors are then.
+    pub fn json(&self) -> bool {
+        self.json || self.format == Some(ReportFormat::Json)
+    }
+}
+
+/// How `update` prints its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// For the terminal.
+    Text,
+    /// One JSON document (docs/json.md).
+    Json,
+    /// GitHub Flavored Markdown, for a pull request's body: every name
+    /// and text from upstream or a layer in a code span.
+    Markdown,
 }
 
 const UPDATE_HELP: &str = "\
@@ -153,7 +176,8 @@ Examples:
   bernstein skills update                  # what would change
   bernstein skills update --yes            # accept it: write sources.lock
   bernstein skills update pdf-tables --to v2.0.0 --yes
-  bernstein skills update --check          # CI: exit 1 when upstream moved";
+  bernstein skills update --check          # CI: exit 1 when upstream moved
+  bernstein skills update --yes --format markdown > body.md   # a pull request's body";
 
 /// The skills of the local base layer, with their paths.
 fn local_base(layers: &Layers) -> BTreeMap<String, PathBuf> {
@@ -743,12 +767,17 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
     plan.report.written = written;
     plan.report.refused = flagged;
     let report = &plan.report;
-    if args.json {
-        output::print(&render::to_json(&report.to_value()));
-    } else {
-        let accept = (!args.check).then(|| accept_command(&args, retagged));
-        output::print(&upstream::render::text(report, accept.as_deref()));
-    }
+    let accept = (!args.check).then(|| accept_command(&args, retagged));
+    let format = match args.format {
+        Some(f) => f,
+        None if args.json => ReportFormat::Json,
+        None => ReportFormat::Text,
+    };
+    output::print(&match format {
+        ReportFormat::Json => render::to_json(&report.to_value()),
+        ReportFormat::Text => upstream::render::text(report, accept.as_deref()),
+        ReportFormat::Markdown => upstream::render::markdown(report, accept.as_deref()),
+    });
     let refused_yes = args.yes && retagged;
     Ok(if args.check && report.moved || flagged || refused_yes {
         ExitCode::from(1)
