@@ -364,7 +364,7 @@ fn one_command_installs_a_source_into_two_agents_and_audit_checks_it_anywhere() 
     assert_eq!(run.code, Some(0), "{run:#?}");
     assert!(
         run.stdout
-            .contains("audit: 2 director(y/ies) match what the lock and the layers give"),
+            .contains("audit: 2 directories match what the lock and the layers give"),
         "{run:#?}"
     );
     let v = ci.run(&fresh, &["audit", "--json"]).json();

@@ -608,6 +608,24 @@ pub fn fit(text: &str, indent: usize) -> Cow<'_, str> {
     }
 }
 
+/// `1 skill`, `10,000 skills`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+}
+
+/// `10000` → `10,000`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -702,22 +720,4 @@ mod tests {
         let t = layout(&rows(&[&["A", "B"], &["x\u{1b}y", "z"]]), &[], None);
         assert_eq!(t, "A       B\nx\\x1by  z\n");
     }
-}
-
-/// `1 skill`, `10,000 skills`.
-pub fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{} {}", thousands(n), if n == 1 { one } else { many })
-}
-
-/// `10000` → `10,000`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
