@@ -57,6 +57,7 @@ mod it {
     pub mod upstream;
     mod upstream_bytes;
     mod upstream_hostile;
+    mod upstream_job;
     mod upstream_team;
     mod validate;
     mod xdg;

@@ -240,10 +240,22 @@ pub fn plan(
         let old_dir = old
             .filter(|o| cache.has(&s.name, o) && cache.verify(&s.name, o).is_ok())
             .map(|o| cache.dir_of(&s.name, o));
-        let reader = |file: &str| {
-            old_dir
-                .as_ref()
-                .and_then(|d| std::fs::read(d.join(file)).ok())
+        // The old side's files, for the fields and sections compared and
+        // the overrides they touch: from the cache, else (a fresh clone, a
+        // CI job) fetched at the locked commit and checked against the
+        // lock. Only an old commit that cannot be fetched any more (a
+        // history rewritten upstream, said as such) is compared by its
+        // digests alone.
+        let old_fetched = match old {
+            Some(o) if old_dir.is_none() && o.files != entry.files => {
+                super::load_locked(cache, &s.name, o).ok().map(|(f, _)| f)
+            }
+            _ => None,
+        };
+        let reader = |file: &str| match (&old_dir, &old_fetched) {
+            (Some(d), _) => std::fs::read(d.join(file)).ok(),
+            (None, Some(f)) => f.files.get(file).cloned(),
+            (None, None) => None,
         };
         let sides = report::Sides {
             old,

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
@@ -553,4 +554,189 @@ pub fn snapshot_assert() -> snapbox::Assert {
         .action_env(snapbox::assert::DEFAULT_ACTION_ENV)
         .normalize_paths(false)
         .redact_with(redactions)
+}
+
+// Upstream repositories and the projects that take them.
+
+/// Runs `git` in `dir` with no configuration of this machine.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = StdCommand::new("git")
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// An upstream repository at `sb/<name>`.
+pub struct Upstream {
+    pub dir: PathBuf,
+}
+
+impl Upstream {
+    pub fn new(sb: &Sandbox, name: &str) -> Upstream {
+        let dir = sb.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        git(&dir, &["init", "-q"]);
+        Upstream { dir }
+    }
+
+    pub fn write(&self, rel: &str, contents: &str) -> &Self {
+        let p = self.dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, contents).unwrap();
+        self
+    }
+
+    pub fn skill(&self, name: &str, description: &str, body: &str) -> &Self {
+        self.write(
+            &format!("{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: {description}\n---\n{body}"),
+        )
+    }
+
+    /// Sets the execute bits of `rel`.
+    pub fn executable(&self, rel: &str) -> &Self {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(self.dir.join(rel), mode).unwrap();
+        self
+    }
+
+    /// Removes `rel` (a file, or a directory with everything in it).
+    pub fn remove(&self, rel: &str) -> &Self {
+        let p = self.dir.join(rel);
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        } else {
+            std::fs::remove_file(p).unwrap();
+        }
+        self
+    }
+
+    /// Commits everything; returns the commit.
+    pub fn commit(&self) -> String {
+        git(&self.dir, &["add", "-A"]);
+        git(&self.dir, &["commit", "-qm", "c", "--allow-empty"]);
+        git(&self.dir, &["rev-parse", "HEAD"])
+    }
+
+    pub fn url(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    /// Its commits, oldest first.
+    pub fn commits(&self) -> Vec<String> {
+        git(
+            &self.dir,
+            &["rev-list", "--all", "--topo-order", "--reverse"],
+        )
+        .lines()
+        .map(str::to_owned)
+        .collect()
+    }
+}
+
+/// `text` with the commits it names put in words, since a commit's digest
+/// holds the time it was made: the `n`th of `commits` (counting from 1) is
+/// `[COMMITn]`, its first twelve digits `[COMMITn-12]`, and the sixteen
+/// digits of the key after them in a cache entry's name
+/// (`NAME@COMMIT-KEY`, a digest of the lock's entry) `[KEY]`.
+pub fn stable(text: &str, commits: &[String]) -> String {
+    let mut text = text.to_owned();
+    for (n, commit) in commits.iter().enumerate() {
+        let n = n + 1;
+        text = text.replace(commit.as_str(), &format!("[COMMIT{n}]"));
+        let entry = format!("@{}-", &commit[..12]);
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(&entry) {
+            out.push_str(&rest[..at]);
+            out.push_str(&format!("@[COMMIT{n}-12]-"));
+            rest = &rest[at + entry.len()..];
+            let key = rest
+                .char_indices()
+                .take_while(|(_, c)| c.is_ascii_hexdigit())
+                .count();
+            if key == 16 {
+                out.push_str("[KEY]");
+                rest = &rest[16..];
+            }
+        }
+        out.push_str(rest);
+        text = out.replace(&commit[..12], &format!("[COMMIT{n}-12]"));
+    }
+    text
+}
+
+/// One machine: a home directory of its own (its cache, state and
+/// configuration), with git on PATH.
+pub struct Machine<'a> {
+    pub sb: &'a Sandbox,
+    pub home: PathBuf,
+}
+
+impl<'a> Machine<'a> {
+    pub fn new(sb: &'a Sandbox, name: &str) -> Machine<'a> {
+        let home = sb.path().join(name);
+        std::fs::create_dir_all(&home).unwrap();
+        Machine { sb, home }
+    }
+
+    /// `bernstein skills ARGS` run in `dir` on this machine.
+    pub fn run(&self, dir: &Path, args: &[&str]) -> Run {
+        let mut cmd = self.sb.bare();
+        cmd.env("HOME", &self.home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(dir)
+            .arg("skills")
+            .args(args);
+        self.sb.run_cmd(cmd)
+    }
+}
+
+/// A new git repository at `sb/<name>`.
+pub fn repository(sb: &Sandbox, name: &str) -> PathBuf {
+    let dir = sb.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    dir
+}
+
+pub fn commit_all(dir: &Path) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "skills"]);
+}
+
+/// Every file below `dir` and its bytes, by its path relative to `dir`.
+pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    snapshot(dir)
+        .into_iter()
+        .map(|(p, b)| (p.strip_prefix(dir).unwrap().to_path_buf(), b))
+        .collect()
+}
+
+/// `git clone` of `from` into `sb/<name>`.
+pub fn clone(sb: &Sandbox, from: &Path, name: &str) -> PathBuf {
+    let to = sb.path().join(name);
+    git(
+        sb.path(),
+        &["clone", "-q", &from.display().to_string(), name],
+    );
+    to
 }

@@ -5,36 +5,7 @@
 //! commits, and a CI job that never exported before can export into the
 //! project's own directories.
 
-use std::path::{Path, PathBuf};
-
-use super::support::{Run, Sandbox, snapshot};
-use super::upstream::{Upstream, git};
-
-/// One machine: a home directory of its own (its cache, state and
-/// configuration), with git on PATH.
-struct Machine<'a> {
-    sb: &'a Sandbox,
-    home: PathBuf,
-}
-
-impl<'a> Machine<'a> {
-    fn new(sb: &'a Sandbox, name: &str) -> Machine<'a> {
-        let home = sb.path().join(name);
-        std::fs::create_dir_all(&home).unwrap();
-        Machine { sb, home }
-    }
-
-    /// `bernstein skills ARGS` run in `dir` on this machine.
-    fn run(&self, dir: &Path, args: &[&str]) -> Run {
-        let mut cmd = self.sb.bare();
-        cmd.env("HOME", &self.home)
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(dir)
-            .arg("skills")
-            .args(args);
-        self.sb.run_cmd(cmd)
-    }
-}
+use super::support::{Machine, Run, Sandbox, Upstream, clone, commit_all, git, repository, tree};
 
 /// An upstream collection with two skills.
 fn upstream(sb: &Sandbox) -> Upstream {
@@ -43,37 +14,6 @@ fn upstream(sb: &Sandbox) -> Upstream {
     up.skill("docx", "Writes Word files.", "# DOCX\n\nWrite it.\n");
     up.commit();
     up
-}
-
-/// A new git repository at `sb/<name>`.
-fn repository(sb: &Sandbox, name: &str) -> PathBuf {
-    let dir = sb.path().join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    git(&dir, &["init", "-q"]);
-    dir
-}
-
-fn commit_all(dir: &Path) {
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-qm", "skills"]);
-}
-
-/// Every file below `dir` and its bytes, by its path relative to `dir`.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    snapshot(dir)
-        .into_iter()
-        .map(|(p, b)| (p.strip_prefix(dir).unwrap().to_path_buf(), b))
-        .collect()
-}
-
-/// `git clone` of `from` into `sb/<name>`.
-fn clone(sb: &Sandbox, from: &Path, name: &str) -> PathBuf {
-    let to = sb.path().join(name);
-    git(
-        sb.path(),
-        &["clone", "-q", &from.display().to_string(), name],
-    );
-    to
 }
 
 /// `add` in a git work tree without `.bernstein/` writes the project's

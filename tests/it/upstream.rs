@@ -2,119 +2,13 @@
 //! against git repositories made in the sandbox (local paths and file://
 //! URLs; no network). Every tree from upstream is attacker-written.
 
-use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
+use std::path::PathBuf;
 
 use assert_cmd::Command;
 
 use super::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
-/// Runs `git` in `dir` with no configuration of this machine.
-pub(super) fn git(dir: &Path, args: &[&str]) -> String {
-    let out = StdCommand::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// An upstream repository at `sb/<name>`.
-pub(super) struct Upstream {
-    pub(super) dir: PathBuf,
-}
-
-impl Upstream {
-    pub(super) fn new(sb: &Sandbox, name: &str) -> Upstream {
-        let dir = sb.path().join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        git(&dir, &["init", "-q"]);
-        Upstream { dir }
-    }
-
-    pub(super) fn write(&self, rel: &str, contents: &str) -> &Self {
-        let p = self.dir.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, contents).unwrap();
-        self
-    }
-
-    pub(super) fn skill(&self, name: &str, description: &str, body: &str) -> &Self {
-        self.write(
-            &format!("{name}/SKILL.md"),
-            &format!("---\nname: {name}\ndescription: {description}\n---\n{body}"),
-        )
-    }
-
-    /// Commits everything; returns the commit.
-    pub(super) fn commit(&self) -> String {
-        git(&self.dir, &["add", "-A"]);
-        git(&self.dir, &["commit", "-qm", "c", "--allow-empty"]);
-        git(&self.dir, &["rev-parse", "HEAD"])
-    }
-
-    pub(super) fn url(&self) -> String {
-        self.dir.display().to_string()
-    }
-
-    /// Its commits, oldest first.
-    pub(super) fn commits(&self) -> Vec<String> {
-        git(
-            &self.dir,
-            &["rev-list", "--all", "--topo-order", "--reverse"],
-        )
-        .lines()
-        .map(str::to_owned)
-        .collect()
-    }
-}
-
-/// `text` with the commits it names put in words, since a commit's digest
-/// holds the time it was made: the `n`th of `commits` (counting from 1) is
-/// `[COMMITn]`, its first twelve digits `[COMMITn-12]`, and the sixteen
-/// digits of the key after them in a cache entry's name
-/// (`NAME@COMMIT-KEY`, a digest of the lock's entry) `[KEY]`.
-pub(super) fn stable(text: &str, commits: &[String]) -> String {
-    let mut text = text.to_owned();
-    for (n, commit) in commits.iter().enumerate() {
-        let n = n + 1;
-        text = text.replace(commit.as_str(), &format!("[COMMIT{n}]"));
-        let entry = format!("@{}-", &commit[..12]);
-        let mut out = String::new();
-        let mut rest = text.as_str();
-        while let Some(at) = rest.find(&entry) {
-            out.push_str(&rest[..at]);
-            out.push_str(&format!("@[COMMIT{n}-12]-"));
-            rest = &rest[at + entry.len()..];
-            let key = rest
-                .char_indices()
-                .take_while(|(_, c)| c.is_ascii_hexdigit())
-                .count();
-            if key == 16 {
-                out.push_str("[KEY]");
-                rest = &rest[16..];
-            }
-        }
-        out.push_str(rest);
-        text = out.replace(&commit[..12], &format!("[COMMIT{n}-12]"));
-    }
-    text
-}
+pub(super) use super::support::{Upstream, git, stable};
 
 /// `bernstein skills --layers-root ... ARGS` with git on PATH.
 pub(super) fn cmd(sb: &Sandbox, args: &[&str]) -> Command {
