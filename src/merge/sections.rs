@@ -47,7 +47,7 @@
 //! section has its heading). A plain heading replaces, or is appended when
 //! the lower body lacks it, which is a warning: a replacement whose
 //! heading upstream removed must not silently become an addition
-//! ([`Intent`]).
+//! (the intent of a section).
 //! Headings inside fenced code blocks are text. When a heading appears
 //! several times, each occurrence is its own key: a layer's second
 //! `## Example` is the lower body's second, and a directive names the

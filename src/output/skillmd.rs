@@ -4,7 +4,7 @@
 //!
 //! The frontmatter holds the effective fields in the spec's order, except
 //! the body field and fields equal to their default. An untouched public
-//! skill is not written at all but copied: [`verbatim`] gives its upstream
+//! skill is not written at all but copied: `verbatim` gives its upstream
 //! text when export would write the same fields. The name field is always written (the
 //! format requires it). It is written by [`crate::output::yaml_out`], so YAML 1.1
 //! and 1.2 readers (PyYAML, js-yaml, this crate's) all read the same values

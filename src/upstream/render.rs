@@ -1,5 +1,5 @@
 //! The update report for people, rendered from the same
-//! [`UpdateReport`](super::report::UpdateReport) that `update --json`
+//! [`super::report::UpdateReport`] that `update --json`
 //! serialises: every front end (the command line, the Python module)
 //! prints these, and none renders its own.
 //!
@@ -305,9 +305,9 @@ const MARKDOWN_ITEMS: usize = 20;
 ///
 /// Every name, heading, path and message in it is upstream's or a
 /// layer's: each is escaped as the text report escapes it and put in a
-/// code span ([`code`]), where no character is markup, HTML, a link, a
+/// code span, where no character is markup, HTML, a link, a
 /// mention or a table's pipe; the tool's own words are the only Markdown.
-/// `accept` is as for [`text`].
+/// `accept` is as for [`text()`].
 pub fn markdown(report: &UpdateReport, accept: Option<&str>) -> String {
     let v = Voice::Markdown;
     let mut out = String::new();

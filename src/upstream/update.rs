@@ -1,6 +1,6 @@
 //! `update`, as data: fetching the sources again, what that brings
 //! ([`super::report`]), and what the lock (and, for `--to`, the sources
-//! file) becomes; writing it is a separate step ([`write`]), taken only
+//! file) becomes; writing it is a separate step ([`write()`]), taken only
 //! when the person accepts.
 //!
 //! Which commit each source is locked at:
@@ -60,7 +60,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Would [`write`] change anything: the lock, or the sources file?
+    /// Would [`write()`] change anything: the lock, or the sources file?
     pub fn changes(&self) -> bool {
         self.old.as_ref() != Some(&self.lock) || self.report.moved || self.pin.is_some()
     }

@@ -136,7 +136,7 @@ pub fn print(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
-/// What [`print`] printed while [`capture`] ran: a command made of other
+/// What [`print()`] printed while [`capture`] ran: a command made of other
 /// commands (`sync`, `audit`) nests their JSON documents in its own.
 static CAPTURED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
