@@ -831,10 +831,19 @@ fn files_without_skill(name: &str, located: &[Located]) -> Option<Diagnostic> {
     )
 }
 
-/// [`Error::NoLayers`] when none of the three layer directories exists.
+/// [`Error::NoLayers`] when none of the three layer directories exists;
+/// when one was refused (a sources file that cannot be read feeds no base
+/// layer), that refusal, which is why.
 pub fn no_layers(layers: &Layers) -> Option<Error> {
     let dirs = layers.dirs();
-    (!dirs.iter().any(|d| d.is_dir)).then(|| Error::NoLayers {
+    if dirs.iter().any(|d| d.is_dir) {
+        return None;
+    }
+    let refused = layers.refusals();
+    if !refused.is_empty() {
+        return Some(Error::Invalid(refused));
+    }
+    Some(Error::NoLayers {
         searched: dirs.iter().map(|d| d.path.clone()).collect(),
     })
 }

@@ -310,7 +310,25 @@ pub(crate) fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> crate:
         let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
         (line, col)
     });
-    located(path, at, e.message())
+    located(path, at, &with_suggestion(e.message()))
+}
+
+/// A TOML message with the key most likely meant, when it names an unknown
+/// one (`unknown field `skils`, expected one of `name`, ..., `skills``):
+/// `... (did you mean `skills`?)`.
+fn with_suggestion(message: &str) -> String {
+    let Some((word, expected)) = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'))
+    else {
+        return message.to_owned();
+    };
+    // The names toml lists are between backquotes: every other piece.
+    let names = expected.split('`').skip(1).step_by(2);
+    match crate::error::did_you_mean(word, names) {
+        Some(meant) => format!("{message} (did you mean `{meant}`?)"),
+        None => message.to_owned(),
+    }
 }
 
 /// An error about the project's file at `path`, at line and column `at`.
@@ -400,6 +418,19 @@ pub fn check_subdir(p: &str) -> std::result::Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_key_names_the_one_most_likely_meant() {
+        assert_eq!(
+            with_suggestion("unknown field `skils`, expected one of `name`, `url`, `skills`"),
+            "unknown field `skils`, expected one of `name`, `url`, `skills` (did you mean `skills`?)"
+        );
+        assert_eq!(
+            with_suggestion("unknown field `hosts`, expected `owners` or `local`"),
+            "unknown field `hosts`, expected `owners` or `local`"
+        );
+        assert_eq!(with_suggestion("invalid type"), "invalid type");
+    }
 
     fn policy(vars: &[(&str, &str)]) -> Policy {
         Policy::from_vars(|k| {

@@ -382,3 +382,68 @@ fn sync_speaks_json_and_asks_for_targets() {
         serde_json::json!(["docx", "pdf"])
     );
 }
+
+/// Issue 42: one typo in `sources.toml` gave the right error plus another
+/// (`validate` in a project without a layer directory said "no layer
+/// directory exists", listing the lock as a place it looked) and no hint
+/// of the key meant. Every command says one thing: the typo, at its line
+/// and column, with the key it most likely meant.
+#[test]
+fn one_typo_in_the_sources_file_is_one_error_with_a_did_you_mean() {
+    let sb = Sandbox::new();
+    let up = upstream(&sb);
+    let me = Machine::new(&sb, "me");
+    let project = repository(&sb, "project");
+    me.run(&project, &["add", &up.url()]).ok();
+    let sources = project.join(".bernstein/sources.toml");
+    let good = std::fs::read_to_string(&sources).unwrap();
+    for (typo, at, meant) in [
+        (
+            good.replace("url = ", "skils = [\"pdf\"]\nurl = "),
+            ".bernstein/sources.toml:3:1: error:",
+            "unknown field `skils`",
+        ),
+        (
+            good.replace("[[source]]", "[[sources]]"),
+            ".bernstein/sources.toml:1:3: error:",
+            "unknown field `sources`",
+        ),
+        (
+            format!("{good}\n[allow]\nhost = [\"github.com\"]\n"),
+            ".bernstein/sources.toml:6:1: error:",
+            "unknown field `host`",
+        ),
+    ] {
+        std::fs::write(&sources, &typo).unwrap();
+        let suggestion = match meant {
+            "unknown field `skils`" => "(did you mean `skills`?)",
+            "unknown field `sources`" => "(did you mean `source`?)",
+            _ => "(did you mean `hosts`?)",
+        };
+        for args in [
+            &["list"][..],
+            &["validate"],
+            &["validate", "--strict"],
+            &["show", "pdf"],
+            &["explain", "pdf"],
+            &["export", "--target", "claude-code", "--scope", "project"],
+            &["verify"],
+            &["update"],
+        ] {
+            let run = me.run(&project, args);
+            assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
+            let all = format!("{}{}", run.stdout, run.stderr);
+            let problems: Vec<&str> = all
+                .lines()
+                .filter(|l| l.contains("error") || l.contains("warning"))
+                .filter(|l| !l.contains(" error(s), "))
+                .collect();
+            assert_eq!(problems.len(), 1, "{args:?}: {all}");
+            let line = problems[0];
+            assert!(
+                line.starts_with(at) && line.contains(meant) && line.contains(suggestion),
+                "{args:?}: {all}"
+            );
+        }
+    }
+}
