@@ -59,6 +59,7 @@ mod it {
     mod upstream_hostile;
     mod upstream_job;
     mod upstream_team;
+    mod upstream_week;
     mod validate;
     mod xdg;
 }

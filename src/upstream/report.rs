@@ -424,9 +424,11 @@ impl Bodies {
     fn of(field: &str, old: &Fragment, new: &Fragment) -> Bodies {
         let split = |f: &Fragment| -> Vec<(Key, String)> {
             let text = f.fields().get(field).and_then(|v| v.as_str()).unwrap_or("");
+            // A section's trailing blank lines are where it sits (before
+            // another, or last), not what it says.
             sections::split(text)
                 .into_iter()
-                .map(|s| (s.key, s.text.into_owned()))
+                .map(|s| (s.key, s.text.trim_end().to_owned()))
                 .collect()
         };
         Bodies {
