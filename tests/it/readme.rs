@@ -307,6 +307,54 @@ fn every_console_example_prints_what_it_shows() {
     assert!(ran > 20, "only {ran} console commands found");
 }
 
+/// Issue 42: the README's walkthrough starts from `add` on a collection
+/// in a git repository, customises it in the team's layer, commits, and
+/// takes an upstream release, in that order; the test above runs it.
+#[test]
+fn the_readme_walkthrough_adds_customises_commits_and_takes_a_release() {
+    let readme = read(&root().join("README.md"));
+    let section = readme
+        .split_once("\n## A team's workflow\n")
+        .expect("the README has a section \"A team's workflow\"")
+        .1;
+    // Up to the next heading of its level outside a code block.
+    let mut fenced = false;
+    let mut end = section.len();
+    let mut at = 0;
+    for line in section.split_inclusive('\n') {
+        fenced ^= line.starts_with("```");
+        if !fenced && line.starts_with("## ") {
+            end = at;
+            break;
+        }
+        at += line.len();
+    }
+    let section = &section[..end];
+    let commands: Vec<String> = blocks(section)
+        .iter()
+        .filter(|b| b.info == "console")
+        .flat_map(|b| steps("README.md", b))
+        .map(|s| s.command)
+        .collect();
+    let mut rest = commands.iter();
+    for wanted in [
+        "git commit -qm v1",
+        "git init -q demo",
+        "bernstein skills add ",
+        "> .bernstein/skills/",
+        "git commit",
+        "git commit -qam v2",
+        "bernstein skills update --check",
+        "bernstein skills update --yes",
+        "git commit",
+    ] {
+        assert!(
+            rest.any(|c| c.contains(wanted)),
+            "no `{wanted}` where the walkthrough should have it: {commands:#?}"
+        );
+    }
+}
+
 #[test]
 fn every_sh_example_is_run_by_ci() {
     let mut ci = String::new();
