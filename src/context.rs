@@ -253,6 +253,47 @@ impl Context {
         Ok(Skills::new(spec, layers, self.options.max_fragment_bytes).with_target_search(search))
     }
 
+    /// What `validate` judges, for `skills`' spec: its layers with the
+    /// project's sources attached and nothing refused (validate reports
+    /// what is wrong with them), every target found for the files it
+    /// writes beside a skill's own, and the rules of the targets `named`,
+    /// or, when none is, of those the project names for itself
+    /// (`targets.toml`), whose findings are then warnings.
+    pub fn validation(&self, skills: &Skills, named: &[String]) -> Result<Skills> {
+        let spec = skills.spec();
+        let targets = self.targets(spec, named)?;
+        let project = if named.is_empty() {
+            upstream::project_targets(&self.layers_quiet())?
+        } else {
+            None
+        };
+        let project_targets = match &project {
+            Some((file, names)) => self.targets(spec, names).map_err(|e| Error::Refused {
+                kind: e.kind(),
+                path: Some(file.clone()),
+                message: e.to_string(),
+            })?,
+            None => Vec::new(),
+        };
+        // Every target found, for the files it writes beside a skill's own
+        // (not its rules): one that cannot be read is no reason to fail here.
+        let search = self.target_search(spec);
+        let all: Vec<_> = search
+            .names()
+            .iter()
+            .filter_map(|n| search.find(n).ok())
+            .collect();
+        let skills = skills
+            .with_layers(self.layers_quiet())
+            .with_file_targets(&all)
+            .with_target_search(search);
+        Ok(if project_targets.is_empty() {
+            skills.with_targets(targets)
+        } else {
+            skills.with_targets_warning(project_targets)
+        })
+    }
+
     /// The targets the project names for itself (`targets.toml`), with the
     /// file: `None` when it has none.
     pub fn project_targets(&self, layers: &Layers) -> Result<Option<(PathBuf, Vec<String>)>> {
@@ -321,6 +362,14 @@ impl Context {
         } else {
             layers.clone()
         }
+    }
+
+    /// The skills an export into `dir` takes ([`Context::layers_for`]),
+    /// and whether `dir` is one the project commits, whose record is then
+    /// the repository's own ([`crate::export::ExportOptions::in_repository`]).
+    pub fn for_export(&self, skills: &Skills, dir: &Path) -> (Skills, bool) {
+        let layers = self.layers_for(skills.layers(), dir);
+        (skills.with_layers(layers), self.is_committed(dir))
     }
 
     /// Where `target` loads skills from for `scope`: `~` is the home

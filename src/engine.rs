@@ -17,7 +17,9 @@ use crate::validate::Validator;
 #[derive(Debug)]
 pub struct Skills {
     spec: Arc<MergeSpec>,
-    validator: OnceLock<Validator>,
+    /// The spec's compiled schema, built on first use and shared by every
+    /// [`Skills::with_layers`] of the same spec.
+    validator: Arc<OnceLock<Validator>>,
     layers: Layers,
     options: LoadOptions,
     file_limits: FileLimits,
@@ -48,7 +50,7 @@ impl Skills {
         };
         Skills {
             spec: Arc::new(spec),
-            validator: OnceLock::new(),
+            validator: Arc::new(OnceLock::new()),
             layers,
             options,
             file_limits: FileLimits::default(),
@@ -67,7 +69,7 @@ impl Skills {
     pub fn with_layers(&self, layers: Layers) -> Skills {
         Skills {
             spec: self.spec.clone(),
-            validator: OnceLock::new(),
+            validator: self.validator.clone(),
             layers,
             options: self.options.clone(),
             file_limits: self.file_limits,
@@ -304,6 +306,27 @@ impl Skills {
     pub fn resolve_located(&self, name: &str, located: &[Located]) -> Result<Resolved> {
         let fragments = self.load_checked(name, located)?;
         // The one merge of the skill: the checks and every caller use it.
+        self.finish(Resolved::new(self.spec.clone(), name, fragments))
+    }
+
+    /// Validates, merges and checks fragments a caller holds rather than
+    /// files (Python's `merge_layers`), as [`Skills::resolve`] does a
+    /// skill's files: each against the compiled schema, then the merge and
+    /// the checks of the merged skill; every problem of every fragment
+    /// together.
+    pub fn resolve_fragments(&self, name: &str, mut fragments: Vec<Fragment>) -> Result<Resolved> {
+        fragments.sort_by_key(|f| f.layer);
+        let errors: Vec<Diagnostic> = fragments
+            .iter()
+            .flat_map(|f| self.validator().validate(&self.spec, f))
+            .collect();
+        if !errors.is_empty() {
+            return Err(Error::Invalid(errors));
+        }
+        let errors = crate::postmerge::sections(&self.spec, &fragments, self.options.max_bytes);
+        if !errors.is_empty() {
+            return Err(Error::Invalid(errors));
+        }
         self.finish(Resolved::new(self.spec.clone(), name, fragments))
     }
 

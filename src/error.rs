@@ -1010,6 +1010,81 @@ impl Error {
         }
     }
 
+    /// The file this error is about when it carries no diagnostics.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Error::Refused { path, .. } => path.as_deref(),
+            Error::Write { path, .. }
+            | Error::BadRecord { path, .. }
+            | Error::NotPrivate { path, .. } => Some(path),
+            Error::NotExported { dir } => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// A strict export's refusal of `n` problems (listed `listed`: ` above`
+    /// on a terminal), in words.
+    pub fn strict_refusal(n: usize, listed: &str) -> String {
+        format!(
+            "--strict: {n} problem(s){listed}, which `bernstein skills validate --strict` lists \
+             too; nothing was written"
+        )
+    }
+
+    /// Its problems as diagnostics (each as `validate --json` gives them):
+    /// its own, or one made of its message and the file it names. A strict
+    /// export's refusal comes first, then the problems that made it.
+    fn problems_json(&self) -> Vec<serde_json::Value> {
+        if let Error::Strict { problems } = self {
+            let refusal = Error::refused(
+                ErrorKind::Strict,
+                None,
+                Error::strict_refusal(problems.len(), ""),
+            );
+            let mut all = refusal.problems_json();
+            all.extend(problems.iter().map(Diagnostic::to_json));
+            return all;
+        }
+        let diags = self.diagnostics();
+        if !diags.is_empty() {
+            return diags.iter().map(Diagnostic::to_json).collect();
+        }
+        vec![serde_json::json!({
+            "severity": "error",
+            "file": self.file().map(|p| p.display().to_string()),
+            "layer": null,
+            "line": null,
+            "column": null,
+            "field": null,
+            "message": crate::text::sanitized_excerpt(&self.to_string(), crate::text::MESSAGE_CHARS),
+        })]
+    }
+
+    /// The error as `--json` prints it under `"error"` (docs/json.md):
+    /// `{"kind", "message", "file", "layer", "line", "column", "field",
+    /// "diagnostics"}`, its first problem at the top, every problem in
+    /// `diagnostics`. Values are data: JSON escapes them; only messages
+    /// are cut.
+    pub fn to_json(&self) -> serde_json::Value {
+        Error::all_to_json(std::slice::from_ref(self))
+    }
+
+    /// Several errors as one [`Error::to_json`] object (`show a b c`), of
+    /// the first one's kind.
+    pub fn all_to_json(errors: &[Error]) -> serde_json::Value {
+        let diagnostics: Vec<serde_json::Value> =
+            errors.iter().flat_map(Error::problems_json).collect();
+        let mut error = diagnostics.first().cloned().unwrap_or_default();
+        if let serde_json::Value::Object(m) = &mut error {
+            m.remove("severity");
+            if let Some(first) = errors.first() {
+                m.insert("kind".into(), first.kind().label().into());
+            }
+            m.insert("diagnostics".into(), diagnostics.into());
+        }
+        error
+    }
+
     /// A refusal of `kind`, about `path` if given.
     pub fn refused(kind: ErrorKind, path: Option<PathBuf>, message: impl Into<String>) -> Error {
         Error::Refused {

@@ -91,6 +91,7 @@ pub mod output;
 #[doc(hidden)]
 pub mod par;
 pub mod postmerge;
+pub mod report;
 pub mod source;
 pub mod spec;
 pub mod target;

@@ -189,6 +189,7 @@ impl RuleChecker<'_> {
                 files,
                 entries,
                 unkeyed,
+                plain,
                 required,
                 default,
                 description,
@@ -197,6 +198,13 @@ impl RuleChecker<'_> {
             } => {
                 needs_v2("entries", entries.is_some())?;
                 needs_v2("unkeyed", unkeyed.is_some())?;
+                needs_v2("plain", plain.is_some())?;
+                if plain == Some(super::Plain::Refuse) && files.is_some() {
+                    return Err(problem(
+                        "plain",
+                        "'files' names files by the plain string entries that 'plain: refuse' refuses; keep one of them".into(),
+                    ));
+                }
                 if let Some(dir) = &files {
                     if depth > 0 {
                         return Err(problem(
@@ -237,6 +245,7 @@ impl RuleChecker<'_> {
                         keys,
                         entries: entries.unwrap_or_default(),
                         unkeyed: unkeyed.unwrap_or_default(),
+                        plain: plain.unwrap_or_default(),
                     },
                     (required, default, description, examples, layers),
                 )

@@ -397,6 +397,7 @@ mod tests {
             keys: vec!["name".into(), "id".into()],
             entries,
             unkeyed: crate::spec::Unkeyed::Refuse,
+            plain: crate::spec::Plain::Keep,
         }
     }
 

@@ -218,6 +218,11 @@ const STRATEGY_ATTRIBUTES: &[StrategyAttribute] = &[
         instead: &[],
     },
     StrategyAttribute {
+        attribute: "plain",
+        strategy: "KEYED_REPLACE",
+        instead: &[],
+    },
+    StrategyAttribute {
         attribute: "unique",
         strategy: "APPEND",
         instead: &[],

@@ -30,7 +30,7 @@ use consistency::{RuleChecker, file_owners, spec_error};
 pub(crate) use misfit::{deepest_misfit, schema_message};
 use model::find_field;
 pub use model::{
-    Constraints, EntriesMode, Field, FileOwner, Sections, Strategy, StrategyKind, Unkeyed,
+    Constraints, EntriesMode, Field, FileOwner, Plain, Sections, Strategy, StrategyKind, Unkeyed,
     ValueRule, ValueType,
 };
 pub(crate) use pattern::compile_draft7;

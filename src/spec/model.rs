@@ -57,6 +57,19 @@ pub enum Unkeyed {
     Append,
 }
 
+/// What a KEYED_REPLACE list does with a plain string entry
+/// (`style.md`), which is keyed by itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Plain {
+    /// The entry is kept, keyed by itself (a file's name under `files`).
+    #[default]
+    Keep,
+    /// The entry is an error, located at its file, line and column: every
+    /// entry is a mapping, as in Bernstein's layered module.
+    Refuse,
+}
+
 /// The type of an OVERRIDE value or an APPEND item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -254,6 +267,8 @@ pub enum Strategy {
         entries: EntriesMode,
         /// Whether an entry without a key is refused or kept.
         unkeyed: Unkeyed,
+        /// Whether a plain string entry is kept or refused.
+        plain: Plain,
     },
     /// Mappings merged recursively.
     DeepMerge {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Number, Value};
 
-use super::{EntriesMode, Sections, Unkeyed, ValueType};
+use super::{EntriesMode, Plain, Sections, Unkeyed, ValueType};
 use crate::layer::Layer;
 
 /// The file as written: the shape `schemas/mergespec.schema.json` describes.
@@ -143,6 +143,9 @@ pub(crate) enum RawRule {
         /// An entry with no key (no key field holding a non-empty string): `refuse` it with a located error (the default), or `append` it after the keyed entries, in the order the layers hold them (Bernstein's merge). Needs version 2.
         #[serde(default)]
         unkeyed: Option<Unkeyed>,
+        /// A plain string entry (`style.md`, keyed by itself): `keep` it (the default), or `refuse` it with a located error, every entry being a mapping (Bernstein's merge). Needs version 2.
+        #[serde(default)]
+        plain: Option<Plain>,
         /// The effective skill must have at least one entry.
         #[serde(default)]
         required: Option<bool>,

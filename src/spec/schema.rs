@@ -169,6 +169,7 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
             keys,
             entries,
             unkeyed,
+            plain,
         } => {
             let with_key: Vec<Value> = keys
                 .iter()
@@ -198,10 +199,10 @@ fn rule_schema(strategy: &Strategy, directives: bool, annotate: bool) -> Map<Str
                 obj([
                     ("if", is_directive()),
                     ("then", obj([("anyOf", Value::Array(forms))])),
-                    ("else", key_or_entry(object)),
+                    ("else", key_or_entry(object, *plain)),
                 ])
             } else {
-                key_or_entry(object)
+                key_or_entry(object, *plain)
             };
             let mut m = typed(Some("array"));
             m.insert("items".into(), item);
@@ -303,11 +304,14 @@ fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Value {
 }
 
 /// A KEYED_REPLACE list element: a key alone, or an entry `object`.
-fn key_or_entry(object: Value) -> Value {
-    obj([(
-        "anyOf",
-        Value::Array(vec![json!({ "type": "string", "minLength": 1 }), object]),
-    )])
+fn key_or_entry(object: Value, plain: super::Plain) -> Value {
+    match plain {
+        super::Plain::Keep => obj([(
+            "anyOf",
+            Value::Array(vec![json!({ "type": "string", "minLength": 1 }), object]),
+        )]),
+        super::Plain::Refuse => object,
+    }
 }
 
 /// The directive key.

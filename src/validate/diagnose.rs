@@ -178,6 +178,14 @@ pub(super) fn diagnose(
             name,
             format!("a list of names or mappings with a {}", keys_list(keys)),
         ),
+        // An entry that is not a mapping, where the rule refuses plain ones.
+        (Strategy::KeyedReplace { keys, unkeyed, .. }, Some(i), false, K::Type { .. }) => wrong(
+            format!("{name}[{i}]"),
+            match unkeyed {
+                crate::spec::Unkeyed::Append => "a mapping".into(),
+                crate::spec::Unkeyed::Refuse => format!("a mapping with a {}", keys_list(keys)),
+            },
+        ),
         (Strategy::KeyedReplace { keys, .. }, Some(i), false, K::AnyOf { .. }) => match instance {
             Value::Object(entry) => match keys.iter().find_map(|k| entry.get_key_value(k.as_str()))
             {

@@ -24,6 +24,7 @@ const ORDER: &[&str] = &[
     "export",
     "impact",
     "upstream",
+    "report",
     "context",
 ];
 

@@ -208,3 +208,58 @@ fn the_spec_command_shows_the_attribute() {
         json!(["entries merge", "unkeyed append"])
     );
 }
+
+/// `plain: refuse` (Bernstein's lists, which hold mappings only): a plain
+/// string entry is an error at its file, line and column, in the editor's
+/// schema too; `plain: keep`, the default, keys it by itself; `files`,
+/// which names files by plain entries, cannot go with `refuse`.
+#[test]
+fn plain_entries_are_refused_where_the_rule_says_so() {
+    let spec = "version: 2\nfields:\n  r: {strategy: KEYED_REPLACE, unkeyed: append, plain: refuse}\n  k: {strategy: KEYED_REPLACE}\n";
+    let sb = Sandbox::with_spec(spec);
+    sb.write(
+        "base",
+        "w.yaml",
+        "r:\n  - {name: a}\n  - style.md\nk: [style.md]\n",
+    );
+    let run = sb.run_relative(&["validate"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.stdout.contains(
+            "layers/base/w.yaml:3:5: error: 'r[1]' (KEYED_REPLACE) expects a mapping, got a string"
+        ),
+        "{run:#?}"
+    );
+    assert!(run.stdout.contains("1 error(s)"), "{run:#?}");
+    let schema = sb.run(&["schema"]).json();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(!validator.is_valid(&json!({"r": ["style.md"]})));
+    assert!(validator.is_valid(&json!({"r": [{"url": "x"}], "k": ["style.md"]})));
+    assert!(
+        sb.run(&["spec"])
+            .ok()
+            .lines()
+            .any(|l| l.starts_with("r ") && l.ends_with("unkeyed append, plain refuse")),
+    );
+    for (rule, problem) in [
+        (
+            "{strategy: KEYED_REPLACE, plain: refuse, files: references}",
+            "'files' names files by the plain string entries",
+        ),
+        ("{strategy: APPEND, plain: refuse}", "plain"),
+    ] {
+        let bad = Sandbox::with_spec(&format!("version: 2\nfields:\n  r: {rule}\n"));
+        bad.write("base", "w.yaml", "{}\n");
+        let run = bad.run(&["show", "w"]);
+        let failed = run.failed();
+        assert!(failed.contains(problem), "{rule}: {failed}");
+    }
+    let v1 =
+        Sandbox::with_spec("version: 1\nfields:\n  r: {strategy: KEYED_REPLACE, plain: refuse}\n");
+    v1.write("base", "w.yaml", "{}\n");
+    assert!(
+        v1.run(&["show", "w"])
+            .failed()
+            .contains("'plain' needs 'version: 2'")
+    );
+}

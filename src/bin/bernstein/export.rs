@@ -220,9 +220,7 @@ fn for_dir(
     skills: &bernstein_skills::Skills,
     dir: &Path,
 ) -> (bernstein_skills::Skills, bool) {
-    let committed = ctx.is_committed(dir);
-    let layers = ctx.layers_for(skills.layers(), dir);
-    (skills.with_layers(layers), committed)
+    ctx.for_export(skills, dir)
 }
 
 /// One export (or check) with `options`: its exit code and, for --json,

@@ -136,7 +136,7 @@ pub fn places(layers: &Layers) -> String {
 
 /// [`places`] as JSON: `[{"layer", "dir", "found_by", "why", "exists"}]`.
 pub fn places_json(layers: &Layers) -> serde_json::Value {
-    layers.dirs().iter().map(|d| d.to_json()).collect()
+    bernstein_skills::report::places(layers)
 }
 
 /// The source tree this binary was built from, for a development build:

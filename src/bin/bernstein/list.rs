@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use bernstein_skills::report::{DESCRIPTION, description};
 use bernstein_skills::target::Switch;
 use bernstein_skills::{Layer, Result, output::render};
 
@@ -27,65 +28,14 @@ pub struct ListArgs {
 
 /// `list --json`: one shape whatever the flags (docs/json.md), each skill
 /// resolved once (on the thread pool `validate` uses) for its description,
-/// switch and digest.
+/// switch and digest ([`bernstein_skills::report::list`]).
 fn json(ctx: &Context) -> Result<ExitCode> {
     let skills = &crate::global::skills(ctx)?;
-    let layers = skills.layers();
-    crate::global::warn_no_layers(layers);
-    let catalog = layers.catalog();
-    let entries = bernstein_skills::par::map(
-        &catalog,
-        bernstein_skills::par::default_jobs(),
-        |(name, located)| {
-            let ls: Vec<Layer> = located.iter().map(|l| l.layer).collect();
-            let mut entry = json!({
-                "skill": name,
-                "layers": ls,
-                "description": null,
-                "enabled": null,
-                "enabled_by": null,
-                "off_for": [],
-                "digest": null,
-                "orphan": null,
-                "error": null,
-            });
-            match skills.resolve_located(name, located) {
-                Ok(r) => {
-                    let eff = r.effective();
-                    let sw = bernstein_skills::target::switch(skills.spec(), eff);
-                    let digest = sha256_hex(render::effective_to_json(eff).as_bytes());
-                    entry["description"] = description(eff);
-                    entry["enabled"] = json!(sw.enabled);
-                    entry["enabled_by"] = json!(sw.set_by);
-                    entry["off_for"] = sw
-                        .off_for
-                        .iter()
-                        .map(|(t, l)| json!({"target": t, "layer": l}))
-                        .collect();
-                    entry["digest"] = json!(format!("sha256:{digest}"));
-                    entry["orphan"] = json!(skills.is_orphan(&r));
-                }
-                Err(e) => entry["error"] = output::error_json(&e)["error"].take(),
-            }
-            entry
-        },
-    );
-    output::print(&render::to_json(&json!({
-        "places": crate::global::places_json(layers),
-        "skills": entries,
-    })));
+    crate::global::warn_no_layers(skills.layers());
+    let doc = bernstein_skills::report::list(skills, bernstein_skills::par::default_jobs());
+    output::print(&render::to_json(&doc));
     Ok(ExitCode::SUCCESS)
 }
-
-/// The effective skill's description, `null` when it has none.
-fn description(eff: &bernstein_skills::Effective) -> Value {
-    eff.field(DESCRIPTION)
-        .map(|f| f.merged.to_value())
-        .unwrap_or(Value::Null)
-}
-
-/// The field plain `list` prints.
-const DESCRIPTION: &str = "description";
 
 pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
     if args.json {
@@ -238,12 +188,4 @@ fn nothing_found(layers: &bernstein_skills::Layers) -> String {
         out.push_str(&format!("  {}\n", d.describe()));
     }
     out
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }

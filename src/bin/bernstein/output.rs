@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anstyle::AnsiColor;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use bernstein_skills::{Diagnostic, Error, ErrorKind, Severity};
+use bernstein_skills::{Diagnostic, Error, Severity};
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -190,60 +190,16 @@ pub fn json_mode() -> bool {
     JSON.load(Ordering::Relaxed)
 }
 
-/// An error as JSON (docs/json.md): `{"error": {"kind", "message",
-/// "file", "layer", "line", "column", "field", "diagnostics"}}`, its kind
-/// ([`bernstein_skills::ErrorKind`]) and first problem at the top, every
-/// problem in `diagnostics` as `validate --json` gives them. Values are
-/// data: JSON escapes them; only messages are cut.
+/// An error as JSON (docs/json.md): `{"error": {"kind", "message", ...}}`
+/// ([`Error::to_json`]).
 pub fn error_json(e: &Error) -> serde_json::Value {
-    errors_json(std::slice::from_ref(e))
+    serde_json::json!({ "error": e.to_json() })
 }
 
 /// Several errors as one [`error_json`] document (`show a b c`), of the
 /// first error's kind.
 pub fn errors_json(errors: &[Error]) -> serde_json::Value {
-    let diagnostics: Vec<serde_json::Value> = errors.iter().flat_map(problems).collect();
-    let mut error = diagnostics.first().cloned().unwrap_or_default();
-    if let serde_json::Value::Object(m) = &mut error {
-        m.remove("severity");
-        if let Some(first) = errors.first() {
-            m.insert("kind".into(), first.kind().label().into());
-        }
-        m.insert("diagnostics".into(), diagnostics.into());
-    }
-    serde_json::json!({ "error": error })
-}
-
-/// The problems of an error as diagnostics: its own, or one made of its
-/// message and the file it names. A strict export's refusal comes first,
-/// then the problems that made it.
-fn problems(e: &Error) -> Vec<serde_json::Value> {
-    if let Error::Strict { problems } = e {
-        let refusal = Error::Refused {
-            kind: ErrorKind::Strict,
-            path: None,
-            message: strict_refusal(problems.len(), ""),
-        };
-        let mut all = self::problems(&refusal);
-        all.extend(problems.iter().map(Diagnostic::to_json));
-        return all;
-    }
-    let diags = e.diagnostics();
-    if !diags.is_empty() {
-        return diags.iter().map(Diagnostic::to_json).collect();
-    }
-    vec![serde_json::json!({
-        "severity": "error",
-        "file": error_file(e).map(|p| p.display().to_string()),
-        "layer": null,
-        "line": null,
-        "column": null,
-        "field": null,
-        "message": bernstein_skills::text::sanitized_excerpt(
-            &e.to_string(),
-            bernstein_skills::text::MESSAGE_CHARS,
-        ),
-    })]
+    serde_json::json!({ "error": Error::all_to_json(errors) })
 }
 
 /// A usage error (exit 2) as JSON: [`error_json`]'s shape, no location,
@@ -269,26 +225,6 @@ pub fn usage_error_json(message: &str) -> String {
     }}))
 }
 
-/// `export --strict`'s refusal of `n` problems (listed `where`).
-fn strict_refusal(n: usize, listed: &str) -> String {
-    format!(
-        "--strict: {n} problem(s){listed}, which `bernstein skills validate --strict` lists \
-         too; nothing was written"
-    )
-}
-
-/// The file an error without diagnostics is about, if it names one.
-fn error_file(e: &Error) -> Option<&std::path::Path> {
-    match e {
-        Error::Refused { path, .. } => path.as_deref(),
-        Error::Write { path, .. }
-        | Error::BadRecord { path, .. }
-        | Error::NotPrivate { path, .. } => Some(path),
-        Error::NotExported { dir } => Some(dir),
-        _ => None,
-    }
-}
-
 /// Prints an error: under `--json`, [`error_json`] on stdout; else each
 /// located diagnostic on its own line on stderr, else `error: ...`.
 pub fn print_error(e: &Error) {
@@ -299,7 +235,7 @@ pub fn print_error(e: &Error) {
     if let Error::Strict { problems } = e {
         // The problems as validate prints them, then what was refused.
         warn_diagnostics(problems);
-        let refused = strict_refusal(problems.len(), " above");
+        let refused = Error::strict_refusal(problems.len(), " above");
         warn([format!(
             "{}: {refused}",
             paint("error", Style::Red, Stream::Err)

@@ -343,13 +343,19 @@ fn checks(field: &Field) -> String {
             }
         }
         Strategy::KeyedReplace {
-            entries, unkeyed, ..
+            entries,
+            unkeyed,
+            plain,
+            ..
         } => {
             if *entries == bernstein_skills::spec::EntriesMode::Merge {
                 out.push("entries merge".into());
             }
             if *unkeyed == bernstein_skills::spec::Unkeyed::Append {
                 out.push("unkeyed append".into());
+            }
+            if *plain == bernstein_skills::spec::Plain::Refuse {
+                out.push("plain refuse".into());
             }
         }
         Strategy::DeepMerge { .. } => {}

@@ -42,43 +42,8 @@ pub struct ValidateArgs {
 
 pub fn run(args: ValidateArgs, ctx: &Context) -> Result<ExitCode> {
     let spec = crate::global::load_spec(ctx)?;
-    let targets = ctx.targets(&spec, &args.targets)?;
-    // Without --target, the targets the project names for itself
-    // (`targets.toml` beside its layer), whose rules are then warnings:
-    // `--strict` fails on them.
-    let project = if args.targets.is_empty() {
-        bernstein_skills::upstream::project_targets(&ctx.layers_quiet())?
-    } else {
-        None
-    };
-    let project_targets = match &project {
-        Some((file, names)) => {
-            ctx.targets(&spec, names)
-                .map_err(|e| bernstein_skills::Error::Refused {
-                    kind: e.kind(),
-                    path: Some(file.clone()),
-                    message: e.to_string(),
-                })?
-        }
-        None => Vec::new(),
-    };
-    // Every target found, for the files it writes beside a skill's own
-    // (not its rules): one that cannot be read is no reason to fail here.
-    let search = ctx.target_search(&spec);
-    let all: Vec<_> = search
-        .names()
-        .iter()
-        .filter_map(|n| search.find(n).ok())
-        .collect();
-    let skills =
-        bernstein_skills::Skills::new(spec, ctx.layers_quiet(), ctx.options().max_fragment_bytes)
-            .with_file_targets(&all)
-            .with_target_search(search);
-    let skills = if project_targets.is_empty() {
-        skills.with_targets(targets)
-    } else {
-        skills.with_targets_warning(project_targets)
-    };
+    let skills = ctx.skills_with(spec, ctx.layers_local())?;
+    let skills = ctx.validation(&skills, &args.targets)?;
     if args.spec_only && args.json {
         output::print(&render::to_json(&json!({
             "places": [],
