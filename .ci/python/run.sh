@@ -7,8 +7,10 @@
 #    script, and `bernstein-skills` the native binary (an ELF file, not a
 #    Python script), and both must run;
 # 2. run the pytest suite (python/tests/) against the installed wheel: the
-#    whole API, the docs' examples, and the differential test against
-#    Bernstein's layered module.
+#    whole API, the docs' examples, the differential test against
+#    Bernstein's layered module, and Project against the installed
+#    `bernstein-skills` command over a matrix of projects (git makes their
+#    work trees and a local upstream).
 #
 # Bernstein 3.23.0 asks for Python 3.12. On an older interpreter it is
 # installed without its dependencies (--ignore-requires-python): its
@@ -134,5 +136,6 @@ case "$where" in
   "$second"/*) ;;
   *) echo "error: bernstein_skills imported from $where, not the wheel" >&2; exit 1 ;;
 esac
-(cd "$root" && "$second/bin/python" -m pytest -q -p no:cacheprovider python/tests)
+(cd "$root" && BERNSTEIN_SKILLS_COMMAND="$second/bin/bernstein-skills" \
+  "$second/bin/python" -m pytest -q -p no:cacheprovider python/tests)
 echo "python: done in $((SECONDS - start)) s"

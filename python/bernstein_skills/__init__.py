@@ -12,10 +12,20 @@ releases the GIL while it works, and every call may be made from any
 thread. Where the engine deliberately differs from Bernstein, the
 differences are listed in the project's ``docs/python.md``.
 
-Beyond Bernstein's API: :meth:`MergeSpec.load` (a spec file, as the
-``bernstein-skills`` command reads it), :func:`explain` (where each value
-came from), :func:`validate` (diagnostics as :class:`Diagnostic` objects),
-:func:`targets` and :func:`export`.
+Every call goes through the engine's one context, as the command does:
+the same reading of the layers, the same checks (the spec's compiled
+schema and the checks after the merge), the same export, on the engine's
+threads. Bernstein's functions read Bernstein's layout (its XDG
+directories, or ``paths``); :class:`Project` sees a project as the
+``bernstein-skills`` command does (the ``BERNSTEIN_SKILLS_*`` variables,
+the project's own ``.bernstein/skills``, its locked sources, its
+``targets.toml``).
+
+Beyond Bernstein's API: :class:`Project`, :meth:`MergeSpec.load` (a spec
+file, as the command reads it), :func:`explain` (where each value came
+from), :func:`validate` (diagnostics as :class:`Diagnostic` objects),
+:func:`targets`, :func:`export`, and one exception class per kind of
+failure, all subclasses of :class:`BernsteinSkillsError`.
 """
 
 from __future__ import annotations
@@ -31,7 +41,22 @@ from typing import Any, Iterable, Mapping, Sequence
 from . import _native
 
 __all__ = [
+    "BernsteinSkillsError",
+    "BusyError",
+    "ConflictError",
     "Diagnostic",
+    "ExistsError",
+    "FetchError",
+    "FileAccessError",
+    "InvalidInputError",
+    "NoPlaceError",
+    "NotFoundError",
+    "Project",
+    "SpecError",
+    "StaleError",
+    "StrictError",
+    "UnsafeError",
+    "UntrustedError",
     "ExportResult",
     "LayeredSkillPaths",
     "MergeSpec",
@@ -118,9 +143,10 @@ class MergeSpec:
 
     The default spec mirrors the shape of :class:`Skill`. A field not
     listed here is refused (:class:`UnknownFieldError`). The engine runs
-    the table as a merge spec of its own (with ``keys: [name, id, code]``
-    and ``unkeyed: append`` for every KEYED_REPLACE field, so an entry
-    without a key is kept after the keyed ones, as Bernstein keeps it);
+    the table as a merge spec of its own: every KEYED_REPLACE field keyed
+    by ``name``, ``id`` or ``code`` (the engine's default keys), an entry
+    without a key kept after the keyed ones (``unkeyed: append``) and a
+    plain string refused (``plain: refuse``), as Bernstein does;
     :meth:`MergeSpec.load` reads a spec
     file instead, with its types, rules and targets.
     """
@@ -173,7 +199,7 @@ def _spec_text(strategies: Mapping[str, MergeStrategy]) -> str:
             strategy = MergeStrategy(strategy)
         rule = f"strategy: {_SPEC_NAMES[strategy]}"
         if strategy is MergeStrategy.KEYED_REPLACE:
-            rule += ", keys: [name, id, code], unkeyed: append"
+            rule += ", unkeyed: append, plain: refuse"
         lines.append(f"  {json.dumps(name)}: {{{rule}}}")
     return "\n".join(lines) + "\n"
 
@@ -192,7 +218,7 @@ def _native_spec(spec: MergeSpec | None) -> Any:
     native = _SPEC_CACHE.get(key)
     if native is None:
         try:
-            native = _native.Spec.from_text(_spec_text(spec.strategies), "<MergeSpec>", True)
+            native = _native.Spec.from_text(_spec_text(spec.strategies), "<MergeSpec>")
         except _native.EngineError as e:
             raise _translate(e) from None
         if len(_SPEC_CACHE) >= 64:
@@ -240,46 +266,71 @@ def _diagnostic(d: Mapping[str, Any]) -> Diagnostic:
     )
 
 
-class _Located:
-    """Where an error is: ``file``, ``line``, ``column``, ``field``, and
-    every diagnostic of the failed call."""
+class BernsteinSkillsError(Exception):
+    """Every error of the engine: its ``kind`` (the ``"kind"`` the command
+    prints under ``--json``), where it is (``file``, ``line``, ``column``,
+    ``field``, from the first problem) and ``diagnostics``, every problem
+    of the failed call. Each kind has its own subclass, so a caller tells
+    them apart with ``except`` and never by the message's words."""
 
+    kind: str = "error"
     file: Path | None
     line: int | None
     column: int | None
     field: str | None
     diagnostics: tuple[Diagnostic, ...]
 
-    def _locate(self, diagnostics: Sequence[Diagnostic], field: str | None = None) -> None:
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = (), file: Path | None = None) -> None:
+        super().__init__(message)
+        self._locate(diagnostics, file=file)
+
+    def _locate(
+        self, diagnostics: Sequence[Diagnostic], field: str | None = None, file: Path | None = None
+    ) -> None:
         first = diagnostics[0] if diagnostics else None
         self.diagnostics = tuple(diagnostics)
-        self.file = first.file if first else None
+        self.file = first.file if first and first.file is not None else file
         self.line = first.line if first else None
         self.column = first.column if first else None
         self.field = first.field if first and first.field is not None else field
 
 
-class SkillError(_Located, ValueError):
-    """A skill, a fragment or a spec the engine cannot use (a file that
-    does not parse, a value its rule refuses). Bernstein raises
-    ``ValueError`` for a file it cannot parse; this is one."""
+class SkillError(BernsteinSkillsError, ValueError):
+    """A file the engine cannot use (kind ``invalid``): a fragment that does
+    not parse, a value its rule refuses, a project file or record that is
+    not valid. Bernstein raises ``ValueError`` for a file it cannot parse;
+    this is one."""
 
-    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
-        super().__init__(message)
-        self._locate(diagnostics)
-
-
-class SkillTypeError(_Located, TypeError):
-    """A value of the wrong type for its field's strategy (where Bernstein
-    raises ``TypeError``)."""
-
-    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
-        super().__init__(message)
-        self._locate(diagnostics)
+    kind = "invalid"
 
 
-class UnknownFieldError(_Located, KeyError):
+class SpecError(SkillError):
+    """The merge spec is unusable (kind ``spec``), at its file and line."""
+
+    kind = "spec"
+
+
+class StrictError(SkillError):
+    """A strict export wrote nothing (kind ``strict``): ``diagnostics``
+    lists every problem validate reports, warnings included."""
+
+    kind = "strict"
+
+
+class SkillTypeError(BernsteinSkillsError, TypeError):
+    """A value of the wrong type for its field's strategy (kind
+    ``invalid``; where Bernstein raises ``TypeError``)."""
+
+    kind = "invalid"
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = (), file: Path | None = None) -> None:
+        super().__init__(message, diagnostics, file)
+
+
+class UnknownFieldError(BernsteinSkillsError, KeyError):
     """Raised when a layer carries a field not declared in :class:`MergeSpec`."""
+
+    kind = "invalid"
 
     def __init__(self, field_name: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
         message = f"unknown skill field {field_name!r}: extend MergeSpec to add it"
@@ -288,39 +339,148 @@ class UnknownFieldError(_Located, KeyError):
             where = str(d.file) + (f":{d.line}" if d.line is not None else "")
             where += f":{d.column}" if d.line is not None and d.column is not None else ""
             message = f"{where}: {message}"
-        super().__init__(message)
+        Exception.__init__(self, message)
         self.field_name = field_name
         self._locate(diagnostics, field_name)
 
 
-class SkillNotFoundError(FileNotFoundError):
+class NotFoundError(BernsteinSkillsError, LookupError):
+    """What was named is not there (kind ``not_found``): a skill, a target,
+    the spec, a source, a layer directory."""
+
+    kind = "not_found"
+
+
+class SkillNotFoundError(NotFoundError, FileNotFoundError):
     """Raised when no layer provides a skill with the requested name."""
 
     def __init__(self, name: str, searched: list[Path]) -> None:
         joined = ", ".join(str(p) for p in searched)
-        super().__init__(f"skill {name!r} not found in any layer (searched: {joined})")
+        Exception.__init__(self, f"skill {name!r} not found in any layer (searched: {joined})")
+        self._locate(())
         self.skill_name = name
         self.searched = searched.copy()
+
+
+class InvalidInputError(BernsteinSkillsError, ValueError):
+    """The request cannot be carried out as written (kind
+    ``invalid_input``): a malformed name, or arguments that do not go
+    together."""
+
+    kind = "invalid_input"
+
+
+class ExistsError(BernsteinSkillsError):
+    """A file the engine did not write is where it would write (kind
+    ``exists``)."""
+
+    kind = "exists"
+
+
+class ConflictError(BernsteinSkillsError):
+    """Two places provide the same thing (kind ``conflict``): a skill in a
+    source and in the local base layer, or in two sources."""
+
+    kind = "conflict"
+
+
+class StaleError(BernsteinSkillsError):
+    """A lock or record is out of step with what it records (kind
+    ``stale``): ``bernstein-skills skills update --yes`` writes it again."""
+
+    kind = "stale"
+
+
+class BusyError(BernsteinSkillsError):
+    """Another run is writing the same files, or they changed meanwhile
+    (kind ``busy``): call again."""
+
+    kind = "busy"
+
+
+class UntrustedError(BernsteinSkillsError):
+    """An export would take a project's own files, which the person has
+    not trusted as they are now (kind ``untrusted``)."""
+
+    kind = "untrusted"
+
+
+class UnsafeError(BernsteinSkillsError):
+    """Refused to protect the person (kind ``unsafe``): a symbolic link, a
+    file outside its root or not a regular one, a directory others can
+    write, a cached or fetched file unlike its lock."""
+
+    kind = "unsafe"
+
+
+class NoPlaceError(BernsteinSkillsError):
+    """The environment does not say where (kind ``no_place``): ``HOME`` or
+    an XDG variable unset, no git work tree, a target with no place."""
+
+    kind = "no_place"
+
+
+class FetchError(BernsteinSkillsError):
+    """A source could not be fetched (kind ``fetch``)."""
+
+    kind = "fetch"
+
+
+class FileAccessError(BernsteinSkillsError, OSError):
+    """Reading or writing failed at the operating system (kind ``io``)."""
+
+    kind = "io"
+
+
+#: The exception class of each kind of error.
+_BY_KIND: dict[str, type[BernsteinSkillsError]] = {
+    cls.kind: cls
+    for cls in (
+        SkillError,
+        SpecError,
+        StrictError,
+        NotFoundError,
+        InvalidInputError,
+        ExistsError,
+        ConflictError,
+        StaleError,
+        BusyError,
+        UntrustedError,
+        UnsafeError,
+        NoPlaceError,
+        FetchError,
+        FileAccessError,
+    )
+}
 
 
 def _translate(
     e: BaseException, name: str | None = None, searched: list[Path] | None = None
 ) -> BaseException:
+    """The exception for the engine's error ``e``: its kind's class, or
+    Bernstein's where Bernstein's API raises one (a skill not found, an
+    unknown field, a value of the wrong type)."""
     kind, message, details = e.args
     diagnostics = [_diagnostic(d) for d in details.get("diagnostics", ())]
     errors = [d for d in diagnostics if d.severity == "error"] or diagnostics
-    if kind in ("not_found", "invalid_name", "no_layers") and name is not None:
+    if name is not None and (
+        kind == "not_found" or (kind == "invalid_input" and details.get("name") == name)
+    ):
         return SkillNotFoundError(name, searched or [])
-    if kind == "strict":
-        # Warnings count too: every problem is listed, in validate's order.
-        return SkillError(message, diagnostics)
-    if kind == "unknown_field":
-        return UnknownFieldError(errors[0].field or "", errors)
-    if kind == "wrong_type":
-        return SkillTypeError(str(errors[0]) if errors else message, errors)
-    if errors:
-        message = "\n".join(str(d) for d in errors)
-    return SkillError(message, errors)
+    if kind == "invalid":
+        first = next((d for d in details.get("diagnostics", ()) if d["severity"] == "error"), None)
+        cls = first["class"] if first else None
+        if cls == "unknown_field":
+            return UnknownFieldError(errors[0].field or "", errors)
+        if cls == "wrong_type":
+            return SkillTypeError(str(errors[0]), errors)
+        if errors:
+            message = "\n".join(str(d) for d in errors)
+        return SkillError(message, errors)
+    file = details.get("file")
+    return _BY_KIND.get(kind, BernsteinSkillsError)(
+        message, diagnostics, Path(file) if file is not None else None
+    )
 
 
 @dataclass(frozen=True)
@@ -394,9 +554,7 @@ def merge_layers(
     """
     native = _native_spec(spec)
     try:
-        return _native.merge_layers(
-            native, [(layer.value, fragment) for layer, fragment in fragments.items()]
-        )
+        return native.merge([(layer.value, fragment) for layer, fragment in fragments.items()])
     except _native.EngineError as e:
         raise _translate(e) from None
 
@@ -408,16 +566,17 @@ def default_layer_root(layer: SkillLayer, *, env: dict[str, str] | None = None) 
     - TEAM: ``$XDG_CONFIG_HOME/bernstein/skills/team/`` (``~/.config``)
     - USER: ``$XDG_CONFIG_HOME/bernstein/skills/user/``
     """
-    e = env if env is not None else os.environ
-    xdg_data = e.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    xdg_config = e.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    if layer == SkillLayer.BASE:
-        return Path(xdg_data) / "bernstein" / "skills" / "base"
-    if layer == SkillLayer.TEAM:
-        return Path(xdg_config) / "bernstein" / "skills" / "team"
-    if layer == SkillLayer.USER:
-        return Path(xdg_config) / "bernstein" / "skills" / "user"
-    raise AssertionError(f"unhandled layer {layer!r}")
+    e = dict(env if env is not None else os.environ)
+    # The home directory, as Bernstein finds it, when the variables lack it.
+    e.setdefault("HOME", str(Path.home()))
+    # The engine's reading of the variables: a relative XDG value is
+    # ignored, as the XDG base directory spec says.
+    found = _native.default_layer_roots(e)[layer.value]
+    if found is None:
+        raise NoPlaceError(
+            f"no place for the {layer.label} layer: neither its XDG variable nor HOME is an absolute path"
+        )
+    return Path(found)
 
 
 @dataclass(frozen=True)
@@ -458,6 +617,28 @@ def _searched(paths: LayeredSkillPaths) -> list[Path]:
     return [paths.for_layer(layer) for layer in SkillLayer]
 
 
+def _share_dir() -> str:
+    """Where the wheel installed the shipped spec and targets."""
+    return os.path.join(sys.prefix, "share", "bernstein", "skills")
+
+
+def _environ(env: Mapping[str, str] | None) -> dict[str, str]:
+    return dict(os.environ if env is None else env)
+
+
+def _engine(
+    paths: LayeredSkillPaths, env: Mapping[str, str] | None, spec: MergeSpec | None
+) -> Any:
+    """The engine's context for Bernstein's layer directories ``paths``,
+    the variables ``env`` and ``spec``, standing in the working directory."""
+    try:
+        return _native.Engine(
+            _environ(env), os.getcwd(), _share_dir(), _dirs(paths), _native_spec(spec)
+        )
+    except _native.EngineError as e:
+        raise _translate(e) from None
+
+
 def collect_layers(
     name: str,
     *,
@@ -471,9 +652,9 @@ def collect_layers(
     """
     resolved = _paths(paths, env)
     try:
-        found = _native.collect_layers(_native_spec(None), _dirs(resolved), name)
+        found = _engine(resolved, env, None).collect(name)
     except _native.EngineError as e:
-        if e.args[0] in ("invalid_name", "no_layers"):
+        if e.args[0] in ("invalid_input", "not_found"):
             return {}
         raise _translate(e) from None
     return {_BY_INDEX[i]: fragment for i, fragment in found}
@@ -496,7 +677,7 @@ def load_skill(
     """
     resolved = _paths(paths, env)
     try:
-        merged, present = _native.load_skill(_native_spec(spec), _dirs(resolved), name)
+        merged, present = _engine(resolved, env, spec).load(name)
     except _native.EngineError as e:
         raise _translate(e, name, _searched(resolved)) from None
     return Skill(
@@ -522,10 +703,11 @@ def list_skills(
     """Return every (name, layers-of-origin) pair across the three layers,
     sorted by name."""
     resolved = _paths(paths, env)
-    return [
-        (name, tuple(_BY_INDEX[i] for i in layers))
-        for name, layers in _native.list_skills(_dirs(resolved))
-    ]
+    try:
+        names = _engine(resolved, env, None).names()
+    except _native.EngineError as e:
+        raise _translate(e) from None
+    return [(name, tuple(_BY_INDEX[i] for i in layers)) for name, layers in names]
 
 
 def per_layer_view(
@@ -558,7 +740,7 @@ def effective(
     ``allowed-tools``, …). Raises as :func:`load_skill` does."""
     resolved = _paths(paths, env)
     try:
-        merged, present = _native.load_skill(_native_spec(spec), _dirs(resolved), name)
+        merged, present = _engine(resolved, env, spec).load(name)
     except _native.EngineError as e:
         raise _translate(e, name, _searched(resolved)) from None
     if not merged.get("name") and "name" in merged:
@@ -598,9 +780,13 @@ def explain(
     """Where each value of skill ``name`` came from, one row per value."""
     resolved = _paths(paths, env)
     try:
-        rows = _native.explain(_native_spec(spec), _dirs(resolved), name)
+        rows = _engine(resolved, env, spec).explain(name)
     except _native.EngineError as e:
         raise _translate(e, name, _searched(resolved)) from None
+    return _origins(rows)
+
+
+def _origins(rows: list[dict[str, Any]]) -> list[ValueOrigin]:
     out = []
     for r in rows:
         origin = r["origin"]
@@ -628,16 +814,6 @@ def explain(
     return out
 
 
-def _target_dirs(spec: MergeSpec | None, dirs: Iterable[str | os.PathLike[str]] | None) -> list[str]:
-    if dirs is not None:
-        return [os.fspath(d) for d in dirs]
-    found = []
-    if spec is not None and spec.path is not None:
-        found.append(os.fspath(spec.path.parent / "targets"))
-    found.append(os.path.join(sys.prefix, "share", "bernstein", "skills", "targets"))
-    return found
-
-
 def validate(
     names: Sequence[str] | None = None,
     *,
@@ -652,12 +828,10 @@ def validate(
     Returns the errors and warnings found (an empty list: all is well)."""
     resolved = _paths(paths, env)
     try:
-        found, _files, _skills = _native.validate(
-            _native_spec(spec),
-            _dirs(resolved),
+        found, _files, _skills = _engine(resolved, env, spec).validate(
             list(names) if names is not None else None,
-            list(targets) if targets is not None else None,
-            _target_dirs(spec, target_dirs),
+            list(targets or ()),
+            [os.fspath(d) for d in target_dirs] if target_dirs is not None else None,
         )
     except _native.EngineError as e:
         raise _translate(e) from None
@@ -669,10 +843,13 @@ def targets(
     spec: MergeSpec | None = None,
     dirs: Iterable[str | os.PathLike[str]] | None = None,
 ) -> dict[str, Path]:
-    """The targets found (name to file): in ``dirs``, else beside a loaded
-    ``spec`` (``targets/``) and where the wheel installed them."""
+    """The targets found (name to file): in ``dirs``, else where the
+    command looks (``$XDG_CONFIG_HOME/bernstein/skills/targets``, beside a
+    loaded ``spec``, the installed spec's, and where the wheel installed
+    them), the first of a name winning."""
     try:
-        found = _native.targets(_target_dirs(spec, dirs))
+        engine = _engine(LayeredSkillPaths.defaults(), None, spec)
+        found = engine.targets([os.fspath(d) for d in dirs] if dirs is not None else None)
     except _native.EngineError as e:
         raise _translate(e) from None
     return {name: Path(p) for name, p in found}
@@ -690,6 +867,10 @@ class ExportResult:
     kept: tuple[Path, ...]
     #: What :func:`validate` warns about the skills written, in their order.
     warnings: tuple[Diagnostic, ...] = ()
+    #: The directory written.
+    dir: Path | None = None
+    #: The skills that failed, each as the exception it would raise.
+    errors: tuple[BernsteinSkillsError, ...] = ()
 
 
 def export(
@@ -716,27 +897,162 @@ def export(
     or warning: :class:`SkillError` is raised with every one of them."""
     resolved = _paths(paths, env)
     try:
-        done = _native.export(
-            _native_spec(spec),
-            _dirs(resolved),
+        done = _engine(resolved, env, spec).export(
             os.fspath(out),
-            format,
-            prune,
-            list(adopt),
-            adopt_all,
-            force,
-            keep_going,
-            os.fspath(state_dir) if state_dir is not None else None,
-            strict,
+            format=format,
+            prune=prune,
+            adopt=list(adopt),
+            adopt_all=adopt_all,
+            force=force,
+            keep_going=keep_going,
+            state_dir=os.fspath(state_dir) if state_dir is not None else None,
+            strict=strict,
         )
     except _native.EngineError as e:
         raise _translate(e) from None
+    return _export_result(done)
+
+
+class _Failed(Exception):
+    """An engine error as :func:`_translate` takes it."""
+
+
+def _export_result(done: Mapping[str, Any]) -> ExportResult:
+    errors = tuple(
+        _translate(_Failed(f["kind"], f["message"], f)) for f in done["failed"]
+    )
     return ExportResult(
         written=tuple(done["written"]),
         unchanged=done["unchanged"],
         removed=tuple(done["removed"]),
-        failed=tuple(done["failed"]),
+        failed=tuple(f["message"] for f in done["failed"]),
         refused=tuple(done["refused"]),
         kept=tuple(Path(p) for p in done["kept"]),
         warnings=tuple(_diagnostic(d) for d in done["warnings"]),
+        dir=Path(done["dir"]),
+        errors=errors,  # type: ignore[arg-type]
     )
+
+
+class Project:
+    """A project as the ``bernstein-skills`` command sees it.
+
+    ``path`` (default: the working directory) is where the command would
+    run, ``env`` (default: ``os.environ``) its environment. The project,
+    its layers and why each was chosen (the ``BERNSTEIN_SKILLS_BASE``,
+    ``_TEAM`` and ``_USER`` variables, the project's own
+    ``.bernstein/skills`` found from ``path`` in its git work tree, the
+    XDG directories), its locked upstream sources, the spec and the
+    targets (``targets.toml``, and where targets are looked for) are
+    decided once, by the engine's one context, exactly as the command
+    decides them: :meth:`list_skills` is what ``list --json`` prints,
+    :meth:`effective` what ``show NAME --json`` prints, and
+    :meth:`export` writes the bytes ``export`` writes. A relative
+    directory is taken from ``path``, as the command takes it from where
+    it runs.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.path = Path(os.path.realpath(os.fspath(path) if path is not None else os.getcwd()))
+        self.env = _environ(env)
+        try:
+            self._engine = _native.Engine(self.env, os.fspath(self.path), _share_dir())
+        except _native.EngineError as e:
+            raise _translate(e) from None
+
+    def __repr__(self) -> str:
+        return f"Project({str(self.path)!r})"
+
+    @property
+    def spec(self) -> MergeSpec:
+        """The merge spec in use (``BERNSTEIN_SKILLS_SPEC``, the installed
+        copy, the one the wheel installed)."""
+        native = self._engine.spec()
+        spec = MergeSpec(strategies={name: MergeStrategy(s) for name, s in native.fields()})
+        object.__setattr__(spec, "_native_spec", native)
+        return spec
+
+    def list_skills(self) -> dict[str, Any]:
+        """Every skill in any layer, as ``list --json`` prints it:
+        ``{"places": [...], "skills": [...]}`` (docs/json.md)."""
+        try:
+            return self._engine.list()
+        except _native.EngineError as e:
+            raise _translate(e) from None
+
+    def effective(self, name: str) -> dict[str, Any]:
+        """The effective skill ``name``, as ``show NAME --json`` prints it."""
+        try:
+            return self._engine.effective(name)
+        except _native.EngineError as e:
+            raise _translate(e) from None
+
+    def explain(self, name: str) -> list[ValueOrigin]:
+        """Where each value of skill ``name`` came from (:func:`explain`)."""
+        try:
+            return _origins(self._engine.explain(name))
+        except _native.EngineError as e:
+            raise _translate(e) from None
+
+    def validate(
+        self, names: Sequence[str] | None = None, *, targets: Sequence[str] = ()
+    ) -> list[Diagnostic]:
+        """Every problem ``validate`` reports (of ``names``, else of every
+        skill): with ``targets``, by those consumers' rules; without, by
+        the rules of the targets the project names in its ``targets.toml``,
+        as warnings."""
+        try:
+            found, _files, _skills = self._engine.validate(
+                list(names) if names is not None else None, list(targets)
+            )
+        except _native.EngineError as e:
+            raise _translate(e) from None
+        return [_diagnostic(d) for d in found]
+
+    def targets(self) -> dict[str, Path]:
+        """The targets the command finds, by name (``targets``)."""
+        try:
+            return {name: Path(p) for name, p in self._engine.targets()}
+        except _native.EngineError as e:
+            raise _translate(e) from None
+
+    def export(
+        self,
+        out: str | os.PathLike[str] | None = None,
+        *,
+        target: str | None = None,
+        scope: str = "user",
+        format: str = "json",
+        prune: bool = False,
+        adopt: Sequence[str] = (),
+        adopt_all: bool = False,
+        force: bool = False,
+        keep_going: bool = False,
+        strict: bool = False,
+    ) -> ExportResult:
+        """``export --out OUT`` (``--format``), or ``export --target
+        TARGET`` into ``out`` or the target's place for ``scope``
+        (``"user"`` or ``"project"``): the same layers (the user layer left
+        out of a directory the project commits), the same trust, ledger
+        and record, the same bytes. Raises as the command fails; a skill
+        that fails alone with ``keep_going`` is in the result's
+        ``errors``."""
+        try:
+            done = self._engine.export(
+                os.fspath(out) if out is not None else None,
+                target,
+                scope,
+                format,
+                prune,
+                list(adopt),
+                adopt_all,
+                force,
+                keep_going,
+                None,
+                strict,
+            )
+        except _native.EngineError as e:
+            raise _translate(e) from None
+        return _export_result(done)

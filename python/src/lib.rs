@@ -1,28 +1,36 @@
 //! `bernstein_skills._native`: the engine behind the Python package.
 //!
-//! The Python package (`python/bernstein_skills/`) mirrors Bernstein's
-//! `bernstein.core.skills.layered` API (enums, frozen dataclasses, errors)
-//! and calls these functions for the work: reading the layers, validating
-//! fragments and merging them. Values cross the boundary as plain Python
-//! objects (`dict`, `list`, `str`, numbers, `None`); every result is owned
-//! (converted from the engine's borrowed `Effective` inside the call), and
-//! the GIL is released while the engine reads, checks and merges.
+//! Every call goes through the library's one [`Context`], built from the
+//! environment the caller passes (`Env::from_vars`: a map, and the
+//! working directory) and the explicit choices it makes (`Options`: the
+//! layer directories of Bernstein's `paths`), exactly as the command line
+//! builds it from the process: the same layers (the variables, a
+//! project's own `.bernstein/skills`, its locked sources), the same spec
+//! and targets, the same checks (the spec's compiled schema, the checks
+//! after the merge) and the same export. Values cross the boundary as
+//! plain Python objects (`dict`, `list`, `str`, numbers, `None`); every
+//! result is owned, and the GIL is released while the engine works (on
+//! its thread pool for export, validate and list).
 //!
-//! Errors are raised as `EngineError(kind, message, details)`, which the
-//! package turns into Bernstein's exceptions (`UnknownFieldError`,
-//! `SkillNotFoundError`, `TypeError`) or its own (`SkillError`), each with
-//! the file, line, column and field the engine located.
+//! Errors are raised as `EngineError(kind, message, details)`: `kind` is
+//! the engine's [`ErrorKind`] (`not_found`, `invalid`, ...), which the
+//! package turns into one exception class per kind (and Bernstein's own
+//! classes where its API raises them), with the file, line, column and
+//! field the engine located.
 
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
 
+use bernstein_skills::context::{Context, Options, Scope};
 use bernstein_skills::error::{Diagnostic, DiagnosticKind, Severity};
 use bernstein_skills::export::{ConflictKind, ExportOptions, Format};
-use bernstein_skills::fragment::{DEFAULT_MAX_BYTES, LoadOptions};
+use bernstein_skills::fragment::LoadOptions;
 use bernstein_skills::output::explain as explain_rows;
+use bernstein_skills::source::LayerFlags;
 use bernstein_skills::spec::StrategyKind as Strategy;
 use bernstein_skills::target::TargetSearch;
-use bernstein_skills::{Error, Fragment, Layer, Layers, MergeSpec, Skills, Validator, merge};
+use bernstein_skills::{Env, Error, ErrorKind, Fragment, Layer, Layers, MergeSpec, Skills, par};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -42,37 +50,18 @@ create_exception!(
 const MAX_DEPTH: usize = 128;
 
 /// A checked merge spec and its compiled fragment schema, shared by every
-/// call that uses it (compiling the schema is the expensive part).
-struct SpecInner {
-    spec: MergeSpec,
-    /// Bernstein's table: a KEYED_REPLACE entry must be a mapping (the
-    /// engine's own specs also take plain names).
-    mappings_only: bool,
-    validator: Validator,
-    options: LoadOptions,
-}
-
-/// A merge spec, loaded from text or a file.
+/// call that uses it (compiling the schema is the expensive part): the
+/// engine's `Skills` over no layers, which each call puts over its own.
 #[pyclass(frozen, module = "bernstein_skills._native")]
 struct Spec {
-    inner: Arc<SpecInner>,
+    template: Skills,
 }
 
 impl Spec {
-    fn new(spec: MergeSpec, mappings_only: bool) -> Spec {
-        let validator = Validator::new(&spec);
-        let options = LoadOptions {
-            max_bytes: DEFAULT_MAX_BYTES,
-            body_field: spec.body_field.clone(),
-            ..LoadOptions::default()
-        };
+    fn new(spec: MergeSpec) -> Spec {
+        let max = bernstein_skills::fragment::DEFAULT_MAX_BYTES;
         Spec {
-            inner: Arc::new(SpecInner {
-                spec,
-                mappings_only,
-                validator,
-                options,
-            }),
+            template: Skills::new(spec, Layers::from_paths(Default::default()), max),
         }
     }
 }
@@ -80,20 +69,12 @@ impl Spec {
 #[pymethods]
 impl Spec {
     /// A spec from its YAML text; `path` names it in messages.
-    /// `mappings_only`: KEYED_REPLACE entries must be mappings, as in
-    /// Bernstein's `MergeSpec`.
     #[staticmethod]
-    #[pyo3(signature = (text, path, mappings_only=false))]
-    fn from_text(
-        py: Python<'_>,
-        text: String,
-        path: PathBuf,
-        mappings_only: bool,
-    ) -> PyResult<Spec> {
+    fn from_text(py: Python<'_>, text: String, path: PathBuf) -> PyResult<Spec> {
         let spec = py
             .allow_threads(|| MergeSpec::from_str(&text, &path))
             .map_err(|e| error(py, e))?;
-        Ok(Spec::new(spec, mappings_only))
+        Ok(Spec::new(spec))
     }
 
     /// The spec in file `path`.
@@ -102,20 +83,20 @@ impl Spec {
         let spec = py
             .allow_threads(|| MergeSpec::load(&path))
             .map_err(|e| error(py, e))?;
-        Ok(Spec::new(spec, false))
+        Ok(Spec::new(spec))
     }
 
     /// The file it was read from.
     #[getter]
     fn path(&self) -> PathBuf {
-        self.inner.spec.path.clone()
+        self.template.spec().path.clone()
     }
 
     /// `(field, strategy)` for every field, sorted by name; the strategy
     /// as Bernstein writes it (`override`, `deep-merge`, …).
     fn fields(&self) -> Vec<(String, &'static str)> {
-        self.inner
-            .spec
+        self.template
+            .spec()
             .fields
             .iter()
             .map(|f| (f.name.clone(), strategy_value(f.strategy.kind())))
@@ -125,11 +106,451 @@ impl Spec {
     /// The field a SKILL.md body goes to, and the one that defaults to the
     /// skill's name.
     fn roles(&self) -> (Option<String>, Option<String>) {
-        (
-            self.inner.spec.body_field.clone(),
-            self.inner.spec.name_field.clone(),
-        )
+        let spec = self.template.spec();
+        (spec.body_field.clone(), spec.name_field.clone())
     }
+
+    /// Bernstein's `merge_layers`: `fragments` is `[(layer, dict)]`; the
+    /// result has every field of the spec. Each fragment is checked
+    /// against the spec's compiled schema, and the merged skill as every
+    /// skill is.
+    fn merge<'py>(
+        &self,
+        py: Python<'py>,
+        fragments: Vec<(u8, Bound<'py, PyDict>)>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let mut frags = Vec::with_capacity(fragments.len());
+        for (layer, d) in &fragments {
+            let layer = layer_of(*layer)?;
+            let Value::Object(fields) = to_value(d.as_any(), 0)? else {
+                unreachable!("a dict converts to an object")
+            };
+            let path = PathBuf::from(format!("<{}>", layer.label()));
+            frags.push(Fragment::from_fields(layer, &path, fields));
+        }
+        let skills = &self.template;
+        let merged = py
+            .allow_threads(|| {
+                let resolved = skills.resolve_fragments("", frags)?;
+                let Value::Object(m) = resolved.effective().to_value() else {
+                    unreachable!("an effective skill is an object")
+                };
+                Ok::<_, Error>(complete(skills.spec(), m))
+            })
+            .map_err(|e| error(py, e))?;
+        map_to_py(py, &merged)
+    }
+}
+
+/// What the process would hold: the environment's variables, the
+/// working directory, and the data the wheel installed.
+fn env_of(vars: &HashMap<String, String>, cwd: PathBuf, share_dir: Option<PathBuf>) -> Env {
+    let mut env = Env::from_vars(|k| vars.get(k).map(OsString::from), Some(cwd));
+    env.share_dir = share_dir;
+    env
+}
+
+/// One project, or one set of layer directories, as the engine sees it:
+/// the [`Context`] built once, and the spec (with its compiled schema)
+/// loaded once. The layers are read again on each call, as each run of
+/// the command reads them.
+#[pyclass(frozen, module = "bernstein_skills._native")]
+struct Engine {
+    ctx: Context,
+    template: Skills,
+}
+
+impl Engine {
+    /// The spec and the layers as they are now.
+    fn skills(&self) -> Result<Skills, Error> {
+        Ok(self.template.with_layers(self.ctx.layers()?))
+    }
+
+    /// The fragments of skill `name` in each layer as written (not
+    /// validated), base first.
+    fn fragments(&self, name: &str) -> Result<Vec<Fragment>, Error> {
+        let skills = self.skills()?;
+        let located = skills.locate(name)?;
+        let options = LoadOptions {
+            max_bytes: self.ctx.options().max_fragment_bytes,
+            body_field: skills.spec().body_field.clone(),
+            ..LoadOptions::default()
+        };
+        let mut fragments = Vec::with_capacity(located.len());
+        let mut errors = Vec::new();
+        for l in &located {
+            match Fragment::load(l, &options) {
+                Ok(f) => fragments.push(f),
+                Err(d) => errors.push(d),
+            }
+        }
+        if errors.is_empty() {
+            Ok(fragments)
+        } else {
+            Err(Error::Invalid(errors))
+        }
+    }
+}
+
+#[pymethods]
+impl Engine {
+    /// The context of `env` (the variables) standing in `cwd`: the
+    /// layers `layers` names (base, team, user), else those the
+    /// environment chooses as the command line does; the spec `spec`,
+    /// else the one the command line finds; the data the wheel installed
+    /// in `share_dir`.
+    #[new]
+    #[pyo3(signature = (env, cwd, share_dir=None, layers=None, spec=None))]
+    fn new(
+        py: Python<'_>,
+        env: HashMap<String, String>,
+        cwd: PathBuf,
+        share_dir: Option<PathBuf>,
+        layers: Option<[PathBuf; 3]>,
+        spec: Option<&Spec>,
+    ) -> PyResult<Engine> {
+        let flags = match layers {
+            Some([base, team, user]) => LayerFlags {
+                base: Some(base),
+                team: Some(team),
+                user: Some(user),
+                ..LayerFlags::default()
+            },
+            None => LayerFlags::default(),
+        };
+        let ctx = Context::new(
+            env_of(&env, cwd, share_dir),
+            Options {
+                layers: flags,
+                ..Options::default()
+            },
+        );
+        let template = match spec {
+            Some(s) => {
+                let search = ctx.target_search(s.template.spec());
+                s.template
+                    .with_layers(ctx.layers_local())
+                    .with_target_search(search)
+            }
+            None => py
+                .allow_threads(|| {
+                    let spec = ctx.load_spec()?;
+                    ctx.skills_with(spec, ctx.layers_local())
+                })
+                .map_err(|e| error(py, e))?,
+        };
+        Ok(Engine { ctx, template })
+    }
+
+    /// The spec in use.
+    fn spec(&self) -> Spec {
+        Spec {
+            template: self.template.with_layers(self.template.layers().clone()),
+        }
+    }
+
+    /// Bernstein's `list_skills`: `[(name, [layer])]`, sorted by name.
+    fn names(&self, py: Python<'_>) -> PyResult<Vec<(String, Vec<u8>)>> {
+        py.allow_threads(|| {
+            let skills = self.skills()?;
+            Ok::<_, Error>(
+                skills
+                    .list()
+                    .into_iter()
+                    .map(|(n, ls)| (n, ls.into_iter().map(layer_index).collect()))
+                    .collect(),
+            )
+        })
+        .map_err(|e| error(py, e))
+    }
+
+    /// `list --json`'s document: `{"places", "skills"}`.
+    fn list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let doc = py
+            .allow_threads(|| {
+                let skills = self.skills()?;
+                skills.require_layers()?;
+                Ok::<_, Error>(bernstein_skills::report::list(&skills, par::default_jobs()))
+            })
+            .map_err(|e| error(py, e))?;
+        to_py(py, &doc)
+    }
+
+    /// `show NAME --json`: the effective skill.
+    fn effective<'py>(&self, py: Python<'py>, name: String) -> PyResult<Bound<'py, PyAny>> {
+        let value = py
+            .allow_threads(|| {
+                let resolved = self.skills()?.resolve(&name)?;
+                Ok::<_, Error>(resolved.effective().to_value())
+            })
+            .map_err(|e| error(py, e))?;
+        to_py(py, &value)
+    }
+
+    /// Bernstein's `load_skill`: `(merged, layers_present)`, the merged
+    /// dict with every field of the spec.
+    fn load<'py>(&self, py: Python<'py>, name: String) -> PyResult<(Bound<'py, PyDict>, Vec<u8>)> {
+        let (merged, present) = py
+            .allow_threads(|| {
+                let skills = self.skills()?;
+                let resolved = skills.resolve(&name)?;
+                let present: Vec<u8> = resolved
+                    .fragments()
+                    .iter()
+                    .map(|f| layer_index(f.layer))
+                    .collect();
+                let Value::Object(m) = resolved.effective().to_value() else {
+                    unreachable!("an effective skill is an object")
+                };
+                Ok::<_, Error>((complete(skills.spec(), m), present))
+            })
+            .map_err(|e| error(py, e))?;
+        Ok((map_to_py(py, &merged)?, present))
+    }
+
+    /// Bernstein's `collect_layers`: `[(layer, dict)]`, each fragment as
+    /// written (not validated), base first.
+    fn collect<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+    ) -> PyResult<Vec<(u8, Bound<'py, PyDict>)>> {
+        let fragments = py
+            .allow_threads(|| self.fragments(&name))
+            .map_err(|e| error(py, e))?;
+        fragments
+            .iter()
+            .map(|f| Ok((layer_index(f.layer), map_to_py(py, f.fields())?)))
+            .collect()
+    }
+
+    /// One row per value of the effective skill: its path, how it was
+    /// merged, the value, the layer, file and line that set it, and what
+    /// it replaced.
+    fn explain<'py>(&self, py: Python<'py>, name: String) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let rows = py
+            .allow_threads(|| {
+                let skills = self.skills()?;
+                let resolved = skills.resolve(&name)?;
+                Ok::<_, Error>(explain_rows::explain(skills.spec(), &resolved))
+            })
+            .map_err(|e| error(py, e))?;
+        rows.iter()
+            .map(|r| {
+                let d = PyDict::new(py);
+                d.set_item("path", &r.path)?;
+                d.set_item("kind", r.kind.name())?;
+                d.set_item("value", to_py(py, &r.value)?)?;
+                d.set_item(
+                    "origin",
+                    r.place.as_ref().map(|p| place_dict(py, p)).transpose()?,
+                )?;
+                let replaced = PyList::empty(py);
+                for x in &r.replaced {
+                    let e = place_dict(py, &x.place)?;
+                    e.set_item("value", to_py(py, &x.value)?)?;
+                    replaced.append(e)?;
+                }
+                d.set_item("replaced", replaced)?;
+                d.set_item("removed", r.removed)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Every problem in the layers (all skills, or `names`), as the
+    /// command's `validate` finds them, on the engine's thread pool:
+    /// `(diagnostics, files, skills)`. `targets`: the consumers whose
+    /// rules to judge by (else the project's own, as warnings);
+    /// `target_dirs`: where to find them instead of the context's places.
+    #[pyo3(signature = (names=None, targets=Vec::new(), target_dirs=None))]
+    fn validate<'py>(
+        &self,
+        py: Python<'py>,
+        names: Option<Vec<String>>,
+        targets: Vec<String>,
+        target_dirs: Option<Vec<PathBuf>>,
+    ) -> PyResult<(Vec<Bound<'py, PyDict>>, usize, usize)> {
+        let report = py
+            .allow_threads(|| {
+                let skills = match target_dirs {
+                    Some(dirs) => {
+                        let search = TargetSearch { dirs };
+                        let loaded = targets
+                            .iter()
+                            .map(|t| search.find(t))
+                            .collect::<Result<Vec<_>, Error>>()?;
+                        self.template
+                            .with_layers(self.ctx.layers_quiet())
+                            .with_target_search(search)
+                            .with_targets(loaded)
+                    }
+                    None => self.ctx.validation(&self.template, &targets)?,
+                };
+                skills.require_layers()?;
+                Ok::<_, Error>(skills.validate(names.as_deref(), par::default_jobs()))
+            })
+            .map_err(|e| error(py, e))?;
+        let ds = report
+            .diagnostics
+            .iter()
+            .map(|d| diagnostic_dict(py, d))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((ds, report.files, report.skills))
+    }
+
+    /// The targets found (first wins), by name, with their files: in
+    /// `dirs`, else where the context looks.
+    #[pyo3(signature = (dirs=None))]
+    fn targets(
+        &self,
+        py: Python<'_>,
+        dirs: Option<Vec<PathBuf>>,
+    ) -> PyResult<Vec<(String, PathBuf)>> {
+        py.allow_threads(|| {
+            let search = match dirs {
+                Some(dirs) => TargetSearch { dirs },
+                None => self.ctx.target_search(self.template.spec()),
+            };
+            search
+                .names()
+                .into_iter()
+                .map(|n| {
+                    let t = search.find(&n)?;
+                    Ok((n, t.path.clone()))
+                })
+                .collect::<Result<Vec<_>, Error>>()
+        })
+        .map_err(|e| error(py, e))
+    }
+
+    /// Writes every effective skill into `out` (or, for `target`, its
+    /// place for `scope`), as `export --out` (`--target`) does, owning only
+    /// what it wrote: `{dir, written, unchanged, removed, failed, refused,
+    /// kept, warnings}`.
+    #[pyo3(signature = (out=None, target=None, scope="user", format="json", prune=false, adopt=Vec::new(), adopt_all=false, force=false, keep_going=false, state_dir=None, strict=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn export<'py>(
+        &self,
+        py: Python<'py>,
+        out: Option<PathBuf>,
+        target: Option<String>,
+        scope: &str,
+        format: &str,
+        prune: bool,
+        adopt: Vec<String>,
+        adopt_all: bool,
+        force: bool,
+        keep_going: bool,
+        state_dir: Option<PathBuf>,
+        strict: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let Some(format) = Format::from_label(format) else {
+            return Err(PyValueError::new_err(format!(
+                "unknown export format {format:?} (expected 'json' or 'skill')"
+            )));
+        };
+        let scope = match scope {
+            "user" => Scope::User,
+            "project" => Scope::Project,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown scope {scope:?} (expected 'user' or 'project')"
+                )));
+            }
+        };
+        let ctx = &self.ctx;
+        let (dir, done) = py
+            .allow_threads(|| {
+                let skills = self.skills()?;
+                let target = match &target {
+                    Some(t) => ctx.targets(skills.spec(), std::slice::from_ref(t))?.pop(),
+                    None => None,
+                };
+                let dir = match (out, &target) {
+                    (Some(d), _) => d,
+                    (None, Some(t)) => ctx.target_place(t, scope)?,
+                    (None, None) => {
+                        return Err(Error::refused(
+                            ErrorKind::InvalidInput,
+                            None,
+                            "export needs a directory (out) or a target",
+                        ));
+                    }
+                };
+                let (skills, in_repository) = ctx.for_export(&skills, &dir);
+                let trust = ctx.trust_store();
+                let state_dir = state_dir.or_else(|| ctx.state_dir());
+                let options = ExportOptions {
+                    format,
+                    prune,
+                    adopt,
+                    adopt_all,
+                    force,
+                    keep_going,
+                    jobs: par::default_jobs(),
+                    state_dir: state_dir.as_deref(),
+                    target: target.as_ref(),
+                    trust: Some(&trust),
+                    in_repository,
+                    strict,
+                    // What validate warns about each skill written, as the
+                    // command prints them.
+                    warnings: true,
+                    ..ExportOptions::default()
+                };
+                let done = skills.export_with(&dir, &options)?;
+                Ok::<_, Error>((dir, done))
+            })
+            .map_err(|e| error(py, e))?;
+        let d = PyDict::new(py);
+        d.set_item("dir", dir)?;
+        d.set_item("written", &done.written)?;
+        d.set_item("unchanged", done.unchanged)?;
+        d.set_item("removed", &done.removed)?;
+        let failed = PyList::empty(py);
+        for e in &done.failed {
+            failed.append(error_dict(py, e)?)?;
+        }
+        d.set_item("failed", failed)?;
+        d.set_item(
+            "refused",
+            done.refused
+                .iter()
+                .map(|c| format!("{}: {}", c.path.display(), conflict(&c.kind)))
+                .collect::<Vec<_>>(),
+        )?;
+        d.set_item("kept", &done.kept)?;
+        let warnings = PyList::empty(py);
+        for w in &done.warnings {
+            warnings.append(diagnostic_dict(py, w)?)?;
+        }
+        d.set_item("warnings", warnings)?;
+        Ok(d)
+    }
+}
+
+/// Bernstein's layer directories for `env` (its XDG layout: the data home
+/// for the base layer, the configuration home for team and user), as the
+/// engine reads the variables; `None` where they name no absolute place.
+#[pyfunction]
+fn default_layer_roots(env: HashMap<String, String>) -> [Option<PathBuf>; 3] {
+    let env = Env::from_vars(|k| env.get(k).map(OsString::from), None);
+    let data = env.data_dir();
+    let config = env.config_dir();
+    [
+        data.map(|d| d.join("base")),
+        config.as_ref().map(|d| d.join("team")),
+        config.map(|d| d.join("user")),
+    ]
+}
+
+fn place_dict<'py>(py: Python<'py>, p: &explain_rows::Place) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("layer", p.layer.label())?;
+    d.set_item("file", &p.file)?;
+    d.set_item("line", p.line)?;
+    Ok(d)
 }
 
 fn strategy_value(s: Strategy) -> &'static str {
@@ -276,12 +697,13 @@ fn map_to_py<'py>(py: Python<'py>, m: &Map<String, Value>) -> PyResult<Bound<'py
 
 // ---- errors ------------------------------------------------------------------
 
-fn kind_name(k: &DiagnosticKind) -> &'static str {
+/// What Bernstein's API raises for a diagnostic: `KeyError`
+/// (`unknown_field`), `TypeError` (`wrong_type`), or neither.
+fn bernstein_class(k: &DiagnosticKind) -> Option<&'static str> {
     match k {
-        DiagnosticKind::UnknownField { .. } => "unknown_field",
-        DiagnosticKind::WrongType { .. } => "wrong_type",
-        DiagnosticKind::MissingKey { .. } => "wrong_type",
-        _ => "invalid",
+        DiagnosticKind::UnknownField { .. } => Some("unknown_field"),
+        DiagnosticKind::WrongType { .. } | DiagnosticKind::MissingKey { .. } => Some("wrong_type"),
+        _ => None,
     }
 }
 
@@ -305,557 +727,41 @@ fn diagnostic_dict<'py>(py: Python<'py>, d: &Diagnostic) -> PyResult<Bound<'py, 
             Severity::Note => "note",
         },
     )?;
-    out.set_item("kind", kind_name(&d.kind))?;
+    out.set_item("class", bernstein_class(&d.kind))?;
     out.set_item("text", d.to_string())?;
     Ok(out)
 }
 
-/// `EngineError(kind, message, details)`: `details` holds `diagnostics`
-/// (each located) and, for a skill no layer has, `name` and `searched`.
-fn error(py: Python<'_>, e: Error) -> PyErr {
+/// An error as a dict: `kind` (the engine's [`ErrorKind`]), `message`,
+/// `file`, `diagnostics` (each located), and, for a skill no layer has,
+/// `name` and `searched`.
+fn error_dict<'py>(py: Python<'py>, e: &Error) -> PyResult<Bound<'py, PyDict>> {
     let details = PyDict::new(py);
-    let build = || -> PyResult<(&'static str, String)> {
-        Ok(match &e {
-            Error::NotFound { name, searched, .. } => {
-                details.set_item("name", name)?;
-                details.set_item("searched", searched.clone())?;
-                ("not_found", e.to_string())
-            }
-            Error::NoLayers { .. } => ("no_layers", e.to_string()),
-            Error::InvalidName { name, .. } => {
-                details.set_item("name", name)?;
-                ("invalid_name", e.to_string())
-            }
-            Error::Spec(d) => {
-                details.set_item("diagnostics", vec![diagnostic_dict(py, d)?])?;
-                ("spec", e.to_string())
-            }
-            Error::Strict { problems } => {
-                let list = PyList::empty(py);
-                for d in problems {
-                    list.append(diagnostic_dict(py, d)?)?;
-                }
-                details.set_item("diagnostics", list)?;
-                ("strict", e.to_string())
-            }
-            Error::Invalid(ds) => {
-                let list = PyList::empty(py);
-                for d in ds {
-                    list.append(diagnostic_dict(py, d)?)?;
-                }
-                details.set_item("diagnostics", list)?;
-                // The first error decides the exception's class.
-                let first = ds.iter().find(|d| d.severity == Severity::Error);
-                let kind = first.map_or("invalid", |d| kind_name(&d.kind));
-                (kind, e.to_string())
-            }
-            _ => ("error", e.to_string()),
-        })
-    };
-    match build() {
-        Ok((kind, message)) => EngineError::new_err((kind, message, details.unbind())),
+    details.set_item("kind", e.kind().label())?;
+    details.set_item("message", e.to_string())?;
+    details.set_item("file", e.file().map(|p| p.to_path_buf()))?;
+    match e {
+        Error::NotFound { name, searched, .. } => {
+            details.set_item("name", name)?;
+            details.set_item("searched", searched.clone())?;
+        }
+        Error::InvalidName { name, .. } => details.set_item("name", name)?,
+        _ => {}
+    }
+    let list = PyList::empty(py);
+    for d in e.diagnostics() {
+        list.append(diagnostic_dict(py, d)?)?;
+    }
+    details.set_item("diagnostics", list)?;
+    Ok(details)
+}
+
+/// `EngineError(kind, message, details)` ([`error_dict`]).
+fn error(py: Python<'_>, e: Error) -> PyErr {
+    match error_dict(py, &e) {
+        Ok(details) => EngineError::new_err((e.kind().label(), e.to_string(), details.unbind())),
         Err(err) => err,
     }
-}
-
-/// Bernstein's rule that a KEYED_REPLACE list holds mappings: the first
-/// entry that is not one, located, as a `wrong_type` error.
-fn keyed_entries(
-    inner: &SpecInner,
-    fragments: &[Fragment],
-) -> Result<(), (String, Option<PathBuf>, Option<usize>, String)> {
-    if !inner.mappings_only {
-        return Ok(());
-    }
-    for f in fragments {
-        for field in &inner.spec.fields {
-            if field.strategy.kind() != Strategy::KeyedReplace {
-                continue;
-            }
-            let Some(Value::Array(items)) = f.fields().get(&field.name) else {
-                continue;
-            };
-            if let Some((i, v)) = items.iter().enumerate().find(|(_, v)| !v.is_object()) {
-                let pointer = format!("/{}/{i}", field.name);
-                let message = format!(
-                    "field '{}' expects a list of mappings; saw {} inside the list",
-                    field.name,
-                    bernstein_skills::fragment::describe(v)
-                );
-                let file =
-                    (!f.path.to_string_lossy().starts_with('<')).then(|| f.path.to_path_buf());
-                return Err((field.name.clone(), file, f.line_of(&pointer), message));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn keyed_error(
-    py: Python<'_>,
-    (field, file, line, message): (String, Option<PathBuf>, Option<usize>, String),
-) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let d = PyDict::new(py);
-        d.set_item("file", file)?;
-        d.set_item("layer", None::<String>)?;
-        d.set_item("line", line)?;
-        d.set_item("column", None::<usize>)?;
-        d.set_item("field", &field)?;
-        d.set_item("message", &message)?;
-        d.set_item("severity", "error")?;
-        d.set_item("kind", "wrong_type")?;
-        let details = PyDict::new(py);
-        details.set_item("diagnostics", vec![d])?;
-        Ok(EngineError::new_err((
-            "wrong_type",
-            message.clone(),
-            details.unbind(),
-        )))
-    };
-    build().unwrap_or_else(|e| e)
-}
-
-/// What a merge can fail with: the engine's error, or Bernstein's rule on
-/// keyed entries.
-enum Failure {
-    Engine(Error),
-    Keyed((String, Option<PathBuf>, Option<usize>, String)),
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Failure {
-        Failure::Engine(e)
-    }
-}
-
-fn failure(py: Python<'_>, f: Failure) -> PyErr {
-    match f {
-        Failure::Engine(e) => error(py, e),
-        Failure::Keyed(k) => keyed_error(py, k),
-    }
-}
-
-/// The checks Bernstein's table needs of an in-memory fragment, without
-/// the schema: every field declared, APPEND and KEYED_REPLACE values lists,
-/// DEEP_MERGE values mappings, and each keyed entry's identity (its rule's
-/// keys: `name`, `id` or `code` in a table) not repeated in its list, an
-/// entry without one refused unless the rule keeps it (`unkeyed: append`,
-/// as a table's rules do). A table declares no types or constraints, so
-/// the schema would find nothing more; this is what keeps `merge_layers`
-/// on small fragments fast.
-fn quick_check(spec: &MergeSpec, f: &Fragment) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let mut push = |key: &str, kind: DiagnosticKind| {
-        let mut d = Diagnostic::error(Some(&f.path), kind);
-        d.layer = Some(f.layer);
-        d.field = Some(key.to_owned());
-        out.push(d);
-    };
-    let wrong = |key: &str, kind: Strategy, expected: &str, v: &Value| DiagnosticKind::WrongType {
-        field: key.to_owned(),
-        strategy: kind.name().to_owned(),
-        expected: expected.to_owned(),
-        found: bernstein_skills::fragment::describe(v).to_owned(),
-    };
-    for (key, v) in f.fields() {
-        let Some(field) = spec.field(key) else {
-            push(
-                key,
-                DiagnosticKind::UnknownField {
-                    field: key.clone(),
-                    suggestion: None,
-                },
-            );
-            continue;
-        };
-        let kind = field.strategy.kind();
-        match (kind, v) {
-            (Strategy::Override, _) | (Strategy::Append, Value::Array(_)) => {}
-            (Strategy::DeepMerge, Value::Object(_)) => {}
-            (Strategy::KeyedReplace, Value::Array(items)) => {
-                let bernstein_skills::spec::Strategy::KeyedReplace { keys, unkeyed, .. } =
-                    &field.strategy
-                else {
-                    unreachable!("a KEYED_REPLACE rule")
-                };
-                let mut seen: Vec<((&str, &str), usize)> = Vec::with_capacity(items.len());
-                for (index, item) in items.iter().enumerate() {
-                    // Entries that are not mappings: `keyed_entries`.
-                    let Value::Object(entry) = item else { continue };
-                    let id = keys.iter().find_map(|k| match entry.get(k) {
-                        Some(Value::String(s)) if !s.is_empty() => Some((k.as_str(), s.as_str())),
-                        _ => None,
-                    });
-                    match id {
-                        None if *unkeyed == bernstein_skills::spec::Unkeyed::Append => {}
-                        None => push(
-                            key,
-                            DiagnosticKind::MissingKey {
-                                field: key.clone(),
-                                index,
-                                keys: keys.clone(),
-                                suggestion: None,
-                            },
-                        ),
-                        Some(id) => match seen.iter().find(|s| s.0 == id).map(|s| s.1) {
-                            Some(first) => push(
-                                key,
-                                DiagnosticKind::DuplicateIdentity {
-                                    field: key.clone(),
-                                    identity: format!("{}={}", id.0, id.1),
-                                    first,
-                                    index,
-                                },
-                            ),
-                            None => seen.push((id, index)),
-                        },
-                    }
-                }
-            }
-            (Strategy::Append | Strategy::KeyedReplace, _) => {
-                push(key, wrong(key, kind, "a list", v))
-            }
-            (Strategy::DeepMerge, _) => push(key, wrong(key, kind, "a mapping", v)),
-        }
-    }
-    out
-}
-
-// ---- the merge of in-memory fragments ----------------------------------------
-
-/// Bernstein's `merge_layers`: `fragments` is `[(layer, dict)]`, lowest
-/// first; the result has every field of the spec.
-#[pyfunction]
-fn merge_layers<'py>(
-    py: Python<'py>,
-    spec: &Spec,
-    fragments: Vec<(u8, Bound<'py, PyDict>)>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let mut frags = Vec::with_capacity(fragments.len());
-    for (layer, d) in &fragments {
-        let layer = layer_of(*layer)?;
-        let Value::Object(fields) = to_value(d.as_any(), 0)? else {
-            unreachable!("a dict converts to an object")
-        };
-        let path = PathBuf::from(format!("<{}>", layer.label()));
-        frags.push(Fragment::from_fields(layer, &path, fields));
-    }
-    frags.sort_by_key(|f| f.layer);
-    let inner = spec.inner.clone();
-    let merged = py
-        .allow_threads(move || {
-            let mut errors = Vec::new();
-            for f in &frags {
-                if inner.mappings_only {
-                    errors.extend(quick_check(&inner.spec, f));
-                } else {
-                    errors.extend(inner.validator.validate(&inner.spec, f));
-                }
-            }
-            errors.retain(|d| d.severity == Severity::Error);
-            if !errors.is_empty() {
-                return Err(Failure::Engine(Error::Invalid(errors)));
-            }
-            keyed_entries(&inner, &frags).map_err(Failure::Keyed)?;
-            let Value::Object(m) = merge(&inner.spec, "", &frags).to_value() else {
-                unreachable!("an effective skill is an object")
-            };
-            Ok(complete(&inner.spec, m))
-        })
-        .map_err(|e| failure(py, e))?;
-    map_to_py(py, &merged)
-}
-
-// ---- layers on disk ----------------------------------------------------------
-
-fn layers(paths: &[PathBuf; 3]) -> Layers {
-    Layers::from_paths(paths.clone())
-}
-
-/// The fragments of skill `name` in each layer, read and validated, base
-/// first. `Ok(None)`: no layer has it.
-fn fragments_of(
-    inner: &SpecInner,
-    paths: &[PathBuf; 3],
-    name: &str,
-    validate: bool,
-) -> Result<Vec<Fragment>, Error> {
-    bernstein_skills::layer::check_name(name).map_err(|reason| Error::InvalidName {
-        name: name.to_owned(),
-        reason,
-    })?;
-    let layers = layers(paths);
-    let located = layers.locate(name);
-    if located.is_empty() {
-        return Err(Error::NotFound {
-            name: name.to_owned(),
-            searched: paths.to_vec(),
-            suggestion: None,
-        });
-    }
-    let mut fragments = Vec::with_capacity(located.len());
-    let mut errors = Vec::new();
-    for l in &located {
-        match Fragment::load(l, &inner.options) {
-            Ok(f) => {
-                if validate {
-                    errors.extend(
-                        inner
-                            .validator
-                            .validate(&inner.spec, &f)
-                            .into_iter()
-                            .filter(|d| d.severity == Severity::Error),
-                    );
-                }
-                fragments.push(f);
-            }
-            Err(d) => errors.push(d),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(Error::Invalid(errors));
-    }
-    Ok(fragments)
-}
-
-/// Bernstein's `load_skill`: `(merged, layers_present)`, the merged dict
-/// with every field of the spec.
-#[pyfunction]
-fn load_skill<'py>(
-    py: Python<'py>,
-    spec: &Spec,
-    paths: [PathBuf; 3],
-    name: String,
-) -> PyResult<(Bound<'py, PyDict>, Vec<u8>)> {
-    let inner = spec.inner.clone();
-    let (merged, present) = py
-        .allow_threads(move || {
-            let fragments = fragments_of(&inner, &paths, &name, true)?;
-            keyed_entries(&inner, &fragments).map_err(Failure::Keyed)?;
-            let present: Vec<u8> = fragments.iter().map(|f| layer_index(f.layer)).collect();
-            let Value::Object(m) = merge(&inner.spec, &name, &fragments).to_value() else {
-                unreachable!("an effective skill is an object")
-            };
-            Ok::<_, Failure>((complete(&inner.spec, m), present))
-        })
-        .map_err(|e| failure(py, e))?;
-    Ok((map_to_py(py, &merged)?, present))
-}
-
-/// Bernstein's `collect_layers`: `[(layer, dict)]`, each fragment as
-/// written (not validated), base first; `[]` when no layer has it.
-#[pyfunction]
-fn collect_layers<'py>(
-    py: Python<'py>,
-    spec: &Spec,
-    paths: [PathBuf; 3],
-    name: String,
-) -> PyResult<Vec<(u8, Bound<'py, PyDict>)>> {
-    let inner = spec.inner.clone();
-    let fragments = py
-        .allow_threads(move || match fragments_of(&inner, &paths, &name, false) {
-            Err(Error::NotFound { .. }) => Ok(Vec::new()),
-            other => other,
-        })
-        .map_err(|e| error(py, e))?;
-    fragments
-        .iter()
-        .map(|f| Ok((layer_index(f.layer), map_to_py(py, f.fields())?)))
-        .collect()
-}
-
-/// Bernstein's `list_skills`: `[(name, [layer])]`, sorted by name.
-#[pyfunction]
-fn list_skills(py: Python<'_>, paths: [PathBuf; 3]) -> Vec<(String, Vec<u8>)> {
-    py.allow_threads(move || {
-        layers(&paths)
-            .names()
-            .into_iter()
-            .map(|(n, ls)| (n, ls.into_iter().map(layer_index).collect()))
-            .collect()
-    })
-}
-
-// ---- what this project adds --------------------------------------------------
-
-fn skills(inner: &SpecInner, paths: &[PathBuf; 3]) -> Skills {
-    Skills::new(inner.spec.clone(), layers(paths), inner.options.max_bytes)
-}
-
-fn place_dict<'py>(py: Python<'py>, p: &explain_rows::Place) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("layer", p.layer.label())?;
-    d.set_item("file", &p.file)?;
-    d.set_item("line", p.line)?;
-    Ok(d)
-}
-
-/// One row per value of the effective skill: its path, how it was merged,
-/// the value, the layer, file and line that set it, and what it replaced.
-#[pyfunction]
-fn explain<'py>(
-    py: Python<'py>,
-    spec: &Spec,
-    paths: [PathBuf; 3],
-    name: String,
-) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let inner = spec.inner.clone();
-    let rows = py
-        .allow_threads(move || {
-            let skills = skills(&inner, &paths);
-            let resolved = skills.resolve(&name)?;
-            Ok::<_, Error>(explain_rows::explain(skills.spec(), &resolved))
-        })
-        .map_err(|e| error(py, e))?;
-    rows.iter()
-        .map(|r| {
-            let d = PyDict::new(py);
-            d.set_item("path", &r.path)?;
-            d.set_item("kind", r.kind.name())?;
-            d.set_item("value", to_py(py, &r.value)?)?;
-            d.set_item(
-                "origin",
-                r.place.as_ref().map(|p| place_dict(py, p)).transpose()?,
-            )?;
-            let replaced = PyList::empty(py);
-            for x in &r.replaced {
-                let e = place_dict(py, &x.place)?;
-                e.set_item("value", to_py(py, &x.value)?)?;
-                replaced.append(e)?;
-            }
-            d.set_item("replaced", replaced)?;
-            d.set_item("removed", r.removed)?;
-            Ok(d)
-        })
-        .collect()
-}
-
-/// Every problem in the layers (all skills, or `names`), as
-/// `validate` finds them: `(diagnostics, files, skills)`.
-#[pyfunction]
-#[pyo3(signature = (spec, paths, names=None, targets=None, target_dirs=Vec::new()))]
-fn validate<'py>(
-    py: Python<'py>,
-    spec: &Spec,
-    paths: [PathBuf; 3],
-    names: Option<Vec<String>>,
-    targets: Option<Vec<String>>,
-    target_dirs: Vec<PathBuf>,
-) -> PyResult<(Vec<Bound<'py, PyDict>>, usize, usize)> {
-    let inner = spec.inner.clone();
-    let report = py
-        .allow_threads(move || {
-            let mut skills = skills(&inner, &paths);
-            if let Some(targets) = targets {
-                let search = TargetSearch { dirs: target_dirs };
-                let loaded = targets
-                    .iter()
-                    .map(|t| search.find(t))
-                    .collect::<Result<Vec<_>, Error>>()?;
-                skills = skills.with_targets(loaded);
-            }
-            Ok::<_, Error>(skills.validate(names.as_deref(), 1))
-        })
-        .map_err(|e| error(py, e))?;
-    let ds = report
-        .diagnostics
-        .iter()
-        .map(|d| diagnostic_dict(py, d))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok((ds, report.files, report.skills))
-}
-
-/// The targets found in `dirs` (first wins), by name, with their files.
-#[pyfunction]
-fn targets(py: Python<'_>, dirs: Vec<PathBuf>) -> PyResult<Vec<(String, PathBuf)>> {
-    py.allow_threads(move || {
-        let search = TargetSearch { dirs };
-        search
-            .names()
-            .into_iter()
-            .map(|n| {
-                let t = search.find(&n)?;
-                Ok((n, t.path.clone()))
-            })
-            .collect::<Result<Vec<_>, Error>>()
-    })
-    .map_err(|e| error(py, e))
-}
-
-/// Writes every effective skill into `out` (owning only what it wrote):
-/// `{written, unchanged, removed, failed, refused, kept}`.
-#[pyfunction]
-#[pyo3(signature = (spec, paths, out, format="json", prune=false, adopt=Vec::new(), adopt_all=false, force=false, keep_going=false, state_dir=None, strict=false))]
-#[allow(clippy::too_many_arguments)]
-fn export<'py>(
-    py: Python<'py>,
-    spec: &Spec,
-    paths: [PathBuf; 3],
-    out: PathBuf,
-    format: &str,
-    prune: bool,
-    adopt: Vec<String>,
-    adopt_all: bool,
-    force: bool,
-    keep_going: bool,
-    state_dir: Option<PathBuf>,
-    strict: bool,
-) -> PyResult<Bound<'py, PyDict>> {
-    let format = match Format::from_label(format) {
-        Some(f) => f,
-        None => {
-            return Err(PyValueError::new_err(format!(
-                "unknown export format {format:?} (expected 'json' or 'skill')"
-            )));
-        }
-    };
-    let inner = spec.inner.clone();
-    let done = py
-        .allow_threads(move || {
-            let skills = skills(&inner, &paths);
-            let options = ExportOptions {
-                format,
-                prune,
-                adopt,
-                adopt_all,
-                force,
-                keep_going,
-                state_dir: state_dir.as_deref(),
-                strict,
-                // What validate warns about each skill written, as the
-                // command prints them.
-                warnings: true,
-                ..ExportOptions::default()
-            };
-            skills.export_with(&out, &options)
-        })
-        .map_err(|e| error(py, e))?;
-    let d = PyDict::new(py);
-    d.set_item("written", &done.written)?;
-    d.set_item("unchanged", done.unchanged)?;
-    d.set_item("removed", &done.removed)?;
-    d.set_item(
-        "failed",
-        done.failed
-            .iter()
-            .map(|e| e.to_string())
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "refused",
-        done.refused
-            .iter()
-            .map(|c| format!("{}: {}", c.path.display(), conflict(&c.kind)))
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item("kept", &done.kept)?;
-    let warnings = PyList::empty(py);
-    for w in &done.warnings {
-        warnings.append(diagnostic_dict(py, w)?)?;
-    }
-    d.set_item("warnings", warnings)?;
-    Ok(d)
 }
 
 /// Why export refused a skill, in words.
@@ -876,14 +782,9 @@ fn conflict(kind: &ConflictKind) -> String {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EngineError", m.py().get_type::<EngineError>())?;
+    m.add("ERROR_KINDS", ErrorKind::ALL.map(ErrorKind::label).to_vec())?;
     m.add_class::<Spec>()?;
-    m.add_function(wrap_pyfunction!(merge_layers, m)?)?;
-    m.add_function(wrap_pyfunction!(load_skill, m)?)?;
-    m.add_function(wrap_pyfunction!(collect_layers, m)?)?;
-    m.add_function(wrap_pyfunction!(list_skills, m)?)?;
-    m.add_function(wrap_pyfunction!(explain, m)?)?;
-    m.add_function(wrap_pyfunction!(validate, m)?)?;
-    m.add_function(wrap_pyfunction!(targets, m)?)?;
-    m.add_function(wrap_pyfunction!(export, m)?)?;
+    m.add_class::<Engine>()?;
+    m.add_function(wrap_pyfunction!(default_layer_roots, m)?)?;
     Ok(())
 }

@@ -106,7 +106,8 @@ def test_keyed_entries_need_one_identity_each(tmp_path: Path) -> None:
 def test_keyed_entries_must_be_mappings_in_bernsteins_table(tmp_path: Path) -> None:
     with pytest.raises(bs.SkillTypeError) as e:
         bs.merge_layers({SkillLayer.USER: {"references": ["style.md"]}})
-    assert e.value.field == "references"
+    # The entry, as the engine's compiled schema locates it (`plain: refuse`).
+    assert e.value.field == "references[0]"
     paths = tree(tmp_path, {"team/w.yaml": "description: d\nreferences:\n  - style.md\n"})
     with pytest.raises(TypeError) as e2:
         bs.load_skill("w", paths=paths)
@@ -207,8 +208,9 @@ def test_validate_targets_export(tmp_path: Path) -> None:
     long = tree(tmp_path / "long", {"base/w.yaml": "description: " + "x" * 1100 + "\n"})
     found = bs.validate(paths=long, spec=spec, targets=["agent-skills"])
     assert found and str(found[0]).startswith(f"{long.base / 'w.yaml'}:1:14: error: ")
-    with pytest.raises(bs.SkillError):
+    with pytest.raises(bs.NotFoundError) as nf:
         bs.validate(paths=demo(), spec=spec, targets=["no-such-target"])
+    assert nf.value.kind == "not_found" and isinstance(nf.value, bs.BernsteinSkillsError)
     assert bs.targets(dirs=[tmp_path]) == {}
     assert "codex" in bs.targets(dirs=[ROOT / "spec" / "targets"])
     done = bs.export(tmp_path / "out", paths=demo(), spec=spec)
@@ -292,7 +294,7 @@ def test_the_gil_is_released_while_the_engine_works(tmp_path: Path) -> None:
     try:
         time.sleep(0.02)
         start = time.perf_counter()
-        bs._native.collect_layers(bs._native_spec(None), bs._dirs(paths), "big")
+        bs._engine(paths, None, None).collect("big")
         end = time.perf_counter()
     finally:
         stop.set()
