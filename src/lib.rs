@@ -23,7 +23,8 @@
 //!    hold other things, owning only what it wrote.
 //!
 //! [`Skills`] ([`engine`]) puts the stages together for a spec and a set of
-//! layers; [`layer`], [`error`] and [`text`] are the vocabulary they share.
+//! layers; [`layer`], [`error`], [`text`] and [`digest`] are the vocabulary
+//! they share.
 //! `examples/library.rs` runs the whole pipeline over the bundled example
 //! layers (`cargo run --example library`). The parsers, the confined walk,
 //! each strategy's merge and export's record are private to the crate.
@@ -80,6 +81,7 @@
 
 pub(crate) mod beneath;
 pub mod context;
+pub mod digest;
 pub mod engine;
 pub mod error;
 pub mod export;
@@ -100,6 +102,7 @@ pub mod upstream;
 pub mod validate;
 
 pub use context::Context;
+pub use digest::Digest;
 pub use engine::Skills;
 pub use error::{Diagnostic, DiagnosticKind, Error, ErrorKind, Result, Severity};
 pub use fragment::Fragment;

@@ -8,6 +8,7 @@
 
 use serde_json::{Value, json};
 
+use crate::digest::Digest;
 use crate::engine::Skills;
 use crate::layer::Layer;
 use crate::merge::Effective;
@@ -46,7 +47,7 @@ pub fn list(skills: &Skills, jobs: usize) -> Value {
             Ok(r) => {
                 let eff = r.effective();
                 let sw = crate::target::switch(skills.spec(), eff);
-                let digest = sha256_hex(crate::output::render::effective_to_json(eff).as_bytes());
+                let digest = Digest::of(crate::output::render::effective_to_json(eff));
                 entry["description"] = description(eff);
                 entry["enabled"] = json!(sw.enabled);
                 entry["enabled_by"] = json!(sw.set_by);
@@ -55,7 +56,7 @@ pub fn list(skills: &Skills, jobs: usize) -> Value {
                     .iter()
                     .map(|(t, l)| json!({"target": t, "layer": l}))
                     .collect();
-                entry["digest"] = json!(format!("sha256:{digest}"));
+                entry["digest"] = json!(digest.to_string());
                 entry["orphan"] = json!(skills.is_orphan(&r));
             }
             Err(e) => entry["error"] = e.to_json(),
@@ -73,12 +74,4 @@ pub fn description(eff: &Effective) -> Value {
     eff.field(DESCRIPTION)
         .map(|f| f.merged.to_value())
         .unwrap_or(Value::Null)
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }

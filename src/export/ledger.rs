@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use super::Format;
 use super::outdir::OutDir;
-use super::record::{Digest, Record, SkillRecord, sha256};
+use super::record::{Digest, Record, SkillRecord};
 use crate::beneath::private::{NotPrivate, PrivateDir};
 use crate::error::{Error, Result};
 
@@ -136,11 +136,7 @@ fn exports(state: &Path, create: bool) -> Result<Option<PrivateDir>> {
 /// The name of the ledger's file in [`exports`] for the output directory
 /// at `real` (absolute, no symlink in it).
 fn file_of(real: &Path) -> String {
-    let mut hex = String::with_capacity(64);
-    for b in sha256(real.as_os_str().as_encoded_bytes()) {
-        hex.push_str(&format!("{b:02x}"));
-    }
-    format!("{hex}.json")
+    format!("{:x}.json", Digest::of(real.as_os_str().as_encoded_bytes()))
 }
 
 /// Reads the ledger `name` below the state directory `state`: `None` if

@@ -63,7 +63,7 @@ use ledger::Ledger;
 pub use outdir::{EntryKind, OutDir};
 use plan::{Action, Ctx, Plan, Planned, Pruned, Trust, on_disk, read_record};
 pub use record::RECORD_NAME;
-use record::{FileRecord, Record, SkillRecord, sha256};
+use record::{Digest, FileRecord, Record, SkillRecord};
 use rendered::Made;
 pub use write::write_atomic;
 
@@ -287,7 +287,7 @@ impl OutFile {
 
     fn record(&self) -> FileRecord {
         FileRecord {
-            sha256: sha256(&self.bytes),
+            sha256: Digest::of(&self.bytes),
             size: self.bytes.len() as u64,
             executable: self.executable,
             was: None,

@@ -56,6 +56,7 @@ use crate::beneath::claim::{self, Claim};
 use crate::beneath::lock::{Busy, Share, Wait};
 use crate::beneath::write::{self, Scratch};
 use crate::beneath::{self, Boundary, Stop, kind_at, link_target, open_dir_at};
+use crate::digest::Hasher;
 use crate::error::{Error, Result};
 use crate::text;
 
@@ -576,7 +577,6 @@ impl OutDir {
         known: &[(Digest, u64)],
         cache: &Cache,
     ) -> Probe {
-        use sha2::Digest as _;
         let (dir, leaf) = match self.parent_of(rel, false, false, Some(cache)) {
             Ok(x) => x,
             Err(Reach::Missing) => return Probe::Missing,
@@ -616,7 +616,7 @@ impl OutDir {
         }
         let mut file = File::from(fd);
         let mut buf = vec![0u8; (size as usize).clamp(1, 64 * 1024) + 1];
-        let mut hasher = new.is_none().then(sha2::Sha256::new);
+        let mut hasher = new.is_none().then(Hasher::new);
         let mut at = 0usize;
         loop {
             let n = match file.read(&mut buf) {
@@ -636,7 +636,7 @@ impl OutDir {
                 if candidates.is_empty() {
                     return other;
                 }
-                let mut h = sha2::Sha256::new();
+                let mut h = Hasher::new();
                 h.update(&e[..at]);
                 hasher = Some(h);
             }
@@ -658,7 +658,9 @@ impl OutDir {
                 executable,
             };
         }
-        let digest: Digest = hasher.map(|h| h.finalize().into()).unwrap_or_default();
+        let Some(digest) = hasher.map(Hasher::finish) else {
+            return other;
+        };
         let holds = candidates
             .into_iter()
             .find(|&i| known[i].0 == digest)

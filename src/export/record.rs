@@ -30,6 +30,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::Format;
+use crate::digest::Hashing;
 use crate::error::{Error, Result};
 use crate::text::{EXCERPT_CHARS, excerpt};
 
@@ -59,14 +60,7 @@ const MAX_PATH_BYTES: usize = 4096;
 /// The tool that writes records, as the record names it.
 pub(crate) const TOOL: &str = concat!("bernstein-skills ", env!("CARGO_PKG_VERSION"));
 
-/// A SHA-256 digest.
-pub type Digest = [u8; 32];
-
-/// The SHA-256 of `bytes`.
-pub fn sha256(bytes: &[u8]) -> Digest {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes).into()
-}
+pub use crate::digest::Digest;
 
 /// One file export wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -189,20 +183,10 @@ impl Record {
 
     /// The SHA-256 of [`Record::to_bytes`], without building them.
     pub fn digest(&self, spec_sha256: &Digest) -> Digest {
-        struct Hash(sha2::Sha256);
-        impl std::io::Write for Hash {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                sha2::Digest::update(&mut self.0, b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut h = Hash(<sha2::Sha256 as sha2::Digest>::new());
+        let mut h = crate::digest::Hasher::new();
         self.write_to(&mut h, spec_sha256, &BTreeMap::new())
             .expect("hashing does not fail");
-        sha2::Digest::finalize(h.0).into()
+        h.finish()
     }
 
     /// [`Record::write_to`] for a file export reads back: an error, before
@@ -298,12 +282,12 @@ impl Record {
                         out.push_str("          \"executable\": true,\n");
                     }
                     out.push_str("          \"sha256\": \"");
-                    hex(&mut out, &f.sha256);
+                    f.sha256.push_hex(&mut out);
                     out.push_str("\",\n          \"size\": ");
                     out.push_str(&f.size.to_string());
                     if let Some((sha, size)) = f.was.as_deref() {
                         out.push_str(",\n          \"was\": {\n            \"sha256\": \"");
-                        hex(&mut out, sha);
+                        sha.push_hex(&mut out);
                         out.push_str("\",\n            \"size\": ");
                         out.push_str(&size.to_string());
                         out.push_str("\n          }");
@@ -319,7 +303,7 @@ impl Record {
         }
         out.push_str(if any { "\n  }" } else { "{}" });
         out.push_str(",\n  \"spec_sha256\": \"");
-        hex(&mut out, spec_sha256);
+        spec_sha256.push_hex(&mut out);
         out.push('"');
         if let Some(target) = &self.target {
             out.push_str(",\n  \"target\": ");
@@ -358,16 +342,12 @@ impl Record {
             at,
             message,
         };
-        let mut hashed = Hashed {
-            inner: std::io::Read::take(reader, MAX_RECORD_BYTES + 1),
-            hash: <sha2::Sha256 as sha2::Digest>::new(),
-            len: 0,
-        };
+        let mut hashed = Hashing::new(std::io::Read::take(reader, MAX_RECORD_BYTES + 1));
         let parsed = serde_json::from_reader::<_, RawRecord>(std::io::BufReader::with_capacity(
             64 * 1024,
             &mut hashed,
         ));
-        if hashed.len > MAX_RECORD_BYTES {
+        if hashed.len() > MAX_RECORD_BYTES {
             return Err(bad(
                 None,
                 format!(
@@ -390,7 +370,7 @@ impl Record {
                 return Err(bad(at, excerpt(&strip_position(&e), EXCERPT_CHARS)));
             }
         };
-        let digest: Digest = sha2::Digest::finalize(hashed.hash).into();
+        let digest = hashed.finish();
         if raw.version != RECORD_VERSION {
             return Err(bad(None, version_message(raw.version)));
         }
@@ -440,22 +420,6 @@ impl Record {
             skills: raw.skills.0,
         };
         Ok((record, digest))
-    }
-}
-
-/// A reader that hashes and counts what it reads.
-struct Hashed<R> {
-    inner: R,
-    hash: sha2::Sha256,
-    len: u64,
-}
-
-impl<R: std::io::Read> std::io::Read for Hashed<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        sha2::Digest::update(&mut self.hash, &buf[..n]);
-        self.len += n as u64;
-        Ok(n)
     }
 }
 
@@ -521,31 +485,6 @@ pub(crate) fn check_rel(
             Ok(())
         }
     }
-}
-
-fn hex(out: &mut String, digest: &Digest) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for b in digest {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0xf)]));
-    }
-}
-
-fn parse_hex(s: &str) -> Option<Digest> {
-    let b = s.as_bytes();
-    if b.len() != 64 {
-        return None;
-    }
-    let nibble = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    };
-    let mut out = [0u8; 32];
-    for (i, pair) in b.chunks_exact(2).enumerate() {
-        out[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
-    }
-    Some(out)
 }
 
 /// `s` as a JSON string, as the rest of the tool writes JSON.
@@ -651,7 +590,7 @@ struct RawRecord {
     format: String,
     skills: Skills,
     #[allow(dead_code)]
-    spec_sha256: Hex,
+    spec_sha256: Digest,
     #[serde(default)]
     target: Option<String>,
     #[allow(dead_code)]
@@ -675,7 +614,7 @@ struct RawSkill {
 struct RawFile {
     #[serde(default)]
     executable: bool,
-    sha256: Hex,
+    sha256: Digest,
     size: u64,
     #[serde(default)]
     was: Option<RawWas>,
@@ -684,10 +623,10 @@ struct RawFile {
 impl From<RawFile> for FileRecord {
     fn from(f: RawFile) -> FileRecord {
         FileRecord {
-            sha256: f.sha256.0,
+            sha256: f.sha256,
             size: f.size,
             executable: f.executable,
-            was: f.was.map(|w| Box::new((w.sha256.0, w.size))),
+            was: f.was.map(|w| Box::new((w.sha256, w.size))),
         }
     }
 }
@@ -695,29 +634,8 @@ impl From<RawFile> for FileRecord {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawWas {
-    sha256: Hex,
+    sha256: Digest,
     size: u64,
-}
-
-/// A SHA-256 as 64 lowercase hexadecimal digits, decoded as it is read.
-struct Hex(Digest);
-
-impl<'de> Deserialize<'de> for Hex {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visit;
-        impl serde::de::Visitor<'_> for Visit {
-            type Value = Hex;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a SHA-256 as 64 lowercase hexadecimal digits")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Hex, E> {
-                parse_hex(v)
-                    .map(Hex)
-                    .ok_or_else(|| E::custom("a sha256 is not 64 lowercase hexadecimal digits"))
-            }
-        }
-        d.deserialize_str(Visit)
-    }
 }
 
 #[cfg(test)]
@@ -730,7 +648,7 @@ mod tests {
             (
                 "writer/scripts/run.sh".to_owned(),
                 FileRecord {
-                    sha256: sha256(b"#!"),
+                    sha256: Digest::of(b"#!"),
                     size: 2,
                     executable: true,
                     was: None,
@@ -739,10 +657,10 @@ mod tests {
             (
                 "writer/SKILL.md".to_owned(),
                 FileRecord {
-                    sha256: sha256(b"a"),
+                    sha256: Digest::of(b"a"),
                     size: 1,
                     executable: false,
-                    was: Some(Box::new((sha256(b"b"), 1))),
+                    was: Some(Box::new((Digest::of(b"b"), 1))),
                 },
             ),
         ];
@@ -754,14 +672,14 @@ mod tests {
     #[test]
     fn bytes_round_trip_and_are_canonical_json() {
         let r = sample();
-        let bytes = r.to_bytes(&sha256(b"spec"));
+        let bytes = r.to_bytes(&Digest::of(b"spec"));
         assert_eq!(Record::parse(&bytes, Path::new("r")).unwrap(), r);
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(
             String::from_utf8(bytes).unwrap(),
             serde_json::to_string_pretty(&v).unwrap() + "\n"
         );
-        let empty = Record::new(Format::Json).to_bytes(&sha256(b""));
+        let empty = Record::new(Format::Json).to_bytes(&Digest::of(b""));
         let v: serde_json::Value = serde_json::from_slice(&empty).unwrap();
         assert_eq!(
             String::from_utf8(empty).unwrap(),
@@ -801,15 +719,15 @@ mod tests {
     #[test]
     fn a_record_over_the_cap_is_never_written() {
         let r = sample();
-        let bytes = r.to_bytes(&sha256(b""));
+        let bytes = r.to_bytes(&Digest::of(b""));
         let n = bytes.len() as u64;
         let mut out = Vec::new();
-        r.write_capped_at(n, &mut out, &sha256(b""), &BTreeMap::new())
+        r.write_capped_at(n, &mut out, &Digest::of(b""), &BTreeMap::new())
             .unwrap();
         assert_eq!(out, bytes);
         let mut out = Vec::new();
         let e = r
-            .write_capped_at(n - 1, &mut out, &sha256(b""), &BTreeMap::new())
+            .write_capped_at(n - 1, &mut out, &Digest::of(b""), &BTreeMap::new())
             .unwrap_err();
         assert!(
             e.to_string().contains("no export could read it back"),
@@ -861,7 +779,7 @@ mod tests {
                 .to_string()
                 .contains("version 2")
         );
-        let good = String::from_utf8(sample().to_bytes(&sha256(b""))).unwrap();
+        let good = String::from_utf8(sample().to_bytes(&Digest::of(b""))).unwrap();
         let e = err(&good.replace("\"sha256\": \"ca", "\"sha256\": \"CA"));
         assert!(e.to_string().contains("64 lowercase"), "{e}");
         let e = err(&good.replace("\"writer\": {", "\"Wr\\u202eiter\": {"));
@@ -876,7 +794,7 @@ mod tests {
         let other = SkillRecord::new(vec![(
             "alpha/SKILL.md".to_owned(),
             FileRecord {
-                sha256: sha256(b"x"),
+                sha256: Digest::of(b"x"),
                 size: 1,
                 executable: false,
                 was: None,
@@ -885,13 +803,13 @@ mod tests {
         let mut patch = BTreeMap::new();
         patch.insert("alpha".to_owned(), other.clone());
         patch.insert("zulu".to_owned(), other.clone());
-        let patched = r.to_bytes_patched(&sha256(b""), &patch);
+        let patched = r.to_bytes_patched(&Digest::of(b""), &patch);
         r.skills.insert("alpha".to_owned(), other.clone());
         r.skills.insert("zulu".to_owned(), other);
-        assert_eq!(patched, r.to_bytes(&sha256(b"")));
+        assert_eq!(patched, r.to_bytes(&Digest::of(b"")));
         let mut patch = BTreeMap::new();
         patch.insert("writer".to_owned(), SkillRecord::default());
-        let replaced = sample().to_bytes_patched(&sha256(b""), &patch);
+        let replaced = sample().to_bytes_patched(&Digest::of(b""), &patch);
         assert!(!String::from_utf8(replaced).unwrap().contains("run.sh"));
     }
 }

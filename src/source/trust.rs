@@ -33,6 +33,7 @@ use super::env::Env;
 pub use super::project::Project;
 use super::project::ProjectFile;
 use crate::beneath::private::PrivateDir;
+use crate::digest::Digest;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The variable that places the state directory, for the advice of a
@@ -68,8 +69,8 @@ const MAX_FILE_BYTES: u64 = 64 << 20;
 /// layer and are not taken.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
-    /// Path → hex SHA-256.
-    pub files: BTreeMap<String, String>,
+    /// Path → SHA-256 (stored as bare hexadecimal).
+    pub files: BTreeMap<String, Digest>,
 }
 
 /// One difference between a trusted snapshot and the layer now.
@@ -152,7 +153,7 @@ impl Snapshot {
                             .map(|c| c.as_os_str().to_string_lossy())
                             .collect::<Vec<_>>()
                             .join("/");
-                        snapshot.files.insert(key, hex(&sha256(&bytes)));
+                        snapshot.files.insert(key, Digest::of(&bytes));
                     }
                 }
             }
@@ -200,7 +201,7 @@ impl Snapshot {
             })?;
             snapshot
                 .files
-                .insert(format!("../{}", f.name()), hex(&sha256(&bytes)));
+                .insert(format!("../{}", f.name()), Digest::of(&bytes));
         }
         Ok(snapshot)
     }
@@ -223,15 +224,6 @@ impl Snapshot {
         out.sort_by(|a, b| a.file().cmp(b.file()));
         out
     }
-}
-
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes).into()
-}
-
-fn hex(digest: &[u8; 32]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether a project's layer is trusted as it is now.
@@ -427,7 +419,7 @@ mod tests {
         Snapshot {
             files: files
                 .iter()
-                .map(|(f, d)| ((*f).to_owned(), (*d).to_owned()))
+                .map(|(f, d)| ((*f).to_owned(), Digest::of(d)))
                 .collect(),
         }
     }

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::digest::Digest;
 use crate::error::{DiagnosticKind, Result};
 use crate::fragment::{self, Syntax};
 use crate::text;
@@ -92,7 +93,7 @@ pub struct MergeSpec {
     pub file_owners: Vec<FileOwner>,
     /// The SHA-256 of the spec's text, which export records beside what it
     /// wrote.
-    sha256: [u8; 32],
+    sha256: Digest,
 }
 
 pub use directive::PATCH;
@@ -102,7 +103,7 @@ pub const LAYERS_PRESENT: &str = "layers_present";
 
 impl MergeSpec {
     /// The SHA-256 of the text the spec was read from.
-    pub fn sha256(&self) -> [u8; 32] {
+    pub fn sha256(&self) -> Digest {
         self.sha256
     }
 
@@ -199,10 +200,7 @@ impl MergeSpec {
             targets_field: raw.targets_field,
             order: Vec::new(),
             file_owners,
-            sha256: sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
-                text.as_bytes(),
-            ))
-            .into(),
+            sha256: Digest::of(text),
         };
         for (attr, field) in [
             ("body_field", &spec.body_field),

@@ -15,10 +15,11 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::git::{Fetched, sha256_hex};
+use super::git::Fetched;
 use super::lock::LockedSource;
 use crate::beneath::lock::{Held, Share, Wait};
 use crate::beneath::private::{LockRefusal, PrivateDir};
+use crate::digest::Digest;
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::files::FileLimits;
 
@@ -43,10 +44,10 @@ pub enum Problem {
         dir: PathBuf,
         /// The file, `SKILL/PATH`.
         file: String,
-        /// The lock's digest.
+        /// The lock's digest, as the lock writes it (`sha256:HEX`).
         locked: String,
         /// The file's.
-        found: String,
+        found: Digest,
     },
     /// Anything else: a file missing, one too many, a symlink, an execute
     /// bit, an unreadable file.
@@ -87,7 +88,7 @@ impl Problem {
         };
         match self {
             Problem::Mismatch { locked, found, .. } => format!(
-                "does not match the lock (lock sha256:{locked}, file sha256:{found}); {}",
+                "does not match the lock (lock {locked}, file {found}); {}",
                 fix()
             ),
             Problem::Other { message, .. } => format!("{message}; {}", fix()),
@@ -125,7 +126,7 @@ impl fmt::Display for Problem {
                 ..
             } => write!(
                 f,
-                "{}: does not match the lock (lock sha256:{locked}, file sha256:{found}); {REFETCH}",
+                "{}: does not match the lock (lock {locked}, file {found}); {REFETCH}",
                 crate::text::escape(file),
             ),
             Problem::Other { file, message, .. } => write!(
@@ -170,7 +171,7 @@ impl Cache {
             };
             text.push_str(&format!("{file} {digest}{x}\n"));
         }
-        sha256_hex(text.as_bytes())[..32].to_owned()
+        Digest::of(text).to_hex()[..32].to_owned()
     }
 
     /// The entry's directory: `NAME@COMMIT-KEY`, where the first twelve
@@ -210,7 +211,7 @@ impl Cache {
             .map_err(|r| Error::not_private(r, "XDG_CACHE_HOME"))?
             .expect("made when missing");
         let abs = std::path::absolute(lock_path).unwrap_or_else(|_| lock_path.to_path_buf());
-        let key = sha256_hex(abs.as_os_str().as_encoded_bytes());
+        let key = Digest::of(abs.as_os_str().as_encoded_bytes()).to_hex();
         match locks.lock(std::ffi::OsStr::new(&key[..32]), Share::Exclusive, Wait::Refuse) {
             Ok(held) => Ok(CacheLock { _held: held }),
             Err(LockRefusal::Held) => Err(Error::Refused {
@@ -272,13 +273,12 @@ impl Cache {
                     continue;
                 }
             };
-            let found = sha256_hex(&bytes);
-            let want = digest.strip_prefix("sha256:").unwrap_or(digest);
-            if found != want {
+            let found = Digest::of(&bytes);
+            if Digest::parse(digest) != Some(found) {
                 out.push(Problem::Mismatch {
                     dir: dir.clone(),
                     file: file.clone(),
-                    locked: want.to_owned(),
+                    locked: digest.clone(),
                     found,
                 });
                 continue;
@@ -387,7 +387,7 @@ impl Cache {
             .tempdir_in(&self.dir)
             .map_err(|e| fail(&self.dir, e))?;
         for (file, bytes) in &fetched.files {
-            if locked.digest(file) != Some(sha256_hex(bytes).as_str()) {
+            if locked.digest(file) != Some(Digest::of(bytes)) {
                 return Err(Error::Refused {
                     kind: ErrorKind::Unsafe,
                     path: None,

@@ -23,6 +23,7 @@ use std::io::{BufRead, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::digest::Digest;
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::files::FileLimits;
 
@@ -88,16 +89,9 @@ impl Fetched {
     pub fn digests(&self) -> BTreeMap<String, String> {
         self.files
             .iter()
-            .map(|(f, b)| (f.clone(), format!("sha256:{}", sha256_hex(b))))
+            .map(|(f, b)| (f.clone(), Digest::of(b).to_string()))
             .collect()
     }
-}
-
-/// The SHA-256 of `bytes`, in lowercase hexadecimal.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    let d = sha2::Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// An error about fetching `url`: the URL with its credentials hidden, and

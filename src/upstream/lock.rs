@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::refused;
 use super::sources::{read_text, toml_error};
+use crate::digest::Digest;
 use crate::error::{ErrorKind, Result};
 
 /// The format version this build reads and writes.
@@ -67,9 +68,9 @@ impl LockedSource {
         self.files.keys().map(|f| super::skill_of(f)).collect()
     }
 
-    /// The digest recorded for `file`, without its `sha256:` prefix.
-    pub fn digest(&self, file: &str) -> Option<&str> {
-        self.files.get(file).and_then(|d| d.strip_prefix("sha256:"))
+    /// The digest recorded for `file`.
+    pub fn digest(&self, file: &str) -> Option<Digest> {
+        self.files.get(file).and_then(|d| Digest::parse(d))
     }
 }
 
@@ -149,12 +150,7 @@ impl Lock {
             for (file, digest) in &s.files {
                 check_file_name(file)
                     .map_err(|m| at(format!("file '{}': {m}", crate::text::escape(file))))?;
-                let hex = digest.strip_prefix("sha256:").unwrap_or("");
-                if hex.len() != 64
-                    || !hex
-                        .bytes()
-                        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-                {
+                if Digest::parse(digest).is_none() {
                     return Err(at(format!(
                         "file '{}': the digest is not sha256: and 64 lowercase hexadecimal digits",
                         crate::text::escape(file)

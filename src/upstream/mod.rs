@@ -37,6 +37,7 @@ pub mod update;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::digest::Digest;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layer::Layer;
 use crate::source::Layers;
@@ -346,13 +347,12 @@ pub fn content_check(dir: PathBuf, locked: LockedSource) -> crate::source::Conte
             let Some(want) = files.get(key) else {
                 return Err(not_locked());
             };
-            let found = git::sha256_hex(bytes);
-            let want = want.strip_prefix("sha256:").unwrap_or(want);
-            if found == want {
+            let found = Digest::of(bytes);
+            if Digest::parse(want) == Some(found) {
                 Ok(())
             } else {
                 Err(format!(
-                    "does not match sources.lock (lock sha256:{want}, file sha256:{found}); nothing of this file is used; {}",
+                    "does not match sources.lock (lock {want}, file {found}); nothing of this file is used; {}",
                     fix()
                 ))
             }
@@ -456,19 +456,15 @@ pub fn load_locked(
         .map(str::to_owned)
         .collect();
     fetched.retain_skills(|s| taken.contains(s));
-    let digests = fetched.digests();
     for (file, want) in &locked.files {
-        let got = digests
-            .get(file)
-            .map(|d| d.trim_start_matches("sha256:"))
-            .unwrap_or("(missing)");
-        let want = want.trim_start_matches("sha256:");
-        if got != want {
+        let got = fetched.files.get(file).map(Digest::of);
+        if got.is_none() || got != locked.digest(file) {
+            let got = got.map_or_else(|| "sha256:(missing)".to_owned(), |d| d.to_string());
             return Err(Error::Refused {
                 kind: ErrorKind::Unsafe,
                 path: None,
                 message: format!(
-                    "source '{}' at {}: {}: does not match the lock (lock sha256:{want}, fetched sha256:{got}); nothing was written",
+                    "source '{}' at {}: {}: does not match the lock (lock {want}, fetched {got}); nothing was written",
                     crate::text::escape(name),
                     locked.commit,
                     crate::text::escape(file)
@@ -476,7 +472,11 @@ pub fn load_locked(
             });
         }
     }
-    if let Some(extra) = digests.keys().find(|f| !locked.files.contains_key(*f)) {
+    if let Some(extra) = fetched
+        .files
+        .keys()
+        .find(|f| !locked.files.contains_key(*f))
+    {
         return Err(Error::Refused {
             kind: ErrorKind::Unsafe,
             path: None,

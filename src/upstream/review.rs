@@ -25,6 +25,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
+use crate::digest::Digest;
+
 /// The most findings of one kind reported per file: past it, one line
 /// says how many more.
 const PER_FILE: usize = 3;
@@ -104,8 +106,7 @@ pub fn review(
     let mut out = Vec::new();
     for (file, bytes) in new {
         let old_digest = before.and_then(|b| b.digests.get(file));
-        let same = old_digest
-            .is_some_and(|d| d.strip_prefix("sha256:") == Some(&super::git::sha256_hex(bytes)));
+        let same = old_digest.is_some_and(|d| Digest::parse(d) == Some(Digest::of(bytes)));
         let is_exec = executable.contains(file);
         let was_exec = before.is_some_and(|b| b.executable.iter().any(|f| f == file));
         let made_exec = is_exec && !was_exec && old_digest.is_some();
@@ -650,7 +651,7 @@ mod tests {
         let mut digests = BTreeMap::new();
         digests.insert(
             "s/references/notes.md".to_owned(),
-            format!("sha256:{}", super::super::git::sha256_hex(b"Notes.\n")),
+            Digest::of(b"Notes.\n").to_string(),
         );
         let before = Before {
             digests: &digests,

@@ -8,6 +8,7 @@ use std::path::Path;
 /// The stages, in pipeline order. A module may use the ones before it.
 const ORDER: &[&str] = &[
     "text",
+    "digest",
     "par",
     "beneath",
     "layer",
