@@ -56,6 +56,7 @@ mod it {
     mod update_report;
     pub mod upstream;
     mod upstream_bytes;
+    mod upstream_collections;
     mod upstream_hostile;
     mod upstream_job;
     mod upstream_team;

@@ -39,8 +39,31 @@ pub struct Want<'a> {
     pub rev: Option<&'a str>,
     /// The directory holding the skill directories.
     pub path: Option<&'a str>,
+    /// Instead of `path`: the skills a plugin of the repository's
+    /// marketplace file declares ([`super::marketplace`]).
+    pub plugin: Option<&'a str>,
     /// Only these skills.
     pub skills: Option<&'a [String]>,
+    /// Without `path` or `plugin`: look for the skills where the
+    /// collection keeps them (`skills/`, else the top) instead of taking
+    /// the top, and say what else is there ([`Fetched::found`]).
+    pub discover: bool,
+}
+
+/// What a look at a collection found ([`Want::discover`]): where its
+/// skills were taken from, and where else there are skills.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The directory the skills were taken from (`None`: the top).
+    pub path: Option<String>,
+    /// Other directories holding skills, not taken: the directory (`.`
+    /// for the top) and its skills.
+    pub not_taken: Vec<(String, Vec<String>)>,
+    /// The plugins the marketplace file declares, each with its skills or
+    /// why they cannot be taken.
+    pub plugins: Vec<(String, std::result::Result<Vec<String>, String>)>,
+    /// Why the marketplace file cannot be read, if it cannot.
+    pub marketplace: Option<String>,
 }
 
 /// One commit's skills, read.
@@ -58,6 +81,8 @@ pub struct Fetched {
     /// What the ref asked for named, as the fetch found it (`None`: read
     /// from the cache, not fetched).
     pub kind: Option<RefKind>,
+    /// What a look at the collection found ([`Want::discover`]).
+    pub found: Option<Found>,
 }
 
 /// What a ref names upstream, as a fetch finds it.
@@ -221,25 +246,55 @@ fn spawn_error(e: std::io::Error, url: &str) -> Error {
 }
 
 /// Fetches one commit of `want.url` and reads its skills: the directories
-/// directly under `want.path` that hold a `SKILL.md` (only those named in
-/// `want.skills`, if given), every file under each. An unknown ref, an
-/// unreachable repository, a source without skills, a skill asked for and
-/// missing, a symlink or a submodule inside a skill, a name that is not
-/// printable UTF-8, and a skill past the layers' caps are errors; nothing
-/// is written anywhere but a temporary repository, removed after.
+/// directly under `want.path` that hold a `SKILL.md`, or those that
+/// `want.plugin` declares, or where the collection keeps them
+/// (`want.discover`); only those named in `want.skills`, if given; every
+/// file under each. An unknown ref, an unreachable repository, a source
+/// without skills, a skill asked for and missing, a symlink or a submodule
+/// inside a skill, a name that is not printable UTF-8, and a skill past the
+/// layers' caps are errors; nothing is written anywhere but a temporary
+/// repository, removed after.
 pub fn fetch(want: &Want<'_>) -> Result<Fetched> {
     let url = want.url;
     let tmp = new_repository(url)?;
     let repo = tmp.path();
     let (commit, kind) = fetch_rev(repo, url, want.rev)?;
-    let prefix = want
-        .path
-        .map(|p| format!("{}/", p.trim_end_matches('/')))
-        .unwrap_or_default();
-    let entries = list_tree(repo, &commit, &prefix, url)?;
-    let mut fetched = select(repo, entries, want, &prefix, &commit)?;
+    let mut found = None;
+    let (entries, places) = match (want.plugin, want.path) {
+        (Some(plugin), _) => {
+            let entries = list_tree(repo, &commit, "", url)?;
+            let bad = |m: String| fail("reading the plugins", url, format!("{m} (at {commit})"));
+            let m = read_marketplace(repo, &entries, url)?
+                .ok_or_else(|| {
+                    bad(format!(
+                        "no {}: the repository declares no plugins; name the directory of its skills with --path instead",
+                        super::marketplace::FILE
+                    ))
+                })?
+                .map_err(&bad)?;
+            let p = m.plugin(plugin).map_err(&bad)?;
+            let places = plugin_places(&entries, &p).map_err(&bad)?;
+            (entries, places)
+        }
+        (None, None) if want.discover => {
+            let entries = list_tree(repo, &commit, "", url)?;
+            let (places, f) = discover(repo, &entries, want, &commit)?;
+            found = Some(f);
+            (entries, places)
+        }
+        (None, path) => {
+            let prefix = path
+                .map(|p| format!("{}/", p.trim_end_matches('/')))
+                .unwrap_or_default();
+            let entries = list_tree(repo, &commit, &prefix, url)?;
+            let places = skills_below(&entries, &prefix);
+            (entries, places)
+        }
+    };
+    let mut fetched = select(repo, &entries, places, want, &commit)?;
     fetched.commit = commit;
     fetched.kind = Some(kind);
+    fetched.found = found;
     Ok(fetched)
 }
 
@@ -549,11 +604,11 @@ struct TreeEntry {
     mode: String,
     oid: String,
     size: Option<u64>,
-    /// The path below the prefix, raw.
+    /// The path from the top of the repository, raw.
     path: Vec<u8>,
 }
 
-/// Every entry of the commit's tree below `prefix`.
+/// Every entry of the commit's tree below `prefix` (`""`: every entry).
 fn list_tree(repo: &Path, commit: &str, prefix: &str, url: &str) -> Result<Vec<TreeEntry>> {
     let mut ls = git(repo);
     ls.args(["ls-tree", "-r", "-z", "-l", "--full-tree", commit]);
@@ -580,9 +635,10 @@ fn list_tree(repo: &Path, commit: &str, prefix: &str, url: &str) -> Result<Vec<T
         else {
             continue;
         };
-        let Some(path) = rec[tab + 1..].strip_prefix(prefix.as_bytes()) else {
+        let path = &rec[tab + 1..];
+        if !path.starts_with(prefix.as_bytes()) {
             continue;
-        };
+        }
         entries.push(TreeEntry {
             mode: mode.to_owned(),
             oid: oid.to_owned(),
@@ -593,83 +649,422 @@ fn list_tree(repo: &Path, commit: &str, prefix: &str, url: &str) -> Result<Vec<T
     Ok(entries)
 }
 
-/// The skills of the tree, as the module docs and [`fetch`] say, read
-/// with one `cat-file --batch`.
+/// Where the skills taken are in the tree.
+#[derive(Debug, Default)]
+struct Places {
+    /// Skill name → its directory, from the top, ending in `/`.
+    dirs: BTreeMap<String, String>,
+    /// Directories with a `SKILL.md` not taken because their names are
+    /// not skill names (escaped).
+    skipped: Vec<String>,
+    /// Where they were looked for, in words: `the top`, `path skills`,
+    /// `plugin document-skills`.
+    what: String,
+}
+
+/// The skills directly below `prefix` (`""`, or a directory ending in
+/// `/`): each directory there that holds a `SKILL.md`.
+fn skills_below(entries: &[TreeEntry], prefix: &str) -> Places {
+    let mut places = Places {
+        what: if prefix.is_empty() {
+            "the top".to_owned()
+        } else {
+            format!("path {}", crate::text::escape(prefix.trim_end_matches('/')))
+        },
+        ..Places::default()
+    };
+    for e in entries {
+        let Some(dir) = e
+            .path
+            .strip_prefix(prefix.as_bytes())
+            .and_then(|p| p.strip_suffix(b"/SKILL.md"))
+            .filter(|d| !d.contains(&b'/'))
+        else {
+            continue;
+        };
+        let name = String::from_utf8_lossy(dir).into_owned();
+        if std::str::from_utf8(dir).is_ok() && crate::layer::check_name(&name).is_ok() {
+            places.dirs.insert(name.clone(), format!("{prefix}{name}/"));
+        } else {
+            places.skipped.push(crate::text::escape(&name).into_owned());
+        }
+    }
+    places
+}
+
+/// The skill directories of the tree: every `DIR/NAME/SKILL.md`, as
+/// `DIR` → the names found in it (`DIR` is `""` for the top), leaving out
+/// hidden directories (as a layer does) and names that are not skill
+/// names.
+fn survey(entries: &[TreeEntry]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in entries {
+        let Some(dir) = e
+            .path
+            .strip_suffix(b"/SKILL.md")
+            .and_then(|d| std::str::from_utf8(d).ok())
+        else {
+            continue;
+        };
+        if dir.split('/').any(|c| c.starts_with('.')) {
+            continue;
+        }
+        let (parent, name) = dir.rsplit_once('/').unwrap_or(("", dir));
+        if crate::layer::check_name(name).is_ok() {
+            out.entry(parent.to_owned())
+                .or_default()
+                .push(name.to_owned());
+        }
+    }
+    out
+}
+
+/// A directory as messages name it: `.` for the top.
+fn shown_dir(dir: &str) -> String {
+    if dir.is_empty() {
+        ".".to_owned()
+    } else {
+        crate::text::escape(dir).into_owned()
+    }
+}
+
+/// Where a collection keeps its skills ([`Want::discover`]): `skills/`
+/// when it holds any (the convention of Anthropic's collection and of the
+/// installers), else the top, else the one directory that holds skills;
+/// with skills named, the first of those that holds them all. Several
+/// directories and none of the first two is an error naming them. What
+/// else holds skills, and the plugins the marketplace file declares, are
+/// said ([`Found`]).
+fn discover(
+    repo: &Path,
+    entries: &[TreeEntry],
+    want: &Want<'_>,
+    commit: &str,
+) -> Result<(Places, Found)> {
+    let url = want.url;
+    let dirs = survey(entries);
+    let mut order: Vec<&String> = Vec::new();
+    for first in ["skills", ""] {
+        if let Some((d, _)) = dirs.get_key_value(first) {
+            order.push(d);
+        }
+    }
+    order.extend(dirs.keys().filter(|d| !matches!(d.as_str(), "skills" | "")));
+    let listed = |d: &String| {
+        format!(
+            "{} ({})",
+            shown_dir(d),
+            crate::text::list(dirs[d].iter().map(String::as_str), false)
+        )
+    };
+    let mut found = Found::default();
+    match read_marketplace(repo, entries, url)? {
+        None => {}
+        Some(Err(why)) => found.marketplace = Some(why),
+        Some(Ok(m)) => {
+            for name in m.names() {
+                let skills = m
+                    .plugin(name)
+                    .and_then(|p| plugin_places(entries, &p))
+                    .map(|p| p.dirs.into_keys().collect());
+                found.plugins.push((name.to_owned(), skills));
+            }
+        }
+    }
+    let plugins_hint = || {
+        if found.plugins.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; or take a plugin {} declares with --plugin NAME ({})",
+                super::marketplace::FILE,
+                crate::text::list(found.plugins.iter().map(|(n, _)| n.as_str()), false)
+            )
+        }
+    };
+    // Without skills named: `skills/`, else the top, else the one
+    // directory of skills.
+    let default = match order.as_slice() {
+        [] => Err(format!(
+            "no skill (a directory with a SKILL.md) anywhere in {commit}{}",
+            plugins_hint()
+        )),
+        [first, ..] if matches!(first.as_str(), "skills" | "") => Ok(*first),
+        [one] => Ok(*one),
+        several => Err(format!(
+            "no skill at the top or in skills/ of {commit}; skills are in: {}; name the directory with --path DIR{}",
+            crate::text::list(
+                several
+                    .iter()
+                    .map(|d| listed(d))
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(String::as_str),
+                false
+            ),
+            plugins_hint()
+        )),
+    };
+    // With skills named, the first directory that holds them all; where
+    // none does, the default says which are missing.
+    let chosen = want
+        .skills
+        .and_then(|asked| {
+            order
+                .iter()
+                .find(|d| asked.iter().all(|a| dirs[**d].contains(a)))
+                .copied()
+        })
+        .map(Ok)
+        .unwrap_or(default)
+        .map_err(|m| fail("selecting skills", url, m))?;
+    found.path = (!chosen.is_empty()).then(|| chosen.clone());
+    found.not_taken = order
+        .iter()
+        .filter(|d| **d != chosen)
+        .map(|d| (shown_dir(d), dirs[*d].clone()))
+        .collect();
+    let prefix = if chosen.is_empty() {
+        String::new()
+    } else {
+        format!("{chosen}/")
+    };
+    Ok((skills_below(entries, &prefix), found))
+}
+
+/// The marketplace file of the tree, read and parsed: `None` when there is
+/// none, `Some(Err(why))` when it cannot be read (a symlink, a file that
+/// is not regular or too large, not a marketplace file).
+fn read_marketplace(
+    repo: &Path,
+    entries: &[TreeEntry],
+    url: &str,
+) -> Result<Option<std::result::Result<super::marketplace::Marketplace, String>>> {
+    use super::marketplace::{FILE, MAX_BYTES};
+    let dir = FILE.split('/').next().unwrap_or(FILE);
+    if entries
+        .iter()
+        .any(|e| e.path == dir.as_bytes() && e.mode == "120000")
+    {
+        return Ok(Some(Err(format!("{dir} is a symbolic link; not followed"))));
+    }
+    let Some(e) = entries.iter().find(|e| e.path == FILE.as_bytes()) else {
+        return Ok(None);
+    };
+    match e.mode.as_str() {
+        "100644" | "100755" => {}
+        "120000" => {
+            return Ok(Some(Err(format!(
+                "{FILE} is a symbolic link; not followed"
+            ))));
+        }
+        _ => return Ok(Some(Err(format!("{FILE} is not a regular file")))),
+    }
+    let size = e.size.unwrap_or(u64::MAX);
+    if size > MAX_BYTES {
+        return Ok(Some(Err(super::marketplace::too_large())));
+    }
+    let mut files = cat_files_in(repo, vec![(FILE.to_owned(), e.oid.clone(), size)], url)?;
+    let bytes = files.remove(FILE).unwrap_or_default();
+    Ok(Some(super::marketplace::Marketplace::parse(&bytes)))
+}
+
+/// The skill directories `plugin` declares, found in the tree: a path
+/// names a skill directory (one holding a `SKILL.md`) or a directory of
+/// them; without paths, the plugin directory's `skills/`. An error,
+/// located in the marketplace file, for a path that holds neither, is a
+/// symbolic link, or ends in a name that is not a skill name; for two
+/// skills of one name, and for a skill inside another.
+fn plugin_places(
+    entries: &[TreeEntry],
+    plugin: &super::marketplace::Plugin,
+) -> std::result::Result<Places, String> {
+    use super::marketplace::{FILE, at};
+    let shown = crate::text::escape(&plugin.name).into_owned();
+    // Every skill directory of the tree, and the skills below each
+    // directory.
+    let mut skill_dirs: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    let mut below: std::collections::HashMap<&[u8], Vec<&[u8]>> = std::collections::HashMap::new();
+    let mut links: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    for e in entries {
+        if e.mode == "120000" {
+            links.insert(&e.path);
+        }
+        if let Some(dir) = e.path.strip_suffix(b"/SKILL.md") {
+            skill_dirs.insert(dir);
+            let (parent, name) = match dir.iter().rposition(|b| *b == b'/') {
+                Some(i) => (&dir[..i], &dir[i + 1..]),
+                None => (&b""[..], dir),
+            };
+            below.entry(parent).or_default().push(name);
+        }
+    }
+    let mut places = Places {
+        what: format!("plugin {shown}"),
+        ..Places::default()
+    };
+    let mut add = |dir: &str, where_: &str| -> std::result::Result<(), String> {
+        let name = dir.rsplit('/').next().unwrap_or(dir);
+        crate::layer::check_name(name).map_err(|m| {
+            format!(
+                "{where_}: plugin '{shown}': '{}' is no skill name: {m}",
+                crate::text::escape(name)
+            )
+        })?;
+        match places.dirs.get(name) {
+            Some(other) if other.trim_end_matches('/') != dir => Err(format!(
+                "{where_}: plugin '{shown}' declares two skills named '{}' ({} and {}); a source takes one skill of a name",
+                crate::text::escape(name),
+                crate::text::escape(other.trim_end_matches('/')),
+                crate::text::escape(dir)
+            )),
+            _ => {
+                places.dirs.insert(name.to_owned(), format!("{dir}/"));
+                Ok(())
+            }
+        }
+    };
+    let dir_shown = |d: &str| {
+        if d.is_empty() {
+            "the top of the repository".to_owned()
+        } else {
+            crate::text::escape(d).into_owned()
+        }
+    };
+    match &plugin.skills {
+        Some(paths) => {
+            for p in paths {
+                let where_ = at(p);
+                let d = p.dir.as_bytes();
+                if links.contains(d) {
+                    return Err(format!(
+                        "{where_}: plugin '{shown}': skills: '{}' is a symbolic link; not followed",
+                        crate::text::escape(&p.written)
+                    ));
+                }
+                if skill_dirs.contains(d) && !p.dir.is_empty() {
+                    add(&p.dir, &where_)?;
+                } else if let Some(names) = below.get(d) {
+                    for n in names {
+                        add(
+                            &format!(
+                                "{}{}{}",
+                                p.dir,
+                                if p.dir.is_empty() { "" } else { "/" },
+                                String::from_utf8_lossy(n)
+                            ),
+                            &where_,
+                        )?;
+                    }
+                } else {
+                    return Err(format!(
+                        "{where_}: plugin '{shown}': skills: '{}' ({}) holds no SKILL.md, nor directories that do",
+                        crate::text::escape(&p.written),
+                        dir_shown(&p.dir)
+                    ));
+                }
+            }
+        }
+        None => {
+            let d = if plugin.root.is_empty() {
+                "skills".to_owned()
+            } else {
+                format!("{}/skills", plugin.root)
+            };
+            match below.get(d.as_bytes()) {
+                Some(names) if !links.contains(d.as_bytes()) => {
+                    for n in names {
+                        add(&format!("{d}/{}", String::from_utf8_lossy(n)), FILE)?;
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "{FILE}: plugin '{shown}' lists no skills, and {} holds no skill directories",
+                        crate::text::escape(&d)
+                    ));
+                }
+            }
+        }
+    }
+    // A skill inside another's directory would be read as its files.
+    let dirs: Vec<&String> = places.dirs.values().collect();
+    for a in &dirs {
+        if let Some(b) = dirs.iter().find(|b| *b != a && b.starts_with(a.as_str())) {
+            return Err(format!(
+                "{FILE}: plugin '{shown}': {} lies inside {}, another skill's directory; a skill cannot hold another",
+                crate::text::escape(b.trim_end_matches('/')),
+                crate::text::escape(a.trim_end_matches('/'))
+            ));
+        }
+    }
+    Ok(places)
+}
+
+/// The skills of the tree at `places`, as the module docs and [`fetch`]
+/// say, read with one `cat-file --batch`.
 fn select(
     repo: &Path,
-    entries: Vec<TreeEntry>,
+    entries: &[TreeEntry],
+    mut places: Places,
     want: &Want<'_>,
-    prefix: &str,
     commit: &str,
 ) -> Result<Fetched> {
     let url = want.url;
     let limits = FileLimits::default();
-    let mut fetched = Fetched::default();
-    // Skill directories: those directly below the prefix with a SKILL.md.
-    let mut skills: BTreeSet<String> = BTreeSet::new();
-    for e in &entries {
-        if let Some(dir) = e.path.strip_suffix(b"/SKILL.md")
-            && !dir.contains(&b'/')
-        {
-            let name = String::from_utf8_lossy(dir).into_owned();
-            if std::str::from_utf8(dir).is_ok() && crate::layer::check_name(&name).is_ok() {
-                skills.insert(name);
-            } else {
-                fetched
-                    .skipped
-                    .push(crate::text::escape(&name).into_owned());
-            }
-        }
-    }
+    let mut fetched = Fetched {
+        skipped: std::mem::take(&mut places.skipped),
+        ..Fetched::default()
+    };
     if let Some(asked) = want.skills {
-        if let Some(missing) = asked.iter().find(|s| !skills.contains(*s)) {
+        if let Some(missing) = asked.iter().find(|s| !places.dirs.contains_key(*s)) {
             return Err(fail(
                 "selecting skills",
                 url,
                 format!(
                     "no skill '{}' at {commit} ({}); it has: {}",
                     crate::text::escape(missing),
-                    if prefix.is_empty() {
-                        "the top".to_owned()
-                    } else {
-                        format!("path {}", crate::text::escape(prefix))
-                    },
-                    crate::text::list(skills.iter().map(String::as_str), false)
+                    places.what,
+                    crate::text::list(places.dirs.keys().map(String::as_str), false)
                 ),
             ));
         }
-        skills.retain(|s| asked.contains(s));
+        places.dirs.retain(|s, _| asked.contains(s));
     }
-    if skills.is_empty() {
+    if places.dirs.is_empty() {
         return Err(fail(
             "selecting skills",
             url,
             format!(
                 "no skill (a directory with a SKILL.md) at {} of {commit}",
-                if prefix.is_empty() {
-                    "the top".to_owned()
-                } else {
-                    format!("path {}", crate::text::escape(prefix))
-                }
+                places.what
             ),
         ));
     }
+    // Each skill's directory, to find the skill a file is in.
+    let by_dir: std::collections::HashMap<&[u8], &str> = places
+        .dirs
+        .iter()
+        .map(|(name, dir)| (dir.as_bytes(), name.as_str()))
+        .collect();
     // The files of each skill taken, checked before any is read.
     let mut wanted: Vec<(String, String, u64)> = Vec::new();
     let mut per_skill: BTreeMap<String, (usize, u64)> = BTreeMap::new();
-    for e in &entries {
-        let lossy = String::from_utf8_lossy(&e.path);
-        let Some((skill, rest)) = lossy.split_once('/') else {
+    for e in entries {
+        let Some((skill, rest)) = e
+            .path
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'/')
+            .find_map(|(i, _)| Some((*by_dir.get(&e.path[..=i])?, &e.path[i + 1..])))
+        else {
             continue;
         };
-        if !skills.contains(skill) {
-            continue;
-        }
-        let shown = format!("{}{}", prefix, crate::text::escape(&lossy));
+        let lossy_path = String::from_utf8_lossy(&e.path);
+        let shown = crate::text::escape(&lossy_path).into_owned();
         let bad = |m: &str| fail("reading the tree", url, format!("{shown}: {m}"));
-        if std::str::from_utf8(&e.path).is_err() {
+        let Ok(rest) = std::str::from_utf8(rest) else {
             return Err(bad("the name is not valid UTF-8"));
-        }
+        };
         // Hidden entries are not part of a skill, as in a layer.
         if rest.split('/').any(|c| c.starts_with('.')) {
             continue;

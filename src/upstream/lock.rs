@@ -52,6 +52,9 @@ pub struct LockedSource {
     /// The subdirectory the skills were taken from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The plugin whose declared skills were taken, instead of `path`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
     /// The skills asked for (`None`: every skill found).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<Vec<String>>,
@@ -146,6 +149,12 @@ impl Lock {
             }
             if let Some(p) = &s.path {
                 super::sources::check_subdir(p).map_err(|m| at(format!("path: {m}")))?;
+            }
+            if let Some(p) = &s.plugin {
+                super::sources::check_plugin(p).map_err(|m| at(format!("plugin: {m}")))?;
+                if s.path.is_some() {
+                    return Err(at("path and plugin: a source has one of them".into()));
+                }
             }
             for (file, digest) in &s.files {
                 check_file_name(file)
@@ -321,6 +330,9 @@ mod fast {
             if let Some(p) = &s.path {
                 field("path", p, out);
             }
+            if let Some(p) = &s.plugin {
+                field("plugin", p, out);
+            }
             if let Some(k) = &s.skills {
                 out.push_str("skills = ");
                 array(k, out);
@@ -431,6 +443,7 @@ mod fast {
                         git_ref: None,
                         commit: String::new(),
                         path: None,
+                        plugin: None,
                         skills: None,
                         executable: Vec::new(),
                         files: BTreeMap::new(),
@@ -463,6 +476,7 @@ mod fast {
                         "ref" => s.git_ref = Some(v),
                         "commit" => s.commit = v,
                         "path" => s.path = Some(v),
+                        "plugin" => s.plugin = Some(v),
                         _ => return None,
                     }
                 }
@@ -499,6 +513,7 @@ mod tests {
                     git_ref: Some("main".into()),
                     commit: "0".repeat(40),
                     path: None,
+                    plugin: Some("document-skills".into()),
                     skills: None,
                     executable: vec!["b/SKILL.md".into(), "a/SKILL.md".into()],
                     files,
@@ -539,6 +554,7 @@ mod tests {
                 git_ref: None,
                 commit: "0".repeat(40),
                 path: None,
+                plugin: None,
                 skills: None,
                 executable: vec![],
                 files,
@@ -568,6 +584,7 @@ mod tests {
                 git_ref: None,
                 commit: "1".repeat(40),
                 path: Some("skills".into()),
+                plugin: None,
                 skills: Some(vec!["a".into(), "b\"c".into()]),
                 executable: vec![],
                 files,

@@ -28,6 +28,7 @@ pub mod git;
 pub mod history;
 pub mod location;
 pub mod lock;
+pub mod marketplace;
 pub mod render;
 pub mod report;
 pub mod review;
@@ -384,6 +385,7 @@ pub fn entry(spec: &SourceSpec, git_ref: Option<&str>, fetched: &git::Fetched) -
         git_ref: git_ref.map(str::to_owned),
         commit: fetched.commit.clone(),
         path: spec.path.clone(),
+        plugin: spec.plugin.clone(),
         skills: spec.skills.clone(),
         executable: fetched.executable.iter().cloned().collect(),
         files: fetched.digests(),
@@ -448,7 +450,9 @@ pub fn load_locked(
         url: &locked.url,
         rev: Some(&locked.commit),
         path: locked.path.as_deref(),
+        plugin: locked.plugin.as_deref(),
         skills: locked.skills.as_deref(),
+        discover: false,
     })?;
     let taken: std::collections::BTreeSet<String> = locked
         .skills_taken()

@@ -7,6 +7,7 @@
 //! url = "https://github.com/acme/skills"   # https://, ssh://, file:// or an absolute path
 //! ref = "v1.2.0"                           # a branch, tag or commit [default: the remote's HEAD]
 //! path = "skills"                          # the directory holding the skill directories [default: the top]
+//! # plugin = "document-skills"             # instead of path: a plugin the repository's marketplace file declares
 //! skills = ["pdf-tables"]                  # only these [default: every skill there]
 //!
 //! [prefer]
@@ -44,6 +45,11 @@ pub struct SourceSpec {
     /// directories; `None`: the top.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Instead of `path`: the plugin of the repository's Claude Code
+    /// marketplace file (`.claude-plugin/marketplace.json`) whose skills
+    /// are taken, as the file declares them at each commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
     /// Only these skills; `None`: every skill found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<Vec<String>>,
@@ -254,6 +260,14 @@ impl SourcesFile {
             if let Some(p) = &s.path {
                 check_subdir(p).map_err(|m| at(format!("path: {m}")))?;
             }
+            if let Some(p) = &s.plugin {
+                check_plugin(p).map_err(|m| at(format!("plugin: {m}")))?;
+                if s.path.is_some() {
+                    return Err(at(
+                        "path and plugin: a plugin's entry in .claude-plugin/marketplace.json says where its skills are; give one of them".into(),
+                    ));
+                }
+            }
             for k in s.skills.iter().flatten() {
                 crate::layer::check_name(k)
                     .map_err(|m| at(format!("skills: '{}': {m}", crate::text::escape(k))))?;
@@ -394,6 +408,21 @@ pub fn check_ref(r: &str) -> std::result::Result<(), &'static str> {
         .any(|c| c.is_control() || c == ' ' || c == '\\' || c == '~' || c == '^')
     {
         return Err("holds a space, a control character, '\\', '~' or '^'");
+    }
+    Ok(())
+}
+
+/// A plugin's name: printable, one line, at most 128 characters, never
+/// an option.
+pub fn check_plugin(name: &str) -> std::result::Result<(), &'static str> {
+    if name.is_empty() || name.starts_with('-') || name.chars().count() > 128 {
+        return Err("empty, starts with '-', or longer than 128 characters");
+    }
+    if name
+        .chars()
+        .any(|c| c.is_control() || crate::text::is_bidi(c) || crate::text::is_invisible(c))
+    {
+        return Err("holds a control, bidirectional or invisible character");
     }
     Ok(())
 }

@@ -88,6 +88,9 @@ pub fn out_of_step(spec: &SourceSpec, locked: &LockedSource) -> Vec<&'static str
     if locked.path != spec.path {
         out.push("path");
     }
+    if locked.plugin != spec.plugin {
+        out.push("plugin");
+    }
     if locked.skills != spec.skills {
         out.push("skills");
     }
@@ -185,7 +188,9 @@ pub fn plan(
                 url: &s.url,
                 rev,
                 path: s.path.as_deref(),
+                plugin: s.plugin.as_deref(),
                 skills: s.skills.as_deref(),
+                discover: false,
             })?;
             if f.kind == Some(RefKind::Commit) {
                 history::check_in_ref(&s.url, rev, &f.commit, "the ref")?;
@@ -215,7 +220,9 @@ pub fn plan(
                 url: &s.url,
                 rev: Some(&l.commit),
                 path: s.path.as_deref(),
+                plugin: s.plugin.as_deref(),
                 skills: s.skills.as_deref(),
+                discover: false,
             })?;
             super::check::as_layer(project.spec, &s.name, &f)?;
             refs.insert(s.name.clone(), s.git_ref.clone());

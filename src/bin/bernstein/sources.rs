@@ -27,7 +27,7 @@ pub struct AddArgs {
     /// Take the sources of another installer's lock instead
     /// (`skills-lock.json`): one source per repository, ref and
     /// directory, with the skills it lists.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "git_ref", "path", "skills", "name"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "git_ref", "path", "plugin", "skills", "name"])]
     pub import: Option<PathBuf>,
     /// The branch, tag or commit to take [default: the repository's HEAD];
     /// a commit by its id, whole or abbreviated (recorded whole), must be
@@ -35,9 +35,15 @@ pub struct AddArgs {
     #[arg(long = "ref", value_name = "REF")]
     pub git_ref: Option<String>,
     /// The directory inside the repository that holds the skill
-    /// directories [default: the top].
-    #[arg(long, value_name = "DIR")]
+    /// directories, `.` for the top [default: where the collection keeps
+    /// them: skills/ when it holds any, else the top].
+    #[arg(long, value_name = "DIR", conflicts_with = "plugin")]
     pub path: Option<String>,
+    /// Take the skills this plugin of the repository's Claude Code
+    /// marketplace file (.claude-plugin/marketplace.json) declares;
+    /// update follows what the file declares.
+    #[arg(long, value_name = "NAME")]
+    pub plugin: Option<String>,
     /// Take only this skill (repeatable) [default: every skill there].
     #[arg(long = "skill", value_name = "NAME")]
     pub skills: Vec<String>,
@@ -72,7 +78,13 @@ needs nothing else. Outside a git work tree, --global records it in your
 own configuration instead; a team layer named by --team, --layers-root or
 $BERNSTEIN_SKILLS_TEAM keeps its sources.toml beside it.
 
+Without --path or --plugin, the skills are taken where the collection
+keeps them: skills/ when it holds any, else the top; what else holds
+skills, and the plugins the repository declares, are said, and the
+directory taken is recorded as the source's path.
+
 Examples:
+  bernstein skills add anthropics/skills --plugin document-skills
   bernstein skills add acme/skills --path skills
   bernstein skills add https://github.com/acme/skills --ref v1.2.0 --skill pdf-tables
   bernstein skills add ../collection --name local-collection
@@ -254,11 +266,19 @@ fn wanted(args: &AddArgs) -> Result<Vec<SourceSpec>> {
         });
     };
     let (url, default_name) = parse_source(source)?;
+    // `--path .` is the top, which sources.toml says by having no path.
+    let path = args
+        .path
+        .as_deref()
+        .map(|p| p.trim_end_matches('/'))
+        .filter(|p| !matches!(*p, "" | "."))
+        .map(str::to_owned);
     Ok(vec![SourceSpec {
         name: args.name.clone().unwrap_or(default_name),
         url,
         git_ref: args.git_ref.clone(),
-        path: args.path.clone(),
+        path,
+        plugin: args.plugin.clone(),
         skills: (!args.skills.is_empty()).then(|| args.skills.clone()),
     }])
 }
@@ -341,6 +361,7 @@ fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
             url,
             git_ref,
             path,
+            plugin: None,
             skills: Some(skills),
         });
     }
@@ -502,13 +523,23 @@ fn add_into(
         );
     }
     let mut findings = Vec::new();
+    // Not told where the skills are: where the collection keeps them.
+    let discover = args.import.is_none() && args.path.is_none() && args.plugin.is_none();
+    let mut found: BTreeMap<String, git::Found> = BTreeMap::new();
     for spec in &mut specs {
-        let new = git::fetch(&git::Want {
+        let mut new = git::fetch(&git::Want {
             url: &spec.url,
             rev: spec.git_ref.as_deref(),
             path: spec.path.as_deref(),
+            plugin: spec.plugin.as_deref(),
             skills: spec.skills.as_deref(),
+            discover,
         })?;
+        // Where they were found is recorded, so update takes them there.
+        if let Some(f) = new.found.take() {
+            spec.path = f.path.clone();
+            found.insert(spec.name.clone(), f);
+        }
         // A commit asked for by its id must be on a branch or tag, and is
         // recorded by its full id.
         if new.kind == Some(git::RefKind::Commit) {
@@ -612,9 +643,12 @@ fn add_into(
                 "source": spec.name,
                 "url": redacted(&spec.url),
                 "ref": spec.git_ref,
+                "path": spec.path,
+                "plugin": spec.plugin,
                 "commit": entry.commit,
                 "skills": entry.skills_taken(),
                 "files": entry.files.len(),
+                "found": found.get(&spec.name).map(found_json),
             })).collect::<Vec<_>>(),
             "sources_file": paths.sources.display().to_string(),
             "lock": paths.lock.display().to_string(),
@@ -637,6 +671,17 @@ fn add_into(
                 entry.files.len(),
                 text::list(skills.iter().copied(), false),
             ));
+            if let Some(p) = &spec.plugin {
+                out.push_str(&format!(
+                    "  the skills plugin {} declares in {}, recorded as plugin = \"{}\": update follows what it declares\n",
+                    text::escape(p),
+                    upstream::marketplace::FILE,
+                    text::escape(p),
+                ));
+            }
+            if let Some(f) = found.get(&spec.name) {
+                out.push_str(&found_text(f));
+            }
         }
         out.push_str(&format!(
             "wrote {} and {}\n",
@@ -646,6 +691,72 @@ fn add_into(
         output::print(&out);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `add` found of a collection it was not told where to look in,
+/// for people: where the skills were taken from, what else holds skills,
+/// the plugins the repository declares.
+fn found_text(f: &git::Found) -> String {
+    let mut out = String::new();
+    match &f.path {
+        Some(p) => out.push_str(&format!(
+            "  taken from {}/, where the collection keeps its skills (recorded as path = \"{}\")\n",
+            text::escape(p),
+            text::escape(p)
+        )),
+        None if !f.not_taken.is_empty() => out.push_str("  taken from the top of the repository\n"),
+        None => {}
+    }
+    for (dir, skills) in &f.not_taken {
+        let at = if dir == "." {
+            "at the top".to_owned()
+        } else {
+            format!("in {dir}/")
+        };
+        out.push_str(&format!(
+            "  not taken: {} {at} (a source of its own: --path {dir})\n",
+            text::list(skills.iter().map(String::as_str), false),
+        ));
+    }
+    if !f.plugins.is_empty() {
+        let plugins: Vec<String> = f
+            .plugins
+            .iter()
+            .map(|(name, skills)| match skills {
+                Ok(s) => format!(
+                    "{} ({})",
+                    text::escape(name),
+                    text::list(s.iter().map(String::as_str), false)
+                ),
+                Err(_) => format!("{} (cannot be taken)", text::escape(name)),
+            })
+            .collect();
+        out.push_str(&format!(
+            "  plugins declared in {}: {}; take one's skills with --plugin NAME\n",
+            upstream::marketplace::FILE,
+            text::list(plugins.iter().map(String::as_str), false)
+        ));
+    }
+    if let Some(why) = &f.marketplace {
+        out.push_str(&format!("  {why}; its plugins are not offered\n"));
+    }
+    out
+}
+
+/// [`found_text`] as data (docs/json.md).
+fn found_json(f: &git::Found) -> serde_json::Value {
+    json!({
+        "not_taken": f.not_taken.iter().map(|(dir, skills)| json!({
+            "path": dir,
+            "skills": skills,
+        })).collect::<Vec<_>>(),
+        "plugins": f.plugins.iter().map(|(name, skills)| json!({
+            "plugin": name,
+            "skills": skills.as_ref().ok(),
+            "error": skills.as_ref().err(),
+        })).collect::<Vec<_>>(),
+        "marketplace_error": f.marketplace,
+    })
 }
 
 pub fn verify(args: VerifyArgs, ctx: &Context) -> Result<ExitCode> {

@@ -98,6 +98,7 @@ pub fn run(args: SyncArgs, ctx: &Context) -> Result<ExitCode> {
                 import: None,
                 git_ref: args.git_ref.clone(),
                 path: args.path.clone(),
+                plugin: None,
                 skills: args.skills.clone(),
                 name: args.name.clone(),
                 strict: args.strict,
