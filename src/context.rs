@@ -161,18 +161,17 @@ impl Context {
 
     /// The targets named (or given as files).
     pub fn targets(&self, spec: &MergeSpec, names: &[String]) -> Result<Vec<Target>> {
-        let search = self.target_search(spec);
-        names.iter().map(|n| search.find(n)).collect()
+        self.target_search(spec).find_all(names)
     }
 
     /// The fragment schema an editor sees: the spec's, with the rules of
     /// every target found in each field's hover text.
     pub fn editor_schema(&self, spec: &MergeSpec) -> Result<serde_json::Value> {
-        let search = self.target_search(spec);
-        let targets = search
-            .names()
-            .iter()
-            .map(|n| search.find(n))
+        let targets = self
+            .target_search(spec)
+            .all()
+            .into_iter()
+            .map(|(_, t)| t)
             .collect::<Result<Vec<_>>>()?;
         let mut schema = specmod::fragment_schema(spec);
         crate::target::annotate_fragment_schema(&mut schema, &targets);
@@ -279,9 +278,9 @@ impl Context {
         // (not its rules): one that cannot be read is no reason to fail here.
         let search = self.target_search(spec);
         let all: Vec<_> = search
-            .names()
-            .iter()
-            .filter_map(|n| search.find(n).ok())
+            .all()
+            .into_iter()
+            .filter_map(|(_, t)| t.ok())
             .collect();
         let skills = skills
             .with_layers(self.layers_quiet())
@@ -419,6 +418,125 @@ impl Context {
             }
         }
     }
+}
+
+/// One directory an export writes, for the targets that load skills
+/// from it: several agents read `.agents/skills`, and it is written once
+/// for all of them ([`Context::target_places`]).
+#[derive(Debug, Clone)]
+pub struct SharedPlace {
+    /// The directory.
+    pub dir: PathBuf,
+    /// The targets reading it, in the order given; all render as the
+    /// first does ([`Target::renders_as`]).
+    pub targets: Vec<Target>,
+}
+
+impl SharedPlace {
+    /// The target the directory is written for: the first, sharing it
+    /// with the others ([`Target::sharing`]).
+    pub fn target(&self) -> Target {
+        let others: Vec<String> = self.targets[1..].iter().map(|t| t.name.clone()).collect();
+        self.targets[0].sharing(&others)
+    }
+
+    /// The names of its targets, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.targets.iter().map(|t| t.name.as_str()).collect()
+    }
+}
+
+impl Context {
+    /// The directories `targets` load skills from for `scope`, each once
+    /// with every target that reads it. Targets reading one directory must
+    /// write a skill there the same way (render as the same target,
+    /// [`Target::renders_as`]): otherwise each export would overwrite the
+    /// other's files, and the answer is an error naming both and the
+    /// directory, given before anything is written. A target named twice
+    /// counts once.
+    pub fn target_places(&self, targets: &[Target], scope: Scope) -> Result<Vec<SharedPlace>> {
+        let mut out: Vec<SharedPlace> = Vec::new();
+        for t in targets {
+            let dir = self.target_place(t, scope)?;
+            let Some(place) = out.iter_mut().find(|p| same_dir(&p.dir, &dir)) else {
+                out.push(SharedPlace {
+                    dir,
+                    targets: vec![t.clone()],
+                });
+                continue;
+            };
+            if place.targets.iter().any(|k| k.name == t.name) {
+                continue;
+            }
+            let first = &place.targets[0];
+            if first.renders_as != t.renders_as {
+                let e = crate::text::escape;
+                return Err(Error::Refused {
+                    kind: crate::error::ErrorKind::Conflict,
+                    path: None,
+                    message: format!(
+                        "{} and {} both load skills from {} (their {} place), but each writes a \
+                         skill there its own way ({} as {}, {} as {}), and a directory holds \
+                         one copy of a skill: keep one of them, or export the other into a \
+                         directory of its own with --target NAME --out DIR; nothing was written",
+                        e(&first.name),
+                        e(&t.name),
+                        crate::text::path(&self.shown(&place.dir)),
+                        scope.label(),
+                        e(&first.name),
+                        e(&first.renders_as),
+                        e(&t.name),
+                        e(&t.renders_as),
+                    ),
+                });
+            }
+            place.targets.push(t.clone());
+        }
+        Ok(out)
+    }
+
+    /// Is the consumer of `target` installed on this machine? The first of
+    /// its detect paths ([`Target::detect_paths`], `~` the home directory)
+    /// that exists, as written and as found, if any.
+    pub fn installed(&self, target: &Target) -> Option<(String, PathBuf)> {
+        target.detect_paths().into_iter().find_map(|p| {
+            let path = match p.strip_prefix("~/") {
+                Some(rest) => self
+                    .env
+                    .home
+                    .as_ref()
+                    .filter(|h| h.is_absolute())?
+                    .join(rest),
+                None => PathBuf::from(&p),
+            };
+            path.exists().then_some((p, path))
+        })
+    }
+
+    /// Every target found whose consumer is installed on this machine
+    /// ([`Context::installed`]), with the path that shows it as written; a
+    /// target file that does not load is left out (naming it says why).
+    pub fn installed_targets(&self, spec: &MergeSpec) -> Vec<(Target, String)> {
+        self.target_search(spec)
+            .all()
+            .into_iter()
+            .filter_map(|(_, t)| {
+                let t = t.ok()?;
+                let (found, _) = self.installed(&t)?;
+                Some((t, found))
+            })
+            .collect()
+    }
+}
+
+/// Are `a` and `b` the same directory: the same path, or (both existing)
+/// the same directory reached another way?
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
 }
 
 /// `layers`, or the error of its refused directories.

@@ -111,6 +111,10 @@ impl Skills {
         {
             targets.push(t.clone());
         }
+        // A target that writes skills as another does requires what that
+        // one requires: the messages name the one.
+        let targets: Vec<crate::target::Target> =
+            crate::target::distinct(&targets).cloned().collect();
         crate::target::orphan::orphan(&self.spec, effective, fragments, &targets, || {
             self.layers.names().into_iter().map(|(n, _)| n).collect()
         })
@@ -132,9 +136,9 @@ impl Skills {
                 return Vec::new();
             };
             search
-                .names()
-                .iter()
-                .filter_map(|n| search.find(n).ok())
+                .all()
+                .into_iter()
+                .filter_map(|(_, t)| t.ok())
                 .collect()
         })
     }
@@ -152,9 +156,7 @@ impl Skills {
             if !crate::target::may_collide(&field.merged) {
                 continue;
             }
-            let by: Vec<&str> = self
-                .known_targets()
-                .iter()
+            let by: Vec<&str> = crate::target::distinct(self.known_targets())
                 .filter(|t| t.flattens(field.name))
                 .map(|t| t.name.as_str())
                 .collect();
@@ -179,7 +181,7 @@ impl Skills {
         self.file_targets.clear();
         Generated::merge_into(
             &mut self.file_targets,
-            targets.iter().flat_map(|t| t.generated()),
+            crate::target::distinct(targets).flat_map(|t| t.generated()),
         );
         self
     }

@@ -9,6 +9,7 @@ mod it {
     pub mod support;
 
     mod agent_skills;
+    mod agents;
     mod cli;
     mod design;
     mod directives;

@@ -1128,11 +1128,14 @@ fn record_and_ledger(
 ) -> (Result<Option<(Record, record::Digest)>>, Result<Ledger>) {
     let ledger = || Ledger::open(options.state_dir, out, format);
     if options.jobs < 2 {
-        return (read_record(out, format, target(options)), ledger());
+        return (
+            read_record(out, format, target(options), &also_accepted(options)),
+            ledger(),
+        );
     }
     std::thread::scope(|s| {
         let ledger = s.spawn(ledger);
-        let record = read_record(out, format, target(options));
+        let record = read_record(out, format, target(options), &also_accepted(options));
         let ledger = ledger
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -1140,9 +1143,24 @@ fn record_and_ledger(
     })
 }
 
-/// The name of the target an export is for, if any.
+/// The other names a directory's record may give the target an export
+/// is for: its own name, and those of the targets it is written for too.
+fn also_accepted<'a>(options: &'a ExportOptions) -> Vec<&'a str> {
+    options
+        .target
+        .map(|t| {
+            std::iter::once(t.name.as_str())
+                .chain(t.shared_with().iter().map(String::as_str))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The name of the target an export is for, if any, as its record keeps
+/// it: the target it renders as, so that the targets sharing a directory
+/// ([`crate::target::Target::renders_as`]) find it theirs.
 fn target<'a>(options: &'a ExportOptions) -> Option<&'a str> {
-    options.target.map(|t| t.name.as_str())
+    options.target.map(|t| t.renders_as.as_str())
 }
 
 /// The error for a skill whose layers changed between planning and writing.

@@ -604,6 +604,7 @@ pub(super) fn read_record(
     out: &OutDir,
     format: Format,
     target: Option<&str>,
+    also: &[&str],
 ) -> Result<Option<(Record, Digest)>> {
     let path = out.shown(RECORD_NAME);
     let bad = |message: String| Error::BadRecord {
@@ -623,7 +624,13 @@ pub(super) fn read_record(
     let (record, digest) = Record::read(file, &path, || {
         out.read(RECORD_NAME, record::MAX_RECORD_BYTES, None)
     })?;
-    let other_target = record.target.as_deref().filter(|t| Some(*t) != target);
+    // A record may name the target by its own name (written before it
+    // rendered as another) or name one of the targets sharing the
+    // directory.
+    let other_target = record
+        .target
+        .as_deref()
+        .filter(|t| Some(*t) != target && !also.contains(t));
     if record.format != format || other_target.is_some() {
         let flag = match (&record.target, record.format) {
             (Some(t), _) => format!("--target {}", crate::text::escape(t)),

@@ -76,8 +76,26 @@ fn render(
 ) -> Result<Option<Rendered>> {
     let effective = resolved.effective();
     let switch = crate::target::switch(skills.spec(), effective);
-    if !switch.enabled || target.is_some_and(|t| !switch.goes_to(&t.name)) {
+    if !switch.enabled {
         return Ok(None);
+    }
+    if let Some(t) = target {
+        // A directory written once for several targets holds the skill
+        // for all of them, or for none.
+        let all: Vec<&str> = std::iter::once(t.name.as_str())
+            .chain(t.shared_with().iter().map(String::as_str))
+            .collect();
+        if let Some(d) = crate::target::shared_switch_problem(
+            skills.spec(),
+            effective,
+            resolved.fragments(),
+            &all,
+        ) {
+            return Err(Error::Invalid(vec![d]));
+        }
+        if !switch.goes_to(&t.name) {
+            return Ok(None);
+        }
     }
     // A skill no layer below the one introducing it defines, lacking what
     // the targets require, is not exported (`validate` warns).

@@ -46,7 +46,7 @@ pub(crate) use flatten::{may_collide, problems as flatten_problems};
 use raw::{Normalizations, RawTarget};
 pub use search::TargetSearch;
 pub use switch::{Switch, switch};
-pub(crate) use switch::{switch_problems, unknown_switch_targets};
+pub(crate) use switch::{shared_switch_problem, switch_problems, unknown_switch_targets};
 
 /// The versions of the target file format this build reads.
 pub(crate) const SUPPORTED_VERSIONS: [u64; 1] = [1];
@@ -149,10 +149,23 @@ pub enum Render {
 pub struct Target {
     /// Its name.
     pub name: String,
+    /// The consumer's name as people know it (`GitHub Copilot`).
+    pub display_name: Option<String>,
     /// What it is.
     pub description: Option<String>,
     /// The file it was read from.
     pub path: PathBuf,
+    /// The target its file builds on (`extends`), if any.
+    pub extends: Option<String>,
+    /// The target whose output this one writes, byte for byte: its own
+    /// name, or, for a target that extends another and changes nothing of
+    /// how a skill is written (format, fields, other fields, translations),
+    /// what its base renders as. Targets that render as the same one may
+    /// share a directory ([`Target::renders_like`]).
+    pub renders_as: String,
+    /// Paths whose existence shows the consumer is installed, as written
+    /// (`~/.cursor`); `None`: the directory holding the user place.
+    pub detect: Option<Vec<String>>,
     /// Its documentation.
     pub source: Vec<String>,
     /// What export writes.
@@ -170,12 +183,17 @@ pub struct Target {
     pub fields: Vec<TargetField>,
     /// Fields written to other files.
     pub translate: Vec<Translate>,
-    /// The schema of its frontmatter, compiled on first use.
+    /// Other targets that read the same directory and render as this one,
+    /// for an export writing it once for all of them: a skill goes there
+    /// only if it goes to every one ([`Target::sharing`]).
+    pub(crate) shared_with: Vec<String>,
+    /// The schema of its frontmatter, compiled on first use (shared with
+    /// the target it extends when the fields are the same).
     compiled: Arc<OnceLock<std::result::Result<Arc<jsonschema::Validator>, String>>>,
 }
 
 /// One field of a target.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TargetField {
     /// The field's name.
     pub name: String,
@@ -192,7 +210,7 @@ pub struct TargetField {
 }
 
 /// A field written to another file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Translate {
     /// The effective skill's field.
     pub field: String,
@@ -219,31 +237,26 @@ pub(crate) struct Rendered {
 }
 
 impl Target {
-    /// Reads and checks a target file.
+    /// Reads and checks a target file; a target it `extends` is looked
+    /// for beside it.
     pub fn load(path: &Path) -> Result<Target> {
-        use crate::source::confine::{Refusal, read_bounded};
-        let bytes = read_bounded(path, MAX_TARGET_BYTES).map_err(|r| {
-            let kind = match r {
-                Refusal::Io(e) => DiagnosticKind::Io {
-                    message: e.to_string(),
-                },
-                r => DiagnosticKind::Refused {
-                    reason: r.describe(path, "target"),
-                },
-            };
-            Error::Invalid(vec![Diagnostic::error(Some(path), kind)])
-        })?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            Error::Invalid(vec![Diagnostic::error(
-                Some(path),
-                DiagnosticKind::InvalidUtf8,
-            )])
-        })?;
-        Target::from_str(&text, path)
+        TargetSearch::beside(path).load_file(path)
     }
 
-    /// Checks a target given as text; `path` names it in messages.
+    /// Checks a target given as text; `path` names it in messages, and a
+    /// target it `extends` is looked for in the directory `path` names.
     pub fn from_str(text: &str, path: &Path) -> Result<Target> {
+        let search = TargetSearch::beside(path);
+        search.loader().build(text, path)
+    }
+
+    /// Checks the target written as `text` in `path`, with `base` finding
+    /// the target it extends by name (given the file that names it).
+    pub(crate) fn from_text(
+        text: &str,
+        path: &Path,
+        base: &mut dyn FnMut(&str) -> std::result::Result<Target, search::BaseProblem>,
+    ) -> Result<Target> {
         let fail = |pointer: &str, message: String| {
             let pos = fragment::locate(text, Syntax::Yaml, pointer, false, 0);
             Error::Invalid(vec![
@@ -260,7 +273,7 @@ impl Target {
             // The parse's error names no place: the target's schema finds
             // the entry it stopped at, as an editor would show it.
             let (pointer, key) =
-                crate::spec::deepest_misfit(&target_schema(), &value).unwrap_or_default();
+                crate::spec::deepest_misfit(&misfit_schema(), &value).unwrap_or_default();
             let pos = fragment::locate(text, Syntax::Yaml, &pointer, key, 0);
             Error::Invalid(vec![
                 Diagnostic::error(
@@ -275,6 +288,9 @@ impl Target {
                 .at(pos),
             ])
         })?;
+        // The keys the file writes: in a file that extends another, the
+        // others are the base's.
+        let given = |key: &str| value.as_object().is_some_and(|m| m.contains_key(key));
         if !SUPPORTED_VERSIONS.contains(&raw.version) {
             return Err(fail(
                 "/version",
@@ -303,7 +319,37 @@ impl Target {
                 "a target's name is one word, such as 'claude-code'".into(),
             ));
         }
-        let mut fields = Vec::with_capacity(raw.fields.len());
+        if raw
+            .display_name
+            .as_deref()
+            .is_some_and(|d| d.trim().is_empty() || d.chars().count() > 64)
+        {
+            return Err(fail(
+                "/display_name",
+                "'display_name' is the consumer's name as people know it, 1 to 64 characters"
+                    .into(),
+            ));
+        }
+        for (i, d) in raw.detect.iter().flatten().enumerate() {
+            let ok =
+                (d.starts_with("~/") || d.starts_with('/')) && !d.split('/').any(|c| c == "..");
+            if !ok {
+                return Err(fail(
+                    &format!("/detect/{i}"),
+                    "'detect' lists paths below ~ or absolute ones, without '..'".into(),
+                ));
+            }
+        }
+        // What the file inherits, when it extends a target.
+        let base = match &raw.extends {
+            None => None,
+            Some(name) => Some(base(name).map_err(|p| match p {
+                search::BaseProblem::Failed(e) => e,
+                search::BaseProblem::Located(message) => fail("/extends", message),
+            })?),
+        };
+        let base_fields = base.as_ref().map(|b| b.fields.clone()).unwrap_or_default();
+        let mut fields = base_fields.clone();
         let mut raw_fields = raw.fields;
         for name in order
             .iter()
@@ -313,69 +359,37 @@ impl Target {
                 continue;
             };
             let at = format!("/fields/{}", fragment::escape_pointer(name));
-            let item = RawItemRule {
-                value_type: f.value_type,
-                pattern: f.pattern,
-                pattern_help: f.pattern_help,
-                min_length: f.min_length,
-                max_length: f.max_length,
-                allowed: f.allowed,
-                minimum: f.minimum,
-                maximum: f.maximum,
+            let Some(f) = f else {
+                // `null`: the base's field goes.
+                if base.is_none() {
+                    return Err(fail(
+                        &at,
+                        format!(
+                            "field '{}' is null, which removes a field of the target a file \
+                             extends, and this one extends none; give its rules, or '{{}}' for \
+                             none",
+                            text::excerpt(name, EXCERPT_CHARS)
+                        ),
+                    ));
+                }
+                fields.retain(|kept: &TargetField| &kept.name != name);
+                continue;
             };
-            let rule = crate::spec::value_rule(item, &format!("{at}/"), &format!("{at}/type"))
-                .map_err(|(pointer, message)| {
-                    fail(
-                        &pointer,
-                        format!("field '{}': {message}", text::excerpt(name, EXCERPT_CHARS)),
-                    )
-                })?;
-            fields.push(TargetField {
-                name: name.clone(),
-                required: f.required.unwrap_or(false),
-                rule,
-                normalize: match f.normalize {
-                    None => Vec::new(),
-                    Some(Normalizations::One(n)) => vec![n],
-                    Some(Normalizations::Many(ns)) => ns,
-                },
-                matches_directory: f.matches_directory.unwrap_or(false),
-                render: f.render.unwrap_or_default(),
-            });
-        }
-        let mut translate = Vec::new();
-        for (i, t) in raw.translate.into_iter().enumerate() {
-            let at = format!("/translate/{i}");
-            let file_ok = !t.file.is_empty()
-                && t.file.ends_with(".yaml")
-                && !t.file.contains('\\')
-                && t.file
-                    .split('/')
-                    .all(|c| !c.is_empty() && !c.starts_with('.'));
-            if !file_ok || t.file == "SKILL.md" {
-                return Err(fail(
-                    &format!("{at}/file"),
-                    "'file' must be a .yaml file inside the skill directory (no '..', no hidden \
-                     part)"
-                        .into(),
-                ));
+            let field = check_field(name, f, &at).map_err(|(p, m)| fail(&p, m))?;
+            match fields.iter_mut().find(|kept| &kept.name == name) {
+                Some(kept) => *kept = field,
+                None => fields.push(field),
             }
-            let key: Vec<String> = t.key.split('.').map(str::to_owned).collect();
-            if key.iter().any(String::is_empty) {
-                return Err(fail(
-                    &format!("{at}/key"),
-                    "'key' is a dotted path of names, such as 'policy.allow_implicit_invocation'"
-                        .into(),
-                ));
-            }
-            translate.push(Translate {
-                field: t.field,
-                file: t.file,
-                key,
-                values: t.values.into_iter().map(|m| (m.from, m.to)).collect(),
-            });
         }
-        for (scope, place) in [("user", &raw.places.user), ("project", &raw.places.project)] {
+        let translate = match (&base, given("translate")) {
+            (Some(b), false) => b.translate.clone(),
+            _ => check_translate(raw.translate).map_err(|(p, m)| fail(&p, m))?,
+        };
+        let (user_place, project_place) = match (&base, given("places")) {
+            (Some(b), false) => (b.user_place.clone(), b.project_place.clone()),
+            _ => (raw.places.user, raw.places.project),
+        };
+        for (scope, place) in [("user", &user_place), ("project", &project_place)] {
             if let Some(p) = place
                 && (p.is_empty()
                     || (scope == "project" && (p.starts_with('/') || p.starts_with('~'))))
@@ -393,13 +407,22 @@ impl Target {
                 ));
             }
         }
-        if let Some(into) = &raw.other_fields_into
+        let inherit = |key: &str| base.as_ref().filter(|_| !given(key));
+        let other_fields_into = match inherit("other_fields_into") {
+            Some(b) => b.other_fields_into.clone(),
+            None => raw.other_fields_into,
+        };
+        if let Some(into) = &other_fields_into
             && !fields
                 .iter()
                 .any(|f| &f.name == into && f.rule.types.contains(&crate::spec::ValueType::Object))
         {
             return Err(fail(
-                "/other_fields_into",
+                if given("other_fields_into") {
+                    "/other_fields_into"
+                } else {
+                    "/fields"
+                },
                 format!(
                     "'other_fields_into' names '{}', which is not one of the target's fields of \
                      type object",
@@ -407,22 +430,95 @@ impl Target {
                 ),
             ));
         }
-        Ok(Target {
+        // The base's compiled constraints serve a target with its fields.
+        let compiled = match &base {
+            Some(b) if fields == base_fields => Arc::clone(&b.compiled),
+            _ => Arc::new(OnceLock::new()),
+        };
+        let mut target = Target {
+            description: match inherit("description") {
+                Some(b) => b.description.clone(),
+                None => raw.description,
+            },
+            source: match inherit("source") {
+                Some(b) => b.source.clone(),
+                None => raw.source,
+            },
+            format: match inherit("format") {
+                Some(b) => b.format,
+                None => raw.format,
+            },
+            other_fields: match inherit("other_fields") {
+                Some(b) => b.other_fields,
+                None => raw.other_fields,
+            },
+            renders_as: raw.name.clone(),
             name: raw.name,
-            description: raw.description,
+            display_name: raw.display_name,
             path: path.to_path_buf(),
-            source: raw.source,
-            format: raw.format,
-            user_place: raw.places.user,
-            project_place: raw.places.project,
-            other_fields: raw.other_fields,
-            other_fields_into: raw.other_fields_into,
+            extends: raw.extends,
+            detect: raw.detect,
+            user_place,
+            project_place,
+            other_fields_into,
             fields,
             translate,
-            compiled: Arc::new(OnceLock::new()),
-        })
+            shared_with: Vec::new(),
+            compiled,
+        };
+        if let Some(b) = &base
+            && target.renders_like(b)
+        {
+            target.renders_as = b.renders_as.clone();
+        }
+        Ok(target)
     }
 
+    /// Does this target write every skill exactly as `other` does: the
+    /// same format, fields (with their rules and renderings), other fields
+    /// and translations? Names, places and documentation aside.
+    pub fn renders_like(&self, other: &Target) -> bool {
+        self.format == other.format
+            && self.other_fields == other.other_fields
+            && self.other_fields_into == other.other_fields_into
+            && self.fields == other.fields
+            && self.translate == other.translate
+    }
+
+    /// The paths whose existence shows the consumer is installed, as
+    /// written: `detect`, else the directory holding the user place.
+    pub fn detect_paths(&self) -> Vec<String> {
+        match &self.detect {
+            Some(d) => d.clone(),
+            None => self
+                .user_place
+                .as_deref()
+                .and_then(|p| {
+                    let p = p.trim_end_matches('/');
+                    let parent = p.rsplit_once('/').map(|(a, _)| a)?;
+                    (!parent.is_empty() && parent != "~").then(|| parent.to_owned())
+                })
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// This target, writing its directory once for itself and `others`
+    /// (targets that read the same directory and render as it): a skill
+    /// switched off for some of them and not for the others cannot be
+    /// both there and not, and is an error.
+    pub fn sharing(&self, others: &[String]) -> Target {
+        Target {
+            shared_with: others.to_vec(),
+            ..self.clone()
+        }
+    }
+
+    /// The other targets this one writes its directory for
+    /// ([`Target::sharing`]).
+    pub fn shared_with(&self) -> &[String] {
+        &self.shared_with
+    }
     /// The field `name`, if the target takes it.
     pub fn field(&self, name: &str) -> Option<&TargetField> {
         self.fields.iter().find(|f| f.name == name)
@@ -814,6 +910,84 @@ impl Target {
     }
 }
 
+/// Field `name` of a target file (at JSON pointer `at`), checked; the
+/// error as the pointer to its place and the message.
+fn check_field(
+    name: &str,
+    f: raw::RawTargetField,
+    at: &str,
+) -> std::result::Result<TargetField, (String, String)> {
+    let item = RawItemRule {
+        value_type: f.value_type,
+        pattern: f.pattern,
+        pattern_help: f.pattern_help,
+        min_length: f.min_length,
+        max_length: f.max_length,
+        allowed: f.allowed,
+        minimum: f.minimum,
+        maximum: f.maximum,
+    };
+    let rule = crate::spec::value_rule(item, &format!("{at}/"), &format!("{at}/type")).map_err(
+        |(pointer, message)| {
+            (
+                pointer,
+                format!("field '{}': {message}", text::excerpt(name, EXCERPT_CHARS)),
+            )
+        },
+    )?;
+    Ok(TargetField {
+        name: name.to_owned(),
+        required: f.required.unwrap_or(false),
+        rule,
+        normalize: match f.normalize {
+            None => Vec::new(),
+            Some(Normalizations::One(n)) => vec![n],
+            Some(Normalizations::Many(ns)) => ns,
+        },
+        matches_directory: f.matches_directory.unwrap_or(false),
+        render: f.render.unwrap_or_default(),
+    })
+}
+
+/// The `translate` entries of a target file, checked; the error as the
+/// pointer to its place and the message.
+fn check_translate(
+    entries: Vec<raw::RawTranslate>,
+) -> std::result::Result<Vec<Translate>, (String, String)> {
+    let mut translate = Vec::new();
+    for (i, t) in entries.into_iter().enumerate() {
+        let at = format!("/translate/{i}");
+        let file_ok = !t.file.is_empty()
+            && t.file.ends_with(".yaml")
+            && !t.file.contains('\\')
+            && t.file
+                .split('/')
+                .all(|c| !c.is_empty() && !c.starts_with('.'));
+        if !file_ok || t.file == "SKILL.md" {
+            return Err((
+                format!("{at}/file"),
+                "'file' must be a .yaml file inside the skill directory (no '..', no hidden part)"
+                    .into(),
+            ));
+        }
+        let key: Vec<String> = t.key.split('.').map(str::to_owned).collect();
+        if key.iter().any(String::is_empty) {
+            return Err((
+                format!("{at}/key"),
+                "'key' is a dotted path of names, such as 'policy.allow_implicit_invocation'"
+                    .into(),
+            ));
+        }
+        translate.push(Translate {
+            field: t.field,
+            file: t.file,
+            key,
+            values: t.values.into_iter().map(|m| (m.from, m.to)).collect(),
+        });
+    }
+    Ok(translate)
+}
+
 /// The value of field `name` in the effective skill's `values` if a target
 /// writes it: set to something other than the spec's default (the name
 /// field always).
@@ -993,10 +1167,26 @@ pub fn annotate_fragment_schema(schema: &mut Value, targets: &[Target]) {
     let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
         return;
     };
+    // Each target that writes skills its own way, named with how many
+    // others write as it does (`agents` for cursor, codex...).
+    let labels: Vec<(&Target, String)> = distinct(targets)
+        .map(|t| {
+            let n = targets
+                .iter()
+                .filter(|o| o.name != t.name && o.renders_as == t.name)
+                .count();
+            let label = match n {
+                0 => t.name.clone(),
+                1 => format!("{} (and 1 target that writes as it)", t.name),
+                n => format!("{} (and {n} targets that write as it)", t.name),
+            };
+            (t, label)
+        })
+        .collect();
     for (name, prop) in props.iter_mut() {
         let mut said = Vec::new();
         let mut left_out = Vec::new();
-        for t in targets {
+        for (t, label) in &labels {
             match t.field(name) {
                 Some(f) => {
                     let mut rules = Vec::new();
@@ -1019,14 +1209,14 @@ pub fn annotate_fragment_schema(schema: &mut Value, targets: &[Target]) {
                         rules.push("the skill's directory name".into());
                     }
                     if !rules.is_empty() {
-                        said.push(format!("{}: {}", t.name, rules.join(", ")));
+                        said.push(format!("{label}: {}", rules.join(", ")));
                     }
                 }
                 None if t.other_fields != OtherFields::Keep
                     && t.other_fields_into.is_none()
                     && !t.translate.iter().any(|tr| &tr.field == name) =>
                 {
-                    left_out.push(t.name.as_str());
+                    left_out.push(label.as_str());
                 }
                 None => {}
             }
@@ -1047,6 +1237,34 @@ pub fn annotate_fragment_schema(schema: &mut Value, targets: &[Target]) {
             *d = Value::String(format!("{existing}\n\n{text}"));
         }
     }
+}
+
+/// The targets of `targets` that write skills their own way: one that
+/// renders as another target of the list ([`Target::renders_as`]) requires
+/// and writes what that one does, so messages and hover texts name that
+/// one alone.
+pub fn distinct(targets: &[Target]) -> impl Iterator<Item = &Target> {
+    targets
+        .iter()
+        .filter(move |t| t.renders_as == t.name || !targets.iter().any(|o| o.name == t.renders_as))
+}
+
+/// [`target_schema`] for finding where a file stops fitting it: a field's
+/// rules without the `null` an extending file may give instead, so that a
+/// wrong rule is found at the rule, not at the field (an `anyOf` says only
+/// that neither branch fits).
+fn misfit_schema() -> Value {
+    let mut schema = target_schema();
+    if let Some(fields) = schema.pointer_mut("/properties/fields/additionalProperties")
+        && let Some(rule) = fields
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .and_then(|branches| branches.iter().find(|b| b.get("$ref").is_some()))
+            .cloned()
+    {
+        *fields = rule;
+    }
+    schema
 }
 
 /// The JSON Schema of a target file (`schemas/target.schema.json`).

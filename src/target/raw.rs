@@ -17,6 +17,12 @@ pub(crate) struct RawTarget {
     pub version: u64,
     /// The target's name, equal to the file's name without `.yaml`.
     pub name: String,
+    /// The target this file builds on, by name (found as `--target` finds one; a file extending its own name builds on the next file of that name in the search): every key this file leaves out is the base's (`description`, `source`, `format`, `places`, `other_fields`, `other_fields_into`, `fields`, `translate`), except `display_name` and `detect`. A field under `fields` replaces the base's field of that name or is added after them; `null` removes it.
+    #[serde(default)]
+    pub extends: Option<String>,
+    /// The consumer's name as people know it (`GitHub Copilot`), shown by `targets`.
+    #[serde(default)]
+    pub display_name: Option<String>,
     /// One sentence: the consumer and what it accepts.
     #[serde(default)]
     pub description: Option<String>,
@@ -29,15 +35,18 @@ pub(crate) struct RawTarget {
     /// Where the consumer loads skills from.
     #[serde(default)]
     pub places: RawPlaces,
+    /// Paths whose existence shows the consumer is installed on this machine (`~` is the home directory), for `targets --installed`; an empty list: never shown as installed [default: the directory holding the user place, `~/.cursor` for `~/.cursor/skills`].
+    #[serde(default)]
+    pub detect: Option<Vec<String>>,
     /// What happens to an effective field the target does not list.
     #[serde(default)]
     pub other_fields: OtherFields,
     /// Instead: write each effective field the target does not list into this mapping field of the target (the standard's `metadata`), keyed by its name, as a string (a nested value flattened to dotted keys, a value that is not a string as its JSON text). A key the mapping already has keeps its value, and the field is left out with a note.
     #[serde(default)]
     pub other_fields_into: Option<String>,
-    /// The frontmatter fields the consumer takes, in the order they are written, with its rules for each.
+    /// The frontmatter fields the consumer takes, in the order they are written, with its rules for each (in a file that `extends` another, `null` removes the base's field).
     #[serde(default)]
-    pub fields: std::collections::BTreeMap<String, RawTargetField>,
+    pub fields: std::collections::BTreeMap<String, Option<RawTargetField>>,
     /// Fields the consumer reads from another file of the skill's directory.
     #[serde(default)]
     pub translate: Vec<RawTranslate>,

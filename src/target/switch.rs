@@ -148,16 +148,11 @@ pub(crate) fn unknown_switch_targets(
                     field: format!("{name}.{}", text::excerpt(target, EXCERPT_CHARS)),
                     constraint: "target".into(),
                     problem: format!(
-                        "names no target{}; the targets are: {}",
+                        "names no target{}; {}",
                         suggestion
                             .map(|s| format!(" (did you mean '{s}'?)"))
                             .unwrap_or_default(),
-                        known
-                            .iter()
-                            .take(64)
-                            .map(|k| text::excerpt(k, EXCERPT_CHARS))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        super::search::known_list(known)
                     ),
                 },
             )
@@ -167,4 +162,45 @@ pub(crate) fn unknown_switch_targets(
         );
     }
     out
+}
+
+/// For a directory written once for several targets (`targets`, the
+/// first the one written for): the error when the skill is switched off
+/// for some of them and not the others, at the switch that turned it off,
+/// since a skill there is read by all of them; `None` when it goes to all
+/// or to none.
+pub(crate) fn shared_switch_problem(
+    spec: &MergeSpec,
+    effective: &Effective,
+    fragments: &[Fragment],
+    targets: &[&str],
+) -> Option<Diagnostic> {
+    let switch = switch(spec, effective);
+    let (off, on): (Vec<&str>, Vec<&str>) = targets.iter().partition(|t| !switch.goes_to(t));
+    if off.is_empty() || on.is_empty() {
+        return None;
+    }
+    let (name, target, _, f, pointer) = set_switches(spec, effective, fragments)
+        .into_iter()
+        .find(|(_, t, v, _, _)| off.contains(t) && v.as_bool() == Some(false))?;
+    let list = |names: &[&str]| text::list(names.iter().map(|n| &**n), false);
+    Some(
+        Diagnostic::error(
+            Some(&f.path),
+            DiagnosticKind::Constraint {
+                field: format!("{name}.{}", text::excerpt(target, EXCERPT_CHARS)),
+                constraint: "target".into(),
+                problem: format!(
+                    "switches the skill off for {} but not for {}, which read the same \
+                     directory, so it cannot be both there and not; switch it off for all of \
+                     them or for none",
+                    list(&off),
+                    list(&on)
+                ),
+            },
+        )
+        .in_layer(f.layer)
+        .at(f.position(pointer, false))
+        .on_field(name),
+    )
 }

@@ -1,4 +1,5 @@
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -198,4 +199,63 @@ fn the_target_schema_describes_the_frontmatter() {
     assert_eq!(s["required"], json!(["name", "description"]));
     assert_eq!(s["additionalProperties"], json!(false));
     assert_eq!(s["properties"]["description"]["maxLength"], json!(20));
+}
+
+/// A target built on another: every key it leaves out is the base's; a
+/// field it names replaces the base's in place or is added after them,
+/// `null` removes one; places given replace the base's whole; a target
+/// that changes nothing of how a skill is written writes as its base.
+#[test]
+fn a_target_extends_another() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("standard.yaml"), STANDARD).unwrap();
+    let write = |name: &str, rest: &str| {
+        let path = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&path, format!("version: 1\nname: {name}\n{rest}")).unwrap();
+        path
+    };
+    let same = Target::load(&write(
+        "same",
+        "extends: standard\ndisplay_name: Same\nplaces: {project: .same/skills}\n",
+    ))
+    .unwrap();
+    let base = target();
+    assert_eq!(same.renders_as, "standard");
+    assert!(same.renders_like(&base));
+    assert_eq!(same.description, base.description);
+    assert_eq!(same.display_name.as_deref(), Some("Same"));
+    assert_eq!(
+        (same.user_place.as_deref(), same.project_place.as_deref()),
+        (None, Some(".same/skills"))
+    );
+    // Read in one search, the base is read once and its compiled
+    // constraints serve both.
+    let search = super::TargetSearch {
+        dirs: vec![dir.path().to_path_buf()],
+    };
+    let both = search
+        .find_all(&["standard".to_owned(), "same".to_owned()])
+        .unwrap();
+    assert!(Arc::ptr_eq(&both[0].compiled, &both[1].compiled));
+    let changed = Target::load(&write(
+        "changed",
+        "extends: same\nfields:\n  license: {type: string}\n  description: {required: true, max_length: 5}\n  metadata: null\n",
+    ))
+    .unwrap();
+    let names: Vec<&str> = changed.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["name", "description", "allowed-tools", "license"]);
+    assert_eq!(
+        changed
+            .field("description")
+            .unwrap()
+            .rule
+            .constraints
+            .max_length,
+        Some(5)
+    );
+    assert_eq!(changed.renders_as, "changed");
+    assert_eq!(changed.extends.as_deref(), Some("same"));
+    // Inherited: the translation and other_fields.
+    assert_eq!(changed.translate, base.translate);
+    assert_eq!(changed.other_fields, OtherFields::Refuse);
 }

@@ -239,9 +239,10 @@ fn a_file_that_differs_in_case_from_a_targets_translated_file_is_refused() {
         "pdf-tables/Agents/openai.yaml",
         "policy:\n  allow_implicit_invocation: true\n",
     );
+    // Codex writes as `agents` does, which the message names for both.
     let says = [
         "differs only in case from agents/openai.yaml (written by export --target ",
-        "--target codex",
+        "--target agents",
     ];
     let (case, file) = (
         "translated-file-other-case",
@@ -484,7 +485,7 @@ fn a_file_where_a_target_writes_a_directory_is_reported_by_validate() {
     sb.write("team", "pdf-tables/agents", "x\n");
     let says = [
         "'agents' is a file here, but agents/openai.yaml (written by export --target ",
-        "--target codex",
+        "--target agents",
         ") needs a directory of that name",
     ];
     let (case, file) = (

@@ -66,13 +66,24 @@ pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
         path: Some(file.clone()),
         message: e.to_string(),
     })?;
+    // Each directory once, with every target reading it (`.agents/skills`
+    // for several agents).
+    let places = ctx
+        .target_places(&targets, Scope::Project)
+        .map_err(|e| Error::Refused {
+            kind: e.kind(),
+            path: Some(file.clone()),
+            message: e.to_string(),
+        })?;
     let mut checks = Vec::new();
     let mut differ = 0;
-    for target in &targets {
-        let dir = ctx.shown(&ctx.target_place(target, Scope::Project)?);
+    for place in &places {
+        let dir = ctx.shown(&place.dir);
+        let target = place.target();
+        let names = place.names();
         let check = ExportArgs {
             check: Some(dir.clone()),
-            targets: vec![target.name.clone()],
+            targets: names.iter().map(|n| (*n).to_owned()).collect(),
             scope: ScopeArg::Project,
             json: args.json,
             extra: true,
@@ -86,6 +97,7 @@ pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
                 checks.push(json!({
                     "dir": shown.display().to_string(),
                     "target": target.name,
+                    "shared_with": target.shared_with(),
                     "up_to_date": false,
                     "missing": true,
                     "drift": [],
@@ -94,7 +106,7 @@ pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
                 output::print(&format!(
                     "missing: {} ({}) was never exported\n",
                     text::path(&shown),
-                    text::escape(&target.name)
+                    text::list(names.iter().copied(), false)
                 ));
             }
             continue;
@@ -117,13 +129,13 @@ pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
     } else if ok {
         output::print(&format!(
             "audit: {} match what the lock and the layers give\n",
-            output::count(targets.len(), "directory", "directories")
+            output::count(places.len(), "directory", "directories")
         ));
     } else {
         output::print(&format!(
             "audit: {differ} of {} differ from what the lock and the layers give; \
              `bernstein skills sync` exports them again (with the flags the lines above name)\n",
-            output::count(targets.len(), "directory", "directories")
+            output::count(places.len(), "directory", "directories")
         ));
     }
     Ok(if ok {

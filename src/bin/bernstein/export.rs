@@ -24,12 +24,7 @@ pub struct ExportArgs {
     /// SKILL.md and files); with --target, the target's format decides.
     /// Atomically; unchanged files are left alone. Export records what it
     /// wrote in DIR/.bernstein-skills.json and touches nothing else.
-    #[arg(
-        long,
-        value_name = "DIR",
-        required_unless_present_any = ["check", "targets"],
-        conflicts_with = "check"
-    )]
+    #[arg(long, value_name = "DIR", conflicts_with = "check")]
     pub out: Option<PathBuf>,
     /// When writing (--out or --target): remove the output of skills export wrote that no layer
     /// provides any more (never anything export did not write).
@@ -78,16 +73,18 @@ pub struct ExportArgs {
     /// format, with its fields, renderings and translations, only the
     /// skills that pass its rules and are not switched off for it, into its
     /// directory for --scope unless --out gives one. Repeatable (each
-    /// target to its own place; --out then takes one target).
+    /// target to its own place, a directory several read written once for
+    /// all of them; --out then takes one target). Without --target, --out
+    /// or --check: the project's targets (.bernstein/targets.toml).
     #[arg(long = "target", value_name = "TARGET")]
     pub targets: Vec<String>,
-    /// With --target and no --out: the target's place for the person
-    /// (`user`, e.g. ~/.claude/skills: the base, team and user layers) or
-    /// for the project (`project`, e.g. .claude/skills in the git work
-    /// tree's root: the base and team layers only, as for any directory
-    /// inside the work tree, which the team commits; the user layer is
-    /// yours alone).
-    #[arg(long, value_enum, default_value = "user", requires = "targets")]
+    /// With --target (or the project's targets) and no --out: the target's
+    /// place for the person (`user`, e.g. ~/.claude/skills: the base, team
+    /// and user layers) or for the project (`project`, e.g. .claude/skills
+    /// in the git work tree's root: the base and team layers only, as for
+    /// any directory inside the work tree, which the team commits; the
+    /// user layer is yours alone).
+    #[arg(long, value_enum, default_value = "user")]
     pub scope: Scope,
     /// Print one JSON document (docs/json.md): with --out, `{"exports":
     /// [...]}`, what each export wrote, left alone, removed, refused and
@@ -188,7 +185,21 @@ fn waiting(dir: &Path) {
     )]);
 }
 
-pub fn run(args: ExportArgs, ctx: &Context) -> Result<ExitCode> {
+pub fn run(mut args: ExportArgs, ctx: &Context) -> Result<ExitCode> {
+    if args.targets.is_empty() && args.out.is_none() && args.check.is_none() {
+        if args.format != Format::Json {
+            return Err(Error::Refused {
+                kind: ErrorKind::InvalidInput,
+                path: None,
+                message: "--format says what --out DIR (or --check DIR) holds: give the directory"
+                    .into(),
+            });
+        }
+        // No directory and no target: the project's targets, the team's
+        // decision; without them, which agents this machine has, and the
+        // command that exports to them, rather than a guess.
+        args.targets = project_targets(ctx)?;
+    }
     let skills = &crate::global::skills(ctx)?;
     let trust = ctx.trust_store();
     if !args.targets.is_empty() {
@@ -199,7 +210,7 @@ pub fn run(args: ExportArgs, ctx: &Context) -> Result<ExitCode> {
         .check
         .as_ref()
         .or(args.out.as_ref())
-        .expect("clap requires one");
+        .expect("targets, --out or --check");
     let (skills, in_repository) = &for_dir(ctx, skills, dir);
     let options = ExportOptions {
         format: args.format,
@@ -210,6 +221,29 @@ pub fn run(args: ExportArgs, ctx: &Context) -> Result<ExitCode> {
         print_json(&args, skills, vec![doc]);
     }
     Ok(code)
+}
+
+/// The targets of the project (`.bernstein/targets.toml`), for an export
+/// given no target and no directory; without them, the error that names
+/// the agents installed on this machine and how to export to them.
+fn project_targets(ctx: &Context) -> Result<Vec<String>> {
+    let layers = ctx.layers_without_sources()?;
+    if let Some((_, names)) = ctx.project_targets(&layers)?
+        && !names.is_empty()
+    {
+        return Ok(names);
+    }
+    let spec = crate::global::load_spec(ctx)?;
+    Err(Error::Refused {
+        kind: ErrorKind::NoPlace,
+        path: None,
+        message: format!(
+            "export needs a place: --out DIR (or --check DIR), --target NAME, or a project \
+             whose {} names its targets. {}",
+            text::path(&ctx.paths(&layers).targets),
+            crate::targets::installed_advice(ctx, &spec, "bernstein skills export")
+        ),
+    })
 }
 
 /// The skills an export into `dir` takes, and whether `dir` is one the
@@ -283,6 +317,29 @@ fn print_json(args: &ExportArgs, skills: &bernstein_skills::Skills, docs: Vec<Va
     })));
 }
 
+/// The other targets a directory is written for ([`Target::sharing`]).
+///
+/// [`Target::sharing`]: bernstein_skills::target::Target::sharing
+fn shared_with<'a>(options: &'a ExportOptions) -> &'a [String] {
+    options.target.map(|t| t.shared_with()).unwrap_or_default()
+}
+
+/// ` (NAME)`, or ` (A, B and C; one directory for all)` for a directory
+/// several targets read, or nothing without a target.
+fn targets_shown(options: &ExportOptions) -> String {
+    match options.target {
+        None => String::new(),
+        Some(t) if t.shared_with().is_empty() => format!(" ({})", text::escape(&t.name)),
+        Some(t) => format!(
+            " ({}; one directory for all)",
+            text::list(
+                std::iter::once(t.name.as_str()).chain(t.shared_with().iter().map(String::as_str)),
+                false
+            )
+        ),
+    }
+}
+
 /// What is written per skill, in words: `json`, `skill`, or the target's.
 fn format_name(options: &ExportOptions) -> &'static str {
     match options.effective_format() {
@@ -299,33 +356,52 @@ fn run_targets(
     skills: &bernstein_skills::Skills,
     trust: &TrustStore,
 ) -> Result<ExitCode> {
-    let targets = ctx.targets(skills.spec(), &args.targets)?;
-    if targets.len() > 1 && (args.out.is_some() || args.check.is_some()) {
-        return Err(Error::Refused {
-            kind: ErrorKind::InvalidInput,
-            path: None,
-            message: "--out and --check name one directory: give one --target with them, or \
-                      leave them out to export each target to its own place"
-                .into(),
-        });
+    let mut targets = ctx.targets(skills.spec(), &args.targets)?;
+    if args.out.is_none() && args.check.is_none() {
+        // A target with no place for the scope (an agent that reads only
+        // a project's skills) is left out, said, when others have one.
+        let scope: bernstein_skills::context::Scope = args.scope.into();
+        let has_place = |t: &bernstein_skills::target::Target| match scope {
+            bernstein_skills::context::Scope::User => t.user_place.is_some(),
+            bernstein_skills::context::Scope::Project => t.project_place.is_some(),
+        };
+        if targets.iter().any(has_place) {
+            let (with, without): (Vec<_>, Vec<_>) = targets.into_iter().partition(has_place);
+            output::warn(without.iter().map(|t| {
+                format!(
+                    "note: target '{}' names no {} place; nothing is exported for it",
+                    text::escape(&t.name),
+                    scope.label()
+                )
+            }));
+            targets = with;
+        }
     }
+    // Each directory once: given, or each target's place, written once
+    // for every target reading it (refused, before anything is written,
+    // when two of them would write it differently).
+    let places: Vec<(PathBuf, bernstein_skills::target::Target)> = match (&args.check, &args.out) {
+        (Some(d), _) | (None, Some(d)) => vec![(d.clone(), one_directory(&targets)?)],
+        (None, None) => ctx
+            .target_places(&targets, args.scope.into())?
+            .into_iter()
+            .map(|p| {
+                let t = p.target();
+                // A project's directory as the person reaches it from
+                // where they stand; their own (`~/.claude/skills`) whole.
+                let dir = match args.scope {
+                    Scope::Project => ctx.shown(&p.dir),
+                    Scope::User => p.dir,
+                };
+                (dir, t)
+            })
+            .collect(),
+    };
     let mut code = ExitCode::SUCCESS;
     let mut docs = Vec::new();
     let state_dir = ctx.state_dir();
-    for target in &targets {
-        let dir = match (&args.check, &args.out) {
-            (Some(d), _) | (None, Some(d)) => d.clone(),
-            (None, None) => {
-                // A project's directory as the person reaches it from
-                // where they stand; their own (`~/.claude/skills`) whole.
-                let place = ctx.target_place(target, args.scope.into())?;
-                match args.scope {
-                    Scope::Project => ctx.shown(&place),
-                    Scope::User => place,
-                }
-            }
-        };
-        let (skills, in_repository) = &for_dir(ctx, skills, &dir);
+    for (dir, target) in &places {
+        let (skills, in_repository) = &for_dir(ctx, skills, dir);
         let options = options(
             &args,
             Some(target),
@@ -350,6 +426,35 @@ fn run_targets(
         print_json(&args, skills, docs);
     }
     Ok(code)
+}
+
+/// The target an export into one named directory (`--out`, `--check`) is
+/// for: the first of `targets`, sharing it with the others, which must
+/// write a skill as it does.
+fn one_directory(
+    targets: &[bernstein_skills::target::Target],
+) -> Result<bernstein_skills::target::Target> {
+    let first = &targets[0];
+    let mut others: Vec<String> = Vec::new();
+    for t in &targets[1..] {
+        if t.renders_as != first.renders_as {
+            return Err(Error::Refused {
+                kind: ErrorKind::Conflict,
+                path: None,
+                message: format!(
+                    "--out and --check name one directory, and {} and {} write a skill \
+                     differently: give one --target with them, or leave them out to export each \
+                     target to its own place",
+                    text::escape(&first.name),
+                    text::escape(&t.name)
+                ),
+            });
+        }
+        if t.name != first.name && !others.contains(&t.name) {
+            others.push(t.name.clone());
+        }
+    }
+    Ok(first.sharing(&others))
 }
 
 impl ExportArgs {
@@ -421,6 +526,7 @@ fn report_drift(
             "dir": dir.display().to_string(),
             "format": format_name(options),
             "target": options.target.map(|t| &t.name),
+            "shared_with": shared_with(options),
             "up_to_date": drift.is_empty(),
             "drift": drift
                 .iter()
@@ -431,8 +537,13 @@ fn report_drift(
     }
     if drift.is_empty() {
         output::print(&format!(
-            "{places}{}: all manifests up to date\n",
-            text::path(dir)
+            "{places}{}{}: all manifests up to date\n",
+            text::path(dir),
+            if shared_with(options).is_empty() {
+                String::new()
+            } else {
+                targets_shown(options)
+            }
         ));
         return Ok((code, Value::Null));
     }
@@ -621,6 +732,7 @@ fn export_json(dir: &Path, options: &ExportOptions, report: &Exported) -> Value 
         "dir": dir.display().to_string(),
         "format": format_name(options),
         "target": options.target.map(|t| &t.name),
+        "shared_with": shared_with(options),
         "ok": report.failed.is_empty() && report.refused.is_empty(),
         "written": report.written,
         "unchanged": report.unchanged,
@@ -739,10 +851,7 @@ fn export(
         }
     }
     output::warn(errors);
-    let target = options
-        .target
-        .map(|t| format!(" ({})", text::escape(&t.name)))
-        .unwrap_or_default();
+    let target = targets_shown(options);
     let mut summary = format!(
         "{}{target}: {} written, {} unchanged, {} removed, {} failed",
         text::path(dir),

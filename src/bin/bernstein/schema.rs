@@ -63,13 +63,18 @@ pub fn run(args: SchemaArgs, ctx: &Context) -> Result<ExitCode> {
                 ),
             ];
             // Each target's frontmatter, for an editor or a checker of what
-            // export writes for it.
-            let search = ctx.target_search(&spec);
+            // export writes for it: once for the targets that write as
+            // another (`cursor` as `agents`), under that one's name.
             let targets_dir = dir.join("targets");
-            for name in search.names() {
-                let target = search.find(&name)?;
+            let targets = ctx
+                .target_search(&spec)
+                .all()
+                .into_iter()
+                .map(|(_, t)| t)
+                .collect::<Result<Vec<_>>>()?;
+            for target in bernstein_skills::target::distinct(&targets) {
                 files.push((
-                    targets_dir.join(format!("{name}.schema.json")),
+                    targets_dir.join(format!("{}.schema.json", target.name)),
                     render::to_json(&target.schema()),
                 ));
             }

@@ -46,7 +46,8 @@ pub enum SpecCommand {
 
 /// The targets shipped with this build (`spec/targets/`), as bytes, for
 /// `--install` only. A test checks the list against the directory.
-pub const SHIPPED_TARGETS: [(&str, &[u8]); 6] = [
+pub const SHIPPED_TARGETS: [(&str, &[u8]); 82] = [
+    ("adal", include_bytes!("../../../spec/targets/adal.yaml")),
     (
         "agent-skills",
         include_bytes!("../../../spec/targets/agent-skills.yaml"),
@@ -56,17 +57,236 @@ pub const SHIPPED_TARGETS: [(&str, &[u8]); 6] = [
         include_bytes!("../../../spec/targets/agents.yaml"),
     ),
     (
+        "aider-desk",
+        include_bytes!("../../../spec/targets/aider-desk.yaml"),
+    ),
+    ("amp", include_bytes!("../../../spec/targets/amp.yaml")),
+    (
+        "antigravity",
+        include_bytes!("../../../spec/targets/antigravity.yaml"),
+    ),
+    (
+        "antigravity-cli",
+        include_bytes!("../../../spec/targets/antigravity-cli.yaml"),
+    ),
+    (
+        "astrbot",
+        include_bytes!("../../../spec/targets/astrbot.yaml"),
+    ),
+    (
+        "augment",
+        include_bytes!("../../../spec/targets/augment.yaml"),
+    ),
+    (
+        "autohand-code",
+        include_bytes!("../../../spec/targets/autohand-code.yaml"),
+    ),
+    (
         "bernstein",
         include_bytes!("../../../spec/targets/bernstein.yaml"),
     ),
+    ("bob", include_bytes!("../../../spec/targets/bob.yaml")),
     (
         "claude-code",
         include_bytes!("../../../spec/targets/claude-code.yaml"),
     ),
+    ("cline", include_bytes!("../../../spec/targets/cline.yaml")),
+    (
+        "codearts-agent",
+        include_bytes!("../../../spec/targets/codearts-agent.yaml"),
+    ),
+    (
+        "codebuddy",
+        include_bytes!("../../../spec/targets/codebuddy.yaml"),
+    ),
+    (
+        "codemaker",
+        include_bytes!("../../../spec/targets/codemaker.yaml"),
+    ),
+    (
+        "codestudio",
+        include_bytes!("../../../spec/targets/codestudio.yaml"),
+    ),
     ("codex", include_bytes!("../../../spec/targets/codex.yaml")),
+    (
+        "command-code",
+        include_bytes!("../../../spec/targets/command-code.yaml"),
+    ),
+    (
+        "continue",
+        include_bytes!("../../../spec/targets/continue.yaml"),
+    ),
+    (
+        "cortex",
+        include_bytes!("../../../spec/targets/cortex.yaml"),
+    ),
+    ("crush", include_bytes!("../../../spec/targets/crush.yaml")),
+    (
+        "cursor",
+        include_bytes!("../../../spec/targets/cursor.yaml"),
+    ),
+    (
+        "deepagents",
+        include_bytes!("../../../spec/targets/deepagents.yaml"),
+    ),
+    ("devin", include_bytes!("../../../spec/targets/devin.yaml")),
+    ("dexto", include_bytes!("../../../spec/targets/dexto.yaml")),
+    ("droid", include_bytes!("../../../spec/targets/droid.yaml")),
+    ("eve", include_bytes!("../../../spec/targets/eve.yaml")),
+    (
+        "firebender",
+        include_bytes!("../../../spec/targets/firebender.yaml"),
+    ),
+    (
+        "forgecode",
+        include_bytes!("../../../spec/targets/forgecode.yaml"),
+    ),
+    ("fx", include_bytes!("../../../spec/targets/fx.yaml")),
     (
         "gemini-cli",
         include_bytes!("../../../spec/targets/gemini-cli.yaml"),
+    ),
+    (
+        "github-copilot",
+        include_bytes!("../../../spec/targets/github-copilot.yaml"),
+    ),
+    ("goose", include_bytes!("../../../spec/targets/goose.yaml")),
+    ("grok", include_bytes!("../../../spec/targets/grok.yaml")),
+    (
+        "hermes-agent",
+        include_bytes!("../../../spec/targets/hermes-agent.yaml"),
+    ),
+    (
+        "iflow-cli",
+        include_bytes!("../../../spec/targets/iflow-cli.yaml"),
+    ),
+    (
+        "inference-sh",
+        include_bytes!("../../../spec/targets/inference-sh.yaml"),
+    ),
+    ("jazz", include_bytes!("../../../spec/targets/jazz.yaml")),
+    ("junie", include_bytes!("../../../spec/targets/junie.yaml")),
+    ("kilo", include_bytes!("../../../spec/targets/kilo.yaml")),
+    (
+        "kimchi",
+        include_bytes!("../../../spec/targets/kimchi.yaml"),
+    ),
+    (
+        "kimi-code-cli",
+        include_bytes!("../../../spec/targets/kimi-code-cli.yaml"),
+    ),
+    (
+        "kiro-cli",
+        include_bytes!("../../../spec/targets/kiro-cli.yaml"),
+    ),
+    ("kode", include_bytes!("../../../spec/targets/kode.yaml")),
+    (
+        "lingma",
+        include_bytes!("../../../spec/targets/lingma.yaml"),
+    ),
+    ("loaf", include_bytes!("../../../spec/targets/loaf.yaml")),
+    (
+        "mcpjam",
+        include_bytes!("../../../spec/targets/mcpjam.yaml"),
+    ),
+    (
+        "minimax-code",
+        include_bytes!("../../../spec/targets/minimax-code.yaml"),
+    ),
+    (
+        "mistral-vibe",
+        include_bytes!("../../../spec/targets/mistral-vibe.yaml"),
+    ),
+    ("moxby", include_bytes!("../../../spec/targets/moxby.yaml")),
+    ("mux", include_bytes!("../../../spec/targets/mux.yaml")),
+    (
+        "neovate",
+        include_bytes!("../../../spec/targets/neovate.yaml"),
+    ),
+    ("ona", include_bytes!("../../../spec/targets/ona.yaml")),
+    (
+        "openclaw",
+        include_bytes!("../../../spec/targets/openclaw.yaml"),
+    ),
+    (
+        "opencode",
+        include_bytes!("../../../spec/targets/opencode.yaml"),
+    ),
+    (
+        "openhands",
+        include_bytes!("../../../spec/targets/openhands.yaml"),
+    ),
+    ("pi", include_bytes!("../../../spec/targets/pi.yaml")),
+    ("pochi", include_bytes!("../../../spec/targets/pochi.yaml")),
+    (
+        "posit-assistant",
+        include_bytes!("../../../spec/targets/posit-assistant.yaml"),
+    ),
+    (
+        "promptscript",
+        include_bytes!("../../../spec/targets/promptscript.yaml"),
+    ),
+    ("qoder", include_bytes!("../../../spec/targets/qoder.yaml")),
+    (
+        "qoder-cn",
+        include_bytes!("../../../spec/targets/qoder-cn.yaml"),
+    ),
+    (
+        "qwen-code",
+        include_bytes!("../../../spec/targets/qwen-code.yaml"),
+    ),
+    (
+        "reasonix",
+        include_bytes!("../../../spec/targets/reasonix.yaml"),
+    ),
+    (
+        "replit",
+        include_bytes!("../../../spec/targets/replit.yaml"),
+    ),
+    ("roo", include_bytes!("../../../spec/targets/roo.yaml")),
+    (
+        "rovodev",
+        include_bytes!("../../../spec/targets/rovodev.yaml"),
+    ),
+    (
+        "sarvam-code",
+        include_bytes!("../../../spec/targets/sarvam-code.yaml"),
+    ),
+    (
+        "tabnine-cli",
+        include_bytes!("../../../spec/targets/tabnine-cli.yaml"),
+    ),
+    (
+        "terramind",
+        include_bytes!("../../../spec/targets/terramind.yaml"),
+    ),
+    (
+        "tinycloud",
+        include_bytes!("../../../spec/targets/tinycloud.yaml"),
+    ),
+    ("trae", include_bytes!("../../../spec/targets/trae.yaml")),
+    (
+        "trae-cn",
+        include_bytes!("../../../spec/targets/trae-cn.yaml"),
+    ),
+    (
+        "universal",
+        include_bytes!("../../../spec/targets/universal.yaml"),
+    ),
+    ("warp", include_bytes!("../../../spec/targets/warp.yaml")),
+    (
+        "windsurf",
+        include_bytes!("../../../spec/targets/windsurf.yaml"),
+    ),
+    ("zcode", include_bytes!("../../../spec/targets/zcode.yaml")),
+    ("zed", include_bytes!("../../../spec/targets/zed.yaml")),
+    (
+        "zencoder",
+        include_bytes!("../../../spec/targets/zencoder.yaml"),
+    ),
+    (
+        "zenflow",
+        include_bytes!("../../../spec/targets/zenflow.yaml"),
     ),
 ];
 

@@ -133,7 +133,7 @@ pub fn run(args: SyncArgs, ctx: &Context) -> Result<ExitCode> {
     let targets = if args.targets.is_empty() {
         match ctx.project_targets(&layers)? {
             Some((_, names)) if !names.is_empty() => names,
-            _ => return Err(no_targets(&paths)),
+            _ => return Err(no_targets(ctx, &paths)?),
         }
     } else {
         // A project's first sync records the team's choice (in the
@@ -200,15 +200,18 @@ fn record_targets(paths: &Paths, targets: &[String]) -> Result<Option<std::path:
     Ok(Some(path.clone()))
 }
 
-/// The error of a sync with no target to export to.
-fn no_targets(paths: &Paths) -> Error {
-    Error::Refused {
+/// The error of a sync with no target to export to: which agents this
+/// machine has, and the command that exports to them, rather than a guess.
+fn no_targets(ctx: &Context, paths: &Paths) -> Result<Error> {
+    let spec = crate::global::load_spec(ctx)?;
+    Ok(Error::Refused {
         kind: ErrorKind::NotFound,
         path: None,
         message: format!(
-            "no targets to export to: name them with --target (`bernstein skills targets` lists \
-             them), and the first sync of a project records them in {} for every teammate",
-            text::path(&paths.targets)
+            "no targets to export to: name them with --target, and the first sync of a project \
+             records them in {} for every teammate. {}",
+            text::path(&paths.targets),
+            crate::targets::installed_advice(ctx, &spec, "bernstein skills sync")
         ),
-    }
+    })
 }
