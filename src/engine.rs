@@ -38,6 +38,9 @@ pub struct Skills {
     target_severity: crate::error::Severity,
     /// The names of those targets, read on first use.
     target_names: OnceLock<Vec<String>>,
+    /// Every skill name of the layers, indexed for the names one edit
+    /// apart, built on first use ([`Skills::misnamed`]).
+    near_names: OnceLock<crate::target::orphan::NameIndex>,
 }
 
 impl Skills {
@@ -60,6 +63,7 @@ impl Skills {
             known_targets: OnceLock::new(),
             target_severity: crate::error::Severity::Error,
             target_names: OnceLock::new(),
+            near_names: OnceLock::new(),
         }
     }
 
@@ -79,6 +83,7 @@ impl Skills {
             known_targets: OnceLock::new(),
             target_severity: self.target_severity,
             target_names: OnceLock::new(),
+            near_names: OnceLock::new(),
         }
     }
 
@@ -118,6 +123,35 @@ impl Skills {
         crate::target::orphan::orphan(&self.spec, effective, fragments, &targets, || {
             self.layers.names().into_iter().map(|(n, _)| n).collect()
         })
+    }
+
+    /// The warning about a skill no layer below the one introducing it
+    /// defines, without instructions of its own, whose name is one edit
+    /// from a skill a lower layer defines (`pfd` beside `pdf`): most
+    /// likely an override under a misspelt name, which is exported as a
+    /// skill of its own (see `target::orphan`). An orphan is warned about
+    /// as one instead.
+    pub(crate) fn misnamed(
+        &self,
+        effective: &Effective,
+        fragments: &[Fragment],
+    ) -> Option<Diagnostic> {
+        crate::target::orphan::near_name(&self.spec, effective, fragments, || {
+            self.near_names
+                .get_or_init(|| crate::target::orphan::NameIndex::new(self.layers.names()))
+        })
+    }
+
+    /// For a resolved skill that is no orphan ([`Skills::is_orphan`]): the
+    /// warning about a skill no layer below the one introducing it
+    /// defines, without instructions of its own, whose name is one edit
+    /// from a lower layer's skill, which `validate` gives too; what `list`
+    /// says of it.
+    pub fn misnamed_skill(&self, resolved: &crate::merge::Resolved) -> Option<Diagnostic> {
+        if self.is_orphan(resolved) {
+            return None;
+        }
+        self.misnamed(resolved.effective(), resolved.fragments())
     }
 
     /// Is `resolved` a skill no layer below the one introducing it defines,
@@ -711,8 +745,10 @@ impl Skills {
             out.diagnostics.extend(crate::target::switch_problems(
                 &self.spec, effective, fragments,
             ));
-            out.diagnostics
-                .extend(self.orphan(effective, fragments, None));
+            match self.orphan(effective, fragments, None) {
+                Some(orphan) => out.diagnostics.push(orphan),
+                None => out.diagnostics.extend(self.misnamed(effective, fragments)),
+            }
             if let Some(search) = &self.target_search {
                 let known = self.target_names.get_or_init(|| search.names());
                 out.diagnostics

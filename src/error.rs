@@ -530,6 +530,23 @@ pub enum DiagnosticKind {
         /// A skill of a similar name that a lower layer defines.
         suggestion: Option<String>,
     },
+    /// A skill that no layer below the one introducing it defines, whose
+    /// name is one edit from a skill a lower layer defines, and that has
+    /// no instructions of its own: most likely an override under a
+    /// misspelt name (`pfd` for `pdf`), exported as a skill of its own.
+    #[error(
+        "skill '{skill}' is defined by no layer below the {layer}, and its name is one edit from '{other}', which the {other_layer} defines: it is exported as a skill of its own, not as an override of '{other}' (did you mean '{other}'?); rename it to override '{other}', or give it instructions of its own if it is meant as a new skill"
+    )]
+    NearName {
+        /// The skill (escaped).
+        skill: String,
+        /// The lowest layer that has it.
+        layer: Layer,
+        /// The lower layer's skill one edit from it (escaped).
+        other: String,
+        /// The lowest layer that has that one.
+        other_layer: Layer,
+    },
     /// A directive of a value merged by section that names a heading the
     /// lower layers do not have.
     #[error(

@@ -3,6 +3,12 @@
 //! for `pdf`), or a person's override of a skill this project lacks. They
 //! would be listed and exported as skills of their own, holding little
 //! more than a name.
+//!
+//! A skill introduced above the base layer that has what the targets
+//! require but no instructions of its own, under a name one edit from a
+//! skill a lower layer defines (`team/pfd.yaml` setting a description
+//! beside base `pdf`), is most likely such an override too: it is
+//! exported, but warned about ([`near_name`]).
 
 use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
 use crate::fragment::Fragment;
@@ -91,4 +97,164 @@ pub(crate) fn orphan(
         )
         .in_layer(first.layer),
     )
+}
+
+/// The longest name compared for [`near_name`]: the Agent Skills standard
+/// allows 64 characters, and every longer name is left out, so building
+/// and asking the index stays linear in the names.
+const NEAR_NAME_CHARS: usize = 64;
+
+/// Every skill name of the layers, indexed to find the names one edit
+/// from another (an insertion, a deletion, a substitution or a swap of two
+/// neighbours) without comparing every pair: a name and each string made
+/// by deleting one of its characters are its keys, and two names one edit
+/// apart share a key. Keys are hashed, so the index holds numbers; a
+/// shared key is confirmed by the distance itself.
+#[derive(Debug, Default)]
+pub(crate) struct NameIndex {
+    names: Vec<(String, Vec<Layer>)>,
+    by_key: std::collections::HashMap<u64, Vec<u32>>,
+}
+
+impl NameIndex {
+    /// The index of `names` (each with the layers that hold it).
+    pub(crate) fn new(names: Vec<(String, Vec<Layer>)>) -> NameIndex {
+        let mut by_key: std::collections::HashMap<u64, Vec<u32>> = Default::default();
+        for (i, (name, _)) in names.iter().enumerate() {
+            for key in keys(name) {
+                by_key.entry(key).or_default().push(i as u32);
+            }
+        }
+        NameIndex { names, by_key }
+    }
+
+    /// The first name, in order, one edit from `name` that a layer below
+    /// `below` holds, with the lowest layer that holds it.
+    fn one_edit_below(&self, name: &str, below: Layer) -> Option<(&str, Layer)> {
+        let mut best: Option<(&str, Layer)> = None;
+        for key in keys(name) {
+            for &i in self.by_key.get(&key).into_iter().flatten() {
+                let (other, layers) = &self.names[i as usize];
+                let Some(&lowest) = layers.iter().min() else {
+                    continue;
+                };
+                if lowest < below
+                    && best.is_none_or(|(b, _)| other.as_str() < b)
+                    && strsim::osa_distance(name, other) == 1
+                    && !look_alike(name, other)
+                {
+                    best = Some((other, lowest));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Do `a` and `b` read as one name: equal once lowercased, or under the
+/// confusable skeleton? The look-alike warnings name such pairs already
+/// (`Writer` beside `writer`), so [`near_name`] does not say it again.
+fn look_alike(a: &str, b: &str) -> bool {
+    a.to_lowercase() == b.to_lowercase() || crate::layer::skeleton(a) == crate::layer::skeleton(b)
+}
+
+/// The keys of `name` ([`NameIndex`]): the hash of the name and of each
+/// string made by deleting one character; none past [`NEAR_NAME_CHARS`].
+fn keys(name: &str) -> Vec<u64> {
+    use std::hash::Hasher;
+    if name.chars().count() > NEAR_NAME_CHARS {
+        return Vec::new();
+    }
+    let hash = |a: &str, b: &str| {
+        let mut h = std::hash::DefaultHasher::new();
+        h.write(a.as_bytes());
+        h.write(b.as_bytes());
+        h.finish()
+    };
+    let mut out = vec![hash(name, "")];
+    for (i, c) in name.char_indices() {
+        out.push(hash(&name[..i], &name[i + c.len_utf8()..]));
+    }
+    out
+}
+
+/// The warning for skill `effective` (merged from `fragments`) if no
+/// layer below the one introducing it defines it, it has no instructions
+/// of its own (the spec's body field empty), and a lower layer defines a
+/// skill whose name is one edit from its own: at the fragment that
+/// introduced it. `index` is asked only for such a skill.
+pub(crate) fn near_name<'i>(
+    spec: &MergeSpec,
+    effective: &Effective,
+    fragments: &[Fragment],
+    index: impl FnOnce() -> &'i NameIndex,
+) -> Option<Diagnostic> {
+    let first = fragments.first()?;
+    if fragments.iter().any(|f| f.layer == Layer::Base) {
+        return None;
+    }
+    let instructions = spec.body_field.as_deref().is_some_and(|body| {
+        effective
+            .field(body)
+            .is_some_and(|m| !crate::postmerge::is_empty(&m.merged.to_value()))
+    });
+    if instructions {
+        return None;
+    }
+    let name = &effective.name;
+    let (other, other_layer) = index().one_edit_below(name, first.layer)?;
+    Some(
+        Diagnostic::warning(
+            Some(&first.path),
+            DiagnosticKind::NearName {
+                skill: crate::text::escape(name).into_owned(),
+                layer: first.layer,
+                other: crate::text::escape(other).into_owned(),
+                other_layer,
+            },
+        )
+        .in_layer(first.layer),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_one_edit_apart_are_found_below_a_layer() {
+        let index = NameIndex::new(vec![
+            ("pdf".into(), vec![Layer::Base]),
+            ("pdf-tables".into(), vec![Layer::Base, Layer::Team]),
+            ("pfd".into(), vec![Layer::Team]),
+            ("writer".into(), vec![Layer::Team]),
+        ]);
+        assert_eq!(
+            index.one_edit_below("pfd", Layer::Team),
+            Some(("pdf", Layer::Base))
+        );
+        assert_eq!(
+            index.one_edit_below("pd", Layer::Team),
+            Some(("pdf", Layer::Base))
+        );
+        assert_eq!(
+            index.one_edit_below("pdfs", Layer::Team),
+            Some(("pdf", Layer::Base))
+        );
+        assert_eq!(
+            index.one_edit_below("pdg", Layer::Team),
+            Some(("pdf", Layer::Base))
+        );
+        assert_eq!(
+            index.one_edit_below("pdf-table", Layer::Team),
+            Some(("pdf-tables", Layer::Base))
+        );
+        // Two edits, or only in the same layer: nothing.
+        assert_eq!(index.one_edit_below("pxy", Layer::Team), None);
+        assert_eq!(index.one_edit_below("writes", Layer::Team), None);
+        assert_eq!(
+            index.one_edit_below("writes", Layer::User),
+            Some(("writer", Layer::Team))
+        );
+    }
 }

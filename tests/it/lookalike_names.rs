@@ -250,3 +250,60 @@ fn distinct_names_pass() {
     }
     sb.run(&["validate", "--strict"]).ok();
 }
+
+/// Issue 42: a team-only skill whose name is one edit from a skill of a
+/// lower layer (`team/pfd.yaml` setting only `description`, beside base
+/// `pdf`) was exported as a new skill with no word: the override the team
+/// meant never applied. It is a warning with a did-you-mean in validate,
+/// export and list, and `validate --strict` fails on it. A deliberate
+/// team-only skill stays silent: one with its own instructions, or with a
+/// name further away.
+#[test]
+fn a_team_only_skill_one_edit_from_a_lower_one_is_a_warning() {
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write(
+        "base",
+        "pdf/SKILL.md",
+        "---\ndescription: PDF.\n---\nBody.\n",
+    );
+    sb.write("team", "pfd.yaml", "description: Our PDF skill.\n");
+    // Deliberate: its own instructions, one edit away; a distinct name.
+    sb.write(
+        "team",
+        "pdfs/SKILL.md",
+        "---\ndescription: Many PDFs.\n---\nRead each.\n",
+    );
+    sb.write("team", "house.yaml", "description: The team's own skill.\n");
+    let warning = "[ROOT]/layers/team/pfd.yaml: warning: skill 'pfd' is defined by no layer \
+                   below the team layer, and its name is one edit from 'pdf', which the base \
+                   layer defines: it is exported as a skill of its own, not as an override of \
+                   'pdf' (did you mean 'pdf'?); rename it to override 'pdf', or give it \
+                   instructions of its own if it is meant as a new skill";
+    let run = sb.run(&["validate"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(has_line(&run, warning), "{run:#?}");
+    assert!(
+        run.stdout
+            .ends_with("0 error(s), 1 warning(s) in 4 file(s)\n"),
+        "{run:#?}"
+    );
+    assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
+    // Export writes it, and says so.
+    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let said = "skill 'pfd' is defined by no layer below the team layer, and its name is one \
+                edit from 'pdf'";
+    assert!(run.stderr.contains(said), "{run:#?}");
+    assert!(sb.path().join("out/pfd/SKILL.md").exists());
+    // List says it too.
+    let run = sb.run(&["list"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(run.stderr.contains(said), "{run:#?}");
+    // Renamed as suggested, it is the override it was meant to be.
+    std::fs::rename(
+        sb.layer("team").join("pfd.yaml"),
+        sb.layer("team").join("pdf.yaml"),
+    )
+    .unwrap();
+    sb.run(&["validate", "--strict"]).ok();
+}

@@ -92,7 +92,7 @@ pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
             } else {
                 skills.resolve_fields(name, located, &printed)
             };
-            let (desc, switch, err) = match resolved {
+            let (desc, switch, err, near) = match resolved {
                 Ok(r) => {
                     let sw = bernstein_skills::target::switch(spec, r.effective());
                     let desc = match description(r.effective()) {
@@ -101,13 +101,20 @@ pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
                         v => v.to_string(),
                     };
                     let orphan = whole && skills.is_orphan(&r);
-                    (desc, Some((sw, orphan)), None)
+                    // A misspelt override is listed, and said.
+                    let near = whole.then(|| skills.misnamed_skill(&r)).flatten();
+                    (desc, Some((sw, orphan)), None, near)
                 }
-                Err(e) => (String::new(), None, Some(e.to_string())),
+                Err(e) => (String::new(), None, Some(e.to_string()), None),
             };
-            (name.clone(), desc, switch, err)
+            (name.clone(), desc, switch, err, near)
         },
     );
+    crate::output::warn_diagnostics(&items.iter().filter_map(|i| i.4.clone()).collect::<Vec<_>>());
+    let items: Vec<_> = items
+        .into_iter()
+        .map(|(n, d, s, e, _)| (n, d, s, e))
+        .collect();
     let names = &catalog;
     if names.is_empty() {
         output::print(&nothing_found(layers));
