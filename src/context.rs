@@ -262,7 +262,9 @@ impl Context {
         let spec = skills.spec();
         let targets = self.targets(spec, named)?;
         let project = if named.is_empty() {
-            upstream::project_targets(&self.layers_quiet())?
+            // Where the file is depends on the project, not its sources:
+            // the lock is read once, below.
+            upstream::project_targets(&self.layers_local())?
         } else {
             None
         };

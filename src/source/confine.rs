@@ -736,6 +736,15 @@ pub fn read_in_root(root: &Root, path: &Path, max: u64) -> Result<Vec<u8>, Refus
 /// Reads a file the user named (no root), refusing special and non-regular
 /// files, at most `max` bytes: for the merge spec.
 pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
+    let (file, size) = open_bounded(path, max)?;
+    read_capped(file, size, max)
+}
+
+/// Opens a file the user named as [`read_bounded`] does, for a reader
+/// that takes it a piece at a time (`sources.lock`): the file and the
+/// size it reports, refused when that is over `max`. The caller reads at
+/// most `max` bytes of it, whatever the size said.
+pub fn open_bounded(path: &Path, max: u64) -> Result<(std::fs::File, u64), Refusal> {
     let real = std::fs::canonicalize(path).map_err(Refusal::Io)?;
     if is_special(&real) {
         return Err(Refusal::Special { target: real });
@@ -751,7 +760,7 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
         },
         e => e.into(),
     })?;
-    read_regular(fd, max, false)
+    regular(fd, max, false)
 }
 
 /// The bytes of the open file `fd`, if it is a regular file of at most
@@ -759,6 +768,13 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refusal> {
 /// `one_link` asks, with a single hard link (the count is the open file's,
 /// so no swap can come between the check and the read).
 fn read_regular(fd: OwnedFd, max: u64, one_link: bool) -> Result<Vec<u8>, Refusal> {
+    let (file, size) = regular(fd, max, one_link)?;
+    read_capped(file, size, max)
+}
+
+/// The open file `fd` and its size, if it is a regular file that says it
+/// holds at most `max` bytes (and, where `one_link` asks, has one link).
+fn regular(fd: OwnedFd, max: u64, one_link: bool) -> Result<(std::fs::File, u64), Refusal> {
     let stat = rustix::fs::fstat(&fd)?;
     let t = FileType::from_raw_mode(stat.st_mode);
     if t != FileType::RegularFile {
@@ -774,7 +790,7 @@ fn read_regular(fd: OwnedFd, max: u64, one_link: bool) -> Result<Vec<u8>, Refusa
     if size > max {
         return Err(Refusal::TooLarge { size, limit: max });
     }
-    read_capped(std::fs::File::from(fd), size, max)
+    Ok((std::fs::File::from(fd), size))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ pub mod project;
 pub mod trust;
 
 pub use confine::{
-    ContentCheck, EntryKind, Refusal as ReadRefusal, Root, read_bounded, read_in_root,
+    ContentCheck, EntryKind, Refusal as ReadRefusal, Root, open_bounded, read_bounded, read_in_root,
 };
 pub use env::{Env, variable};
 pub(crate) use layers::unexportable_at;

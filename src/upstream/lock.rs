@@ -25,16 +25,28 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::refused;
-use super::sources::{read_text, toml_error};
+use super::sources::toml_error;
 use crate::digest::Digest;
 use crate::error::{ErrorKind, Result};
 
 /// The format version this build reads and writes.
 pub const VERSION: u32 = 1;
 
-/// The largest lock read: a digest line is about 100 bytes, and a source
-/// holds at most the layers' caps.
-const MAX_BYTES: u64 = 64 << 20;
+/// The largest lock read: 200,000 files ([`MAX_ENTRIES`]) of about 160
+/// bytes a line. It is read a line at a time and never held whole, so
+/// what it costs is its entries, not its size.
+pub(crate) const MAX_BYTES: u64 = 32 << 20;
+
+/// The most entries a lock holds: each source, each file and each name of
+/// an `executable` or `skills` list is one. One source's tree lists at
+/// most as many entries ([`super::git`]); a lock of more is refused at
+/// the line that passes the cap, before it is held.
+pub(crate) const MAX_ENTRIES: usize = 200_000;
+
+/// The largest lock read in a TOML form other than the tool's own (one
+/// edited by hand): the TOML reader holds a tree of the whole text, so
+/// such a lock is capped as the sources file is.
+const MAX_TOML_BYTES: u64 = super::sources::MAX_BYTES;
 
 const HEADER: &str = "# Written by `bernstein skills add` and `bernstein skills update --yes`; do not edit.\n# What each source of sources.toml resolved to: the commit and the SHA-256 of every file taken.\n";
 
@@ -93,29 +105,62 @@ impl Lock {
     /// Reads the lock; `None` if it does not exist. Merge-conflict markers,
     /// an unknown version, an unknown key or a digest that is not
     /// `sha256:` and 64 hexadecimal digits are errors naming the fix.
+    ///
+    /// The lock is read a line at a time, as the tool writes it, and built
+    /// as it is read: its text is never held, a lock over [`MAX_BYTES`] or
+    /// [`MAX_ENTRIES`] is refused at the line that passes the cap, and
+    /// comment lines cost only their reading. A lock in another TOML form
+    /// (edited by hand) is read as TOML up to [`MAX_TOML_BYTES`].
     pub fn read(path: &Path) -> Result<Option<Lock>> {
-        let Some(text) = read_text(path, MAX_BYTES)? else {
+        use std::io::{Read as _, Seek as _};
+        let Some((mut file, size)) = open_text(path, MAX_BYTES)? else {
             return Ok(None);
         };
-        Lock::parse(&text, path).map(Some)
+        let lock = {
+            let reader = std::io::BufReader::with_capacity(64 * 1024, (&file).take(MAX_BYTES + 1));
+            read_lines(reader, size, path)?
+        };
+        let lock = match lock {
+            Some(lock) => lock,
+            None => {
+                // Another TOML form, within the TOML cap: read it whole.
+                let mut bytes = Vec::new();
+                file.rewind()
+                    .and_then(|()| (&file).take(MAX_TOML_BYTES + 1).read_to_end(&mut bytes))
+                    .map_err(|e| refused(ErrorKind::Io, path, format!("cannot read: {e}")))?;
+                if bytes.len() as u64 > MAX_TOML_BYTES {
+                    return Err(refused(
+                        ErrorKind::Busy,
+                        path,
+                        format!(
+                            "grew past {} MiB while it was read; read it again",
+                            MAX_TOML_BYTES >> 20
+                        ),
+                    ));
+                }
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| refused(ErrorKind::Invalid, path, "not valid UTF-8"))?;
+                from_toml(&text, path)?
+            }
+        };
+        lock.check(path)?;
+        Ok(Some(lock))
     }
 
-    /// Parses the text of a lock at `path`.
+    /// Parses the text of a lock at `path`, as [`Lock::read`] reads the
+    /// file.
     pub fn parse(text: &str, path: &Path) -> Result<Lock> {
-        if let Some(n) = conflict_line(text) {
-            return Err(super::sources::located(
-                path,
-                Some((n + 1, 1)),
-                "the lock holds merge-conflict markers; resolve the conflict in sources.toml, then run `bernstein skills update --yes` to write the lock again",
-            ));
-        }
-        // The lock as this tool writes it is read line by line, and taken
-        // only if writing it again gives the very same text; anything else
-        // (a lock edited by hand) is read as TOML.
-        let lock: Lock = match fast::parse(text) {
-            Some(lock) if lock.to_bytes() == text.as_bytes() => lock,
-            _ => toml::from_str(text).map_err(|e| toml_error(path, text, &e))?,
+        let lock = match read_lines(text.as_bytes(), text.len() as u64, path)? {
+            Some(lock) => lock,
+            None => from_toml(text, path)?,
         };
+        lock.check(path)?;
+        Ok(lock)
+    }
+
+    /// The checks of what a lock says, however it was read.
+    fn check(&self, path: &Path) -> Result<()> {
+        let lock = self;
         if lock.version != VERSION {
             return Err(refused(
                 ErrorKind::Stale,
@@ -156,9 +201,18 @@ impl Lock {
                     return Err(at("path and plugin: a source has one of them".into()));
                 }
             }
+            // A skill's files are next to each other: its name is checked
+            // once.
+            let mut skill = None;
             for (file, digest) in &s.files {
-                check_file_name(file)
-                    .map_err(|m| at(format!("file '{}': {m}", crate::text::escape(file))))?;
+                let this = super::skill_of(file);
+                let checked = if skill == Some(this) {
+                    check_file_path(file)
+                } else {
+                    skill = Some(this);
+                    check_file_name(file)
+                };
+                checked.map_err(|m| at(format!("file '{}': {m}", crate::text::escape(file))))?;
                 if Digest::parse(digest).is_none() {
                     return Err(at(format!(
                         "file '{}': the digest is not sha256: and 64 lowercase hexadecimal digits",
@@ -173,7 +227,7 @@ impl Lock {
                 )));
             }
         }
-        Ok(lock)
+        Ok(())
     }
 
     /// The lock's bytes: a fixed header, then TOML with sorted sources and
@@ -228,25 +282,168 @@ impl Lock {
     }
 }
 
-/// The 0-based line of the first merge-conflict marker in `text`.
-fn conflict_line(text: &str) -> Option<usize> {
-    text.lines().position(|l| {
-        l.starts_with("<<<<<<<") || l.starts_with(">>>>>>>") || l.starts_with("=======")
-    })
+/// Is `line` a merge-conflict marker?
+fn is_conflict(line: &[u8]) -> bool {
+    line.starts_with(b"<<<<<<<") || line.starts_with(b">>>>>>>") || line.starts_with(b"=======")
+}
+
+/// The error for a lock with merge-conflict markers, the first at `line`.
+fn conflicted(path: &Path, line: usize) -> crate::error::Error {
+    super::sources::located(
+        path,
+        Some((line, 1)),
+        "the lock holds merge-conflict markers; resolve the conflict in sources.toml, then run `bernstein skills update --yes` to write the lock again",
+    )
 }
 
 /// Does the lock at `path` hold merge-conflict markers? Then `update
 /// --yes` writes it again from the sources file alone.
 pub fn is_conflicted(path: &Path) -> bool {
-    matches!(read_text(path, MAX_BYTES), Ok(Some(t)) if conflict_line(&t).is_some())
+    use std::io::{BufRead as _, Read as _};
+    let Ok(Some((file, _))) = open_text(path, MAX_BYTES) else {
+        return false;
+    };
+    let mut reader = std::io::BufReader::with_capacity(64 * 1024, file.take(MAX_BYTES));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return false,
+            Ok(_) if is_conflict(&line) => return true,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// A lock in a TOML form other than the tool's own, whole in `text`.
+fn from_toml(text: &str, path: &Path) -> Result<Lock> {
+    if let Some(n) = text.lines().position(|l| is_conflict(l.as_bytes())) {
+        return Err(conflicted(path, n + 1));
+    }
+    let lock: Lock = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+    let entries = lock
+        .sources
+        .values()
+        .map(|s| 1 + s.files.len() + s.executable.len() + s.skills.as_ref().map_or(0, Vec::len))
+        .sum::<usize>();
+    if entries > MAX_ENTRIES {
+        return Err(refused(ErrorKind::Invalid, path, too_many()));
+    }
+    Ok(lock)
+}
+
+/// What to do about a lock the tool cannot read.
+const REWRITE: &str = "restore the lock from version control, or remove it and run `bernstein skills update --yes` to write it again";
+
+/// Why a lock over [`MAX_ENTRIES`] is refused.
+fn too_many() -> String {
+    format!(
+        "the lock holds more than {MAX_ENTRIES} entries (sources, files, and names in `executable` and `skills` lists), more than a source's tree may list; {REWRITE}"
+    )
+}
+
+/// Reads a lock a line at a time from `reader` (`size`: the size the file
+/// reports); `None` when a line is not one the tool writes and the lock
+/// is small enough to read as TOML instead.
+fn read_lines(mut reader: impl std::io::BufRead, size: u64, path: &Path) -> Result<Option<Lock>> {
+    let mut parser = fast::Parser::default();
+    let mut line = Vec::new();
+    let mut n = 0;
+    let mut read: u64 = 0;
+    // The first line not in the tool's form, if any; past it, lines are
+    // only looked at for conflict markers.
+    let mut foreign: Option<usize> = None;
+    loop {
+        line.clear();
+        let got = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| refused(ErrorKind::Io, path, format!("cannot read: {e}")))?;
+        if got == 0 {
+            break;
+        }
+        n += 1;
+        read += got as u64;
+        if read > MAX_BYTES {
+            return Err(refused(
+                ErrorKind::Invalid,
+                path,
+                format!("is over the {} MiB limit for a lock", MAX_BYTES >> 20),
+            ));
+        }
+        if is_conflict(&line) {
+            return Err(conflicted(path, n));
+        }
+        if foreign.is_some() {
+            continue;
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let Ok(text) = std::str::from_utf8(text) else {
+            return Err(super::sources::located(
+                path,
+                Some((n, 1)),
+                "not valid UTF-8",
+            ));
+        };
+        match parser.line(text, n) {
+            Ok(()) => {}
+            Err(fast::Bad::TooMany) => {
+                return Err(super::sources::located(path, Some((n, 1)), &too_many()));
+            }
+            Err(fast::Bad::Foreign(_)) if size <= MAX_TOML_BYTES => return Ok(None),
+            Err(fast::Bad::Foreign(at)) => foreign = Some(at),
+        }
+    }
+    let at = match foreign {
+        Some(at) => at,
+        None => match parser.finish() {
+            Ok(lock) => return Ok(Some(lock)),
+            Err(_) if size <= MAX_TOML_BYTES => return Ok(None),
+            Err(at) => at,
+        },
+    };
+    Err(super::sources::located(
+        path,
+        Some((at, 1)),
+        &format!(
+            "not a line of a lock as `bernstein skills` writes it; a lock over {} MiB is read only in that form; {REWRITE}",
+            MAX_TOML_BYTES >> 20
+        ),
+    ))
+}
+
+/// Opens a text file the project commits, as
+/// [`super::sources::read_text`] reads one: `None` if it does not exist;
+/// a symlink, a special file or one whose size is over `max` refused.
+fn open_text(path: &Path, max: u64) -> Result<Option<(std::fs::File, u64)>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(refused(ErrorKind::Io, path, format!("cannot read: {e}"))),
+        Ok(m) if !m.file_type().is_file() => {
+            return Err(refused(
+                ErrorKind::Unsafe,
+                path,
+                "not a regular file (a symlink or a directory); refused",
+            ));
+        }
+        Ok(_) => {}
+    }
+    crate::source::open_bounded(path, max)
+        .map(Some)
+        .map_err(|r| refused(r.error_kind(), path, r.describe(path, "project")))
 }
 
 /// A locked file's name: `SKILL/PATH`, `/`-separated, every component a
 /// visible, printable name.
 pub fn check_file_name(file: &str) -> std::result::Result<(), &'static str> {
+    crate::layer::check_name(super::skill_of(file))?;
+    check_file_path(file)
+}
+
+/// [`check_file_name`] but for the skill's name.
+fn check_file_path(file: &str) -> std::result::Result<(), &'static str> {
     let mut parts = file.split('/');
-    let skill = parts.next().unwrap_or("");
-    crate::layer::check_name(skill)?;
+    parts.next();
     let mut any = false;
     for c in parts {
         any = true;
@@ -355,7 +552,206 @@ mod fast {
         }
     }
 
-    /// A basic string at the start of `s`, and what follows it.
+    /// Why a line was not taken.
+    pub(super) enum Bad {
+        /// Not a line the tool writes, at this line (a source left
+        /// incomplete is named at its header).
+        Foreign(usize),
+        /// Past [`super::MAX_ENTRIES`].
+        TooMany,
+    }
+
+    /// What [`Parser`] is in the middle of.
+    #[derive(Default)]
+    struct Current {
+        name: String,
+        /// The line of its `[source.NAME]`.
+        line: usize,
+        url: Option<String>,
+        git_ref: Option<String>,
+        commit: Option<String>,
+        path: Option<String>,
+        plugin: Option<String>,
+        skills: Option<Vec<String>>,
+        executable: Option<Vec<String>>,
+        /// Its `[source.NAME.files]` table has begun.
+        in_files: bool,
+        /// Its files, in strictly increasing order, as written.
+        files: Vec<(String, String)>,
+    }
+
+    /// The lock as [`write`] writes it, read a line at a time and built as
+    /// it is read. Every line it takes means to a TOML reader what it
+    /// means here, so no second reading is needed: comments and blank
+    /// lines anywhere, `version` before the first table, each source's
+    /// table then its `files` table, sources and files in strictly
+    /// increasing order (which TOML's refusal of a key given twice needs),
+    /// each key once, strings with the escapes `write` makes (`\"`, `\\`,
+    /// `\uXXXX`). Anything else is [`Bad::Foreign`], for the TOML reader.
+    #[derive(Default)]
+    pub(super) struct Parser {
+        lock: Lock,
+        version: bool,
+        current: Option<Current>,
+        entries: usize,
+    }
+
+    impl Parser {
+        /// Takes line `n` (without its line break).
+        pub(super) fn line(&mut self, line: &str, n: usize) -> Result<(), Bad> {
+            let foreign = Bad::Foreign(n);
+            if line.is_empty() {
+                return Ok(());
+            }
+            if let Some(comment) = line.strip_prefix('#') {
+                // TOML allows no control character but tab in a comment.
+                return if comment.chars().any(|c| c.is_control() && c != '\t') {
+                    Err(foreign)
+                } else {
+                    Ok(())
+                };
+            }
+            if let Some(v) = line.strip_prefix("version = ") {
+                if self.version || self.current.is_some() || !self.lock.sources.is_empty() {
+                    return Err(foreign);
+                }
+                // Decimal digits as TOML writes an integer: no sign, no
+                // leading zero.
+                if v.is_empty()
+                    || !v.bytes().all(|b| b.is_ascii_digit())
+                    || (v.len() > 1 && v.starts_with('0'))
+                {
+                    return Err(foreign);
+                }
+                self.lock.version = v.parse().map_err(|_| Bad::Foreign(n))?;
+                self.version = true;
+                return Ok(());
+            }
+            if let Some(rest) = line.strip_prefix("[source.") {
+                let (name, rest) = take_key(rest).ok_or(Bad::Foreign(n))?;
+                if rest == ".files]" {
+                    return match &mut self.current {
+                        Some(c) if c.name == name && !c.in_files => {
+                            c.in_files = true;
+                            Ok(())
+                        }
+                        _ => Err(foreign),
+                    };
+                }
+                if rest != "]" {
+                    return Err(foreign);
+                }
+                self.end_source()?;
+                if self
+                    .lock
+                    .sources
+                    .last_key_value()
+                    .is_some_and(|(last, _)| *last >= name)
+                {
+                    return Err(foreign);
+                }
+                self.count(1)?;
+                self.current = Some(Current {
+                    name,
+                    line: n,
+                    ..Current::default()
+                });
+                return Ok(());
+            }
+            let Some(c) = self.current.as_mut() else {
+                return Err(foreign);
+            };
+            if c.in_files {
+                let (f, rest) = take_string(line).ok_or(Bad::Foreign(n))?;
+                let (d, rest) = take_string(rest.strip_prefix(" = ").ok_or(Bad::Foreign(n))?)
+                    .ok_or(Bad::Foreign(n))?;
+                if !rest.is_empty() || c.files.last().is_some_and(|(last, _)| *last >= f) {
+                    return Err(foreign);
+                }
+                c.files.push((f, d));
+                return self.count(1);
+            }
+            let (k, v) = line.split_once(" = ").ok_or(Bad::Foreign(n))?;
+            let budget = super::MAX_ENTRIES - self.entries;
+            match k {
+                "skills" | "executable" => {
+                    let slot = if k == "skills" {
+                        &mut c.skills
+                    } else {
+                        &mut c.executable
+                    };
+                    if slot.is_some() {
+                        return Err(foreign);
+                    }
+                    let items = take_array(v, budget)?.ok_or(Bad::Foreign(n))?;
+                    self.entries += items.len();
+                    *slot = Some(items);
+                }
+                "url" | "ref" | "commit" | "path" | "plugin" => {
+                    let slot = match k {
+                        "url" => &mut c.url,
+                        "ref" => &mut c.git_ref,
+                        "commit" => &mut c.commit,
+                        "path" => &mut c.path,
+                        _ => &mut c.plugin,
+                    };
+                    let (v, rest) = take_string(v).ok_or(Bad::Foreign(n))?;
+                    if slot.is_some() || !rest.is_empty() {
+                        return Err(foreign);
+                    }
+                    *slot = Some(v);
+                }
+                _ => return Err(foreign),
+            }
+            Ok(())
+        }
+
+        fn count(&mut self, n: usize) -> Result<(), Bad> {
+            self.entries += n;
+            if self.entries > super::MAX_ENTRIES {
+                Err(Bad::TooMany)
+            } else {
+                Ok(())
+            }
+        }
+
+        /// Ends the source being read, which must be whole.
+        fn end_source(&mut self) -> Result<(), Bad> {
+            let Some(c) = self.current.take() else {
+                return Ok(());
+            };
+            let (Some(url), Some(commit), true) = (c.url, c.commit, c.in_files) else {
+                return Err(Bad::Foreign(c.line));
+            };
+            self.lock.sources.insert(
+                c.name,
+                LockedSource {
+                    url,
+                    git_ref: c.git_ref,
+                    commit,
+                    path: c.path,
+                    plugin: c.plugin,
+                    skills: c.skills,
+                    executable: c.executable.unwrap_or_default(),
+                    // Sorted already: built at once, each node full.
+                    files: c.files.into_iter().collect::<BTreeMap<_, _>>(),
+                },
+            );
+            Ok(())
+        }
+
+        /// The lock read, or the line of the source left incomplete.
+        pub(super) fn finish(mut self) -> Result<Lock, usize> {
+            match self.end_source() {
+                Ok(()) => Ok(self.lock),
+                Err(Bad::Foreign(at)) => Err(at),
+                Err(Bad::TooMany) => unreachable!("ending a source adds no entry"),
+            }
+        }
+    }
+
+    /// A basic string at the start of `s`, as [`string`] writes one, and
+    /// what follows it.
     fn take_string(s: &str) -> Option<(String, &str)> {
         let rest = s.strip_prefix('"')?;
         let mut out = String::new();
@@ -367,12 +763,20 @@ mod fast {
                     '"' => out.push('"'),
                     '\\' => out.push('\\'),
                     'u' => {
-                        let hex: String =
-                            (0..4).filter_map(|_| chars.next().map(|x| x.1)).collect();
-                        out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+                        let start = i + 2;
+                        let hex = rest.get(start..start + 4)?;
+                        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                            return None;
+                        }
+                        out.push(char::from_u32(u32::from_str_radix(hex, 16).ok()?)?);
+                        for _ in 0..4 {
+                            chars.next();
+                        }
                     }
                     _ => return None,
                 },
+                // What `string` escapes is never there raw.
+                c if c.is_control() => return None,
                 c => out.push(c),
             }
         }
@@ -389,103 +793,30 @@ mod fast {
         (end > 0).then(|| (s[..end].to_owned(), &s[end..]))
     }
 
-    fn take_array(s: &str) -> Option<Vec<String>> {
-        let mut rest = s.strip_prefix('[')?;
+    /// An array of strings as [`array`] writes one, the whole of `s`; at
+    /// most `budget` items, else [`Bad::TooMany`].
+    fn take_array(s: &str, budget: usize) -> Result<Option<Vec<String>>, Bad> {
+        let Some(mut rest) = s.strip_prefix('[') else {
+            return Ok(None);
+        };
         let mut out = Vec::new();
         if let Some(r) = rest.strip_prefix(']') {
-            return r.is_empty().then_some(out);
+            return Ok(r.is_empty().then_some(out));
         }
         loop {
-            let (item, r) = take_string(rest)?;
+            let Some((item, r)) = take_string(rest) else {
+                return Ok(None);
+            };
+            if out.len() == budget {
+                return Err(Bad::TooMany);
+            }
             out.push(item);
             if let Some(r) = r.strip_prefix(", ") {
                 rest = r;
             } else {
-                return (r == "]").then_some(out);
+                return Ok((r == "]").then_some(out));
             }
         }
-    }
-
-    /// The lock as [`write`] writes it, read line by line; `None` at the
-    /// first line it would not have written (the caller then checks the
-    /// whole text by writing the result again).
-    pub(super) fn parse(text: &str) -> Option<Lock> {
-        let mut lock = Lock::default();
-        let mut current: Option<(String, LockedSource)> = None;
-        let mut in_files = false;
-        for line in text.lines() {
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            if let Some(v) = line.strip_prefix("version = ") {
-                lock.version = v.parse().ok()?;
-                continue;
-            }
-            if let Some(rest) = line.strip_prefix("[source.") {
-                let (name, rest) = take_key(rest)?;
-                if rest == ".files]" {
-                    in_files = current.as_ref().is_some_and(|(n, _)| *n == name);
-                    if !in_files {
-                        return None;
-                    }
-                    continue;
-                }
-                if rest != "]" {
-                    return None;
-                }
-                if let Some((n, s)) = current.take() {
-                    lock.sources.insert(n, s);
-                }
-                current = Some((
-                    name,
-                    LockedSource {
-                        url: String::new(),
-                        git_ref: None,
-                        commit: String::new(),
-                        path: None,
-                        plugin: None,
-                        skills: None,
-                        executable: Vec::new(),
-                        files: BTreeMap::new(),
-                    },
-                ));
-                in_files = false;
-                continue;
-            }
-            let (_, s) = current.as_mut()?;
-            if in_files {
-                let (f, rest) = take_string(line)?;
-                let (d, rest) = take_string(rest.strip_prefix(" = ")?)?;
-                if !rest.is_empty() {
-                    return None;
-                }
-                s.files.insert(f, d);
-                continue;
-            }
-            let (k, v) = line.split_once(" = ")?;
-            match k {
-                "skills" => s.skills = Some(take_array(v)?),
-                "executable" => s.executable = take_array(v)?,
-                _ => {
-                    let (v, rest) = take_string(v)?;
-                    if !rest.is_empty() {
-                        return None;
-                    }
-                    match k {
-                        "url" => s.url = v,
-                        "ref" => s.git_ref = Some(v),
-                        "commit" => s.commit = v,
-                        "path" => s.path = Some(v),
-                        "plugin" => s.plugin = Some(v),
-                        _ => return None,
-                    }
-                }
-            }
-        }
-        if let Some((n, s)) = current.take() {
-            lock.sources.insert(n, s);
-        }
-        Some(lock)
     }
 }
 
@@ -594,11 +925,129 @@ mod tests {
         let text = String::from_utf8(lock.to_bytes()).unwrap();
         let by_toml: Lock = toml::from_str(&text).unwrap();
         assert_eq!(by_toml, lock, "{text}");
-        let fast = fast::parse(&text).unwrap();
+        // Read by the line reader, not the TOML fallback.
+        let fast = read_lines(text.as_bytes(), u64::MAX, Path::new("sources.lock"))
+            .unwrap()
+            .unwrap();
         assert_eq!(fast, lock, "{text}");
         // A lock written by hand in another TOML style is read too.
         let hand = "version = 1\n[source.x]\nurl = 'https://example.com/x'\ncommit = \"2222222222222222222222222222222222222222\"\nfiles = { \"a/SKILL.md\" = \"sha256:eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee\" }\n";
         let read = Lock::parse(hand, Path::new("sources.lock")).unwrap();
         assert_eq!(read.sources["x"].files.len(), 1);
+    }
+
+    /// A lock of two sources, as the tool writes it.
+    fn written() -> String {
+        let mut lock = Lock::default();
+        for name in ["a", "b.c"] {
+            let mut files = BTreeMap::new();
+            for f in ["s/SKILL.md", "s/x.py", "t/SKILL.md"] {
+                files.insert(f.to_owned(), format!("sha256:{}", "e".repeat(64)));
+            }
+            lock.sources.insert(
+                name.to_owned(),
+                LockedSource {
+                    url: "https://example.com/acme/x".into(),
+                    git_ref: Some("v1".into()),
+                    commit: "1".repeat(40),
+                    path: None,
+                    plugin: Some("p".into()),
+                    skills: Some(vec!["s".into(), "t".into()]),
+                    executable: vec!["s/x.py".into()],
+                    files,
+                },
+            );
+        }
+        String::from_utf8(lock.to_bytes()).unwrap()
+    }
+
+    /// The line reader takes a line only where a TOML reader reads the
+    /// same: over many edits of a written lock, whatever it takes, TOML
+    /// reads as the same lock (or TOML refuses and so does the reader).
+    #[test]
+    fn what_the_line_reader_takes_toml_reads_the_same() {
+        let text = written();
+        let lines: Vec<&str> = text.lines().collect();
+        let odd = [
+            "version = 1",
+            "version = 01",
+            "version = +1",
+            "url = \"https://example.com/acme/y\"",
+            "ref = \"v2\"",
+            "skills = [\"s\"]",
+            "skills = [\"s\", \"s\"]",
+            "\"s/SKILL.md\" = \"sha256:0000\"",
+            "\"a/SKILL.md\" = \"x\"",
+            "\"z/SKILL.md\" = \"x\"",
+            "\"z/\\u+041\" = \"x\"",
+            "\"z/\\u0041\" = \"x\"",
+            "\"z/\\u00\" = \"x\"",
+            "\"z/\\n\" = \"x\"",
+            "\"z/\tt\" = \"x\"",
+            "\"z/SKILL.md\" = \"x\" # c",
+            "# a comment",
+            "#\u{7f}",
+            "[source.a]",
+            "[source.a.files]",
+            "[source.\"a\"]",
+            "[source.zz]",
+            "[source.zz.files]",
+            "[source]",
+            " [source.q]",
+            "files = {}",
+            "",
+        ];
+        let path = Path::new("sources.lock");
+        let mut taken = 0;
+        for at in 0..=lines.len() {
+            for line in odd {
+                // Insert the line at `at`, then replace line `at` by it.
+                for replace in [false, true] {
+                    if replace && at == lines.len() {
+                        continue;
+                    }
+                    let mut edited = lines.clone();
+                    if replace {
+                        edited[at] = line;
+                    } else {
+                        edited.insert(at, line);
+                    }
+                    let edited = edited.join("\n") + "\n";
+                    let fast = read_lines(edited.as_bytes(), u64::MAX, path);
+                    let by_toml = toml::from_str::<Lock>(&edited);
+                    if let Ok(Some(lock)) = fast {
+                        taken += 1;
+                        assert_eq!(Ok(&lock), by_toml.as_ref().map_err(|_| ()), "{edited}");
+                    }
+                }
+            }
+        }
+        assert!(
+            taken > 100,
+            "the reader took too few edits to tell: {taken}"
+        );
+    }
+
+    /// Past the size read as TOML, a lock is read in the tool's form only,
+    /// and what is not is one error at its line.
+    #[test]
+    fn a_large_lock_not_in_the_tools_form_is_located() {
+        let text = written();
+        let path = Path::new("sources.lock");
+        let out_of_order = text.replacen("\"s/SKILL.md\"", "\"u/SKILL.md\"", 1);
+        // Small: read as TOML, which takes any order.
+        assert!(Lock::parse(&out_of_order, path).is_ok());
+        let padding = "#\n".repeat(MAX_TOML_BYTES as usize);
+        let big = format!("{out_of_order}{padding}");
+        let err = Lock::parse(&big, path).unwrap_err().to_string();
+        let line = out_of_order
+            .lines()
+            .position(|l| l.starts_with("\"s/x.py\""))
+            .unwrap()
+            + 1;
+        assert!(err.contains(&format!("sources.lock:{line}:1:")), "{err}");
+        assert!(err.contains("not a line of a lock"), "{err}");
+        // In the tool's form, the padding costs nothing but its reading.
+        assert!(Lock::parse(&format!("{text}{padding}"), path).is_ok());
     }
 }

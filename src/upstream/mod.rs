@@ -208,11 +208,9 @@ fn check_locked(sources: &SourcesFile, lock: &Lock, paths: &Paths) -> Result<()>
             Some(_) => {}
         }
     }
-    if let Some(name) = lock
-        .sources
-        .keys()
-        .find(|n| !sources.sources.iter().any(|s| &s.name == *n))
-    {
+    let listed: std::collections::BTreeSet<&str> =
+        sources.sources.iter().map(|s| s.name.as_str()).collect();
+    if let Some(name) = lock.sources.keys().find(|n| !listed.contains(n.as_str())) {
         return Err(refused(
             ErrorKind::Stale,
             &paths.lock,
@@ -274,7 +272,7 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Lay
         }
     };
     let (_, lock) = project;
-    let local: Vec<String> = layers
+    let local: std::collections::BTreeSet<String> = layers
         .names()
         .into_iter()
         .filter(|(_, in_layers)| in_layers.contains(&Layer::Base))
@@ -299,7 +297,7 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Lay
         let problem = locked
             .skills_taken()
             .into_iter()
-            .find(|s| local.iter().any(|l| l == s))
+            .find(|s| local.contains(*s))
             .map(|skill| Error::Refused {
                 kind: ErrorKind::Conflict,
                 path: None,

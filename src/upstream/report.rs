@@ -617,22 +617,34 @@ fn section_changes(change: &mut SkillChange, old: &[(Key, String)], new: &[(Key,
         old.iter().map(|(k, t)| (k.label(), (k, t))).collect();
     let new_map: BTreeMap<String, (&Key, &String)> =
         new.iter().map(|(k, t)| (k.label(), (k, t))).collect();
-    let mut added: Vec<&String> = new_map
+    let added: Vec<&String> = new_map
         .keys()
         .filter(|k| !old_map.contains_key(*k))
         .collect();
+    // The added sections by body, each body's in label order: a removed
+    // section is renamed to the first added one with its body, found by
+    // a lookup rather than a walk of every added section.
+    let mut by_body: std::collections::HashMap<String, std::collections::VecDeque<&String>> =
+        std::collections::HashMap::new();
+    for a in &added {
+        let (_, t) = new_map[*a];
+        by_body.entry(body(t)).or_default().push_back(*a);
+    }
+    let mut renamed_to = std::collections::BTreeSet::new();
     for (label, (_, text)) in &old_map {
         match new_map.get(label) {
             Some((_, t)) if t != text => change.sections_changed.push(label.clone()),
             Some(_) => {}
             None => {
-                let renamed = added.iter().position(|a| {
-                    let (_, t) = new_map[*a];
-                    !body(text).trim().is_empty() && body(t) == body(text)
-                });
+                let old_body = body(text);
+                let renamed = if old_body.trim().is_empty() {
+                    None
+                } else {
+                    by_body.get_mut(&old_body).and_then(|q| q.pop_front())
+                };
                 match renamed {
-                    Some(i) => {
-                        let to = added.remove(i);
+                    Some(to) => {
+                        renamed_to.insert(to);
                         change.sections_renamed.push([label.clone(), to.clone()]);
                     }
                     None => change.sections_removed.push(label.clone()),
@@ -640,5 +652,9 @@ fn section_changes(change: &mut SkillChange, old: &[(Key, String)], new: &[(Key,
             }
         }
     }
-    change.sections_added = added.into_iter().cloned().collect();
+    change.sections_added = added
+        .into_iter()
+        .filter(|a| !renamed_to.contains(a))
+        .cloned()
+        .collect();
 }

@@ -104,11 +104,14 @@ pub fn review(
     before: Option<&Before<'_>>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
+    let was_executable: BTreeSet<&str> = before
+        .map(|b| b.executable.iter().map(String::as_str).collect())
+        .unwrap_or_default();
     for (file, bytes) in new {
         let old_digest = before.and_then(|b| b.digests.get(file));
         let same = old_digest.is_some_and(|d| Digest::parse(d) == Some(Digest::of(bytes)));
         let is_exec = executable.contains(file);
-        let was_exec = before.is_some_and(|b| b.executable.iter().any(|f| f == file));
+        let was_exec = was_executable.contains(file.as_str());
         let made_exec = is_exec && !was_exec && old_digest.is_some();
         if same && !made_exec {
             continue;

@@ -28,7 +28,7 @@ use super::refused;
 use crate::error::{ErrorKind, Result};
 
 /// The largest sources file read.
-pub(crate) const MAX_BYTES: u64 = 1 << 20;
+pub const MAX_BYTES: u64 = 1 << 20;
 
 /// One source as the sources file names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,21 +113,49 @@ impl Allow {
     /// as git and curl read the URL ([`super::location`]); a URL that
     /// cannot be read is refused.
     pub fn refuses(&self, url: &str) -> Option<String> {
-        self.refuses_as(url, &IN_FILE)
+        self.judge(&IN_FILE).refuses(url)
     }
 
-    fn refuses_as(&self, url: &str, names: &Names) -> Option<String> {
+    /// The places of this `[allow]`, made ready to judge many URLs: each
+    /// host normalised once, hosts and owners looked up in sets, so that
+    /// judging every source of a file costs a lookup per source, not a
+    /// walk of the lists.
+    fn judge<'a>(&'a self, names: &'a Names) -> Judge<'a> {
+        Judge {
+            allow: self,
+            names,
+            hosts: self
+                .hosts
+                .as_ref()
+                .map(|h| h.iter().map(|h| super::location::normal_host(h)).collect()),
+            owners: self
+                .owners
+                .as_ref()
+                .map(|o| o.iter().map(String::as_str).collect()),
+        }
+    }
+}
+
+/// An [`Allow`] ready to judge URLs ([`Allow::judge`]).
+struct Judge<'a> {
+    allow: &'a Allow,
+    names: &'a Names,
+    hosts: Option<std::collections::BTreeSet<String>>,
+    owners: Option<std::collections::BTreeSet<&'a str>>,
+}
+
+impl Judge<'_> {
+    fn refuses(&self, url: &str) -> Option<String> {
+        let (allow, names) = (self.allow, self.names);
         let location = match super::location::parse(url) {
             Ok(l) => l,
             Err(e) => return Some(e.to_string()),
         };
         let (Some(host), Some(owner)) = (&location.host, location.owner()) else {
-            return (!self.local).then(|| format!("a local repository, and {}", names.local));
+            return (!allow.local).then(|| format!("a local repository, and {}", names.local));
         };
-        if let Some(hosts) = &self.hosts
-            && !hosts
-                .iter()
-                .any(|h| super::location::normal_host(h) == *host)
+        if let (Some(hosts), Some(set)) = (&allow.hosts, &self.hosts)
+            && !set.contains(host)
         {
             return Some(format!(
                 "host '{}' is not one of {} ({})",
@@ -136,8 +164,8 @@ impl Allow {
                 crate::text::list(hosts.iter().map(String::as_str), false)
             ));
         }
-        if let Some(owners) = &self.owners
-            && !owners.iter().any(|o| o == owner)
+        if let (Some(owners), Some(set)) = (&allow.owners, &self.owners)
+            && !set.contains(owner)
         {
             return Some(format!(
                 "owner '{}' is not one of {} ({})",
@@ -204,9 +232,23 @@ impl Policy {
 
     /// Why the pin refuses `url`, if it does.
     pub fn refuses(&self, url: &str) -> Option<String> {
-        self.pinned
+        self.judge().refuses(url)
+    }
+
+    /// The pin made ready to judge many URLs.
+    fn judge(&self) -> PinJudge<'_> {
+        PinJudge(self.pinned.as_ref().map(|p| p.judge(&PINNED)))
+    }
+}
+
+/// A [`Policy`] ready to judge URLs.
+struct PinJudge<'a>(Option<Judge<'a>>);
+
+impl PinJudge<'_> {
+    fn refuses(&self, url: &str) -> Option<String> {
+        self.0
             .as_ref()
-            .and_then(|p| p.refuses_as(url, &PINNED))
+            .and_then(|j| j.refuses(url))
             .map(|why| format!("{why} (pinned by the environment)"))
     }
 }
@@ -228,6 +270,7 @@ impl SourcesFile {
     /// environment's `policy` and by the file's own `[allow]`.
     pub fn parse(text: &str, path: &Path, policy: &Policy) -> Result<SourcesFile> {
         let file: SourcesFile = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+        let pin = policy.judge();
         let mut seen = std::collections::BTreeSet::new();
         for s in &file.sources {
             let at = |m: String| {
@@ -243,7 +286,7 @@ impl SourcesFile {
             }
             check_url(&s.url)
                 .map_err(|m| at(format!("url {}: {m}", super::location::Shown(&s.url))))?;
-            if let Some(why) = policy.refuses(&s.url) {
+            if let Some(why) = pin.refuses(&s.url) {
                 return Err(refused(
                     ErrorKind::Unsafe,
                     path,
@@ -274,10 +317,11 @@ impl SourcesFile {
             }
         }
         if let Some(allow) = &file.allow
+            && let judge = allow.judge(&IN_FILE)
             && let Some((s, why)) = file
                 .sources
                 .iter()
-                .find_map(|s| allow.refuses(&s.url).map(|w| (s, w)))
+                .find_map(|s| judge.refuses(&s.url).map(|w| (s, w)))
         {
             return Err(refused(
                 ErrorKind::Unsafe,
@@ -290,7 +334,7 @@ impl SourcesFile {
             ));
         }
         for (skill, source) in &file.prefer {
-            if !file.sources.iter().any(|s| &s.name == source) {
+            if !seen.contains(source) {
                 return Err(refused(
                     ErrorKind::Invalid,
                     path,

@@ -224,6 +224,29 @@ fn a_forged_or_broken_trust_file_trusts_nothing() {
     assert_eq!(listing(&global_skills(&sb)), Vec::<String>::new());
 }
 
+/// Issue 44 #7: a trust file at its 16 MiB cap of `"name": ""` pairs
+/// (1.5 million files) cost 274 MiB to read. A file's digest is read as
+/// 64 hexadecimal digits or the trust file is refused, so an entry is at
+/// least 70 bytes and the cap bounds what is held.
+#[test]
+fn a_trust_file_whose_digests_are_not_digests_trusts_nothing() {
+    let (sb, repo) = clone();
+    in_dir(&sb, &repo, &["trust"]).ok();
+    let file = sb
+        .path()
+        .join("home/.local/state/bernstein/skills/trusted.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let digest = text
+        .split('"')
+        .find(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+        .unwrap()
+        .to_owned();
+    std::fs::write(&file, text.replace(&digest, "")).unwrap();
+    let err = in_dir(&sb, &repo, &["export", "--target", "claude-code"]);
+    assert_snapshot(err.failed(), snapshot_file("trust-not-digests.stderr"));
+    assert_eq!(listing(&global_skills(&sb)), Vec::<String>::new());
+}
+
 #[test]
 fn the_project_files_beside_the_layer_are_trusted_with_it() {
     let (sb, repo) = clone();

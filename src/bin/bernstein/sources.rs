@@ -283,34 +283,42 @@ fn wanted(args: &AddArgs) -> Result<Vec<SourceSpec>> {
     }])
 }
 
+/// The largest `skills-lock.json` read: the fragment cap. What it names
+/// becomes a sources file, itself capped at 1 MiB.
+const MAX_IMPORT_BYTES: u64 = 4 << 20;
+
 /// The sources of another installer's lock (`skills-lock.json`: `{"version":
 /// 1, "skills": {NAME: {"source", "sourceType", "ref", "skillPath"}}}`):
 /// one source per repository, ref and directory, with the skills it lists.
+///
+/// The file is read into what is used of it, never into a tree of its
+/// every value; sources are named by lookups, not by walks of those named
+/// so far.
 fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
     let bad = |m: String| Error::Refused {
         kind: ErrorKind::Invalid,
         path: Some(PathBuf::from(text::path(file))),
         message: m,
     };
-    let text_ = upstream::sources::read_text(file, 16 << 20)?.ok_or_else(|| Error::Refused {
-        kind: ErrorKind::NotFound,
-        path: Some(PathBuf::from(text::path(file))),
-        message: "does not exist".into(),
-    })?;
-    let doc: serde_json::Value = serde_json::from_str(&text_)
+    let text_ =
+        upstream::sources::read_text(file, MAX_IMPORT_BYTES)?.ok_or_else(|| Error::Refused {
+            kind: ErrorKind::NotFound,
+            path: Some(PathBuf::from(text::path(file))),
+            message: "does not exist".into(),
+        })?;
+    let doc: import::Doc = serde_json::from_str(&text_)
         .map_err(|e| bad(format!("{}:{}: {e}", e.line(), e.column())))?;
+    drop(text_);
     let skills = doc
-        .get("skills")
-        .and_then(|s| s.as_object())
+        .skills
         .ok_or_else(|| bad("no \"skills\" object: not a skills-lock.json".into()))?;
     // (url, ref, path) -> skills
     let mut groups: BTreeMap<(String, Option<String>, Option<String>), Vec<String>> =
         BTreeMap::new();
     for (name, entry) in skills {
-        let field = |k: &str| entry.get(k).and_then(|v| v.as_str()).map(str::to_owned);
-        let at = |m: &str| bad(format!("skill '{}': {m}", text::escape(name)));
-        let source = field("source").ok_or_else(|| at("no \"source\""))?;
-        let url = match field("sourceType").as_deref() {
+        let at = |m: &str| bad(format!("skill '{}': {m}", text::escape(&name)));
+        let source = entry.source.0.ok_or_else(|| at("no \"source\""))?;
+        let url = match entry.source_type.0.as_deref() {
             Some("github") | None if !source.contains("://") => {
                 let (u, _) =
                     parse_source(&source).map_err(|_| at("\"source\" is not OWNER/REPO"))?;
@@ -325,7 +333,7 @@ fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
             }
         };
         // `skills/pdf/SKILL.md`: the skill `pdf` in the directory `skills`.
-        let (path, skill) = match field("skillPath") {
+        let (path, skill) = match entry.skill_path.0 {
             Some(p) => {
                 let dir = p
                     .strip_suffix("/SKILL.md")
@@ -341,21 +349,30 @@ fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
             None => (None, name.clone()),
         };
         groups
-            .entry((url, field("ref"), path))
+            .entry((url, entry.git_ref.0, path))
             .or_default()
             .push(skill);
     }
     let mut out: Vec<SourceSpec> = Vec::new();
+    let mut taken = std::collections::BTreeSet::new();
+    // The next number to try after each base name.
+    let mut next: BTreeMap<String, usize> = BTreeMap::new();
     for ((url, git_ref, path), mut skills) in groups {
         skills.sort();
         skills.dedup();
         let (_, base) = parse_source(&url)?;
         let mut name = base.clone();
-        let mut n = 1;
-        while out.iter().any(|s| s.name == name) {
-            n += 1;
-            name = format!("{base}-{n}");
+        if taken.contains(&name) {
+            let n = next.entry(base.clone()).or_insert(1);
+            loop {
+                *n += 1;
+                name = format!("{base}-{n}");
+                if !taken.contains(&name) {
+                    break;
+                }
+            }
         }
+        taken.insert(name.clone());
         out.push(SourceSpec {
             name,
             url,
@@ -369,6 +386,151 @@ fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
         return Err(bad("lists no skills".into()));
     }
     Ok(out)
+}
+
+/// What `add --import` reads of a `skills-lock.json`: the strings it
+/// uses; every other value is skipped as it is read, never built.
+mod import {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    pub struct Doc {
+        #[serde(default)]
+        pub skills: Option<Skills>,
+    }
+
+    /// The `skills` object; anything else there reads as none.
+    pub struct Skills(BTreeMap<String, Entry>);
+
+    impl IntoIterator for Skills {
+        type Item = (String, Entry);
+        type IntoIter = std::collections::btree_map::IntoIter<String, Entry>;
+        fn into_iter(self) -> Self::IntoIter {
+            self.0.into_iter()
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Skills {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Option<BTreeMap<String, Entry>>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object of skills")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Self::Value, A::Error> {
+                    // A name given twice: the last one, as a JSON object
+                    // reader keeps.
+                    let mut out = BTreeMap::new();
+                    while let Some((k, v)) = map.next_entry::<String, Entry>()? {
+                        out.insert(k, v);
+                    }
+                    Ok(Some(out))
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<Self::Value, A::Error> {
+                    while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                    Ok(None)
+                }
+                fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                    Ok(None)
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                    Ok(None)
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                    Ok(None)
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                    Ok(None)
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                    Ok(None)
+                }
+                fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                    Ok(None)
+                }
+            }
+            d.deserialize_any(Visit)?
+                .map(Skills)
+                .ok_or_else(|| serde::de::Error::custom("\"skills\" is not an object"))
+        }
+    }
+
+    /// One skill's entry: the fields `add` uses.
+    #[derive(Deserialize)]
+    pub struct Entry {
+        #[serde(default)]
+        pub source: Text,
+        #[serde(default, rename = "sourceType")]
+        pub source_type: Text,
+        #[serde(default, rename = "ref")]
+        pub git_ref: Text,
+        #[serde(default, rename = "skillPath")]
+        pub skill_path: Text,
+    }
+
+    /// A string, or `None` for any other value (skipped as it is read).
+    #[derive(Default)]
+    pub struct Text(pub Option<String>);
+
+    impl<'de> Deserialize<'de> for Text {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Text;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_str<E>(self, v: &str) -> Result<Text, E> {
+                    Ok(Text(Some(v.to_owned())))
+                }
+                fn visit_string<E>(self, v: String) -> Result<Text, E> {
+                    Ok(Text(Some(v)))
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Text, A::Error> {
+                    while map
+                        .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                        .is_some()
+                    {}
+                    Ok(Text(None))
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<Text, A::Error> {
+                    while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                    Ok(Text(None))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Text, E> {
+                    Ok(Text(None))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Text, E> {
+                    Ok(Text(None))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Text, E> {
+                    Ok(Text(None))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Text, E> {
+                    Ok(Text(None))
+                }
+                fn visit_unit<E>(self) -> Result<Text, E> {
+                    Ok(Text(None))
+                }
+            }
+            d.deserialize_any(Visit)
+        }
+    }
 }
 
 pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
@@ -463,9 +625,11 @@ fn appended(old_text: &str, specs: &[SourceSpec], paths: &Paths) -> Result<Strin
     } else {
         toml::from_str::<SourcesFile>(old_text).unwrap_or_default()
     };
+    let names: std::collections::BTreeSet<&str> =
+        existing.sources.iter().map(|s| s.name.as_str()).collect();
     let mut new_text = old_text.to_owned();
     for spec in specs {
-        if existing.sources.iter().any(|s| s.name == spec.name) {
+        if names.contains(spec.name.as_str()) {
             return Err(Error::Refused {
                 kind: ErrorKind::Conflict,
                 path: Some(PathBuf::from(text::path(&paths.sources))),
@@ -482,6 +646,17 @@ fn appended(old_text: &str, specs: &[SourceSpec], paths: &Paths) -> Result<Strin
             new_text.push('\n');
         }
         new_text.push_str(&SourcesFile::entry_text(spec));
+        if new_text.len() as u64 > upstream::sources::MAX_BYTES {
+            // Never a file no command reads.
+            return Err(Error::Refused {
+                kind: ErrorKind::InvalidInput,
+                path: Some(PathBuf::from(text::path(&paths.sources))),
+                message: format!(
+                    "with these sources the file would be over the {} MiB a sources file may hold; nothing was fetched or written",
+                    upstream::sources::MAX_BYTES >> 20
+                ),
+            });
+        }
     }
     Ok(new_text)
 }
@@ -497,14 +672,16 @@ fn add_into(
     // The file as it will be: the text there now, with a table more per
     // source (appended, so that its comments and order stay).
     let old_text = match std::fs::symlink_metadata(&paths.sources) {
-        Ok(_) => upstream::sources::read_text(&paths.sources, 1 << 20)?.unwrap_or_default(),
+        Ok(_) => upstream::sources::read_text(&paths.sources, upstream::sources::MAX_BYTES)?
+            .unwrap_or_default(),
         Err(_) => String::new(),
     };
     let new_text = appended(&old_text, &specs, paths)?;
     let file = SourcesFile::parse(&new_text, &paths.sources, policy)?;
     let lock = Lock::read(&paths.lock)?.unwrap_or_default();
-    let new_names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
-    let is_new = |n: &str| new_names.iter().any(|s| s == n);
+    let new_names: std::collections::BTreeSet<String> =
+        specs.iter().map(|s| s.name.clone()).collect();
+    let is_new = |n: &str| new_names.contains(n);
     // Every other source as locked (from the cache, or fetched at its
     // commit), the new ones fetched at their refs.
     let mut fetched = BTreeMap::new();

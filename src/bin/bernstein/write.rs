@@ -76,10 +76,16 @@ fn refusal(path: &Path, what: &str, force_helps: bool) -> Error {
 }
 
 /// Is `bytes` a JSON Schema this tool wrote (an `$id` in our namespace)?
+/// Only `$id` is kept: every other value is skipped as it is read, so a
+/// file of millions of small values (the file may be committed) costs
+/// no tree of them.
 fn is_our_schema(bytes: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Value>(bytes).is_ok_and(|v| {
-        v.get("$id")
-            .and_then(|id| id.as_str())
-            .is_some_and(|id| id.starts_with("urn:bernstein-skills:schema:"))
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(rename = "$id")]
+        id: Option<String>,
+    }
+    serde_json::from_slice::<Head>(bytes).is_ok_and(|h| {
+        h.id.is_some_and(|id| id.starts_with("urn:bernstein-skills:schema:"))
     })
 }
