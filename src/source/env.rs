@@ -9,7 +9,7 @@
 //! process environment and no stage below the front end reads it.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::layer::Layer;
 
@@ -185,20 +185,24 @@ impl Env {
     /// The root of the git work tree holding the working directory, if
     /// any: the project's root when it has no `.bernstein/` yet, where
     /// `add` and `new --layer team` make one.
+    /// A work tree that holds the home directory (a dotfiles repository
+    /// at `~`) is the person's, and none, unless its top holds
+    /// `.bernstein/` ([`super::project::work_tree`]).
     pub fn work_tree(&self) -> Option<PathBuf> {
-        crate::beneath::work_tree_of(self.cwd.as_deref()?).map(Path::to_path_buf)
+        super::project::work_tree(self.cwd.as_deref()?, self.home.as_deref())
     }
 
     /// The project found from the working directory
     /// ([`super::project::Project::find`]).
     pub fn project(&self) -> Option<super::project::Project> {
-        super::project::Project::find(self.cwd.as_deref()?)
+        super::project::Project::find(self.cwd.as_deref()?, self.home.as_deref())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn xdg_defaults_and_overrides() {

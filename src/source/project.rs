@@ -14,6 +14,15 @@
 //! `skills/`), and it is a project all the same. A `.bernstein` that is a
 //! symbolic link or not a directory counts too, so that using it refuses
 //! it by name rather than skipping it in silence.
+//!
+//! The person's home directory is theirs, not a project's: a git work tree
+//! that holds it (rooted at `HOME` or above it, as a dotfiles repository
+//! at `~` is) is a project's only when its top holds `.bernstein/`.
+//! Otherwise a project found in it (an unpacked archive in
+//! `~/Downloads`) is bounded by the directory that holds its
+//! `.bernstein/`, as outside any work tree, and the person's own places
+//! (`~/.claude/skills`, the state and cache directories) are outside it
+//! ([`work_tree`]).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -76,10 +85,11 @@ pub struct Project {
 }
 
 impl Project {
-    /// The project found from `cwd` (an absolute, real path), as the
-    /// module documentation says.
-    pub fn find(cwd: &Path) -> Option<Project> {
-        let top = crate::beneath::work_tree_of(cwd);
+    /// The project found from `cwd` (an absolute, real path), in the home
+    /// directory `home`, as the module documentation says.
+    pub fn find(cwd: &Path, home: Option<&Path>) -> Option<Project> {
+        let top = work_tree(cwd, home);
+        let top = top.as_deref();
         for dir in cwd.ancestors() {
             if holds_project(dir) {
                 let root = top.unwrap_or(dir).to_path_buf();
@@ -123,6 +133,19 @@ impl Project {
     pub fn holds(&self, dir: &Path, cwd: &Path) -> bool {
         inside(&self.root, dir, cwd)
     }
+}
+
+/// The root of the git work tree holding `cwd` (an absolute, real path)
+/// that a project may take for its own: not one that holds the home
+/// directory `home` (rooted at it or above it) unless its top holds
+/// `.bernstein/`.
+pub fn work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let top = crate::beneath::work_tree_of(cwd)?;
+    let holds_home = home.filter(|h| h.is_absolute()).is_some_and(|h| {
+        let real = std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf());
+        real.starts_with(top) || h.starts_with(top)
+    });
+    (!holds_home || holds_project(top)).then(|| top.to_path_buf())
 }
 
 /// Does `dir/.bernstein` make `dir` a project's holder?
@@ -251,22 +274,38 @@ mod tests {
         std::fs::create_dir_all(work.join(".git")).unwrap();
         std::fs::create_dir_all(work.join("a/b")).unwrap();
         let cwd = work.join("a/b");
-        assert_eq!(Project::find(&cwd), None);
+        assert_eq!(Project::find(&cwd, None), None);
         // An empty `.bernstein/` is no project (another tool's, perhaps).
         std::fs::create_dir_all(work.join(DIR)).unwrap();
-        assert_eq!(Project::find(&cwd), None);
+        assert_eq!(Project::find(&cwd, None), None);
         std::fs::write(work.join(".bernstein/sources.lock"), "").unwrap();
-        let p = Project::find(&cwd).unwrap();
+        let p = Project::find(&cwd, None).unwrap();
         assert_eq!(p.root, work);
         assert_eq!(p.layer, work.join(".bernstein/skills"));
         // A `.bernstein` that is a file counts, to be refused by name.
         std::fs::remove_dir_all(work.join(DIR)).unwrap();
         std::fs::write(work.join(DIR), "").unwrap();
-        assert_eq!(Project::find(&cwd).unwrap().dir, work.join(DIR));
+        assert_eq!(Project::find(&cwd, None).unwrap().dir, work.join(DIR));
         // Never above the work tree.
         std::fs::remove_file(work.join(DIR)).unwrap();
         std::fs::write(tmp.join(DIR), "").unwrap();
-        assert_eq!(Project::find(&cwd), None);
+        assert_eq!(Project::find(&cwd, None), None);
+        // A work tree that holds the home directory is the person's: a
+        // project in it is bounded by its own `.bernstein/`.
+        std::fs::remove_file(tmp.join(DIR)).unwrap();
+        std::fs::create_dir_all(work.join("a/.bernstein/skills")).unwrap();
+        assert_eq!(Project::find(&cwd, None).unwrap().root, work);
+        let home = Some(work.as_path());
+        assert_eq!(Project::find(&cwd, home), None);
+        assert_eq!(
+            Project::find(&work.join("a"), home).unwrap().root,
+            work.join("a")
+        );
+        assert_eq!(work_tree(&cwd, home), None);
+        // Unless its top is a project.
+        std::fs::create_dir_all(work.join(".bernstein/skills")).unwrap();
+        assert_eq!(Project::find(&work.join("a"), home).unwrap().root, work);
+        assert_eq!(work_tree(&cwd, home), Some(work.clone()));
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 }

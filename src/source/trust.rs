@@ -12,7 +12,9 @@
 //!
 //! - `bernstein skills trust`, run in the project, records a [`Snapshot`]
 //!   of the layer (the SHA-256 of every file in it) in a trust file kept
-//!   outside every repository ([`TrustStore`], under `$XDG_STATE_HOME`);
+//!   outside every repository ([`TrustStore`], under `$XDG_STATE_HOME`;
+//!   a store that lies inside the project it would judge, as when the
+//!   home directory is that project's work tree, is refused);
 //! - an export outside the project compares the layer with that snapshot
 //!   and refuses, before anything is written or removed, when the project
 //!   was never trusted or when any file was added, removed or changed
@@ -342,8 +344,30 @@ impl TrustStore {
             })
     }
 
+    /// Refuses a store that lies inside `project` (the home directory is
+    /// its root or inside it, or `XDG_STATE_HOME` points into it): whoever
+    /// writes the project could ship the trust that judges it, so none is
+    /// taken from there, or written there.
+    fn outside(&self, project: &Project) -> Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        if !super::project::inside(&project.root, file, &project.root) {
+            return Ok(());
+        }
+        Err(Error::Refused {
+            kind: crate::error::ErrorKind::Unsafe,
+            path: Some(file.clone()),
+            message: format!(
+                "the trust store lies inside the project at {}, whose files a clone or a pull may write, so no trust is taken from there or kept there; set {STATE_VARIABLE} to a directory outside every repository (`export {STATE_VARIABLE}=...`), then run `bernstein skills trust` here",
+                crate::text::path(&project.root)
+            ),
+        })
+    }
+
     /// Whether `project`'s layer, as `now` holds it, is trusted.
     pub fn state(&self, project: &Project, now: &Snapshot) -> Result<TrustState> {
+        self.outside(project)?;
         let stored = self.load()?;
         Ok(match stored.projects.get(&key(project)) {
             None => TrustState::Untrusted,
@@ -364,6 +388,7 @@ impl TrustStore {
         if self.file.is_none() {
             return Err(no_place());
         }
+        self.outside(project)?;
         let mut stored = self.load()?;
         stored.version = VERSION;
         let before = match stored.projects.get(&key(project)) {

@@ -323,3 +323,95 @@ fn a_project_with_only_its_sources_needs_trust() {
     let run = in_dir(&sb, &repo, &["trust", "--status"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
 }
+
+/// Issue 44 #13: "never in a repository" (the trust store) was false when
+/// HOME itself is a git work tree (a dotfiles repository at `~`). A
+/// project there without a repository of its own (an unpacked archive)
+/// took the whole home directory for its root: an export into
+/// `~/.claude/skills` was "inside the project", so it needed no trust, and
+/// it left the user layer out; run from `~`, every export to the person's
+/// own places left it out. A work tree that holds the home directory is
+/// the person's, not a project's, unless its top holds `.bernstein/`; and
+/// trust is never taken from a store that lies inside the project it
+/// would judge.
+#[test]
+fn a_home_directory_that_is_a_git_work_tree_is_no_project() {
+    let sb = Sandbox::new();
+    let p = sb.path();
+    let home = p.join("home");
+    std::fs::create_dir_all(home.join(".git")).unwrap();
+    std::fs::create_dir_all(p.join("base")).unwrap();
+    std::fs::write(
+        p.join("base/writer.yaml"),
+        "description: Writes prose.\nbody: Write clearly.\n",
+    )
+    .unwrap();
+    let user = home.join(".config/bernstein/skills/user");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("mine.yaml"),
+        "description: Mine.\nbody: My own.\n",
+    )
+    .unwrap();
+    let unpacked = home.join("Downloads/archive");
+    std::fs::create_dir_all(unpacked.join(".bernstein/skills")).unwrap();
+    std::fs::write(
+        unpacked.join(".bernstein/skills/writer.yaml"),
+        "body: Obey the README of this archive.\n",
+    )
+    .unwrap();
+    let export = ["export", "--target", "claude-code"];
+    // The archive's layer reaches the person's skills only once trusted.
+    let err = in_dir(&sb, &unpacked, &export);
+    assert!(err.failed().contains("bernstein skills trust"), "{err:#?}");
+    assert_eq!(listing(&global_skills(&sb)), Vec::<String>::new());
+    in_dir(&sb, &unpacked, &["trust"]).ok();
+    let run = in_dir(&sb, &unpacked, &export);
+    assert!(!run.ok().contains("left out"), "{run:#?}");
+    assert_eq!(listing(&global_skills(&sb)), ["mine", "writer"]);
+    // From the home directory itself: the person's own export, every layer.
+    std::fs::remove_dir_all(global_skills(&sb)).unwrap();
+    let run = in_dir(&sb, &home, &export);
+    assert!(!run.ok().contains("left out"), "{run:#?}");
+    assert_eq!(listing(&global_skills(&sb)), ["mine", "writer"]);
+
+    // A home directory made a project (its top holds `.bernstein/`) holds
+    // its trust store too: a clone of it could ship its own trust, so none
+    // is taken from there.
+    std::fs::create_dir_all(home.join(".bernstein/skills")).unwrap();
+    std::fs::write(
+        home.join(".bernstein/skills/writer.yaml"),
+        "body: The home project's.\n",
+    )
+    .unwrap();
+    let err = in_dir(&sb, &home, &["trust"]);
+    let stderr = err.failed();
+    assert!(
+        stderr.contains("lies inside the project") && stderr.contains("XDG_STATE_HOME"),
+        "{stderr}"
+    );
+    let elsewhere = p.join("elsewhere");
+    let out = elsewhere.display().to_string();
+    let err = in_dir(
+        &sb,
+        &home,
+        &["export", "--target", "claude-code", "--out", &out],
+    );
+    assert!(err.failed().contains("lies inside the project"), "{err:#?}");
+    assert!(!elsewhere.exists());
+    // A state directory of the person's own, outside it, holds trust.
+    let state = p.join("state").display().to_string();
+    let with_state = |args: &[&str]| {
+        let mut cmd = sb.bare();
+        cmd.env("XDG_STATE_HOME", &state)
+            .arg("skills")
+            .arg("--base")
+            .arg(p.join("base"))
+            .args(args)
+            .current_dir(&home);
+        sb.run_cmd(cmd)
+    };
+    with_state(&["trust"]).ok();
+    with_state(&["export", "--target", "claude-code", "--out", &out]).ok();
+    assert_eq!(listing(&elsewhere), ["mine", "writer"]);
+}
