@@ -32,7 +32,9 @@ pub enum Relation {
     /// history (a pin to an older commit, a ref edited by hand).
     Backward,
     /// Neither descends from the other: upstream's history was rewritten
-    /// (a force-push), or the ref now names another line of history.
+    /// (a force-push), or the ref now names another line of history; or
+    /// the new commit does not descend from the old one, which upstream
+    /// no longer has at all.
     Diverged,
     /// Not known within the history fetched ([`HISTORY_DEPTH`] commits of
     /// each), or the old commit cannot be fetched any more.
@@ -99,7 +101,16 @@ pub fn movement(url: &str, rev: Option<&str>, old: &str, new: &str) -> Movement 
         };
     }
     let Ok(Some(old_tip)) = h.fetch_rev(old) else {
-        return unknown;
+        // Upstream no longer serves the locked commit, and the new one's
+        // whole history does not hold it: the history it was in was
+        // rewritten (a force-push, a tag moved onto an amended commit).
+        return match h.cut(&tip) {
+            Ok(false) => Movement {
+                relation: Relation::Diverged,
+                commits: None,
+            },
+            _ => unknown,
+        };
     };
     if let Ok(Some(n)) = h.ahead(new, &old_tip) {
         return Movement {

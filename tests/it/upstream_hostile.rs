@@ -374,6 +374,62 @@ fn a_tag_moved_upstream_is_a_rewrite_that_needs_its_own_flag() {
     );
 }
 
+/// Issue 44 #9: a tag force-moved to a commit that does not descend from
+/// the one locked (upstream rewrote its history: the release commit
+/// amended, the branch reset and pushed with force) is named with the
+/// tag and said to be a rewrite of history, in the text report and its
+/// JSON, whether or not the old commit is still on some branch.
+#[test]
+fn a_tag_moved_off_its_history_says_history_was_rewritten() {
+    for old_kept in [true, false] {
+        let (sb, up) = collection();
+        git(&up.dir, &["tag", "v1.0.0"]);
+        run(&sb, &["add", &up.url(), "--ref", "v1.0.0"]).success();
+        let lock = std::fs::read_to_string(lock_file(&sb)).unwrap();
+        let old = git(&up.dir, &["rev-parse", "HEAD"]);
+        if old_kept {
+            git(&up.dir, &["branch", "-q", "kept"]);
+        }
+        // The release commit amended: same parent, another commit.
+        up.write(
+            "writer/SKILL.md",
+            "---\nname: writer\ndescription: Rewritten.\n---\nW.\n",
+        );
+        git(&up.dir, &["add", "-A"]);
+        git(&up.dir, &["commit", "-q", "--amend", "-m", "amended"]);
+        git(&up.dir, &["tag", "-f", "v1.0.0"]);
+        if !old_kept {
+            git(&up.dir, &["reflog", "expire", "--expire=now", "--all"]);
+            git(&up.dir, &["gc", "-q", "--prune=now"]);
+        }
+        let new = git(&up.dir, &["rev-parse", "HEAD"]);
+        let check = run(&sb, &["update", "--check"]);
+        assert_eq!(check.code, Some(1), "{check:?}");
+        let text = stable(&check.stdout, &[old.clone(), new.clone()]);
+        assert!(
+            text.contains(
+                "  tag v1.0.0 was moved upstream: it named [COMMIT1-12], it now names [COMMIT2-12]"
+            ),
+            "{old_kept}: {text}"
+        );
+        assert!(
+            text.contains("upstream's history was rewritten"),
+            "{old_kept}: {text}"
+        );
+        let json = run(&sb, &["update", "--json"]).json();
+        super::json::assert_matches("update", &json);
+        let source = &json["sources"][0];
+        assert_eq!(source["tag_moved"], "v1.0.0", "{json:#}");
+        assert_eq!(
+            source["history"]["relation"], "diverged",
+            "{old_kept}: {json:#}"
+        );
+        // Nothing written without the flag.
+        assert_eq!(run(&sb, &["update", "--yes"]).code, Some(1));
+        assert_eq!(std::fs::read_to_string(lock_file(&sb)).unwrap(), lock);
+    }
+}
+
 /// Issue 44 #10: a tree entry named `/abs/path` (a tree git itself would
 /// refuse with `fetch.fsckObjects`) was taken, the lock got
 /// `pdf//abs/...`, which every command then refused: the project was
