@@ -78,10 +78,10 @@ impl TargetSearch {
     /// once), with what reading it gave.
     pub fn all(&self) -> Vec<(String, Result<Target>)> {
         let loader = self.loader();
-        self.names()
+        self.files()
             .into_iter()
-            .map(|n| {
-                let t = loader.find(&n);
+            .map(|(n, path)| {
+                let t = loader.load_file(&path);
                 (n, t)
             })
             .collect()
@@ -137,19 +137,29 @@ impl TargetSearch {
 
     /// Every target name found, sorted.
     pub fn names(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .dirs
-            .iter()
-            .filter_map(|d| std::fs::read_dir(d).ok())
-            .flatten()
-            .filter_map(|e| {
-                let name = e.ok()?.file_name().into_string().ok()?;
-                name.strip_suffix(".yaml").map(str::to_owned)
-            })
-            .filter(|n| !n.starts_with('.'))
-            .collect();
-        out.sort();
-        out.dedup();
+        self.files().into_iter().map(|(n, _)| n).collect()
+    }
+
+    /// Every target found, by name, sorted, with the file that a search by
+    /// that name finds (the first directory's).
+    fn files(&self) -> Vec<(String, PathBuf)> {
+        let mut out: Vec<(String, PathBuf)> = Vec::new();
+        for dir in &self.dirs {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut here: Vec<(String, PathBuf)> = entries
+                .filter_map(|e| {
+                    let e = e.ok()?;
+                    let name = e.file_name().into_string().ok()?;
+                    let stem = name.strip_suffix(".yaml")?;
+                    (!stem.starts_with('.')).then(|| (stem.to_owned(), e.path()))
+                })
+                .filter(|(n, _)| !out.iter().any(|(k, _)| k == n))
+                .collect();
+            out.append(&mut here);
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
 }
@@ -267,6 +277,11 @@ impl Loader<'_> {
                     .join(", ")
             )));
         };
+        // A base read already (the one many targets extend) is no part of
+        // the chain being read: it is had as it is.
+        if let Some(t) = self.read.borrow().get(&path) {
+            return Ok(t.clone());
+        }
         let chain = self.chain.borrow().clone();
         let names = |upto: &[(PathBuf, String)], last: &str| {
             upto.iter()
@@ -275,13 +290,16 @@ impl Loader<'_> {
                 .collect::<Vec<_>>()
                 .join(" > ")
         };
-        let same = |a: &Path| {
-            a == path
-                || std::fs::canonicalize(a)
-                    .ok()
-                    .is_some_and(|a| std::fs::canonicalize(&path).ok().is_some_and(|b| a == b))
+        // The same file, or one of the same name reached another way (a
+        // circle through files of other names is bounded by the depth).
+        let same = |(a, stem): &(PathBuf, String)| {
+            *a == path
+                || (stem == name
+                    && std::fs::canonicalize(a)
+                        .ok()
+                        .is_some_and(|a| std::fs::canonicalize(&path).ok().is_some_and(|b| a == b)))
         };
-        if let Some(at) = chain.iter().position(|(p, _)| same(p)) {
+        if let Some(at) = chain.iter().position(same) {
             return Err(BaseProblem::Located(format!(
                 "'extends' goes round in a circle: {} ({} extends itself through the others)",
                 names(&chain[at..], name),
