@@ -207,3 +207,70 @@ fn a_pinned_source_says_how_far_the_default_branch_moved() {
         "{json:#}"
     );
 }
+
+/// Issue 42: `update --yes` makes the lock match `sources.toml`, or says
+/// what stops it: a `skills` list naming a skill the source does not have
+/// is one error naming it and what the source has, and the lock stays as
+/// it was; mended, the same command writes it. A plugin named in place of
+/// a path is locked again at the same commit, like any other key.
+#[test]
+fn update_yes_says_what_stops_it_and_writes_nothing_then() {
+    let (sb, up, commits) = three_releases();
+    run(&sb, &["add", &up.url(), "--ref", &commits[1]]).success();
+    let sources = std::fs::read_to_string(sources_file(&sb)).unwrap();
+    let lock = std::fs::read_to_string(lock_file(&sb)).unwrap();
+    std::fs::write(
+        sources_file(&sb),
+        sources.replace("[[source]]\n", "[[source]]\nskills = [\"a\", \"zz\"]\n"),
+    )
+    .unwrap();
+    let err = run(&sb, &["update", "--yes"]);
+    let stderr = err.failed();
+    assert!(
+        stderr.contains("no skill 'zz'") && stderr.contains("it has: a, b"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(lock_file(&sb)).unwrap(), lock);
+    std::fs::write(
+        sources_file(&sb),
+        sources.replace("[[source]]\n", "[[source]]\nskills = [\"a\"]\n"),
+    )
+    .unwrap();
+    run(&sb, &["update", "--yes"]).success();
+    assert_eq!(locked_commit(&sb), commits[1], "a pin never moves");
+    run(&sb, &["list"]).ok();
+    // The collection declares a plugin; naming it is locked again at the
+    // pinned commit too.
+    up.write(
+        ".claude-plugin/marketplace.json",
+        r#"{"plugins": [{"name": "just-a", "source": "./", "skills": ["./a"]}]}"#,
+    );
+    let with_plugin = up.commit();
+    std::fs::write(
+        sources_file(&sb),
+        sources
+            .replace(&commits[1], &with_plugin)
+            .replace("[[source]]\n", "[[source]]\nplugin = \"just-a\"\n"),
+    )
+    .unwrap();
+    run(&sb, &["update", "--yes"]).success();
+    assert_eq!(locked_commit(&sb), with_plugin);
+    let listed = run(&sb, &["list", "--json"]).json();
+    assert_eq!(listed["skills"].as_array().unwrap().len(), 1, "{listed:#}");
+}
+
+/// Issue 42: a lock that moves backwards is never silent, whatever moves
+/// it: the branch it follows reset upstream to an older commit, too.
+#[test]
+fn a_branch_reset_upstream_moves_the_lock_back_and_says_so() {
+    let (sb, up, commits) = three_releases();
+    run(&sb, &["add", &up.url(), "--ref", "main"]).success();
+    git(&up.dir, &["reset", "-q", "--hard", &commits[0]]);
+    let out = run(&sb, &["update", "--yes"]);
+    let text = out.success();
+    assert!(
+        text.contains("back 2 commit(s)") && text.contains("the lock moves backwards in history"),
+        "{text}"
+    );
+    assert_eq!(locked_commit(&sb), commits[0]);
+}
