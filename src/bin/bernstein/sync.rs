@@ -39,8 +39,17 @@ pub struct SyncArgs {
     pub git_ref: Option<String>,
     /// With SOURCE: the directory inside the repository that holds the
     /// skills.
-    #[arg(long, value_name = "DIR", requires = "source")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "source",
+        conflicts_with = "plugin"
+    )]
     pub path: Option<String>,
+    /// With SOURCE: take the skills this plugin of the repository's Claude
+    /// Code marketplace file (.claude-plugin/marketplace.json) declares.
+    #[arg(long, value_name = "NAME", requires = "source")]
+    pub plugin: Option<String>,
     /// With SOURCE: take only this skill (repeatable).
     #[arg(long = "skill", value_name = "NAME", requires = "source")]
     pub skills: Vec<String>,
@@ -98,7 +107,7 @@ pub fn run(args: SyncArgs, ctx: &Context) -> Result<ExitCode> {
                 import: None,
                 git_ref: args.git_ref.clone(),
                 path: args.path.clone(),
-                plugin: None,
+                plugin: args.plugin.clone(),
                 skills: args.skills.clone(),
                 name: args.name.clone(),
                 strict: args.strict,
