@@ -20,7 +20,7 @@ use crate::error::{Diagnostic, Error, Result};
 use crate::fragment::DEFAULT_MAX_BYTES;
 use crate::source::trust::TrustStore;
 use crate::source::{Env, LayerFlags, Layers, PlaceSource, Project};
-use crate::spec::{self as specmod, FoundSpec, MergeSpec, SpecSearch, SpecSource};
+use crate::spec::{self as specmod, FoundSpec, MergeSpec, SpecCache, SpecSearch, SpecSource};
 use crate::target::{Target, TargetSearch};
 use crate::upstream::{self, Cache, Paths};
 
@@ -127,7 +127,11 @@ impl Context {
         let found = self.spec_search().resolve()?;
         let bytes = MergeSpec::read(&found.path)?;
         let stale = found.source == SpecSource::Installed && bytes != specmod::SHIPPED;
-        let spec = MergeSpec::from_bytes(bytes, &found.path)?;
+        let cache = self
+            .env
+            .cache_dir()
+            .map(|home| SpecCache::new(home, self.env.exe.as_deref()));
+        let spec = MergeSpec::from_bytes_cached(bytes, &found.path, cache.as_ref())?;
         Ok((spec, FoundSpec { stale, ..found }))
     }
 

@@ -28,6 +28,10 @@ pub(super) struct RuleChecker<'c> {
     pub(super) fail: &'c dyn Fn(&str, String) -> Error,
     /// Rules checked so far, at every depth ([`MAX_RULES`]).
     pub(super) rules: std::cell::Cell<usize>,
+    /// Check what only a compiled schema judges (a default, an enum
+    /// value, a pattern): off for spec bytes that passed in this build
+    /// ([`super::cache`]).
+    pub(super) schemas: bool,
 }
 
 impl RuleChecker<'_> {
@@ -132,7 +136,8 @@ impl RuleChecker<'_> {
                     minimum,
                     maximum,
                 };
-                let mut value = value_rule(item, "", "type").map_err(|(at, m)| problem(&at, m))?;
+                let mut value = value_rule_checked(item, "", "type", self.schemas)
+                    .map_err(|(at, m)| problem(&at, m))?;
                 if sections.is_some() && (depth > 0 || !value.is_only(ValueType::String)) {
                     return Err(problem(
                         "sections",
@@ -154,7 +159,8 @@ impl RuleChecker<'_> {
                             ),
                         ));
                     }
-                    let items = items_rule(items).map_err(|(at, m)| problem(&at, m))?;
+                    let items =
+                        items_rule(items, self.schemas).map_err(|(at, m)| problem(&at, m))?;
                     value.items = Some(Box::new(items));
                 }
                 (
@@ -173,7 +179,9 @@ impl RuleChecker<'_> {
             } => {
                 needs_v2("unique", unique.is_some())?;
                 let items = match items {
-                    Some(items) => items_rule(items).map_err(|(at, m)| problem(&at, m))?,
+                    Some(items) => {
+                        items_rule(items, self.schemas).map_err(|(at, m)| problem(&at, m))?
+                    }
                     None => ValueRule::any(),
                 };
                 (
@@ -307,7 +315,7 @@ impl RuleChecker<'_> {
         let has_default = default.is_some();
         let default = match default {
             Some(d) => {
-                if !schema::field_accepts(&strategy, &d) {
+                if self.schemas && !schema::field_accepts(&strategy, &d) {
                     return Err(problem(
                         "default",
                         format!(
@@ -440,17 +448,18 @@ pub(super) fn spec_error(path: &Path, pos: Option<(usize, usize)>, kind: Diagnos
 }
 
 /// Checks an `items` attribute (either form).
-fn items_rule(items: RawItems) -> std::result::Result<ValueRule, (String, String)> {
+fn items_rule(items: RawItems, schemas: bool) -> std::result::Result<ValueRule, (String, String)> {
     match items {
-        RawItems::Type(t) => value_rule(
+        RawItems::Type(t) => value_rule_checked(
             RawItemRule {
                 value_type: Some(t),
                 ..RawItemRule::default()
             },
             "items/",
             "items",
+            schemas,
         ),
-        RawItems::Rule(r) => value_rule(r, "items/", "items/type"),
+        RawItems::Rule(r) => value_rule_checked(r, "items/", "items/type", schemas),
     }
 }
 
@@ -462,6 +471,16 @@ pub(crate) fn value_rule(
     raw: RawItemRule,
     at: &str,
     type_at: &str,
+) -> std::result::Result<ValueRule, (String, String)> {
+    value_rule_checked(raw, at, type_at, true)
+}
+
+/// [`value_rule`]; `schemas` as [`RuleChecker::schemas`].
+fn value_rule_checked(
+    raw: RawItemRule,
+    at: &str,
+    type_at: &str,
+    schemas: bool,
 ) -> std::result::Result<ValueRule, (String, String)> {
     let here = |attr: &str| format!("{at}{attr}");
     let types = match raw.value_type {
@@ -527,6 +546,7 @@ pub(crate) fn value_rule(
         ));
     }
     if let Some(p) = &c.pattern
+        && schemas
         && let Err(problem) = pattern::supported(p)
     {
         return Err((
@@ -574,7 +594,7 @@ pub(crate) fn value_rule(
             },
             ..rule.clone()
         };
-        for (i, v) in allowed.iter().enumerate() {
+        for (i, v) in allowed.iter().enumerate().filter(|_| schemas) {
             if !schema::value_accepts(&without_enum, v) {
                 return Err((
                     here(&format!("enum/{i}")),

@@ -7,6 +7,7 @@
 //! A bad spec is one [`Error::Spec`](crate::Error::Spec) naming the spec file and the entry,
 //! before any skill is read.
 
+mod cache;
 mod consistency;
 pub mod directive;
 mod misfit;
@@ -26,6 +27,8 @@ use crate::error::{DiagnosticKind, Result};
 use crate::fragment::{self, Syntax};
 use crate::text;
 
+pub use cache::SpecCache;
+pub(crate) use cache::{Verdicts, fragment_key};
 pub(crate) use consistency::value_rule;
 use consistency::{RuleChecker, file_owners, spec_error};
 pub(crate) use misfit::{deepest_misfit, schema_message};
@@ -94,6 +97,9 @@ pub struct MergeSpec {
     /// The SHA-256 of the spec's text, which export records beside what it
     /// wrote.
     sha256: Digest,
+    /// The fragments the compiled schema of these spec bytes found valid,
+    /// kept in the cache ([`SpecCache`]) when the spec came through one.
+    pub(crate) verdicts: Option<std::sync::Arc<Verdicts>>,
 }
 
 pub use directive::PATCH;
@@ -139,36 +145,73 @@ impl MergeSpec {
     /// Checks a spec given as the bytes of its file; `path` is only used
     /// in messages.
     pub fn from_bytes(bytes: Vec<u8>, path: &Path) -> Result<MergeSpec> {
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let valid = e.utf8_error().valid_up_to();
-            let before = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
-            spec_error(
-                path,
-                Some(fragment::offset_to_pos(&before, valid)),
-                DiagnosticKind::InvalidUtf8,
-            )
-        })?;
+        let text = String::from_utf8(bytes).map_err(|e| utf8_error(&e, path))?;
         MergeSpec::from_str(&text, path)
+    }
+
+    /// [`MergeSpec::from_bytes`], with what checking the spec produces
+    /// kept in `cache` (see [`SpecCache`]): bytes this build checked
+    /// before are not checked again, and the fragments found valid under
+    /// them are known valid without compiling the fragment schema. A spec
+    /// with other bytes, an edited one, is checked in full; so is any
+    /// spec when the cache is missing, not the person's own or not whole.
+    pub fn from_bytes_cached(
+        bytes: Vec<u8>,
+        path: &Path,
+        cache: Option<&SpecCache>,
+    ) -> Result<MergeSpec> {
+        let Some(cache) = cache else {
+            return MergeSpec::from_bytes(bytes, path);
+        };
+        let digest = Digest::of(&bytes);
+        if let Ok(text) = std::str::from_utf8(&bytes)
+            && let Some((stored, verdicts)) = cache.read(&digest)
+            && let Ok(mut spec) = MergeSpec::from_value(&stored.value, text, path, false)
+        {
+            spec.order = stored.order;
+            spec.verdicts = Some(std::sync::Arc::new(verdicts));
+            return Ok(spec);
+        }
+        let text = String::from_utf8(bytes).map_err(|e| utf8_error(&e, path))?;
+        let (mut spec, value) = MergeSpec::checked(&text, path)?;
+        let stored = cache::Stored {
+            value,
+            order: spec.order.clone(),
+        };
+        spec.verdicts = cache.write(&digest, &stored).map(std::sync::Arc::new);
+        Ok(spec)
     }
 
     /// Checks a spec given as text; `path` is only used in messages.
     pub fn from_str(text: &str, path: &Path) -> Result<MergeSpec> {
+        Ok(MergeSpec::checked(text, path)?.0)
+    }
+
+    /// The spec in `text`, checked in full, and its value as read.
+    fn checked(text: &str, path: &Path) -> Result<(MergeSpec, Value)> {
         let (value, order) =
             fragment::parse_yaml_keeping_order(text, "fields", MAX_SPEC_BYTES, "a merge spec")
                 .map_err(|(pos, kind)| spec_error(path, pos, kind))?;
         let value = value.unwrap_or(Value::Object(Default::default()));
-        let raw: RawSpec = match RawSpec::deserialize(&value) {
+        let mut spec = MergeSpec::from_value(&value, text, path, true)?;
+        spec.order = order;
+        Ok((spec, value))
+    }
+
+    /// The spec whose file `text` reads as `value`. `schemas`: check what
+    /// only a compiled schema judges (defaults, enum values, patterns);
+    /// off only for bytes that passed those checks in this build.
+    fn from_value(value: &Value, text: &str, path: &Path, schemas: bool) -> Result<MergeSpec> {
+        let raw: RawSpec = match RawSpec::deserialize(value) {
             Ok(raw) => raw,
             // The typed parse and the schema describe the same shape; the
             // schema's instance path makes the better message, so ask it.
-            Err(e) => return Err(misfit::explain_spec_error(text, path, &value, e)),
+            Err(e) => return Err(misfit::explain_spec_error(text, path, value, e)),
         };
-        let mut spec = MergeSpec::from_raw(raw, text, path)?;
-        spec.order = order;
-        Ok(spec)
+        MergeSpec::from_raw(raw, text, path, schemas)
     }
 
-    fn from_raw(raw: RawSpec, text: &str, path: &Path) -> Result<MergeSpec> {
+    fn from_raw(raw: RawSpec, text: &str, path: &Path, schemas: bool) -> Result<MergeSpec> {
         let locate = |pointer: &str| fragment::locate(text, Syntax::Yaml, pointer, false, 0);
         let fail = |pointer: &str, message: String| {
             spec_error(path, locate(pointer), DiagnosticKind::Spec { message })
@@ -187,6 +230,7 @@ impl MergeSpec {
             version: raw.version,
             fail: &fail,
             rules: std::cell::Cell::new(0),
+            schemas,
         };
         let fields = checker.fields(raw.fields, "/fields", "", 0)?;
         let file_owners = file_owners(&raw.files, &fields, raw.version, &fail)?;
@@ -201,6 +245,7 @@ impl MergeSpec {
             order: Vec::new(),
             file_owners,
             sha256: Digest::of(text),
+            verdicts: None,
         };
         for (attr, field) in [
             ("body_field", &spec.body_field),
@@ -302,6 +347,17 @@ impl MergeSpec {
     pub(crate) fn field_names(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|f| f.name.as_str())
     }
+}
+
+/// The error of a spec file that is not UTF-8, at the first bad byte.
+fn utf8_error(e: &std::string::FromUtf8Error, path: &Path) -> crate::error::Error {
+    let valid = e.utf8_error().valid_up_to();
+    let before = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+    spec_error(
+        path,
+        Some(fragment::offset_to_pos(&before, valid)),
+        DiagnosticKind::InvalidUtf8,
+    )
 }
 
 #[cfg(test)]

@@ -22,10 +22,11 @@ use std::sync::{Arc, OnceLock};
 use jsonschema::error::ValidationErrorKind as K;
 use serde_json::Value;
 
+use crate::digest::Digest;
 use crate::error::{Diagnostic, DiagnosticKind, did_you_mean};
 use crate::fragment::{Fragment, escape_pointer};
 use crate::merge::identity;
-use crate::spec::{MergeSpec, Strategy, directive, validation_schema};
+use crate::spec::{MergeSpec, Strategy, Verdicts, directive, fragment_key, validation_schema};
 use crate::text::{EXCERPT_CHARS, MESSAGE_CHARS, excerpt};
 pub(crate) use diagnose::constraint;
 use diagnose::{diagnose, directive_problem, located, own_branch, patch_branch, unknown_fields};
@@ -50,6 +51,8 @@ pub struct Validator {
     spec_path: std::path::PathBuf,
     /// Does some rule say which layers may set it? (See [`crate::validate::ownership`].)
     owned: bool,
+    /// What the spec's cache knows valid ([`crate::spec::SpecCache`]).
+    verdicts: Option<Arc<Verdicts>>,
 }
 
 impl std::fmt::Debug for Validator {
@@ -66,6 +69,7 @@ impl Validator {
             compiled: OnceLock::new(),
             spec_path: spec.path.clone(),
             owned: crate::validate::ownership::any_owned(spec),
+            verdicts: spec.verdicts.clone(),
         }
     }
 
@@ -89,9 +93,32 @@ impl Validator {
             })
     }
 
-    /// Is `instance` valid under the schema?
-    fn schema_valid(&self, instance: &Value) -> Result<bool, Diagnostic> {
-        Ok(self.compiled()?.is_valid(instance))
+    /// Is `instance` valid under the schema? Until the schema is compiled,
+    /// a verdict the spec's cache keeps under `key` (what the instance is
+    /// read from) answers without compiling it; a new valid verdict is kept
+    /// while the cache takes more.
+    fn schema_valid(
+        &self,
+        instance: &Value,
+        key: impl FnOnce() -> Digest,
+    ) -> Result<bool, Diagnostic> {
+        let compiled = self.compiled.get().is_some();
+        let key = self
+            .verdicts
+            .as_deref()
+            .filter(|v| !compiled || v.learning())
+            .map(|v| (v, key()));
+        if let Some((v, key)) = &key
+            && !compiled
+            && v.knows(key)
+        {
+            return Ok(true);
+        }
+        let valid = self.compiled()?.is_valid(instance);
+        if valid && let Some((v, key)) = key {
+            v.learn(key);
+        }
+        Ok(valid)
     }
 
     /// Every error in `fragment`, located, in source order: at most
@@ -101,7 +128,8 @@ impl Validator {
     pub fn validate(&self, spec: &MergeSpec, fragment: &Fragment) -> Vec<Diagnostic> {
         let instance = fragment.as_value();
         let mut kept = Kept::new(fragment, MAX_PER_FILE);
-        let schema = match self.schema_valid(instance) {
+        let key = || fragment_key(fragment.form, fragment.source());
+        let schema = match self.schema_valid(instance, key) {
             Ok(true) => None,
             Ok(false) => self.compiled().ok(),
             Err(d) => return vec![d],
@@ -185,7 +213,15 @@ impl Validator {
         value: &Value,
     ) -> Vec<DiagnosticKind> {
         let instance = Value::Object([(field.to_owned(), value.clone())].into_iter().collect());
-        let schema = match self.schema_valid(&instance) {
+        let key = || {
+            let mut h = crate::digest::Hasher::new();
+            h.update(b"value\n");
+            h.update(field.as_bytes());
+            h.update(b"\n");
+            h.update(&serde_json::to_vec(value).unwrap_or_default());
+            h.finish()
+        };
+        let schema = match self.schema_valid(&instance, key) {
             Ok(true) => return Vec::new(),
             Ok(false) => self.compiled(),
             Err(d) => Err(d),
@@ -207,7 +243,8 @@ impl Validator {
     #[cfg(test)]
     /// Is `fragment` valid? (No diagnostics are built.)
     pub(crate) fn is_valid(&self, spec: &MergeSpec, fragment: &Fragment) -> bool {
-        if !self.schema_valid(fragment.as_value()).unwrap_or(false) {
+        let key = || fragment_key(fragment.form, fragment.source());
+        if !self.schema_valid(fragment.as_value(), key).unwrap_or(false) {
             return false;
         }
         let mut any = false;

@@ -284,3 +284,99 @@ fn issue_44_12_a_symlink_at_the_caches_lock_file_is_never_followed() {
     );
     assert!(!victim.exists(), "the symlink was followed");
 }
+
+/// The spec's cache: `$XDG_CACHE_HOME/bernstein/skills/specs` below the
+/// sandbox's home.
+fn spec_entries(sb: &Sandbox) -> Vec<PathBuf> {
+    let dir = sb.path().join("home/.cache/bernstein/skills/specs");
+    let Ok(list) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = list.map(|e| e.unwrap().path()).collect();
+    out.sort();
+    out
+}
+
+const CACHED_SPEC: &str = "version: 1\nfields:\n  description: {strategy: OVERRIDE, type: string}\n  \
+                           tags: {strategy: APPEND, items: string}\n";
+
+/// Issue 43 (start-up): what checking a spec produced is kept in the
+/// cache, private, and the same output comes from it; an edited spec is
+/// checked again, and so is an edited fragment.
+#[test]
+fn a_spec_is_checked_once_and_an_edited_spec_or_fragment_again() {
+    let sb = Sandbox::with_spec(CACHED_SPEC);
+    sb.write("base", "writer.yaml", "description: Writes.\ntags: [a]\n");
+    sb.write("team", "writer.yaml", "tags: [b]\n");
+    let first = sb.run(&["show", "writer"]).ok().to_owned();
+    let entries = spec_entries(&sb);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(mode(&entries[0]), 0o600);
+    assert_eq!(mode(entries[0].parent().unwrap()), 0o700);
+    assert_eq!(sb.run(&["show", "writer"]).ok(), first);
+    // A default that does not fit its rule: only a compiled schema says so.
+    let spec = sb.path().join("spec.yaml");
+    std::fs::write(
+        &spec,
+        CACHED_SPEC.replace("type: string}", "type: string, default: 5}"),
+    )
+    .unwrap();
+    let run = sb.run(&["show", "writer"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stderr.contains("default 5 does not fit"), "{run:#?}");
+    std::fs::write(&spec, CACHED_SPEC).unwrap();
+    assert_eq!(sb.run(&["show", "writer"]).ok(), first);
+    // A fragment known valid, edited: judged again.
+    sb.write("team", "writer.yaml", "tags: b\n");
+    let run = sb.run(&["show", "writer"]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stderr.contains("team"), "{run:#?}");
+}
+
+/// Issue 43: a cache entry is input like any file: one changed or cut is
+/// not used (the spec is checked as without it) and is written again.
+#[test]
+fn a_changed_or_cut_spec_cache_entry_is_a_miss() {
+    let sb = Sandbox::with_spec(CACHED_SPEC);
+    sb.write("base", "writer.yaml", "description: Writes.\n");
+    let first = sb.run(&["show", "writer"]).ok().to_owned();
+    let entry = spec_entries(&sb).remove(0);
+    let good = std::fs::read(&entry).unwrap();
+    let flipped = String::from_utf8(good.clone())
+        .unwrap()
+        .replace("\"OVERRIDE\"", "\"APPEND\"");
+    assert_ne!(flipped.as_bytes(), good);
+    for bad in [
+        flipped.into_bytes(),
+        good[..good.len() / 2].to_vec(),
+        Vec::new(),
+    ] {
+        std::fs::write(&entry, bad).unwrap();
+        assert_eq!(sb.run(&["show", "writer"]).ok(), first);
+        assert_eq!(std::fs::read(&entry).unwrap(), good);
+    }
+}
+
+/// Issue 43: a spec cache in a directory another user owns is not used:
+/// nothing is read from it or written into it, and the command runs.
+#[test]
+fn a_spec_cache_another_user_owns_is_not_used() {
+    let sb = Sandbox::with_spec(CACHED_SPEC);
+    sb.write("base", "writer.yaml", "description: Writes.\n");
+    let cache = shared(&sb, "cache");
+    let theirs = cache.join("bernstein");
+    std::fs::create_dir_all(theirs.join("skills")).unwrap();
+    if !give_to_nobody(&theirs) || !give_to_nobody(&theirs.join("skills")) {
+        eprintln!("skipped: changing a directory's owner needs root");
+        return;
+    }
+    let mut cmd = sb.skills_cmd(&["show", "writer"]);
+    cmd.env("XDG_CACHE_HOME", &cache);
+    let run = sb.run_cmd(cmd);
+    assert!(run.ok().contains("Writes."), "{run:#?}");
+    assert_eq!(
+        std::fs::read_dir(theirs.join("skills")).unwrap().count(),
+        0,
+        "nothing written there"
+    );
+}
