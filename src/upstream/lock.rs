@@ -107,10 +107,10 @@ impl Lock {
     /// `sha256:` and 64 hexadecimal digits are errors naming the fix.
     ///
     /// The lock is read a line at a time, as the tool writes it, and built
-    /// as it is read: its text is never held, a lock over [`MAX_BYTES`] or
-    /// [`MAX_ENTRIES`] is refused at the line that passes the cap, and
+    /// as it is read: its text is never held, a lock over `MAX_BYTES` or
+    /// `MAX_ENTRIES` is refused at the line that passes the cap, and
     /// comment lines cost only their reading. A lock in another TOML form
-    /// (edited by hand) is read as TOML up to [`MAX_TOML_BYTES`].
+    /// (edited by hand) is read as TOML up to `MAX_TOML_BYTES`.
     pub fn read(path: &Path) -> Result<Option<Lock>> {
         use std::io::{Read as _, Seek as _};
         let Some((mut file, size)) = open_text(path, MAX_BYTES)? else {
