@@ -100,7 +100,8 @@ impl Skills {
 
     /// The warning for a skill that no layer below the one introducing it
     /// defines, and that lacks what the targets found (and `target`)
-    /// require ([`crate::target::orphan`]); such a skill is not exported.
+    /// require, or a body when upstream removed it
+    /// ([`crate::target::orphan`]); such a skill is not exported.
     pub(crate) fn orphan(
         &self,
         effective: &Effective,
@@ -120,9 +121,15 @@ impl Skills {
         // one requires: the messages name the one.
         let targets: Vec<crate::target::Target> =
             crate::target::distinct(&targets).cloned().collect();
-        crate::target::orphan::orphan(&self.spec, effective, fragments, &targets, || {
-            self.layers.names().into_iter().map(|(n, _)| n).collect()
-        })
+        let removed_by = self.layers.removed_upstream(&effective.name);
+        crate::target::orphan::orphan(
+            &self.spec,
+            effective,
+            fragments,
+            &targets,
+            removed_by,
+            || self.layers.names().into_iter().map(|(n, _)| n).collect(),
+        )
     }
 
     /// The warning about a skill no layer below the one introducing it

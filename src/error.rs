@@ -515,7 +515,7 @@ pub enum DiagnosticKind {
     /// A skill that no layer below the one introducing it defines, and
     /// that lacks what the targets found require: a misspelt override
     /// (`pfd` for `pdf`), or an override of a skill this project lacks.
-    #[error("{}", orphan(skill, *layer, lacks, needed_by, *switch_only, suggestion))]
+    #[error("{}", orphan(skill, *layer, lacks, needed_by, *switch_only, suggestion, removed_by))]
     Orphan {
         /// The skill (escaped).
         skill: String,
@@ -529,6 +529,9 @@ pub enum DiagnosticKind {
         switch_only: bool,
         /// A skill of a similar name that a lower layer defines.
         suggestion: Option<String>,
+        /// The source upstream removed the skill from (escaped), as the
+        /// lock records it: the base layer no longer provides it.
+        removed_by: Option<String>,
     },
     /// A skill that no layer below the one introducing it defines, whose
     /// name is one edit from a skill a lower layer defines, and that has
@@ -630,14 +633,25 @@ fn orphan(
     needed_by: &str,
     switch_only: bool,
     suggestion: &Option<String>,
+    removed_by: &Option<String>,
 ) -> String {
-    let head = if switch_only {
+    let mut head = if switch_only {
         format!(
             "this only switches skill '{skill}' on or off, but no layer below the {layer} defines it"
         )
     } else {
         format!("skill '{skill}' is defined by no layer below the {layer}")
     };
+    if let Some(source) = removed_by {
+        head.push_str(&format!(
+            ": the base layer no longer provides it, as upstream removed it from source '{source}'"
+        ));
+    }
+    if lacks.is_empty() {
+        return format!(
+            "{head}, and no layer gives it a body: it is listed, but not exported; remove this override, or give the skill a body of its own to keep it"
+        );
+    }
     let require = if needed_by.contains(" and ") {
         "require"
     } else {

@@ -865,7 +865,8 @@ class ExportResult:
     failed: tuple[str, ...]
     refused: tuple[str, ...]
     kept: tuple[Path, ...]
-    #: What :func:`validate` warns about the skills written, in their order.
+    #: What :func:`validate` warns about the skills written and those left
+    #: out as orphans, by skill name.
     warnings: tuple[Diagnostic, ...] = ()
     #: The directory written.
     dir: Path | None = None

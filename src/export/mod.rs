@@ -122,10 +122,16 @@ pub struct ExportOptions<'a> {
     /// export outside the project whose own layer is the team layer takes
     /// it only if it is trusted as it is now. `None`: nothing is trusted.
     pub trust: Option<&'a crate::source::trust::TrustStore>,
-    /// Also give what [`Skills::validate`] warns about each skill written
-    /// ([`Exported::warnings`]), found from the skill as it was resolved
-    /// to be written.
+    /// Also give what [`Skills::validate`] warns about each skill written,
+    /// and about each skill left out for want of a lower layer that
+    /// defines it (an orphan, [`Skills::is_orphan`]) ([`Exported::warnings`]),
+    /// found from the skill as it was resolved to be written.
     pub warnings: bool,
+    /// With `warnings`: also what [`Skills::validate`] warns about each
+    /// skill whose output is already up to date, so that a command that
+    /// stands for validate and export at once (`sync`) says everything
+    /// validate would of the skills it exports.
+    pub warnings_unchanged: bool,
     /// Write nothing if [`Skills::validate`] finds any problem, error or
     /// warning, in the layers or any skill: the export then fails with
     /// [`Error::Strict`]. The problems are found from the skills as
@@ -189,7 +195,8 @@ pub struct Exported {
     /// confirms the claim.
     pub unconfirmed: Vec<Conflict>,
     /// With [`ExportOptions::warnings`]: what validate warns about the
-    /// skills written, in the order of [`Exported::written`].
+    /// skills written (and, with [`ExportOptions::warnings_unchanged`],
+    /// those up to date) and the skills left out as orphans, by skill name.
     pub warnings: Vec<crate::error::Diagnostic>,
 }
 
@@ -413,7 +420,10 @@ impl Skills {
             };
             let files = match files {
                 Ok(Some(files)) => files,
-                Ok(None) => return (Planned::Off, problems),
+                Ok(None) => {
+                    let warnings = self.left_out_warnings(name, located, &resolved, options);
+                    return (Planned::Off(warnings), problems);
+                }
                 Err(e) => return (Planned::Failed(Box::new(e)), problems),
             };
             let rec = record.skills.get(name);
@@ -428,7 +438,14 @@ impl Skills {
             // Only plans that do something are kept: a re-export with
             // nothing to do holds no more than a flag per skill.
             if plan.is_noop(rec) {
-                return (Planned::Unchanged { learn: led != rec }, problems);
+                let warnings = if options.warnings && options.warnings_unchanged && !options.strict
+                {
+                    self.warnings_at(name, located, &resolved, walked.as_deref())
+                } else {
+                    Vec::new()
+                };
+                let learn = led != rec;
+                return (Planned::Unchanged { learn, warnings }, problems);
             }
             match ctx.trust(name, Some(&files), rec, led, on) {
                 Trust::None | Trust::Whole(_) => {}
@@ -453,7 +470,10 @@ impl Skills {
                 }
             }
             // Under `strict`, a skill is written only if it has none.
-            let warnings = if options.warnings && !options.strict && plan.writes() {
+            let warnings = if options.warnings
+                && !options.strict
+                && (plan.writes() || options.warnings_unchanged)
+            {
                 self.warnings_at(name, located, &resolved, walked.as_deref())
             } else {
                 Vec::new()
@@ -473,7 +493,7 @@ impl Skills {
         let off: BTreeSet<&str> = catalog
             .iter()
             .zip(&planned)
-            .filter(|(_, p)| matches!(p, Planned::Off))
+            .filter(|(_, p)| matches!(p, Planned::Off(_)))
             .map(|((n, _), _)| n.as_str())
             .collect();
         let live: BTreeSet<&str> = catalog
@@ -527,13 +547,18 @@ impl Skills {
         // The skills that go ahead, with their plans.
         let mut go = Vec::new();
         let mut warned = BTreeMap::new();
+        // What is said of skills not written, whatever the writes do.
+        let mut said = BTreeMap::new();
         let mut learned = Vec::new();
         for ((name, _), p) in catalog.iter().zip(planned) {
             match p {
-                Planned::Off => {}
+                Planned::Off(warnings) => {
+                    said.insert(name.as_str(), warnings);
+                }
                 Planned::Failed(e) => report.failed.push(*e),
-                Planned::Unchanged { learn } => {
+                Planned::Unchanged { learn, warnings } => {
                     report.unchanged += 1;
+                    said.insert(name.as_str(), warnings);
                     if learn {
                         learned.push(name.as_str());
                     }
@@ -648,12 +673,11 @@ impl Skills {
                 Some(Ok(())) => {
                     if plan.writes() {
                         report.written.push((*name).to_owned());
-                        report
-                            .warnings
-                            .extend(warned.remove(name).unwrap_or_default());
+                        said.insert(name, warned.remove(name).unwrap_or_default());
                         self.report_kept(&out, plan, &mut report);
                     } else {
                         report.unchanged += 1;
+                        said.insert(name, warned.remove(name).unwrap_or_default());
                     }
                     Some(plan.entry())
                 }
@@ -700,6 +724,7 @@ impl Skills {
                 }
             }
         }
+        report.warnings = said.into_values().flatten().collect();
         if old_digest != Some(record.digest(&spec_sha)) {
             write_record(&record, &BTreeMap::new())?;
         }
@@ -763,6 +788,27 @@ impl Skills {
             Err(_) => self.validate_located(name, located),
         }
         .diagnostics
+    }
+
+    /// With `options.warnings`: what [`Skills::validate`] warns about skill
+    /// `name`, resolved as `resolved`, when it is left out of the export
+    /// as an orphan (a switched-off skill is left out as asked, silently).
+    fn left_out_warnings(
+        &self,
+        name: &str,
+        located: &[Located],
+        resolved: &crate::merge::Resolved,
+        options: &ExportOptions,
+    ) -> Vec<Diagnostic> {
+        if !options.warnings
+            || options.strict
+            || self
+                .orphan(resolved.effective(), resolved.fragments(), options.target)
+                .is_none()
+        {
+            return Vec::new();
+        }
+        self.warnings_at(name, located, resolved, None)
     }
 
     /// Lists `plan`'s hand-added files in `report`.
@@ -858,9 +904,10 @@ impl Skills {
                 resolved,
                 walked,
             } = made.map_err(failed)?;
-            // Switched off: nothing to write.
+            // Switched off, or an orphan: nothing to write.
             let Some(files) = files.map_err(failed)? else {
-                return Ok(Some(None));
+                let warnings = self.left_out_warnings(name, located, &resolved, options);
+                return Ok(Some((None, warnings)));
             };
             if stop.load(Ordering::Relaxed) {
                 return Ok(None);
@@ -883,7 +930,7 @@ impl Skills {
             } else {
                 Vec::new()
             };
-            Ok(Some(Some((SkillRecord::new(entry), warnings))))
+            Ok(Some((Some(SkillRecord::new(entry)), warnings)))
         };
         let results = crate::par::map(catalog, options.jobs, |(name, located)| {
             let made = rendered::made_for(self, name, located, format, options.target);
@@ -906,12 +953,12 @@ impl Skills {
         record.target = target(options).map(str::to_owned);
         for ((name, _), r) in catalog.iter().zip(results) {
             match r {
-                Ok(Some(Some((entry, warnings)))) => {
+                Ok(Some((Some(entry), warnings))) => {
                     report.written.push(name.clone());
                     report.warnings.extend(warnings);
                     record.skills.insert(name.clone(), entry);
                 }
-                Ok(Some(None)) => {}
+                Ok(Some((None, warnings))) => report.warnings.extend(warnings),
                 Ok(None) => report.not_written += 1,
                 Err(e) => report.failed.push(*e),
             }

@@ -674,9 +674,11 @@ pub(super) fn on_disk(out: &OutDir, format: Format) -> Result<BTreeMap<String, E
 pub(super) enum Planned {
     Failed(Box<Error>),
     /// Nothing to do; `learn`: the ledger does not hold the skill's entry,
-    /// which its files, holding what export writes, confirm.
+    /// which its files, holding what export writes, confirm; and what
+    /// validate warns about it, when asked for.
     Unchanged {
         learn: bool,
+        warnings: Vec<crate::error::Diagnostic>,
     },
     /// A plan that does something, with the skill's files as rendered
     /// when it was planned (none if it only removes), which are written;
@@ -687,9 +689,10 @@ pub(super) enum Planned {
         Option<super::Rendered>,
         Vec<crate::error::Diagnostic>,
     ),
-    /// Switched off (for the target): not exported, and what export wrote
-    /// of it before goes.
-    Off,
+    /// Switched off (for the target), or an orphan: not exported, and what
+    /// export wrote of it before goes; what validate warns about an
+    /// orphan, when asked for.
+    Off(Vec<crate::error::Diagnostic>),
 }
 
 /// One skill to prune's planning result (small, as [`Planned`]).

@@ -348,6 +348,10 @@ pub struct Layers {
     /// The project whose own layer is the team layer (found from the
     /// working directory), and that working directory.
     project: Option<(Project, PathBuf)>,
+    /// Skills a source of the project provided at an earlier lock that
+    /// upstream has since removed, with the source
+    /// ([`Layers::note_removed_upstream`]).
+    removed_upstream: std::collections::BTreeMap<String, String>,
 }
 
 impl Layers {
@@ -462,6 +466,7 @@ impl Layers {
             dirs,
             cwd: boundary.cwd().map(Path::to_path_buf),
             project: None,
+            removed_upstream: std::collections::BTreeMap::new(),
         }
     }
 
@@ -545,6 +550,22 @@ impl Layers {
             }
         }
         self.dirs.push(dir);
+    }
+
+    /// Records that source `source` provided skill `skill` at an earlier
+    /// lock and that upstream has since removed it (the lock's `removed`):
+    /// an override of it in a layer above is then not a skill of its own
+    /// while no layer gives it a body (an orphan: `validate` warns, export
+    /// leaves it out).
+    pub fn note_removed_upstream(&mut self, skill: &str, source: &str) {
+        self.removed_upstream
+            .insert(skill.to_owned(), source.to_owned());
+    }
+
+    /// The source from which upstream removed skill `name`, if the lock
+    /// says one did ([`Layers::note_removed_upstream`]).
+    pub fn removed_upstream(&self, name: &str) -> Option<&str> {
+        self.removed_upstream.get(name).map(String::as_str)
     }
 
     /// The same layers without the user layer, which stays listed (with

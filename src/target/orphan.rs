@@ -2,7 +2,10 @@
 //! lack what the targets require (issue 30): a misspelt override (`pfd`
 //! for `pdf`), or a person's override of a skill this project lacks. They
 //! would be listed and exported as skills of their own, holding little
-//! more than a name.
+//! more than a name. So is an override of a skill that upstream removed
+//! (the lock records it: `removed` in `sources.lock`) when the layers
+//! above give it no body: its description alone would be exported as a
+//! new skill.
 //!
 //! A skill introduced above the base layer that has what the targets
 //! require but no instructions of its own, under a name one edit from a
@@ -22,18 +25,25 @@ use crate::target::Target;
 /// the effective skill leaves empty a field some target in `targets`
 /// requires (the name field, which defaults to the skill's name, aside).
 /// `names` gives the skills the layers hold, for a did-you-mean: called
-/// only for an orphan.
+/// only for an orphan. `removed_by`: the source upstream removed the skill
+/// from; then a skill with no body is an orphan too, whatever it sets.
 pub(crate) fn orphan(
     spec: &MergeSpec,
     effective: &Effective,
     fragments: &[Fragment],
     targets: &[Target],
+    removed_by: Option<&str>,
     names: impl FnOnce() -> Vec<String>,
 ) -> Option<Diagnostic> {
     let first = fragments.first()?;
     if fragments.iter().any(|f| f.layer == Layer::Base) {
         return None;
     }
+    let empty = |field: &str| {
+        effective
+            .field(field)
+            .is_none_or(|m| crate::postmerge::is_empty(&m.merged.to_value()))
+    };
     // Each required field left empty, with the targets that require it.
     let mut lacks: Vec<(String, Vec<&str>)> = Vec::new();
     for t in targets {
@@ -41,10 +51,7 @@ pub(crate) fn orphan(
             if spec.name_field.as_deref() == Some(f.name.as_str()) {
                 continue;
             }
-            let empty = effective
-                .field(&f.name)
-                .is_none_or(|m| crate::postmerge::is_empty(&m.merged.to_value()));
-            if !empty {
+            if !empty(&f.name) {
                 continue;
             }
             match lacks.iter_mut().find(|(n, _)| *n == f.name) {
@@ -53,7 +60,10 @@ pub(crate) fn orphan(
             }
         }
     }
-    if lacks.is_empty() {
+    // A skill upstream removed keeps what the layers above give it only
+    // with a body of its own (copied in, to keep it as theirs).
+    let no_body = removed_by.is_some() && spec.body_field.as_deref().is_none_or(empty);
+    if lacks.is_empty() && !no_body {
         return None;
     }
     let mut by: Vec<&str> = lacks
@@ -70,7 +80,11 @@ pub(crate) fn orphan(
     });
     let name = &effective.name;
     let names = names();
-    let suggestion = did_you_mean(name, names.iter().map(String::as_str).filter(|n| n != name));
+    // A name upstream had is no misspelling.
+    let suggestion = removed_by
+        .is_none()
+        .then(|| did_you_mean(name, names.iter().map(String::as_str).filter(|n| n != name)))
+        .flatten();
     let needed_by = match by.as_slice() {
         [one] => crate::text::escape(one).into_owned(),
         [rest @ .., last] => format!(
@@ -93,6 +107,7 @@ pub(crate) fn orphan(
                 needed_by,
                 switch_only,
                 suggestion,
+                removed_by: removed_by.map(|s| crate::text::escape(s).into_owned()),
             },
         )
         .in_layer(first.layer),

@@ -13,6 +13,7 @@
 //! commit = "0123456789abcdef0123456789abcdef01234567"
 //! path = "skills"
 //! executable = ["pdf-tables/scripts/extract.py"]
+//! removed = ["xlsx"]
 //!
 //! [source.acme.files]
 //! "pdf-tables/SKILL.md" = "sha256:9f86d08…"
@@ -38,7 +39,7 @@ pub const VERSION: u32 = 1;
 pub(crate) const MAX_BYTES: u64 = 32 << 20;
 
 /// The most entries a lock holds: each source, each file and each name of
-/// an `executable` or `skills` list is one. One source's tree lists at
+/// an `executable`, `removed` or `skills` list is one. One source's tree lists at
 /// most as many entries ([`super::git`]); a lock of more is refused at
 /// the line that passes the cap, before it is held.
 pub(crate) const MAX_ENTRIES: usize = 200_000;
@@ -73,6 +74,13 @@ pub struct LockedSource {
     /// The files taken with an execute bit, `SKILL/PATH`, sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub executable: Vec<String>,
+    /// The skills this source provided at an earlier lock that upstream
+    /// has since removed, sorted: a layer's override of one is not a
+    /// skill of its own while no layer gives it a body (an orphan, which
+    /// `validate` warns about and export leaves out). Kept until a source
+    /// has the skill again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
     /// Every file taken, `SKILL/PATH` → `sha256:HEX`.
     pub files: BTreeMap<String, String>,
 }
@@ -220,6 +228,20 @@ impl Lock {
                     )));
                 }
             }
+            // A name each, looked up among the files: a skill's files start
+            // with `NAME/`.
+            if let Some(r) = s.removed.iter().find(|r| {
+                crate::layer::check_name(r).is_err()
+                    || s.files
+                        .range(format!("{r}/")..)
+                        .next()
+                        .is_some_and(|(f, _)| super::skill_of(f) == r.as_str())
+            }) {
+                return Err(at(format!(
+                    "removed: '{}' is not a skill's name, or one the source still provides",
+                    crate::text::escape(r)
+                )));
+            }
             if let Some(x) = s.executable.iter().find(|x| !s.files.contains_key(*x)) {
                 return Err(at(format!(
                     "executable: '{}' is not one of the files",
@@ -238,6 +260,8 @@ impl Lock {
         for s in lock.sources.values_mut() {
             s.executable.sort();
             s.executable.dedup();
+            s.removed.sort();
+            s.removed.dedup();
         }
         let mut out = String::with_capacity(
             HEADER.len()
@@ -324,7 +348,12 @@ fn from_toml(text: &str, path: &Path) -> Result<Lock> {
     let entries = lock
         .sources
         .values()
-        .map(|s| 1 + s.files.len() + s.executable.len() + s.skills.as_ref().map_or(0, Vec::len))
+        .map(|s| {
+            1 + s.files.len()
+                + s.executable.len()
+                + s.removed.len()
+                + s.skills.as_ref().map_or(0, Vec::len)
+        })
         .sum::<usize>();
     if entries > MAX_ENTRIES {
         return Err(refused(ErrorKind::Invalid, path, too_many()));
@@ -338,7 +367,7 @@ const REWRITE: &str = "restore the lock from version control, or remove it and r
 /// Why a lock over [`MAX_ENTRIES`] is refused.
 fn too_many() -> String {
     format!(
-        "the lock holds more than {MAX_ENTRIES} entries (sources, files, and names in `executable` and `skills` lists), more than a source's tree may list; {REWRITE}"
+        "the lock holds more than {MAX_ENTRIES} entries (sources, files, and names in `executable`, `removed` and `skills` lists), more than a source's tree may list; {REWRITE}"
     )
 }
 
@@ -540,6 +569,11 @@ mod fast {
                 array(&s.executable, out);
                 out.push('\n');
             }
+            if !s.removed.is_empty() {
+                out.push_str("removed = ");
+                array(&s.removed, out);
+                out.push('\n');
+            }
             out.push_str("\n[source.");
             key(name, out);
             out.push_str(".files]\n");
@@ -574,6 +608,7 @@ mod fast {
         plugin: Option<String>,
         skills: Option<Vec<String>>,
         executable: Option<Vec<String>>,
+        removed: Option<Vec<String>>,
         /// Its `[source.NAME.files]` table has begun.
         in_files: bool,
         /// Its files, in strictly increasing order, as written.
@@ -674,11 +709,11 @@ mod fast {
             let (k, v) = line.split_once(" = ").ok_or(Bad::Foreign(n))?;
             let budget = super::MAX_ENTRIES - self.entries;
             match k {
-                "skills" | "executable" => {
-                    let slot = if k == "skills" {
-                        &mut c.skills
-                    } else {
-                        &mut c.executable
+                "skills" | "executable" | "removed" => {
+                    let slot = match k {
+                        "skills" => &mut c.skills,
+                        "executable" => &mut c.executable,
+                        _ => &mut c.removed,
                     };
                     if slot.is_some() {
                         return Err(foreign);
@@ -733,6 +768,7 @@ mod fast {
                     plugin: c.plugin,
                     skills: c.skills,
                     executable: c.executable.unwrap_or_default(),
+                    removed: c.removed.unwrap_or_default(),
                     // Sorted already: built at once, each node full.
                     files: c.files.into_iter().collect::<BTreeMap<_, _>>(),
                 },
@@ -847,6 +883,7 @@ mod tests {
                     plugin: Some("document-skills".into()),
                     skills: None,
                     executable: vec!["b/SKILL.md".into(), "a/SKILL.md".into()],
+                    removed: vec!["d".into(), "c".into()],
                     files,
                 },
             );
@@ -888,6 +925,7 @@ mod tests {
                 plugin: None,
                 skills: None,
                 executable: vec![],
+                removed: vec![],
                 files,
             },
         );
@@ -918,6 +956,7 @@ mod tests {
                 plugin: None,
                 skills: Some(vec!["a".into(), "b\"c".into()]),
                 executable: vec![],
+                removed: vec!["gone".into()],
                 files,
             },
         );
@@ -954,6 +993,7 @@ mod tests {
                     plugin: Some("p".into()),
                     skills: Some(vec!["s".into(), "t".into()]),
                     executable: vec!["s/x.py".into()],
+                    removed: vec!["gone".into()],
                     files,
                 },
             );

@@ -307,6 +307,9 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Lay
                     crate::text::escape(&name)
                 ),
             });
+        for skill in &locked.removed {
+            layers.note_removed_upstream(skill, &name);
+        }
         let check = content_check(dir.clone(), locked);
         layers.add_upstream_base(dir, from, problem, Some(check));
     }
@@ -386,6 +389,7 @@ pub fn entry(spec: &SourceSpec, git_ref: Option<&str>, fetched: &git::Fetched) -
         plugin: spec.plugin.clone(),
         skills: spec.skills.clone(),
         executable: fetched.executable.iter().cloned().collect(),
+        removed: Vec::new(),
         files: fetched.digests(),
     }
 }

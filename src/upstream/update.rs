@@ -280,6 +280,19 @@ pub fn plan(
         reports.push(r);
         new_lock.sources.insert(s.name.clone(), entry);
     }
+    // What upstream removed from each source since the lock, recorded
+    // until a source has it again.
+    let taken: BTreeSet<String> = new_lock
+        .sources
+        .values()
+        .flat_map(|l| l.skills_taken())
+        .map(str::to_owned)
+        .collect();
+    for (name, entry) in &mut new_lock.sources {
+        if let Some(old) = lock.sources.get(name) {
+            entry.removed = removed_upstream(old, entry, &taken);
+        }
+    }
     let dropped: Vec<String> = lock
         .sources
         .keys()
@@ -301,6 +314,28 @@ pub fn plan(
         fetched,
         pin,
     })
+}
+
+/// The lock's `removed` for a source locked as `old` and now as `new`:
+/// the skills `old` took or recorded as removed that no source (`taken`)
+/// provides now. Only while the source takes every skill of the same
+/// directory: a skill a person stopped taking (`skills = [...]`, another
+/// `path`) is not one upstream removed.
+fn removed_upstream(
+    old: &LockedSource,
+    new: &LockedSource,
+    taken: &BTreeSet<String>,
+) -> Vec<String> {
+    if new.skills.is_some() || old.path != new.path {
+        return Vec::new();
+    }
+    let gone: BTreeSet<&str> = old
+        .skills_taken()
+        .into_iter()
+        .chain(old.removed.iter().map(String::as_str))
+        .filter(|s| !taken.contains(*s))
+        .collect();
+    gone.into_iter().map(str::to_owned).collect()
 }
 
 /// What the report says of one source beyond its files: the way the lock

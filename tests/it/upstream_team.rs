@@ -274,3 +274,104 @@ fn a_branch_reset_upstream_moves_the_lock_back_and_says_so() {
     );
     assert_eq!(locked_commit(&sb), commits[0]);
 }
+
+/// Issue 42, after the week: upstream removed a skill the team overrides
+/// with only a description, and after `update --yes` the override was a
+/// team-only skill with no body, exported into every agent with no word.
+/// The lock records the removal, so the override is an orphan: validate
+/// warns (and `--strict` fails), export leaves it out and says why, each
+/// warning once however many targets. A copy of the skill with its body
+/// in the team layer is the team's own skill; a skill upstream has again
+/// is no longer recorded as removed.
+#[test]
+fn an_override_of_a_skill_upstream_removed_is_an_orphan_until_it_has_a_body() {
+    let (sb, up, _) = three_releases();
+    run(&sb, &["add", &up.url()]).success();
+    sb.write("team", "b.yaml", "description: The team's B.\n");
+    run(&sb, &["validate", "--strict"]).ok();
+    up.remove("b");
+    up.commit();
+    run(&sb, &["update", "--yes"]).success();
+    let lock = std::fs::read_to_string(lock_file(&sb)).unwrap();
+    assert!(lock.contains("\nremoved = [\"b\"]\n"), "{lock}");
+    let mut out = String::new();
+    for args in [
+        &["validate"][..],
+        &["export", "--target", "claude-code", "--target", "codex"],
+    ] {
+        out.push_str(&run(&sb, args).transcript(args));
+    }
+    assert_snapshot(
+        stable(&out, &up.commits()),
+        snapshot_file("upstream-removed-override-orphan.txt"),
+    );
+    assert_eq!(run(&sb, &["validate", "--strict"]).code, Some(1));
+    // Under --json too, once per run.
+    for (command, args) in [
+        (
+            "export",
+            &[
+                "export",
+                "--target",
+                "claude-code",
+                "--target",
+                "codex",
+                "--json",
+            ][..],
+        ),
+        (
+            "sync",
+            &[
+                "sync",
+                "--target",
+                "claude-code",
+                "--target",
+                "codex",
+                "--json",
+            ],
+        ),
+    ] {
+        let doc = run(&sb, args).json();
+        crate::it::json::assert_matches(command, &doc);
+        let warnings = doc["warnings"].as_array().unwrap();
+        assert_eq!(warnings.len(), 1, "{doc:#}");
+        assert!(
+            warnings[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("upstream removed it from source 'up'"),
+            "{doc:#}"
+        );
+    }
+    let home = sb.path().join("home");
+    for place in [".claude/skills", ".agents/skills"] {
+        let dir = home.join(place);
+        assert!(dir.join("a").is_dir() && !dir.join("b").exists(), "{place}");
+    }
+    // The listing says why, and so does its JSON.
+    let listed = run(&sb, &["list"]);
+    assert!(
+        listed.ok().contains("not exported: upstream removed it"),
+        "{listed:?}"
+    );
+    assert_eq!(
+        run(&sb, &["list", "--json"]).json()["skills"][1]["orphan"],
+        true
+    );
+    // Kept as the team's own: a skill with a body, exported, silent.
+    std::fs::remove_file(sb.layer("team").join("b.yaml")).unwrap();
+    sb.write(
+        "team",
+        "b/SKILL.md",
+        "---\ndescription: The team's B.\n---\nB, as the team keeps it.\n",
+    );
+    run(&sb, &["validate", "--strict"]).ok();
+    run(&sb, &["export", "--target", "claude-code"]).ok();
+    assert!(home.join(".claude/skills/b/SKILL.md").is_file());
+    // Upstream has it again: no longer recorded as removed.
+    up.skill("b", "B.", "B.\n");
+    up.commit();
+    run(&sb, &["update", "--yes"]).success();
+    let lock = std::fs::read_to_string(lock_file(&sb)).unwrap();
+    assert!(!lock.contains("removed"), "{lock}");
+}

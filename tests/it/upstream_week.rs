@@ -198,6 +198,32 @@ fn a_week_of_upstream_releases_is_reported_line_by_line() {
     );
     up.commit();
     take("6-removed", &alice, &project, &up);
+    // The lock records what upstream removed, so that the team's xlsx
+    // override, which gives it no body, stays an orphan after the update:
+    // validate, list and a teammate's sync (in a fresh clone, from the
+    // lock alone) say so, it is not exported, and --strict fails.
+    let lock = std::fs::read_to_string(project.join(".bernstein/sources.lock")).unwrap();
+    assert!(lock.contains("\nremoved = [\"xlsx\"]\n"), "{lock}");
+    commit_all(&project);
+    let bob = Machine::new(&sb, "bob");
+    let clone = super::support::clone(&sb, &project, "bob-project");
+    let mut out = String::new();
+    for (who, dir, args) in [
+        (&alice, &project, &["validate"][..]),
+        (&alice, &project, &["list"]),
+        (&bob, &clone, &["sync"]),
+    ] {
+        out.push_str(&transcript(who, dir, args, &up));
+        out.push('\n');
+    }
+    assert_snapshot(out, snapshot_file("upstream-week-6-removed-after.txt"));
+    for (who, dir) in [(&alice, &project), (&bob, &clone)] {
+        let run = who.run(dir, &["validate", "--strict"]);
+        assert_eq!(run.code, Some(1), "{run:#?}");
+        for place in [".claude/skills", ".agents/skills"] {
+            assert!(!dir.join(place).join("xlsx").exists(), "{place}");
+        }
+    }
     // The team acts on the report: its style guide becomes an addition,
     // its xlsx override goes, and the export of xlsx with it.
     write(

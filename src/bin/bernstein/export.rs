@@ -102,6 +102,10 @@ pub struct ExportArgs {
     /// provides and no record lists (what `audit` counts).
     #[arg(skip)]
     pub extra: bool,
+    /// Also say validate's warnings about the skills already up to date
+    /// (`sync`, which stands for validate and export at once).
+    #[arg(skip)]
+    pub warnings_unchanged: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -170,8 +174,9 @@ fn options<'a>(
         boundary: None,
         target,
         trust: Some(trust),
-        // Printed with the text report; the JSON document has none.
-        warnings: !args.json,
+        // Printed with the text report, or in the JSON document.
+        warnings: true,
+        warnings_unchanged: args.warnings_unchanged,
         strict: args.strict,
         ..ExportOptions::default()
     }
@@ -311,10 +316,38 @@ fn print_json(args: &ExportArgs, skills: &bernstein_skills::Skills, docs: Vec<Va
     } else {
         "exports"
     };
-    output::print(&render::to_json(&json!({
+    let mut doc = json!({
         "places": crate::global::places_json(skills.layers()),
         key: docs,
-    })));
+    });
+    if args.check.is_none() {
+        let warned = &mut WARNED.lock().unwrap_or_else(|e| e.into_inner()).1;
+        doc["warnings"] = Value::Array(std::mem::take(warned));
+    }
+    output::print(&render::to_json(&doc));
+}
+
+/// The warnings said so far in this run, and under --json those kept for
+/// the document: each once, however many exports give it (every target's
+/// export judges the same skills).
+static WARNED: std::sync::Mutex<(std::collections::BTreeSet<String>, Vec<Value>)> =
+    std::sync::Mutex::new((std::collections::BTreeSet::new(), Vec::new()));
+
+/// Says the warnings of an export not said before in this run: on stderr,
+/// or kept for the JSON document.
+fn say_once(diagnostics: &[bernstein_skills::error::Diagnostic], json: bool) {
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    let (seen, kept) = &mut *warned;
+    let fresh: Vec<_> = diagnostics
+        .iter()
+        .filter(|d| seen.insert(d.to_string()))
+        .cloned()
+        .collect();
+    if json {
+        kept.extend(fresh.iter().map(|d| d.to_json()));
+    } else {
+        output::warn_diagnostics(&fresh);
+    }
 }
 
 /// The other targets a directory is written for ([`Target::sharing`]).
@@ -475,6 +508,7 @@ impl ExportArgs {
             json: self.json,
             strict: self.strict,
             extra: self.extra,
+            warnings_unchanged: self.warnings_unchanged,
         }
     }
 }
@@ -760,8 +794,9 @@ fn export(
     places: &str,
 ) -> Result<(ExitCode, Value)> {
     let report = skills.export_with(dir, options)?;
-    // The warnings of each skill written travel with it, as with show.
-    output::warn_diagnostics(&report.warnings);
+    // The warnings of each skill written travel with it, as with show,
+    // and so do those of a skill left out for want of a lower layer.
+    say_once(&report.warnings, json);
     if json {
         let doc = export_json(dir, options, &report);
         let code = if report.failed.is_empty() && report.refused.is_empty() {

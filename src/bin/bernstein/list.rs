@@ -142,7 +142,9 @@ pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
             row.push(
                 sw.as_ref()
                     .map(|(s, orphan)| {
-                        if *orphan {
+                        if *orphan && skills.layers().removed_upstream(n).is_some() {
+                            "not exported: upstream removed it".to_owned()
+                        } else if *orphan {
                             "not exported: no lower layer defines it".to_owned()
                         } else {
                             state(s)

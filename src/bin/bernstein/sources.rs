@@ -802,7 +802,11 @@ fn add_into(
         } else {
             lock.sources[&s.name].git_ref.clone()
         };
-        let entry = upstream::entry(s, git_ref.as_deref(), f);
+        let mut entry = upstream::entry(s, git_ref.as_deref(), f);
+        if !is_new(&s.name) {
+            // What upstream removed from it stays recorded.
+            entry.removed = lock.sources[&s.name].removed.clone();
+        }
         cache.store(&s.name, &entry, f)?;
         new_lock.sources.insert(s.name.clone(), entry);
     }

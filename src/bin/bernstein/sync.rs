@@ -171,12 +171,15 @@ pub fn run(args: SyncArgs, ctx: &Context) -> Result<ExitCode> {
         prune: args.prune,
         strict: args.strict,
         json: args.json,
+        // What validate warns about every skill exported, each once.
+        warnings_unchanged: true,
         ..ExportArgs::default()
     };
     let (code, exported) = output::nested(args.json, || crate::export::run(export, ctx))?;
     if args.json {
         doc["places"] = exported.get("places").cloned().unwrap_or(json!([]));
         doc["exports"] = exported.get("exports").cloned().unwrap_or(json!([]));
+        doc["warnings"] = exported.get("warnings").cloned().unwrap_or(json!([]));
         output::print(&render::to_json(&doc));
     }
     Ok(code)
