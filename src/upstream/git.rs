@@ -273,7 +273,8 @@ pub fn fetch(want: &Want<'_>) -> Result<Fetched> {
                 })?
                 .map_err(&bad)?;
             let p = m.plugin(plugin).map_err(&bad)?;
-            let places = plugin_places(&entries, &p).map_err(&bad)?;
+            let places = plugin_places(&SkillDirs::of(&entries), &p, &mut { MAX_TREE_ENTRIES })
+                .map_err(&bad)?;
             (entries, places)
         }
         (None, None) if want.discover => {
@@ -762,10 +763,25 @@ fn discover(
         None => {}
         Some(Err(why)) => found.marketplace = Some(why),
         Some(Ok(m)) => {
+            let tree = SkillDirs::of(entries);
+            // What is resolved for the report is bounded as a tree is:
+            // past that many skill places, a plugin is named, not
+            // resolved (a file of 50,000 plugins each taking the same
+            // 1,000 skills would otherwise list 50 million).
+            let mut budget = MAX_TREE_ENTRIES;
             for name in m.names() {
+                if budget == 0 {
+                    found.plugins.push((
+                        name.to_owned(),
+                        Err(format!(
+                            "not resolved: the plugins before it name {MAX_TREE_ENTRIES} skill places; take it with --plugin NAME"
+                        )),
+                    ));
+                    continue;
+                }
                 let skills = m
                     .plugin(name)
-                    .and_then(|p| plugin_places(entries, &p))
+                    .and_then(|p| plugin_places(&tree, &p, &mut budget))
                     .map(|p| p.dirs.into_keys().collect());
                 found.plugins.push((name.to_owned(), skills));
             }
@@ -876,34 +892,30 @@ fn read_marketplace(
 /// symbolic link, or ends in a name that is not a skill name; for two
 /// skills of one name, and for a skill inside another.
 fn plugin_places(
-    entries: &[TreeEntry],
+    tree: &SkillDirs<'_>,
     plugin: &super::marketplace::Plugin,
+    budget: &mut usize,
 ) -> std::result::Result<Places, String> {
     use super::marketplace::{FILE, at};
     let shown = crate::text::escape(&plugin.name).into_owned();
-    // Every skill directory of the tree, and the skills below each
-    // directory.
-    let mut skill_dirs: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
-    let mut below: std::collections::HashMap<&[u8], Vec<&[u8]>> = std::collections::HashMap::new();
-    let mut links: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
-    for e in entries {
-        if e.mode == "120000" {
-            links.insert(&e.path);
-        }
-        if let Some(dir) = e.path.strip_suffix(b"/SKILL.md") {
-            skill_dirs.insert(dir);
-            let (parent, name) = match dir.iter().rposition(|b| *b == b'/') {
-                Some(i) => (&dir[..i], &dir[i + 1..]),
-                None => (&b""[..], dir),
-            };
-            below.entry(parent).or_default().push(name);
-        }
-    }
+    let SkillDirs {
+        skill_dirs,
+        below,
+        links,
+    } = tree;
     let mut places = Places {
         what: format!("plugin {shown}"),
         ..Places::default()
     };
     let mut add = |dir: &str, where_: &str| -> std::result::Result<(), String> {
+        // Every skill place a plugin names is charged to `budget`, which
+        // the places of all plugins read from one file share.
+        if *budget == 0 {
+            return Err(format!(
+                "{where_}: plugin '{shown}': the plugins of {FILE} name more than {MAX_TREE_ENTRIES} skill places in all, more than a tree may list"
+            ));
+        }
+        *budget -= 1;
         let name = dir.rsplit('/').next().unwrap_or(dir);
         crate::layer::check_name(name).map_err(|m| {
             format!(
@@ -986,18 +998,61 @@ fn plugin_places(
             }
         }
     }
-    // A skill inside another's directory would be read as its files.
+    // A skill inside another's directory would be read as its files. In
+    // sorted order, a directory holds another exactly when it holds the
+    // one after it, so those that hold one are found in one pass; then
+    // the first of them (by name) and the first (by name) it holds.
+    let mut sorted: Vec<&str> = places.dirs.values().map(String::as_str).collect();
+    sorted.sort_unstable();
+    let holders: std::collections::HashSet<&str> = sorted
+        .windows(2)
+        .filter(|w| w[1] != w[0] && w[1].starts_with(w[0]))
+        .map(|w| w[0])
+        .collect();
     let dirs: Vec<&String> = places.dirs.values().collect();
-    for a in &dirs {
-        if let Some(b) = dirs.iter().find(|b| *b != a && b.starts_with(a.as_str())) {
-            return Err(format!(
-                "{FILE}: plugin '{shown}': {} lies inside {}, another skill's directory; a skill cannot hold another",
-                crate::text::escape(b.trim_end_matches('/')),
-                crate::text::escape(a.trim_end_matches('/'))
-            ));
-        }
+    if let Some(a) = dirs.iter().find(|a| holders.contains(a.as_str()))
+        && let Some(b) = dirs.iter().find(|b| *b != a && b.starts_with(a.as_str()))
+    {
+        return Err(format!(
+            "{FILE}: plugin '{shown}': {} lies inside {}, another skill's directory; a skill cannot hold another",
+            crate::text::escape(b.trim_end_matches('/')),
+            crate::text::escape(a.trim_end_matches('/'))
+        ));
     }
     Ok(places)
+}
+
+/// Every skill directory of a tree, the skills below each directory, and
+/// its symbolic links: built once per tree, then looked up for each
+/// plugin its marketplace file declares.
+struct SkillDirs<'a> {
+    skill_dirs: std::collections::HashSet<&'a [u8]>,
+    below: std::collections::HashMap<&'a [u8], Vec<&'a [u8]>>,
+    links: std::collections::HashSet<&'a [u8]>,
+}
+
+impl<'a> SkillDirs<'a> {
+    fn of(entries: &'a [TreeEntry]) -> SkillDirs<'a> {
+        let mut tree = SkillDirs {
+            skill_dirs: std::collections::HashSet::new(),
+            below: std::collections::HashMap::new(),
+            links: std::collections::HashSet::new(),
+        };
+        for e in entries {
+            if e.mode == "120000" {
+                tree.links.insert(&e.path);
+            }
+            if let Some(dir) = e.path.strip_suffix(b"/SKILL.md") {
+                tree.skill_dirs.insert(dir);
+                let (parent, name) = match dir.iter().rposition(|b| *b == b'/') {
+                    Some(i) => (&dir[..i], &dir[i + 1..]),
+                    None => (&b""[..], dir),
+                };
+                tree.below.entry(parent).or_default().push(name);
+            }
+        }
+        tree
+    }
 }
 
 /// The skills of the tree at `places`, as the module docs and [`fetch`]

@@ -47,6 +47,9 @@ pub struct Marketplace {
     text: String,
     /// Its plugins that have a name, in the file's order.
     plugins: Vec<(String, Value)>,
+    /// Each name's plugins: where the first is in `plugins`, and how many
+    /// there are (a plugin is looked up, not searched for, once per name).
+    by_name: std::collections::HashMap<String, (usize, usize)>,
     /// `metadata.pluginRoot`, normalised: the base of bare sources.
     plugin_root: Option<String>,
 }
@@ -96,10 +99,17 @@ impl Marketplace {
                 "{FILE}: no \"plugins\" list: not a Claude Code marketplace file"
             ));
         };
-        let plugins = list
+        let plugins: Vec<(String, Value)> = list
             .iter()
             .filter_map(|p| Some((p.get("name")?.as_str()?.to_owned(), p.clone())))
             .collect();
+        let mut by_name = std::collections::HashMap::new();
+        for (i, (name, _)) in plugins.iter().enumerate() {
+            by_name
+                .entry(name.clone())
+                .and_modify(|(_, n)| *n += 1)
+                .or_insert((i, 1));
+        }
         let plugin_root = match doc.pointer("/metadata/pluginRoot") {
             None | Some(Value::Null) => None,
             Some(Value::String(r)) => Some(inside(r).map_err(|m| {
@@ -114,6 +124,7 @@ impl Marketplace {
         Ok(Marketplace {
             text,
             plugins,
+            by_name,
             plugin_root,
         })
     }
@@ -128,8 +139,11 @@ impl Marketplace {
     /// another repository, or names a path that is not confined to the
     /// repository.
     pub fn plugin(&self, name: &str) -> Result<Plugin, String> {
-        let mut found = self.plugins.iter().filter(|(n, _)| n == name);
-        let Some((_, entry)) = found.next() else {
+        let found = self
+            .by_name
+            .get(name)
+            .map(|&(i, n)| (&self.plugins[i].1, n));
+        let Some((entry, count)) = found else {
             let names: Vec<&str> = self.names().collect();
             let suggestion = crate::error::did_you_mean_or_prefix(name, names.iter().copied())
                 .map(|s| format!(" (did you mean '{}'?)", crate::text::escape(&s)))
@@ -145,7 +159,7 @@ impl Marketplace {
             ));
         };
         let shown = crate::text::escape(name);
-        if found.next().is_some() {
+        if count > 1 {
             return Err(format!(
                 "{}: plugin '{shown}' is declared twice; refused, as it cannot be told which is meant",
                 located(&self.text, None, name)
@@ -205,7 +219,10 @@ impl Marketplace {
                     here(name)
                 ));
             }
-            Some(paths) => Some(
+            Some(paths) => Some({
+                // The paths are written in this order: each is looked for
+                // after the one before, in one pass over the text.
+                let mut finder = Finder::after(&self.text, name);
                 paths
                     .into_iter()
                     .map(|p| {
@@ -219,11 +236,11 @@ impl Marketplace {
                         Ok(SkillPath {
                             written: p.to_owned(),
                             dir: join(&root, &dir),
-                            at: position(&self.text, Some(name), p),
+                            at: finder.next(p),
                         })
                     })
-                    .collect::<Result<Vec<_>, String>>()?,
-            ),
+                    .collect::<Result<Vec<_>, String>>()?
+            }),
         };
         Ok(Plugin {
             name: name.to_owned(),
@@ -295,6 +312,52 @@ fn position(text: &str, after: Option<&str>, value: &str) -> Option<(usize, usiz
     let line = before.matches('\n').count() + 1;
     let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
     Some((line, col))
+}
+
+/// The places of strings written one after another, found in one pass:
+/// each after the one before, the line counted from there. A string not
+/// found (written with other escapes) and every one after it have none,
+/// so no search runs over the rest of the text twice.
+struct Finder<'t> {
+    text: &'t str,
+    /// Where the next search starts; `None` once one failed.
+    from: Option<usize>,
+    /// The line at `counted`, where it starts, and `counted`.
+    line: usize,
+    line_start: usize,
+    counted: usize,
+}
+
+impl<'t> Finder<'t> {
+    /// Strings after plugin `name`'s name (or from the start).
+    fn after(text: &'t str, name: &str) -> Finder<'t> {
+        let quoted = serde_json::to_string(name).unwrap_or_default();
+        Finder {
+            text,
+            from: Some(text.find(&quoted).unwrap_or(0)),
+            line: 1,
+            line_start: 0,
+            counted: 0,
+        }
+    }
+
+    fn next(&mut self, value: &str) -> Option<(usize, usize)> {
+        let from = self.from?;
+        let quoted = serde_json::to_string(value).unwrap_or_default();
+        let Some(found) = self.text[from..].find(&quoted) else {
+            self.from = None;
+            return None;
+        };
+        let at = from + found;
+        let passed = &self.text[self.counted..at];
+        self.line += passed.matches('\n').count();
+        if let Some(i) = passed.rfind('\n') {
+            self.line_start = self.counted + i + 1;
+        }
+        self.counted = at;
+        self.from = Some(at + quoted.len());
+        Some((self.line, at - self.line_start + 1))
+    }
 }
 
 /// The file, at the line and column of `value` when it is found.

@@ -660,3 +660,59 @@ fn the_sources_file_and_an_imported_lock_cost_a_lookup_per_entry() {
     assert!(!sources_file(&sb).exists());
     assert_snapshot(all, snapshot_file("upstream-sources-linear.stderr"));
 }
+
+/// Issue 44 #7, the marketplace file (`.claude-plugin/marketplace.json`,
+/// written by upstream): a plugin listing 10,000 paths cost 3.3 s (each
+/// path's line found by a search from the plugin's name), and `add`
+/// describing 58,865 plugins that each take the same 1,000 skills cost
+/// 58 s and 1.9 GB (the tree indexed again for each, and 59 million names
+/// listed). Paths are found in one pass; the tree is indexed once; what
+/// the report resolves is bounded as a tree is (200,000 skill places),
+/// past which a plugin is named, not resolved.
+#[test]
+fn a_marketplace_file_costs_a_pass_not_a_pass_per_plugin() {
+    use super::upstream::Upstream;
+    use std::fmt::Write as _;
+    let sb = Sandbox::new().with_layer_dirs();
+    let up = Upstream::new(&sb, "up");
+    for i in 0..300 {
+        up.skill(&format!("skills/s{i:03}"), "S.", "Body.\n");
+    }
+    let mut plugins = String::new();
+    for i in 0..1_000 {
+        let _ = write!(
+            plugins,
+            "{}{{\"name\":\"p{i:04}\"}}",
+            if i == 0 { "" } else { "," }
+        );
+    }
+    // One plugin lists 10,000 paths, the last ones after many lines.
+    let paths: Vec<String> = (0..10_000)
+        .map(|i| format!("\"./skills/{}{i}\"", "x".repeat(60)))
+        .collect();
+    up.write(
+        ".claude-plugin/marketplace.json",
+        &format!(
+            "{{\"name\":\"m\",\"plugins\":[{plugins},\n{{\"name\":\"many\",\"skills\":[\n{}]}}]}}",
+            paths.join(",\n")
+        ),
+    );
+    up.commit();
+    let err = run(&sb, &["add", &up.url(), "--plugin", "many"]);
+    let stderr = err.failed().replace(&up.url(), "[UPSTREAM]");
+    assert!(
+        stderr.contains("marketplace.json:3:1: plugin 'many': skills: './skills/xxx"),
+        "{stderr}"
+    );
+    // Every plugin is reported; the first 666 are resolved (300 places
+    // each), the rest named.
+    let out = run(&sb, &["add", &up.url(), "--json"]).json();
+    let plugins = out["added"][0]["found"]["plugins"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{out:#}"));
+    assert_eq!(plugins.len(), 1_001);
+    assert_eq!(plugins[0]["skills"].as_array().unwrap().len(), 300);
+    assert_eq!(plugins[665]["skills"].as_array().unwrap().len(), 300);
+    let last = plugins[999]["error"].as_str().unwrap();
+    assert!(last.starts_with("not resolved"), "{last}");
+}
