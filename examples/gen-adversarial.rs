@@ -48,6 +48,28 @@
 //! | `translated-big` | a team `agents/openai.yaml` (a file Codex's target merges `disable-model-invocation` into) of 8 MiB of one-entry mappings: twice the cap |
 //! | `translated-maps` | the same file within the cap: ~524k one-entry mappings (refused past one per 32 bytes of the cap) |
 //! | `dotted-keys` | as many `metadata` keys holding a dot (`k.0: v`) as fit in 4 MiB (~307k), none colliding when flattened (a known miss: `explain`) |
+//!
+//! The cases of the files beside the layers (issue 44, item 7), each also
+//! written at its ordinary size into `DIR/CASE/floor/`, which
+//! `benches/adversarial` runs the same commands on:
+//!
+//! | case | what |
+//! |---|---|
+//! | `lock-comments` | `layers/sources.lock`: a good lock padded with `#` comment lines (`#` alone, 16 million of them) to the lock's cap (32 MiB) |
+//! | `lock-comments-64mib` | the report's lock: the same padded to 64 MiB |
+//! | `lock-files` | a lock in the tool's own form listing as many files as its entry cap allows (199,999 and the source) |
+//! | `lock-files-64mib` | the report's lock: 64 MiB of file lines in the tool's own form (~768k files) |
+//! | `lock-entries` | the lock's cap (32 MiB) of file lines: refused at the line past the entry cap |
+//! | `lock-sources` | `sources.toml` at its cap (1 MiB) of sources, each locked |
+//! | `lock-skills` | a source of 199,999 one-file skills, beside a base layer of 2,000 skills |
+//! | `sources-allow` | `sources.toml` at its cap: ~8k sources and an `[allow]` of ~30k hosts, the one they name last |
+//! | `sources-prefer` | `sources.toml` at its cap: ~8k sources and ~31k `[prefer]` entries naming the last |
+//! | `import-groups` | a `skills-lock.json` at its cap (4 MiB) of skills of one repository, each in its own directory: a source each (`add --import`) |
+//! | `schema-values` | `layers/skill-fragment.schema.json` (which `new` reads to tell whether it wrote it) at the 16 MiB it reads: 8 million `0` values |
+//! | `trust-store` | a project (`project/`) and its person's trust file (`state/…/trusted.json`) at its cap (16 MiB) of short file names with empty digests |
+//! | `trust-digests` | the same with every digest 64 hexadecimal digits, as the trust file's reader requires |
+//! | `marketplace-paths` | an upstream repository (`upstream/`, which `benches/adversarial` commits) whose `.claude-plugin/marketplace.json` has a plugin listing 10,000 paths, one a line (`add --plugin many`) |
+//! | `marketplace-plugins` | an upstream of 1,000 skills in `skills/` whose marketplace file declares as many plugins as fit in its 1 MiB, each taking them all (`add`, which describes every plugin) |
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -84,6 +106,21 @@ pub const CASES: &[&str] = &[
     "record-files",
     "translated-big",
     "translated-maps",
+    "lock-comments",
+    "lock-comments-64mib",
+    "lock-files",
+    "lock-files-64mib",
+    "lock-entries",
+    "lock-sources",
+    "lock-skills",
+    "sources-allow",
+    "sources-prefer",
+    "import-groups",
+    "schema-values",
+    "trust-store",
+    "trust-digests",
+    "marketplace-paths",
+    "marketplace-plugins",
 ];
 
 /// Cases the targets are known to miss, not written unless named (see
@@ -194,6 +231,326 @@ fn record(skill: bool) -> (String, usize, usize) {
     (out, n, skills)
 }
 
+/// The lock's cap (`MAX_BYTES` in `src/upstream/lock.rs`).
+const LOCK_CAP: usize = 32 << 20;
+
+/// The most entries a lock holds (`MAX_ENTRIES` there).
+const LOCK_ENTRIES: usize = 200_000;
+
+/// The sources file's cap (`MAX_BYTES` in `src/upstream/sources.rs`).
+const SOURCES_CAP: usize = 1 << 20;
+
+/// A file's digest as a lock writes it.
+fn digest() -> String {
+    format!("sha256:{}", "0".repeat(64))
+}
+
+/// A source's table in `sources.toml`.
+fn source_entry(name: &str) -> String {
+    format!("[[source]]\nname = \"{name}\"\nurl = \"/nonexistent/{name}\"\n")
+}
+
+/// A source's tables in `sources.lock`, up to its files.
+fn lock_entry(name: &str) -> String {
+    format!(
+        "\n[source.{name}]\nurl = \"/nonexistent/{name}\"\ncommit = \"{}\"\n\n[source.{name}.files]\n",
+        "0".repeat(40)
+    )
+}
+
+/// The head of a lock as the tool writes it.
+const LOCK_HEAD: &str = "# Written by `bernstein skills add` and `bernstein skills update --yes`; do not edit.\n# What each source of sources.toml resolved to: the commit and the SHA-256 of every file taken.\nversion = 1\n";
+
+/// `n` lines made by `line(i)`, or as many as fit in `cap` bytes with
+/// `text` before them, appended to `text`; returns how many.
+fn append_lines(
+    text: &mut String,
+    cap: usize,
+    n: usize,
+    mut line: impl FnMut(usize, &mut String),
+) -> usize {
+    let mut scratch = String::new();
+    for i in 0..n {
+        scratch.clear();
+        line(i, &mut scratch);
+        if text.len() + scratch.len() > cap {
+            return i;
+        }
+        text.push_str(&scratch);
+    }
+    n
+}
+
+/// A project-file case: writes it, and its floor (the same at its
+/// ordinary size) into `dir/floor`; `None` for a case of the layers.
+fn project_case(name: &str, dir: &Path) -> Option<std::io::Result<String>> {
+    let what = match name {
+        "lock-comments"
+        | "lock-comments-64mib"
+        | "lock-files"
+        | "lock-files-64mib"
+        | "lock-entries"
+        | "lock-sources"
+        | "lock-skills"
+        | "sources-allow"
+        | "sources-prefer"
+        | "import-groups"
+        | "schema-values"
+        | "trust-store"
+        | "trust-digests"
+        | "marketplace-paths"
+        | "marketplace-plugins" => project_files(name, dir, false).and_then(|what| {
+            project_files(name, &dir.join("floor"), true)?;
+            Ok(what)
+        }),
+        _ => return None,
+    };
+    Some(what.map(|what| format!("{name}: {what}")))
+}
+
+/// Writes case `name` into `dir` (at its ordinary size when `floor`);
+/// returns what it holds.
+fn project_files(name: &str, dir: &Path, floor: bool) -> std::io::Result<String> {
+    let layers = dir.join("layers");
+    for l in ["base", "team", "user"] {
+        std::fs::create_dir_all(layers.join(l))?;
+    }
+    std::fs::create_dir_all(dir.join("manifests"))?;
+    write(&layers.join("base/s.yaml"), "description: d\n")?;
+    let one_source = |layers: &Path| -> std::io::Result<String> {
+        write(&layers.join("sources.toml"), &source_entry("acme"))?;
+        let mut lock = format!("{LOCK_HEAD}{}", lock_entry("acme"));
+        let _ = writeln!(lock, "\"s/SKILL.md\" = \"{}\"", digest());
+        Ok(lock)
+    };
+    let d = digest();
+    let (file, text, what) = match name {
+        "lock-comments" | "lock-comments-64mib" => {
+            let mut lock = one_source(&layers)?;
+            let cap = if name == "lock-comments" {
+                LOCK_CAP
+            } else {
+                64 << 20
+            };
+            let n = if floor { 0 } else { usize::MAX };
+            // The shortest comment line: the most lines for the bytes.
+            let n = append_lines(&mut lock, cap, n, |_, s| s.push_str("#\n"));
+            (
+                layers.join("sources.lock"),
+                lock,
+                format!("a lock padded with {n} comment lines"),
+            )
+        }
+        "lock-files" | "lock-files-64mib" | "lock-entries" => {
+            write(&layers.join("sources.toml"), &source_entry("acme"))?;
+            let mut lock = format!("{LOCK_HEAD}{}", lock_entry("acme"));
+            let (cap, n) = match (name, floor) {
+                (_, true) => (LOCK_CAP, 1),
+                ("lock-files", _) => (LOCK_CAP, LOCK_ENTRIES - 1),
+                ("lock-entries", _) => (LOCK_CAP, usize::MAX),
+                _ => (64 << 20, usize::MAX),
+            };
+            // Names in the order a lock sorts them.
+            let n = append_lines(&mut lock, cap, n, |i, s| {
+                let _ = writeln!(s, "\"s{:04}/f{:04}\" = \"{d}\"", i / 1000, i % 1000);
+            });
+            (
+                layers.join("sources.lock"),
+                lock,
+                format!("a lock of {n} files"),
+            )
+        }
+        "lock-sources" => {
+            let mut sources = String::new();
+            let n = if floor { 1 } else { usize::MAX };
+            let n = append_lines(&mut sources, SOURCES_CAP, n, |i, s| {
+                s.push_str(&source_entry(&format!("s{i:06}")));
+            });
+            write(&layers.join("sources.toml"), &sources)?;
+            let mut lock = LOCK_HEAD.to_owned();
+            for i in 0..n {
+                lock.push_str(&lock_entry(&format!("s{i:06}")));
+                let _ = writeln!(lock, "\"k{i:06}/SKILL.md\" = \"{d}\"");
+            }
+            (
+                layers.join("sources.lock"),
+                lock,
+                format!("{n} sources, each locked"),
+            )
+        }
+        "lock-skills" => {
+            write(&layers.join("sources.toml"), &source_entry("acme"))?;
+            let locals = if floor { 1 } else { 2_000 };
+            for i in 0..locals {
+                write(
+                    &layers.join(format!("base/l{i:04}.yaml")),
+                    "description: d\n",
+                )?;
+            }
+            let mut lock = format!("{LOCK_HEAD}{}", lock_entry("acme"));
+            let n = if floor { 1 } else { LOCK_ENTRIES - 1 };
+            for i in 0..n {
+                let _ = writeln!(lock, "\"k{i:06}/SKILL.md\" = \"{d}\"");
+            }
+            (
+                layers.join("sources.lock"),
+                lock,
+                format!("{n} locked skills, {locals} local ones"),
+            )
+        }
+        "sources-allow" => {
+            let mut text = String::new();
+            let half = if floor { 0 } else { SOURCES_CAP / 2 };
+            let mut n = 0;
+            while n == 0 || text.len() < half {
+                let _ = write!(
+                    text,
+                    "[[source]]\nname = \"s{n}\"\nurl = \"https://z.example/acme/s{n}\"\n"
+                );
+                n += 1;
+            }
+            text.push_str("[allow]\nowners = [\"acme\"]\nhosts = [");
+            let m = if floor { 0 } else { usize::MAX };
+            let m = append_lines(&mut text, SOURCES_CAP - 16, m, |i, s| {
+                let _ = write!(s, "\"h{i}.example\", ");
+            });
+            text.push_str("\"z.example\"]\n");
+            (
+                layers.join("sources.toml"),
+                text,
+                format!("{n} sources, {m} allowed hosts before theirs"),
+            )
+        }
+        "sources-prefer" => {
+            let mut text = String::new();
+            let half = if floor { 0 } else { SOURCES_CAP / 2 };
+            let mut n = 0;
+            while n == 0 || text.len() < half {
+                let _ = write!(
+                    text,
+                    "[[source]]\nname = \"s{n}\"\nurl = \"https://z.example/acme/s{n}\"\n"
+                );
+                n += 1;
+            }
+            text.push_str("[prefer]\n");
+            let m = if floor { 1 } else { usize::MAX };
+            let m = append_lines(&mut text, SOURCES_CAP, m, |i, s| {
+                let _ = writeln!(s, "p{i} = \"s{}\"", n - 1);
+            });
+            (
+                layers.join("sources.toml"),
+                text,
+                format!("{n} sources, {m} prefer entries naming the last"),
+            )
+        }
+        "import-groups" => {
+            let mut text = String::from("{\"version\":1,\"skills\":{");
+            let n = if floor { 1 } else { usize::MAX };
+            let n = append_lines(&mut text, CAP - 2, n, |i, s| {
+                let _ = write!(
+                    s,
+                    "{}\"k{i}\":{{\"source\":\"https://example.invalid/acme/r\",\"sourceType\":\"git\",\"skillPath\":\"p{i}/k{i}/SKILL.md\"}}",
+                    if i == 0 { "" } else { "," }
+                );
+            });
+            text.push_str("}}");
+            (
+                dir.join("skills-lock.json"),
+                text,
+                format!("{n} skills in as many directories of one repository"),
+            )
+        }
+        "schema-values" => {
+            let text = if floor {
+                "{}".to_owned()
+            } else {
+                let n = ((16 << 20) - 2) / 2;
+                let mut t = String::with_capacity(16 << 20);
+                t.push('[');
+                for i in 0..n {
+                    t.push_str(if i == 0 { "0" } else { ",0" });
+                }
+                t.push(']');
+                t
+            };
+            (
+                layers.join("skill-fragment.schema.json"),
+                text,
+                "a schema file of small values".into(),
+            )
+        }
+        "trust-store" | "trust-digests" => {
+            use std::os::unix::fs::PermissionsExt;
+            let project = dir.join("project");
+            std::fs::create_dir_all(project.join(".git"))?;
+            write(
+                &project.join(".bernstein/skills/s.yaml"),
+                "description: d\n",
+            )?;
+            let state = dir.join("state/bernstein/skills");
+            std::fs::create_dir_all(&state)?;
+            for d in [dir.join("state/bernstein"), state.clone()] {
+                std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700))?;
+            }
+            let mut text = String::from("{\"version\":1,\"projects\":{\"/elsewhere\":{\"files\":{");
+            let n = if floor { 1 } else { usize::MAX };
+            // Empty digests, or what a digest must be.
+            let value = if name == "trust-store" {
+                String::new()
+            } else {
+                "0".repeat(64)
+            };
+            let n = append_lines(&mut text, (16 << 20) - 4, n, |i, s| {
+                let _ = write!(s, "{}\"{i:x}\":\"{value}\"", if i == 0 { "" } else { "," });
+            });
+            text.push_str("}}}}");
+            let file = state.join("trusted.json");
+            write(&file, &text)?;
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+            return Ok(format!("a trust file of {n} files; {} bytes", text.len()));
+        }
+        "marketplace-paths" | "marketplace-plugins" => {
+            let up = dir.join("upstream");
+            let skill = |name: &str| format!("---\nname: {name}\ndescription: d\n---\nBody.\n");
+            let mut text = String::from("{\"name\":\"m\",\"plugins\":[");
+            let what = if name == "marketplace-paths" {
+                write(&up.join("skills/s0/SKILL.md"), &skill("s0"))?;
+                // Paths that name no skill: every one is located before the
+                // first is looked for in the tree.
+                let n = if floor { 1 } else { 10_000 };
+                text.push_str("{\"name\":\"many\",\"skills\":[\n");
+                for i in 0..n {
+                    let _ = write!(
+                        text,
+                        "{}\"./skills/{}{i}\"",
+                        if i == 0 { "" } else { ",\n" },
+                        "x".repeat(80)
+                    );
+                }
+                text.push_str("]}]}");
+                format!("a plugin listing {n} paths")
+            } else {
+                for i in 0..1_000 {
+                    write(
+                        &up.join(format!("skills/s{i:04}/SKILL.md")),
+                        &skill(&format!("s{i:04}")),
+                    )?;
+                }
+                let n = if floor { 1 } else { usize::MAX };
+                let n = append_lines(&mut text, SOURCES_CAP - 4, n, |i, s| {
+                    let _ = write!(s, "{}{{\"name\":\"p{i}\"}}", if i == 0 { "" } else { "," });
+                });
+                text.push_str("]}");
+                format!("{n} plugins, each taking the 1000 skills")
+            };
+            (up.join(".claude-plugin/marketplace.json"), text, what)
+        }
+        other => unreachable!("{other} is a project case"),
+    };
+    write(&file, &text)?;
+    Ok(format!("{what}; {} bytes", text.len()))
+}
+
 fn write(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(path.parent().expect("a file in a directory"))?;
     std::fs::write(path, text)
@@ -201,6 +558,9 @@ fn write(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// Writes case `name` into `dir`; returns its one-line description.
 fn case(name: &str, dir: &Path) -> std::io::Result<String> {
+    if let Some(done) = project_case(name, dir) {
+        return done;
+    }
     let layers = dir.join("layers");
     for l in ["base", "team", "user"] {
         std::fs::create_dir_all(layers.join(l))?;
