@@ -711,7 +711,13 @@ fn not_regular(t: FileType) -> &'static str {
     }
 }
 
-fn read_capped(mut file: std::fs::File, size: u64, max: u64) -> Result<Vec<u8>, Refusal> {
+/// The bytes of `file`, opened by [`open_bounded`] with `size`: at most
+/// `max`, whatever the size said.
+pub(crate) fn read_capped(
+    mut file: std::fs::File,
+    size: u64,
+    max: u64,
+) -> Result<Vec<u8>, Refusal> {
     let bytes = beneath::read_sized(&mut file, size, max).map_err(Refusal::Io)?;
     if bytes.len() as u64 > max {
         return Err(Refusal::TooLarge {

@@ -26,7 +26,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::refused;
-use super::sources::toml_error;
+use super::sources::{open_text, toml_error};
 use crate::digest::Digest;
 use crate::error::{ErrorKind, Result};
 
@@ -439,27 +439,6 @@ fn read_lines(mut reader: impl std::io::BufRead, size: u64, path: &Path) -> Resu
             MAX_TOML_BYTES >> 20
         ),
     ))
-}
-
-/// Opens a text file the project commits, as
-/// [`super::sources::read_text`] reads one: `None` if it does not exist;
-/// a symlink, a special file or one whose size is over `max` refused.
-fn open_text(path: &Path, max: u64) -> Result<Option<(std::fs::File, u64)>> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(refused(ErrorKind::Io, path, format!("cannot read: {e}"))),
-        Ok(m) if !m.file_type().is_file() => {
-            return Err(refused(
-                ErrorKind::Unsafe,
-                path,
-                "not a regular file (a symlink or a directory); refused",
-            ));
-        }
-        Ok(_) => {}
-    }
-    crate::source::open_bounded(path, max)
-        .map(Some)
-        .map_err(|r| refused(r.error_kind(), path, r.describe(path, "project")))
 }
 
 /// A locked file's name: `SKILL/PATH`, `/`-separated, every component a

@@ -405,9 +405,11 @@ pub(crate) fn located(
     .into()
 }
 
-/// Reads a small text file the project commits: `None` if it does not
-/// exist; a symlink, a special file, one too large or not UTF-8 refused.
-pub fn read_text(path: &Path, max: u64) -> Result<Option<String>> {
+/// Opens a text file the project commits: `None` if it does not exist; a
+/// symlink, a special file or one whose size is over `max` refused. The
+/// caller reads at most `max` bytes of it ([`read_text`], or the lock's
+/// reader a line at a time).
+pub(crate) fn open_text(path: &Path, max: u64) -> Result<Option<(std::fs::File, u64)>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(refused(ErrorKind::Io, path, format!("cannot read: {e}"))),
@@ -420,7 +422,18 @@ pub fn read_text(path: &Path, max: u64) -> Result<Option<String>> {
         }
         Ok(_) => {}
     }
-    let bytes = crate::source::read_bounded(path, max)
+    crate::source::open_bounded(path, max)
+        .map(Some)
+        .map_err(|r| refused(r.error_kind(), path, r.describe(path, "project")))
+}
+
+/// Reads a small text file the project commits: `None` if it does not
+/// exist; a symlink, a special file, one too large or not UTF-8 refused.
+pub fn read_text(path: &Path, max: u64) -> Result<Option<String>> {
+    let Some((file, size)) = open_text(path, max)? else {
+        return Ok(None);
+    };
+    let bytes = crate::source::confine::read_capped(file, size, max)
         .map_err(|r| refused(r.error_kind(), path, r.describe(path, "project")))?;
     String::from_utf8(bytes)
         .map(Some)
