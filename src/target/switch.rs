@@ -103,23 +103,18 @@ pub(crate) fn switch_problems(
         if value.is_boolean() {
             continue;
         }
-        out.push(
-            Diagnostic::error(
-                Some(&f.path),
-                DiagnosticKind::Constraint {
-                    field: format!("{name}.{}", text::excerpt(target, EXCERPT_CHARS)),
-                    constraint: "type".into(),
-                    problem: format!(
-                        "switches the skill for target '{}': write true or false; got {}",
-                        text::excerpt(target, EXCERPT_CHARS),
-                        text::json_excerpt(value, 60)
-                    ),
-                },
-            )
-            .in_layer(f.layer)
-            .at(f.position(pointer, false))
-            .on_field(name),
-        );
+        out.push(switch_error(
+            f,
+            name,
+            target,
+            pointer,
+            "type",
+            format!(
+                "switches the skill for target '{}': write true or false; got {}",
+                text::excerpt(target, EXCERPT_CHARS),
+                text::json_excerpt(value, 60)
+            ),
+        ));
     }
     out
 }
@@ -184,23 +179,40 @@ pub(crate) fn shared_switch_problem(
         .into_iter()
         .find(|(_, t, v, _, _)| off.contains(t) && v.as_bool() == Some(false))?;
     let list = |names: &[&str]| text::list(names.iter().map(|n| &**n), false);
-    Some(
-        Diagnostic::error(
-            Some(&f.path),
-            DiagnosticKind::Constraint {
-                field: format!("{name}.{}", text::excerpt(target, EXCERPT_CHARS)),
-                constraint: "target".into(),
-                problem: format!(
-                    "switches the skill off for {} but not for {}, which read the same \
-                     directory, so it cannot be both there and not; switch it off for all of \
-                     them or for none",
-                    list(&off),
-                    list(&on)
-                ),
-            },
-        )
-        .in_layer(f.layer)
-        .at(f.position(pointer, false))
-        .on_field(name),
+    Some(switch_error(
+        f,
+        name,
+        target,
+        pointer,
+        "target",
+        format!(
+            "switches the skill off for {} but not for {}, which read the same \
+             directory, so it cannot be both there and not; switch it off for all of \
+             them or for none",
+            list(&off),
+            list(&on)
+        ),
+    ))
+}
+
+/// An error about the switch for `target` that `f` sets at `pointer`.
+fn switch_error(
+    f: &Fragment,
+    name: &str,
+    target: &str,
+    pointer: &str,
+    constraint: &str,
+    problem: String,
+) -> Diagnostic {
+    Diagnostic::error(
+        Some(&f.path),
+        DiagnosticKind::Constraint {
+            field: format!("{name}.{}", text::excerpt(target, EXCERPT_CHARS)),
+            constraint: constraint.into(),
+            problem,
+        },
     )
+    .in_layer(f.layer)
+    .at(f.position(pointer, false))
+    .on_field(name)
 }
