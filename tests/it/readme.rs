@@ -22,7 +22,7 @@
 //! Other blocks (`yaml`, `toml`, `text`, `json`, …) are files and output,
 //! not commands.
 
-use super::support::{copy_dir, snapshot_assert};
+use super::support::{copy_dir, git, snapshot_assert};
 use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
@@ -232,23 +232,9 @@ fn public_collection(mirror: &Path, home: &Path) {
     let repo = mirror.join("skills");
     copy_dir(&root().join("tests/fixtures/public-collection"), &repo);
     std::fs::remove_file(repo.join("README.md")).unwrap();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .current_dir(&repo)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_DATE", "2025-12-20T00:00:00Z")
-            .env("GIT_COMMITTER_DATE", "2025-12-20T00:00:00Z")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(["-c", "init.defaultBranch=main"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-qm", "skills"]);
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "skills"]);
     std::fs::write(
         home.join(".gitconfig"),
         format!(
