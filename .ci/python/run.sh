@@ -38,17 +38,11 @@ if ! "$python" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 10) e
 fi
 new312="$("$python" -c 'import sys; print(int(sys.version_info >= (3, 12)))')"
 
-# The tools: maturin (pinned as the wheel check pins it), pytest, PyYAML.
+# The build tool, maturin, pinned as the wheel check pins it (pytest and
+# PyYAML go into the test environment below).
 venv="${PYTHON_CI_VENV:-$here/.venv}"
-stamp="$venv/.requirements.sha256"
-want="$(cat "$root/.ci/wheel/requirements.txt" "$here/requirements.txt" | "$python" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')"
-if [ ! -x "$venv/bin/maturin" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --require-hashes --no-deps -r "$root/.ci/wheel/requirements.txt"
-  echo "$want" >"$stamp"
-fi
+. "$root/.ci/pinned-venv.sh"
+pinned_venv "$venv" "$venv/bin/maturin" "$root/.ci/wheel/requirements.txt"
 
 # The extension's crate is outside the main workspace: its own checks.
 (cd "$root" && cargo fmt --manifest-path python/Cargo.toml -- --check)

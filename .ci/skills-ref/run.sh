@@ -25,15 +25,8 @@ if ! "$python" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 11) e
 fi
 
 venv="${SKILLS_REF_VENV:-$here/.venv}"
-stamp="$venv/.requirements.sha256"
-want="$("$python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$here/requirements.txt")"
-if [ ! -x "$venv/bin/agentskills" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --require-hashes --no-deps -r "$here/requirements.txt"
-  echo "$want" >"$stamp"
-fi
+. "$root/.ci/pinned-venv.sh"
+pinned_venv "$venv" "$venv/bin/agentskills" "$here/requirements.txt"
 
 bernstein="${BERNSTEIN:-}"
 if [ -z "$bernstein" ]; then

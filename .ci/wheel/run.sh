@@ -27,15 +27,8 @@ if ! "$python" -c 'import venv' 2>/dev/null; then
 fi
 
 venv="${WHEEL_VENV:-$here/.venv}"
-stamp="$venv/.requirements.sha256"
-want="$("$python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$here/requirements.txt")"
-if [ ! -x "$venv/bin/maturin" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --require-hashes --no-deps -r "$here/requirements.txt"
-  echo "$want" >"$stamp"
-fi
+. "$root/.ci/pinned-venv.sh"
+pinned_venv "$venv" "$venv/bin/maturin" "$here/requirements.txt"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -26,15 +26,8 @@ for tool in "$python" node npm; do
 done
 
 venv="${YAML_READERS_VENV:-$here/.venv}"
-stamp="$venv/.requirements.sha256"
-want="$("$python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$here/requirements.txt")"
-if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --require-hashes --no-deps -r "$here/requirements.txt"
-  echo "$want" >"$stamp"
-fi
+. "$root/.ci/pinned-venv.sh"
+pinned_venv "$venv" "$venv/bin/python" "$here/requirements.txt"
 (cd "$here" && npm ci --no-audit --no-fund --silent)
 
 tmp="$(mktemp -d)"
