@@ -51,7 +51,7 @@ def bernstein_layered() -> ModuleType:
 
 
 def fragments(m: ModuleType) -> dict[Any, dict[str, Any]]:
-    """The design's examples (tests/it/design.rs), as one base and one user
+    """The design's examples (tests/it/merge/design.rs), as one base and one user
     fragment: per-field OVERRIDE, APPEND, KEYED_REPLACE and DEEP_MERGE."""
     return {
         m.SkillLayer.BASE: {

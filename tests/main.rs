@@ -1,4 +1,6 @@
-//! The integration and property tests: one test binary, one module per theme.
+//! The integration and property tests: one test binary, one folder of
+//! `tests/it/` per capability, one module per thing that capability does.
+//! `tests/README.md` says which folder a new test goes in.
 //!
 //! Every test builds its own layer tree in a fresh temporary directory
 //! ([`it::support::Sandbox`]) and never touches the process environment: the
@@ -8,60 +10,100 @@
 mod it {
     pub mod support;
 
-    mod agent_skills;
-    mod agents;
-    mod cli;
-    mod design;
-    mod directives;
-    mod export_owned;
-    mod export_safety;
-    mod export_skill;
-    mod flattened;
-    mod forms;
-    mod frontmatter;
-    mod hardening;
-    mod hostile_cost;
-    mod hostile_files;
-    mod hostile_layer;
-    mod hostile_output;
-    mod hostile_read;
-    mod hostile_write;
-    pub mod json;
-    mod layout;
-    mod lookalike_names;
-    mod nothing_silent;
-    mod one_pass;
-    mod ownership;
-    mod package;
-    mod places;
-    mod precedence;
-    mod props;
-    mod readme;
-    mod rules_props;
-    mod schemas;
-    mod sections;
-    mod sections_scale;
-    mod skill_files;
-    mod snapshots;
-    mod spec_edit;
-    mod spec_impact;
-    mod standalone;
-    mod state;
-    mod targets;
-    mod team;
-    mod terminal;
-    mod translated;
-    mod trust;
-    mod unkeyed;
-    mod update_markdown;
-    mod update_report;
-    pub mod upstream;
-    mod upstream_bytes;
-    mod upstream_collections;
-    mod upstream_hostile;
-    mod upstream_job;
-    mod upstream_team;
-    mod upstream_week;
-    mod validate;
-    mod xdg;
+    /// How the layers of a skill merge into one: precedence, strategies,
+    /// rules and directives, sections, keyed and unkeyed entries.
+    mod merge {
+        mod agent_skills;
+        mod design;
+        mod directives;
+        mod one_pass;
+        mod ownership;
+        mod precedence;
+        pub mod props;
+        mod rules_props;
+        mod sections;
+        mod unkeyed;
+    }
+
+    /// Where the layers are found and what a layer may hold: the forms of a
+    /// fragment, the places and variables, a skill's files.
+    mod layers {
+        mod forms;
+        mod places;
+        mod skill_files;
+        mod xdg;
+    }
+
+    /// The spec as data: which spec file is used, and what an edit changes.
+    mod spec {
+        mod files;
+        mod impact;
+    }
+
+    /// What `export` writes: targets and agents, the files it owns, the
+    /// formats and renderings, and upstream's bytes kept.
+    mod export {
+        mod agents;
+        mod claims;
+        mod flattened;
+        mod frontmatter;
+        mod owned;
+        mod skill_dirs;
+        mod targets;
+        mod translated;
+        mod upstream_bytes;
+    }
+
+    /// Upstream sources and a team's project: `add`, `verify`, `update`
+    /// and its reports, pins, collections, clones and scheduled jobs.
+    mod upstream {
+        mod collections;
+        mod markdown;
+        mod pins;
+        mod report;
+        mod scheduled_job;
+        pub mod sources;
+        mod team;
+        mod week;
+    }
+
+    /// What an attacker-written layer, record, state file or upstream tree
+    /// cannot do: bad input, bounded costs, reads, writes, printed text,
+    /// lookalike names, trust and the person's own state.
+    mod security {
+        mod bad_input;
+        mod bounded_cost;
+        mod bounded_sections;
+        mod layer_walks;
+        mod lookalike_names;
+        mod printed;
+        mod reads;
+        mod skill_files;
+        mod state;
+        mod trust;
+        mod upstream;
+        mod writes;
+    }
+
+    /// The command line as users and scripts see it: commands and their
+    /// output, `--json`, the terminal, `validate`, warnings, the installed
+    /// binary.
+    mod cli {
+        mod commands;
+        pub mod json;
+        mod snapshots;
+        mod standalone;
+        mod terminal;
+        mod validate;
+        mod warnings;
+    }
+
+    /// The repository itself: the source layout, the package, the
+    /// documents' examples and the committed schemas.
+    mod repo {
+        mod layout;
+        mod package;
+        mod readme;
+        mod schemas;
+    }
 }

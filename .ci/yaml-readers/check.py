@@ -2,7 +2,7 @@
 """Reads every frontmatter of the corpus with PyYAML (a YAML 1.1 reader)
 and fails on any that does not read back as its JSON value.
 
-The corpus is written by the Rust test `frontmatter` (tests/it/
+The corpus is written by the Rust test `frontmatter` (tests/it/export/
 frontmatter.rs) when BERNSTEIN_YAML_CORPUS names a file: a JSON list of
 {"json": mapping, "yaml": the frontmatter bernstein writes for it}. Equal
 means of the same type too: a boolean is not the integer 1, an integer is

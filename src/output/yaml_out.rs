@@ -451,7 +451,7 @@ mod tests {
 
     proptest::proptest! {
         /// This crate's reader reads back what was written (the corpus in
-        /// tests/it/frontmatter.rs, read by other readers in CI, holds the
+        /// tests/it/export/frontmatter.rs, read by other readers in CI, holds the
         /// values they are known to disagree on).
         #[test]
         fn any_value_reads_back(key in proptest::prelude::any::<String>(), v in any_value()) {
