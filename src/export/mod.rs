@@ -52,16 +52,17 @@ mod outdir;
 mod plan;
 mod record;
 mod rendered;
+mod run;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(crate) use diff::short_diff;
 use ledger::Ledger;
 pub use outdir::{EntryKind, OutDir};
-use plan::{Action, Ctx, Plan, Planned, Pruned, Trust, on_disk, read_record};
+use plan::{Action, Ctx, Plan, Trust, on_disk, read_record};
 pub use record::RECORD_NAME;
 use record::{Digest, FileRecord, Record, SkillRecord};
 use rendered::Made;
@@ -347,394 +348,15 @@ impl Skills {
         } else {
             (self.layers().catalog(), Vec::new())
         };
-        let provided = |name: &str| {
-            catalog
-                .binary_search_by(|(n, _)| n.as_str().cmp(name))
-                .is_ok()
-        };
         let out = OutDir::open_with(dir, options.boundary, self.layers().cwd(), options.on_wait)?;
-        let format = options.effective_format();
-        let (record, ledger) = if out.is_new() {
-            (None, None)
-        } else {
-            let (record, ledger) = record_and_ledger(&out, format, options);
-            (record?, Some(ledger))
-        };
-        // `--adopt NAME` takes over a skill a layer provides, or confirms
-        // the record's claim to one it lists.
-        for name in &options.adopt {
-            let listed = record
-                .as_ref()
-                .is_some_and(|(r, _)| r.skills.contains_key(name));
-            if !provided(name) && !listed {
-                return Err(Error::Refused {
-                    kind: crate::error::ErrorKind::NotFound,
-                    path: None,
-                    message: format!(
-                        "--adopt {}: no layer provides a skill of that name{}",
-                        excerpt(name, EXCERPT_CHARS),
-                        if out.is_new() {
-                            String::new()
-                        } else {
-                            format!(
-                                ", and {} lists none",
-                                crate::text::path(&out.shown(RECORD_NAME))
-                            )
-                        }
-                    ),
-                });
-            }
-        }
         if out.is_new() {
+            check_adopt(&catalog, None, &out, options)?;
             return self.export_new(out, &catalog, prelude, options);
         }
-        // One copy of the record, changed in place once the files are
-        // written; the bytes read are kept only as a digest.
-        let (mut record, old_digest) = match record {
-            Some((record, digest)) => (record, Some(digest)),
-            None => (Record::new(format), None),
-        };
-        // The directory is now the target's (an older record names none).
-        record.target = target(options).map(str::to_owned);
-        let mut ledger = ledger.expect("read with the record")?;
-        let disk = on_disk(&out, format)?;
-        let ctx = Ctx {
-            out: &out,
-            format,
-            all_lines: false,
-            cap: self.max_manifest_bytes(),
-            record_committed: options.in_repository,
-        };
-        let adopted: BTreeSet<&str> = options.adopt.iter().map(String::as_str).collect();
-        let kept = AtomicUsize::new(0);
-        let planned = crate::par::map(&catalog, options.jobs, |(name, located)| {
-            let made = rendered::made_for(self, name, located, format, options.target);
-            let problems = self.strict_report(name, located, &made, options);
-            let Made {
-                files,
-                resolved,
-                walked,
-            } = match made {
-                Ok(made) => made,
-                Err(e) => return (Planned::Failed(Box::new(e)), problems),
-            };
-            let files = match files {
-                Ok(Some(files)) => files,
-                Ok(None) => {
-                    let warnings = self.left_out_warnings(name, located, &resolved, options);
-                    return (Planned::Off(warnings), problems);
-                }
-                Err(e) => return (Planned::Failed(Box::new(e)), problems),
-            };
-            let rec = record.skills.get(name);
-            let led = ledger.record.skills.get(name);
-            let on = disk.get(name).copied();
-            let adopt_this = adopted.contains(name.as_str());
-            let adopt = adopt_this || (options.adopt_all && rec.is_none());
-            // First with the entry as it stands: a skill whose output is up
-            // to date holds what export writes in every file it claims,
-            // which honours every claim.
-            let mut plan = ctx.plan(name, Some(&files), rec, on, adopt, options.force);
-            // Only plans that do something are kept: a re-export with
-            // nothing to do holds no more than a flag per skill.
-            if plan.is_noop(rec) {
-                let warnings = if options.warnings && options.warnings_unchanged && !options.strict
-                {
-                    self.warnings_at(name, located, &resolved, walked.as_deref())
-                } else {
-                    Vec::new()
-                };
-                let learn = led != rec;
-                return (Planned::Unchanged { learn, warnings }, problems);
-            }
-            match ctx.trust(name, Some(&files), rec, led, on) {
-                Trust::None | Trust::Whole(_) => {}
-                Trust::Part(honoured) => {
-                    plan = ctx.plan(
-                        name,
-                        Some(&files),
-                        Some(&honoured),
-                        on,
-                        adopt,
-                        options.force,
-                    );
-                }
-                Trust::Untrusted(lines) => {
-                    // As if the record did not list it: unmanaged until
-                    // adopted, and then nothing it claims is removed.
-                    let adopt = adopt_this || options.adopt_all;
-                    plan = ctx.plan(name, Some(&files), None, on, adopt, options.force);
-                    if plan.unmanaged.is_some() {
-                        plan.unconfirmed = Some(lines);
-                    }
-                }
-            }
-            // Under `strict`, a skill is written only if it has none.
-            let warnings = if options.warnings
-                && !options.strict
-                && (plan.writes() || options.warnings_unchanged)
-            {
-                self.warnings_at(name, located, &resolved, walked.as_deref())
-            } else {
-                Vec::new()
-            };
-            drop(resolved);
-            let files = if !plan.writes() {
-                Some(Vec::new())
-            } else {
-                let size: usize = files.iter().map(|f| f.bytes.len()).sum();
-                (kept.fetch_add(size, Ordering::Relaxed) + size <= KEEP_BYTES).then_some(files)
-            };
-            (Planned::Ready(Box::new(plan), files, warnings), problems)
-        });
-        let (planned, problems): (Vec<Planned>, Vec<_>) = planned.into_iter().unzip();
-        strict_refusal(prelude, problems)?;
-        // Switched off: gone, as far as the output goes.
-        let off: BTreeSet<&str> = catalog
-            .iter()
-            .zip(&planned)
-            .filter(|(_, p)| matches!(p, Planned::Off(_)))
-            .map(|((n, _), _)| n.as_str())
-            .collect();
-        let live: BTreeSet<&str> = catalog
-            .iter()
-            .map(|(n, _)| n.as_str())
-            .filter(|n| !off.contains(n))
-            .collect();
-        // A skill no layer provides goes with --prune; one switched off
-        // goes in any case (what export wrote of it, and nothing else).
-        let stale: Vec<String> = record
-            .skills
-            .keys()
-            .filter(|n| !live.contains(n.as_str()))
-            .filter(|n| options.prune || off.contains(n.as_str()))
-            .cloned()
-            .collect();
-        let pruned = crate::par::map(&stale, options.jobs, |name| -> Pruned {
-            let Some(on) = disk.get(name).copied() else {
-                // Nothing at its place: only its entry goes.
-                return Pruned::Forget;
-            };
-            let rec = record.skills.get(name);
-            let trust = match rec {
-                // Adopted: the person confirms its claims.
-                Some(rec) if adopted.contains(name.as_str()) => Trust::Whole(rec),
-                _ => ctx.trust(name, None, rec, ledger.record.skills.get(name), Some(on)),
-            };
-            if let Trust::Untrusted(lines) = trust {
-                return Pruned::Unconfirmed(Box::new(Conflict {
-                    name: name.clone(),
-                    kind: ConflictKind::Unconfirmed(on),
-                    path: plan::shown_output(&out, name, format),
-                    lines,
-                }));
-            }
-            Pruned::Plan(Box::new(ctx.plan(
-                name,
-                None,
-                trust.entry(),
-                Some(on),
-                false,
-                options.force,
-            )))
-        });
-        drop(disk);
-
-        let mut report = Exported {
-            stale_removed: out.stale_removed().to_vec(),
-            ..Exported::default()
-        };
-        // The skills that go ahead, with their plans.
-        let mut go = Vec::new();
-        let mut warned = BTreeMap::new();
-        // What is said of skills not written, whatever the writes do.
-        let mut said = BTreeMap::new();
-        let mut learned = Vec::new();
-        for ((name, _), p) in catalog.iter().zip(planned) {
-            match p {
-                Planned::Off(warnings) => {
-                    said.insert(name.as_str(), warnings);
-                }
-                Planned::Failed(e) => report.failed.push(*e),
-                Planned::Unchanged { learn, warnings } => {
-                    report.unchanged += 1;
-                    said.insert(name.as_str(), warnings);
-                    if learn {
-                        learned.push(name.as_str());
-                    }
-                }
-                Planned::Ready(plan, files, warnings) => match plan.conflict(name, format, &out) {
-                    Some(c) => report.refused.push(c),
-                    None => {
-                        warned.insert(name.as_str(), warnings);
-                        go.push((name.as_str(), *plan, files));
-                    }
-                },
-            }
-        }
-        let mut prune_go = Vec::new();
-        for (name, p) in stale.iter().zip(pruned) {
-            match p {
-                Pruned::Forget => prune_go.push((name.as_str(), None)),
-                Pruned::Unconfirmed(c) => report.unconfirmed.push(*c),
-                Pruned::Plan(plan) => match plan.conflict(name, format, &out) {
-                    Some(c) => report.refused.push(c),
-                    None => prune_go.push((name.as_str(), Some(plan))),
-                },
-            }
-        }
-        let stopped = !report.failed.is_empty() || !report.refused.is_empty();
-        if stopped && !options.keep_going {
-            for (_, plan, _) in &go {
-                if plan.writes() {
-                    report.not_written += 1;
-                } else {
-                    report.unchanged += 1;
-                }
-            }
-            return Ok(report);
-        }
-        // Files found holding what export writes: the ledger learns them.
-        for name in learned {
-            if let Some(entry) = record.skills.get(name) {
-                ledger.record.skills.insert(name.to_owned(), entry.clone());
-            }
-        }
-
-        // The record while writing: every file about to change listed with
-        // both its old and its new digest. The ledger learns the same
-        // claims first.
-        let pending: BTreeMap<String, SkillRecord> = go
-            .iter()
-            .filter(|(_, plan, _)| plan.writes())
-            .map(|(name, plan, _)| ((*name).to_owned(), plan.pending(record.skills.get(*name))))
-            .collect();
-        let spec_sha = self.spec().sha256();
-        let write_record = |record: &Record, patch: &BTreeMap<String, SkillRecord>| -> Result<()> {
-            out.write_with(RECORD_NAME, false, false, |w| {
-                record.write_capped(w, &spec_sha, patch)
-            })
-            .map_err(|source| Error::Write {
-                path: out.shown(RECORD_NAME),
-                source,
-            })
-        };
-        if !pending.is_empty() {
-            ledger.write(&spec_sha, &pending)?;
-            write_record(&record, &pending)?;
-        }
-
-        // Write what each plan rendered. After a failed write, no more are
-        // started.
-        let stop = AtomicBool::new(false);
-        let index: BTreeMap<&str, &[Located]> = catalog
-            .iter()
-            .map(|(n, l)| (n.as_str(), l.as_slice()))
-            .collect();
-        let results = crate::par::map(
-            &go,
-            options.jobs,
-            |(name, plan, files)| -> Option<Result<()>> {
-                if !plan.writes() {
-                    return Some(Ok(()));
-                }
-                if stop.load(Ordering::Relaxed) {
-                    return None;
-                }
-                // Past the budget of kept bytes: rendered again.
-                let again;
-                let files = match files {
-                    Some(files) => files,
-                    None => {
-                        let r =
-                            rendered::rendered_for(self, name, index[name], format, options.target);
-                        match r {
-                            Ok(files) => {
-                                again = files.unwrap_or_default();
-                                &again
-                            }
-                            Err(e) => {
-                                stop.store(true, Ordering::Relaxed);
-                                return Some(Err(e));
-                            }
-                        }
-                    }
-                };
-                let r = self.carry_out(&out, name, plan, files, format);
-                if r.is_err() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                Some(r)
-            },
-        );
-        let mut pending = pending;
-        for ((name, plan, _), r) in go.iter().zip(results) {
-            let entry = match r {
-                Some(Ok(())) => {
-                    if plan.writes() {
-                        report.written.push((*name).to_owned());
-                        said.insert(name, warned.remove(name).unwrap_or_default());
-                        self.report_kept(&out, plan, &mut report);
-                    } else {
-                        report.unchanged += 1;
-                        said.insert(name, warned.remove(name).unwrap_or_default());
-                    }
-                    Some(plan.entry())
-                }
-                // Not (all) written: the entry that accounts for old and new.
-                None => {
-                    report.not_written += 1;
-                    pending.remove(*name)
-                }
-                Some(Err(e)) => {
-                    report.failed.push(e);
-                    pending.remove(*name)
-                }
-            };
-            if let Some(entry) = entry {
-                // What the record claims for a skill this export wrote or
-                // looked at is what export here wrote or verified.
-                ledger
-                    .record
-                    .skills
-                    .insert((*name).to_owned(), entry.clone());
-                record.skills.insert((*name).to_owned(), entry);
-            }
-        }
-        for (name, plan) in &prune_go {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let done = match plan {
-                None => Ok(()),
-                Some(plan) => self.carry_out(&out, name, plan, &[], format),
-            };
-            match done {
-                Ok(()) => {
-                    record.skills.remove(*name);
-                    ledger.record.skills.remove(*name);
-                    report.removed.push((*name).to_owned());
-                    if let Some(plan) = plan {
-                        self.report_kept(&out, plan, &mut report);
-                    }
-                }
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    report.failed.push(e);
-                }
-            }
-        }
-        report.warnings = said.into_values().flatten().collect();
-        if old_digest != Some(record.digest(&spec_sha)) {
-            write_record(&record, &BTreeMap::new())?;
-        }
-        // A claim is honoured only where the record makes it too.
-        ledger
-            .record
-            .skills
-            .retain(|name, _| record.skills.contains_key(name));
-        ledger.write(&spec_sha, &BTreeMap::new())?;
-        Ok(report)
+        let (record, ledger) = record_and_ledger(&out, options.effective_format(), options);
+        let record = record?;
+        check_adopt(&catalog, record.as_ref().map(|(r, _)| r), &out, options)?;
+        run::Export::new(self, &out, &catalog, record, ledger?, options).run(prelude)
     }
 
     /// Refuses, before anything is written or removed, an export into
@@ -809,6 +431,27 @@ impl Skills {
             return Vec::new();
         }
         self.warnings_at(name, located, resolved, None)
+    }
+
+    /// With `options.warnings`: what [`Skills::validate`] warns about skill
+    /// `name`, resolved as `resolved` (with its own files, `walked`, when
+    /// they were listed), when it is written (`writes`) or, with
+    /// `warnings_unchanged`, up to date. None under `strict`, where a skill
+    /// is written only if it has none.
+    fn export_warnings(
+        &self,
+        options: &ExportOptions,
+        writes: bool,
+        name: &str,
+        located: &[Located],
+        resolved: &crate::merge::Resolved,
+        walked: Option<&[crate::source::files::SkillFile]>,
+    ) -> Vec<Diagnostic> {
+        if options.warnings && !options.strict && (writes || options.warnings_unchanged) {
+            self.warnings_at(name, located, resolved, walked)
+        } else {
+            Vec::new()
+        }
     }
 
     /// Lists `plan`'s hand-added files in `report`.
@@ -924,12 +567,8 @@ impl Skills {
                 }
                 entry.push((f.rel.clone(), f.record()));
             }
-            // Under `strict`, a skill is written only if it has none.
-            let warnings = if options.warnings && !options.strict {
-                self.warnings_at(name, located, &resolved, walked.as_deref())
-            } else {
-                Vec::new()
-            };
+            let walked = walked.as_deref();
+            let warnings = self.export_warnings(options, true, name, located, &resolved, walked);
             Ok(Some((Some(SkillRecord::new(entry)), warnings)))
         };
         let results = crate::par::map(catalog, options.jobs, |(name, located)| {
@@ -1161,6 +800,44 @@ impl Skills {
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
+}
+
+/// Refuses an `--adopt NAME` that names neither a skill a layer provides
+/// (in `catalog`, sorted by name) nor one the directory's `record` lists:
+/// adopting takes over the one, or confirms the record's claim to the
+/// other.
+fn check_adopt(
+    catalog: &[(String, Vec<Located>)],
+    record: Option<&Record>,
+    out: &OutDir,
+    options: &ExportOptions,
+) -> Result<()> {
+    for name in &options.adopt {
+        let provided = catalog
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .is_ok();
+        let listed = record.is_some_and(|r| r.skills.contains_key(name));
+        if provided || listed {
+            continue;
+        }
+        return Err(Error::Refused {
+            kind: crate::error::ErrorKind::NotFound,
+            path: None,
+            message: format!(
+                "--adopt {}: no layer provides a skill of that name{}",
+                excerpt(name, EXCERPT_CHARS),
+                if out.is_new() {
+                    String::new()
+                } else {
+                    format!(
+                        ", and {} lists none",
+                        crate::text::path(&out.shown(RECORD_NAME))
+                    )
+                }
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The record of `out` and its ledger. Each is a JSON parse of up to
