@@ -457,6 +457,24 @@ pub(crate) fn random_name(prefix: &str) -> String {
     format!("{prefix}{:012x}", h.finish() & 0xffff_ffff_ffff)
 }
 
+/// Why [`list`] stopped: more entries than its budget.
+#[derive(Debug)]
+struct OverBudget;
+
+impl std::fmt::Display for OverBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("too many entries")
+    }
+}
+
+impl std::error::Error for OverBudget {}
+
+/// Did [`list`] stop at its budget (rather than on the operating system's
+/// refusal)?
+pub(crate) fn is_over_budget(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<OverBudget>())
+}
+
 /// One entry of a directory listing.
 #[derive(Debug)]
 pub(crate) struct Listed {
@@ -493,7 +511,7 @@ pub(crate) fn list(
             continue;
         }
         if *budget == 0 {
-            return Err(std::io::Error::other("too many entries"));
+            return Err(std::io::Error::other(OverBudget));
         }
         *budget -= 1;
         let name = OsStr::from_bytes(name).to_os_string();

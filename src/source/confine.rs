@@ -407,6 +407,12 @@ impl Root {
         &self.path
     }
 
+    /// The root's directory, open: for a walk beneath it
+    /// ([`crate::beneath::walk::Tree`]).
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
     /// Its real path.
     pub fn real(&self) -> &Path {
         &self.real

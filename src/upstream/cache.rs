@@ -17,8 +17,10 @@ use std::path::{Path, PathBuf};
 
 use super::git::Fetched;
 use super::lock::LockedSource;
+use crate::beneath::EntryKind;
 use crate::beneath::lock::{Held, Share, Wait};
 use crate::beneath::private::{LockRefusal, PrivateDir};
+use crate::beneath::walk::{MAX_DEPTH, Tree, Unlisted};
 use crate::digest::Digest;
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::files::FileLimits;
@@ -304,53 +306,44 @@ impl Cache {
                     .collect::<Vec<_>>()
             })
             .collect();
-        let mut budget = locked.files.len() + locked_dirs.len() + MAX_PROBLEMS + 1;
         // Breadth first, each directory's entries by name: the same list on
-        // every machine.
-        let mut queue = std::collections::VecDeque::from([PathBuf::new()]);
-        while let Some(rel) = queue.pop_front() {
-            let entries = match std::fs::read_dir(dir.join(&rel)) {
-                Ok(e) => e,
-                Err(e) => {
-                    out.push(other(dir.join(&rel), &format!("cannot list: {e}")));
-                    continue;
-                }
-            };
-            let mut names = Vec::new();
-            for e in entries {
-                let e = match e {
-                    Ok(e) => e,
-                    Err(e) => {
-                        out.push(other(dir.join(&rel), &format!("cannot list: {e}")));
-                        break;
-                    }
-                };
-                budget = budget.saturating_sub(1);
-                if budget == 0 || out.len() >= MAX_PROBLEMS {
+        // every machine. Bounded by the entries the lock names (and the
+        // problems reported), and by the depth of the cache's walks.
+        let budget = locked.files.len() + locked_dirs.len() + MAX_PROBLEMS;
+        let mut tree = Tree::new(root.fd(), budget, MAX_DEPTH);
+        while let Some((rel, listed)) = tree.next_dir() {
+            if out.len() >= MAX_PROBLEMS {
+                break;
+            }
+            let names = match listed {
+                Ok(names) => names,
+                Err(Unlisted::TooMany) => {
                     out.push(other(
                         dir.join(&rel),
                         "holds more entries than the lock names",
                     ));
-                    return out;
+                    break;
                 }
-                names.push(e);
-            }
-            names.sort_by_key(|e| e.file_name());
-            for e in names {
-                let r = rel.join(e.file_name());
-                let ty = match e.file_type() {
-                    Ok(t) => t,
-                    Err(err) => {
-                        out.push(other(dir.join(&r), &err.to_string()));
-                        continue;
-                    }
-                };
-                let known_file = r.to_str().is_some_and(|s| locked.files.contains_key(s));
-                if known_file && ty.is_file() {
+                Err(Unlisted::TooDeep) => {
+                    out.push(other(
+                        dir.join(&rel),
+                        &format!("is nested deeper than {MAX_DEPTH} directories"),
+                    ));
                     continue;
                 }
-                if ty.is_dir() && locked_dirs.contains(&r) {
-                    queue.push_back(r);
+                Err(Unlisted::Io(e)) => {
+                    out.push(other(dir.join(&rel), &format!("cannot list: {e}")));
+                    continue;
+                }
+            };
+            for (name, kind) in names {
+                let r = rel.join(name);
+                let known_file = r.to_str().is_some_and(|s| locked.files.contains_key(s));
+                if known_file && kind == EntryKind::File {
+                    continue;
+                }
+                if kind == EntryKind::Dir && locked_dirs.contains(&r) {
+                    tree.descend(r);
                     continue;
                 }
                 // A locked file that is not a regular file was reported
