@@ -53,7 +53,6 @@ impl Claim {
     }
 
     /// Its name in its parent.
-    #[cfg(test)]
     pub(crate) fn name(&self) -> &OsStr {
         &self.name
     }

@@ -320,6 +320,12 @@ impl PrivateDir {
         })
     }
 
+    /// A directory built in it under a claimed name, to be put in place
+    /// whole ([`super::write::NewTree`]).
+    pub(crate) fn new_tree(&self, prefix: &str) -> std::io::Result<super::write::NewTree> {
+        super::write::NewTree::create(self.fd.try_clone()?, &self.path, prefix)
+    }
+
     /// Takes the lock of the lock file `name` in it (made, mode 0600, when
     /// missing; never through a symlink), waiting or not as `wait` says;
     /// held until dropped.

@@ -15,15 +15,21 @@
 //! made and from where it is renamed into place. A killed run leaves its
 //! temporary files only there, and the next run that holds the tree's
 //! lock finds the directory unclaimed and removes it, and nothing else.
+//!
+//! A tree written whole ([`NewTree`]: a fetched source's cache entry, the
+//! layer a fetched source is checked as) is built in a claimed directory
+//! of its own beside its place, then renamed into place in one step, never
+//! over anything there ([`rename_new`]); a run that fails or is killed
+//! leaves no half of it under the tree's name.
 
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Seek, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
 use super::claim::Claim;
@@ -117,6 +123,136 @@ pub(crate) fn write_atomic(
     replace_beside(dir.as_fd(), leaf, mode, |f| f.write_all(bytes))
 }
 
+/// Renames `from` in `from_dir` to `to` in `to_dir`, never replacing what
+/// is there (`EEXIST`, or `ENOTEMPTY` for a directory): `RENAME_NOREPLACE`,
+/// or, on a file system without it, a look and then a rename, which only
+/// a caller that locks out the others may rely on (a directory is still
+/// never renamed over one that holds anything).
+pub(crate) fn rename_new(
+    from_dir: BorrowedFd<'_>,
+    from: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to: &OsStr,
+) -> rustix::io::Result<()> {
+    match rustix::fs::renameat_with(from_dir, from, to_dir, to, RenameFlags::NOREPLACE) {
+        Err(Errno::INVAL | Errno::NOSYS) => match super::kind_at(to_dir, to) {
+            Err(Errno::NOENT) => rustix::fs::renameat(from_dir, from, to_dir, to),
+            _ => Err(Errno::EXIST),
+        },
+        r => r,
+    }
+}
+
+/// A directory built whole under a claimed name ([`Claim`], mode 0700) in
+/// its parent, then renamed into place ([`NewTree::install`]) or, for one
+/// only read while it lives, removed; dropped before either, it is
+/// removed, and a killed run leaves it only under its claimed name.
+#[derive(Debug)]
+pub(crate) struct NewTree {
+    parent: OwnedFd,
+    /// Where it is while it is built.
+    path: PathBuf,
+    claim: Option<Claim>,
+}
+
+impl NewTree {
+    /// Makes one in the directory `parent` (at `parent_path`), named
+    /// `prefix`, the process id and a random part.
+    pub(crate) fn create(
+        parent: OwnedFd,
+        parent_path: &Path,
+        prefix: &str,
+    ) -> std::io::Result<NewTree> {
+        let claim = Claim::create(parent.as_fd(), prefix, 0o700)?;
+        Ok(NewTree {
+            parent,
+            path: parent_path.join(claim.name()),
+            claim: Some(claim),
+        })
+    }
+
+    /// [`NewTree::create`] in the directory `parent_path`, opened as given:
+    /// a directory of the person's (the temporary directory).
+    pub(crate) fn create_in(parent_path: &Path, prefix: &str) -> std::io::Result<NewTree> {
+        let parent = super::open_dir_at(rustix::fs::CWD, parent_path, true)?;
+        NewTree::create(parent, parent_path, prefix)
+    }
+
+    fn claim(&self) -> &Claim {
+        self.claim.as_ref().expect("a tree not yet installed")
+    }
+
+    /// Where it is while it is built: for the readers of a tree that is
+    /// never installed, and for messages.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates the file `rel` (a relative path of names) in the tree with
+    /// `bytes` and `mode` (the umask applies), making the directories on
+    /// its way (mode 0777, less the umask); never through anything there.
+    /// `sync` flushes it to the disk (for a tree that is kept).
+    pub(crate) fn add(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        mode: u32,
+        sync: bool,
+    ) -> std::io::Result<()> {
+        let invalid = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
+        let mut names = Vec::new();
+        for c in rel.components() {
+            match c {
+                Component::Normal(name) => names.push(name),
+                _ => return Err(invalid()),
+            }
+        }
+        let (leaf, dirs) = names.split_last().ok_or_else(invalid)?;
+        let leaf = leaf.to_str().ok_or_else(invalid)?;
+        let mut cur: Option<OwnedFd> = None;
+        for name in dirs {
+            let here = cur.as_ref().map_or(self.claim().fd(), |fd| fd.as_fd());
+            match rustix::fs::mkdirat(here, *name, Mode::from_raw_mode(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(e.into()),
+            }
+            cur = Some(super::open_dir_at(here, *name, false)?);
+        }
+        let here = cur.as_ref().map_or(self.claim().fd(), |fd| fd.as_fd());
+        create_new(here, leaf, mode, |f| {
+            f.write_all(bytes)?;
+            if sync { f.sync_all() } else { Ok(()) }
+        })
+    }
+
+    /// Renames the tree to `name` in its parent ([`rename_new`]: never
+    /// over anything there); removed when that fails.
+    pub(crate) fn install(mut self, name: &OsStr) -> std::io::Result<()> {
+        let claim = self.claim.take().expect("a tree not yet installed");
+        let (staging, _lock) = claim.into_parts();
+        let renamed = rename_new(self.parent.as_fd(), &staging, self.parent.as_fd(), name);
+        if renamed.is_err() {
+            remove_staged(self.parent.as_fd(), &staging);
+        }
+        Ok(renamed?)
+    }
+}
+
+impl Drop for NewTree {
+    fn drop(&mut self) {
+        if let Some(claim) = self.claim.take() {
+            let (staging, _lock) = claim.into_parts();
+            remove_staged(self.parent.as_fd(), &staging);
+        }
+    }
+}
+
+/// Removes a tree this run built, `name` in `parent`.
+fn remove_staged(parent: BorrowedFd<'_>, name: &OsStr) {
+    let mut budget = usize::MAX;
+    let _ = super::walk::remove_tree(parent, name, &mut budget, super::walk::MAX_DEPTH);
+}
+
 /// The claimed directory at the top of a tree where a run makes its
 /// temporary files (see the module documentation).
 #[derive(Debug)]
@@ -190,6 +326,43 @@ impl Scratch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_tree_is_put_in_place_whole_and_never_over_anything() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        let tree = NewTree::create_in(t, ".t-").unwrap();
+        tree.add(Path::new("a/b/f"), b"x", 0o755, true).unwrap();
+        tree.add(Path::new("a/g"), b"y", 0o644, false).unwrap();
+        for bad in ["../f", "/etc/f", "a/./../f", ""] {
+            assert!(
+                tree.add(Path::new(bad), b"x", 0o644, false).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(tree.add(Path::new("a/g"), b"z", 0o644, false).is_err());
+        tree.install(OsStr::new("entry")).unwrap();
+        assert_eq!(std::fs::read(t.join("entry/a/b/f")).unwrap(), b"x");
+        assert_eq!(std::fs::read(t.join("entry/a/g")).unwrap(), b"y");
+        // Never over anything, and nothing left behind either way.
+        let tree = NewTree::create_in(t, ".t-").unwrap();
+        tree.add(Path::new("f"), b"new", 0o644, false).unwrap();
+        assert!(tree.install(OsStr::new("entry")).is_err());
+        std::fs::create_dir(t.join("empty")).unwrap();
+        let tree = NewTree::create_in(t, ".t-").unwrap();
+        let seen = tree.path();
+        assert!(seen.is_dir());
+        assert!(tree.install(OsStr::new("empty")).is_err());
+        let tree = NewTree::create_in(t, ".t-").unwrap();
+        tree.add(Path::new("d/f"), b"x", 0o644, false).unwrap();
+        drop(tree);
+        let mut names: Vec<_> = std::fs::read_dir(t)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["empty", "entry"]);
+    }
 
     #[test]
     fn a_scratch_write_replaces_the_file_and_leaves_nothing_beside() {

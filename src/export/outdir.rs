@@ -47,7 +47,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{Mutex, OnceLock};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::record::Digest;
@@ -838,28 +838,12 @@ impl OutDir {
         let Some(staging) = self.staging.take() else {
             return Ok(());
         };
-        let renamed = match rustix::fs::renameat_with(
-            &self.parent,
-            staging.as_os_str(),
-            &self.parent,
-            self.name.as_os_str(),
-            RenameFlags::NOREPLACE,
-        ) {
-            // A file system without RENAME_NOREPLACE: other exports are
-            // locked out, so look, then rename.
-            Err(Errno::INVAL | Errno::NOSYS) => {
-                match kind_at(&self.parent, self.name.as_os_str()) {
-                    Err(Errno::NOENT) => rustix::fs::renameat(
-                        &self.parent,
-                        staging.as_os_str(),
-                        &self.parent,
-                        self.name.as_os_str(),
-                    ),
-                    _ => Err(Errno::EXIST),
-                }
-            }
-            r => r,
-        };
+        let renamed = write::rename_new(
+            self.parent.as_fd(),
+            &staging,
+            self.parent.as_fd(),
+            &self.name,
+        );
         let result = match renamed {
             Ok(()) => return Ok(()),
             Err(Errno::EXIST | Errno::NOTEMPTY) => Err(Error::Refused {

@@ -374,11 +374,8 @@ impl Cache {
             })?;
             return Ok(dir);
         }
-        self.private_dir(true)?;
-        let tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
-            .tempdir_in(&self.dir)
-            .map_err(|e| fail(&self.dir, e))?;
+        let parent = self.private_dir(true)?.expect("made when missing");
+        let tree = parent.new_tree(".tmp-").map_err(|e| fail(&self.dir, e))?;
         for (file, bytes) in &fetched.files {
             if locked.digest(file) != Some(Digest::of(bytes)) {
                 return Err(Error::Refused {
@@ -390,12 +387,13 @@ impl Cache {
                     ),
                 });
             }
-            let path = tmp.path().join(file);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| fail(parent, e))?;
-            }
-            write_new(&path, bytes, fetched.executable.contains(file))
-                .map_err(|e| fail(&path, e))?;
+            let mode = if fetched.executable.contains(file) {
+                0o755
+            } else {
+                0o644
+            };
+            tree.add(Path::new(file), bytes, mode, true)
+                .map_err(|e| fail(&tree.path().join(file), e))?;
         }
         if fetched.files.len() != locked.files.len() {
             return Err(Error::Refused {
@@ -404,12 +402,11 @@ impl Cache {
                 message: "the fetched files are not the locked ones; nothing was written".into(),
             });
         }
-        let tmp = tmp.keep();
-        match std::fs::rename(&tmp, &dir) {
+        let leaf = dir.file_name().expect("an entry's name");
+        match tree.install(leaf) {
             Ok(()) => Ok(dir),
             Err(_) if self.has(name, locked) => {
                 // Another fetch put the same entry in place first.
-                let _ = std::fs::remove_dir_all(&tmp);
                 self.verify(name, locked).map_err(|p| Error::Refused {
                     kind: ErrorKind::Unsafe,
                     path: Some(PathBuf::from(crate::text::path(p.dir()))),
@@ -417,10 +414,7 @@ impl Cache {
                 })?;
                 Ok(dir)
             }
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&tmp);
-                Err(fail(&dir, e))
-            }
+            Err(e) => Err(fail(&dir, e)),
         }
     }
 }
@@ -429,20 +423,4 @@ impl Cache {
 #[derive(Debug)]
 pub struct CacheLock {
     _held: Held,
-}
-
-/// Creates `path` (never through an existing file or symlink) with
-/// `bytes`, executable or not (the umask applies).
-fn write_new(path: &Path, bytes: &[u8], executable: bool) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(if executable { 0o755 } else { 0o644 });
-    }
-    let mut f = options.open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
 }

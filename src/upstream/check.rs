@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use super::git::Fetched;
+use crate::beneath::write::NewTree;
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result, Severity};
 use crate::source::Layers;
 use crate::source::confine::Boundary;
@@ -28,24 +29,17 @@ pub fn as_layer(spec: &MergeSpec, source: &str, fetched: &Fetched) -> Result<()>
         path: PathBuf::from(crate::text::path(path)),
         source,
     };
-    let tmp = tempfile::Builder::new()
-        .prefix("bernstein-check-")
-        .tempdir()
-        .map_err(|e| write_error(&std::env::temp_dir(), e))?;
-    let base = tmp.path().join("base");
+    let temp = std::env::temp_dir();
+    let tmp = NewTree::create_in(&temp, "bernstein-check-").map_err(|e| write_error(&temp, e))?;
+    let top = tmp.path().to_path_buf();
+    let base = top.join("base");
     for (file, bytes) in &fetched.files {
-        let path = base.join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| write_error(parent, e))?;
-        }
-        std::fs::write(&path, bytes).map_err(|e| write_error(&path, e))?;
+        let rel = Path::new("base").join(file);
+        tmp.add(&rel, bytes, 0o666, false)
+            .map_err(|e| write_error(&top.join(&rel), e))?;
     }
     let layers = Layers::from_paths_in(
-        [
-            base.clone(),
-            tmp.path().join("team"),
-            tmp.path().join("user"),
-        ],
+        [base.clone(), top.join("team"), top.join("user")],
         &Boundary::default(),
     );
     let skills = crate::Skills::new(spec.clone(), layers, crate::fragment::DEFAULT_MAX_BYTES);
