@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::raw::{LayerName, RawFilesRule, RawItemRule, RawItems, RawRule, RawTypes};
 use super::{
     Constraints, Field, FileOwner, LAYERS_PRESENT, MAX_ENUM_VALUES, MAX_RULE_DEPTH, MAX_RULES,
-    RULES_V2, Strategy, ValueRule, ValueType, pattern, schema,
+    RULES_V2, Sections, Strategy, ValueRule, ValueType, pattern, schema,
 };
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::fragment;
@@ -61,52 +61,20 @@ impl RuleChecker<'_> {
         Ok(fields)
     }
 
+    /// Checks the rule of field `name`, written at `pointer` (`prefix`:
+    /// the dotted path of its parent; `depth`: how deep it nests): its
+    /// name, then its strategy's own attributes, then those every rule has.
     fn rule(
         &self,
         name: String,
-        rule: RawRule,
+        mut rule: RawRule,
         pointer: &str,
         prefix: &str,
         depth: usize,
     ) -> Result<Field> {
-        let fail = self.fail;
-        let quoted = text::excerpt(&name, text::EXCERPT_CHARS);
-        let path = format!("{prefix}{quoted}");
-        if name.is_empty() || (depth == 0 && name == LAYERS_PRESENT) {
-            return Err(fail(
-                pointer,
-                format!("field name '{path}' is reserved or empty"),
-            ));
-        }
-        if depth > 0 && name.starts_with('$') {
-            return Err(fail(
-                pointer,
-                format!("key '{path}': names starting with '$' are kept for directives"),
-            ));
-        }
-        let problem = |at: &str, message: String| {
-            let at = if at.is_empty() {
-                pointer.to_owned()
-            } else {
-                format!("{pointer}/{at}")
-            };
-            fail(&at, format!("field '{path}': {message}"))
-        };
-        // An attribute of version 2 in a version 1 spec.
-        let needs_v2 = |attr: &str, set: bool| -> Result<()> {
-            if set && self.version < RULES_V2 {
-                return Err(problem(
-                    attr,
-                    format!(
-                        "'{attr}' needs 'version: {RULES_V2}' (version 1 has no such attribute)"
-                    ),
-                ));
-            }
-            Ok(())
-        };
-        let mut files_dir = None;
-        let mut sections_rule = None;
-        let (strategy, common) = match rule {
+        let at = self.rule_at(&name, pointer, prefix, depth)?;
+        let common = Common::take(&mut rule);
+        let own = match rule {
             RawRule::Override {
                 value_type,
                 items,
@@ -117,16 +85,10 @@ impl RuleChecker<'_> {
                 allowed,
                 minimum,
                 maximum,
-                required,
-                default,
-                description,
-                examples,
-                layers,
                 sections,
+                ..
             } => {
-                needs_v2("sections", sections.is_some())?;
-                sections_rule = sections;
-                let item = RawItemRule {
+                let value = RawItemRule {
                     value_type,
                     pattern,
                     pattern_help,
@@ -136,223 +98,413 @@ impl RuleChecker<'_> {
                     minimum,
                     maximum,
                 };
-                let mut value = value_rule_checked(item, "", "type", self.schemas)
-                    .map_err(|(at, m)| problem(&at, m))?;
-                if sections.is_some() && (depth > 0 || !value.is_only(ValueType::String)) {
-                    return Err(problem(
-                        "sections",
-                        "'sections' applies to a top-level field whose value is a string of Markdown (the body)".into(),
-                    ));
-                }
-                if let Some(items) = items {
-                    // `items` alone says the value is a list: a rule
-                    // flipped from APPEND to OVERRIDE keeps its type.
-                    if value.types.is_empty() {
-                        value.types = vec![ValueType::Array];
-                    }
-                    if !value.allows(ValueType::Array) {
-                        return Err(problem(
-                            "items",
-                            format!(
-                                "'items' applies to lists, but the value is {}",
-                                value.phrase()
-                            ),
-                        ));
-                    }
-                    let items =
-                        items_rule(items, self.schemas).map_err(|(at, m)| problem(&at, m))?;
-                    value.items = Some(Box::new(items));
-                }
-                (
-                    Strategy::Override { value },
-                    (required, default, description, examples, layers),
-                )
+                self.override_rule(&at, value, items, sections)?
             }
-            RawRule::Append {
-                items,
-                unique,
-                required,
-                default,
-                description,
-                examples,
-                layers,
-            } => {
-                needs_v2("unique", unique.is_some())?;
-                let items = match items {
-                    Some(items) => {
-                        items_rule(items, self.schemas).map_err(|(at, m)| problem(&at, m))?
-                    }
-                    None => ValueRule::any(),
-                };
-                (
-                    Strategy::Append {
-                        items,
-                        unique: unique.unwrap_or(false),
-                    },
-                    (required, default, description, examples, layers),
-                )
-            }
+            RawRule::Append { items, unique, .. } => self.append_rule(&at, items, unique)?,
             RawRule::KeyedReplace {
                 keys,
                 files,
                 entries,
                 unkeyed,
                 plain,
-                required,
-                default,
-                description,
-                examples,
-                layers,
-            } => {
-                needs_v2("entries", entries.is_some())?;
-                needs_v2("unkeyed", unkeyed.is_some())?;
-                needs_v2("plain", plain.is_some())?;
-                if plain == Some(super::Plain::Refuse) && files.is_some() {
-                    return Err(problem(
-                        "plain",
-                        "'files' names files by the plain string entries that 'plain: refuse' refuses; keep one of them".into(),
-                    ));
-                }
-                if let Some(dir) = &files {
-                    if depth > 0 {
-                        return Err(problem(
-                            "files",
-                            "'files' applies to top-level fields only (the skill's directory has no nested lists)".into(),
-                        ));
-                    }
-                    if dir.is_empty()
-                        || dir.starts_with('/')
-                        || dir.contains('\\')
-                        || dir
-                            .split('/')
-                            .any(|c| c == ".." || c == "." || c.is_empty())
-                    {
-                        return Err(problem(
-                            "files",
-                            "files must be a directory inside the skill, such as 'references' (no '..', no leading '/')".into(),
-                        ));
-                    }
-                }
-                files_dir = files;
-                let keys =
-                    keys.unwrap_or_else(|| DEFAULT_KEYS.iter().map(|k| k.to_string()).collect());
-                let mut seen = std::collections::BTreeSet::new();
-                if keys.is_empty()
-                    || keys
-                        .iter()
-                        .any(|k| k.is_empty() || k.starts_with('$') || !seen.insert(k))
-                {
-                    return Err(problem(
-                        "keys",
-                        "keys must be a non-empty list of distinct names, none starting with '$'"
-                            .into(),
-                    ));
-                }
-                (
-                    Strategy::KeyedReplace {
-                        keys,
-                        entries: entries.unwrap_or_default(),
-                        unkeyed: unkeyed.unwrap_or_default(),
-                        plain: plain.unwrap_or_default(),
-                    },
-                    (required, default, description, examples, layers),
-                )
-            }
-            RawRule::DeepMerge {
-                fields,
-                required,
-                default,
-                description,
-                examples,
-                layers,
-            } => {
-                needs_v2("fields", fields.is_some())?;
-                let fields = match fields {
-                    Some(_) if depth + 1 >= MAX_RULE_DEPTH => {
-                        return Err(problem(
-                            "fields",
-                            format!("rules nest deeper than {MAX_RULE_DEPTH} levels"),
-                        ));
-                    }
-                    Some(raw) => self.fields(
-                        raw,
-                        &format!("{pointer}/fields"),
-                        &format!("{path}."),
-                        depth + 1,
-                    )?,
-                    None => Vec::new(),
-                };
-                (
-                    Strategy::DeepMerge { fields },
-                    (required, default, description, examples, layers),
-                )
-            }
+                ..
+            } => self.keyed_rule(&at, keys, files, entries, unkeyed, plain)?,
+            RawRule::DeepMerge { fields, .. } => self.deep_rule(&at, fields)?,
         };
-        let (required, default, description, examples, layers) = common;
-        needs_v2("layers", layers.is_some())?;
-        if required.is_some() && depth > 0 {
-            return Err(problem(
+        self.field(name, own, common, &at)
+    }
+
+    /// Where field `name`'s rule is (see [`RuleChecker::rule`]), once its
+    /// name is one a spec may give: not empty, not the reserved
+    /// [`LAYERS_PRESENT`] at the top level, and for a DEEP_MERGE field's
+    /// key, not starting with `$` (directives start so).
+    fn rule_at<'r>(
+        &'r self,
+        name: &str,
+        pointer: &'r str,
+        prefix: &str,
+        depth: usize,
+    ) -> Result<RuleAt<'r>> {
+        let quoted = text::excerpt(name, text::EXCERPT_CHARS);
+        let path = format!("{prefix}{quoted}");
+        if name.is_empty() || (depth == 0 && name == LAYERS_PRESENT) {
+            return Err((self.fail)(
+                pointer,
+                format!("field name '{path}' is reserved or empty"),
+            ));
+        }
+        if depth > 0 && name.starts_with('$') {
+            return Err((self.fail)(
+                pointer,
+                format!("key '{path}': names starting with '$' are kept for directives"),
+            ));
+        }
+        Ok(RuleAt {
+            fail: self.fail,
+            version: self.version,
+            pointer,
+            path,
+            depth,
+        })
+    }
+
+    /// An OVERRIDE rule: its value's type and constraints (`value`), the
+    /// rule of its items when it is a list, and whether it merges by
+    /// sections, which only a top-level string (the body) may.
+    fn override_rule(
+        &self,
+        at: &RuleAt,
+        value: RawItemRule,
+        items: Option<RawItems>,
+        sections: Option<Sections>,
+    ) -> Result<Own> {
+        at.needs_v2("sections", sections.is_some())?;
+        let mut value = at.located(value_rule_checked(value, "", "type", self.schemas))?;
+        if sections.is_some() && (at.depth > 0 || !value.is_only(ValueType::String)) {
+            return Err(at.problem(
+                "sections",
+                "'sections' applies to a top-level field whose value is a string of Markdown (the body)".into(),
+            ));
+        }
+        if let Some(items) = items {
+            // `items` alone says the value is a list: a rule flipped from
+            // APPEND to OVERRIDE keeps its type.
+            if value.types.is_empty() {
+                value.types = vec![ValueType::Array];
+            }
+            if !value.allows(ValueType::Array) {
+                return Err(at.problem(
+                    "items",
+                    format!(
+                        "'items' applies to lists, but the value is {}",
+                        value.phrase()
+                    ),
+                ));
+            }
+            let items = at.located(items_rule(items, self.schemas))?;
+            value.items = Some(Box::new(items));
+        }
+        Ok(Own {
+            sections,
+            ..Own::new(Strategy::Override { value })
+        })
+    }
+
+    /// An APPEND rule: the rule of its items (any value by default), and
+    /// whether an item equal to an earlier one is dropped.
+    fn append_rule(
+        &self,
+        at: &RuleAt,
+        items: Option<RawItems>,
+        unique: Option<bool>,
+    ) -> Result<Own> {
+        at.needs_v2("unique", unique.is_some())?;
+        let items = match items {
+            Some(items) => at.located(items_rule(items, self.schemas))?,
+            None => ValueRule::any(),
+        };
+        Ok(Own::new(Strategy::Append {
+            items,
+            unique: unique.unwrap_or(false),
+        }))
+    }
+
+    /// A KEYED_REPLACE rule: the fields that identify an entry, what a
+    /// higher layer's entry does to a lower one, what becomes of an entry
+    /// with no key and of a plain string entry, and the skill directory
+    /// whose files plain entries name.
+    fn keyed_rule(
+        &self,
+        at: &RuleAt,
+        keys: Option<Vec<String>>,
+        files: Option<String>,
+        entries: Option<super::EntriesMode>,
+        unkeyed: Option<super::Unkeyed>,
+        plain: Option<super::Plain>,
+    ) -> Result<Own> {
+        at.needs_v2("entries", entries.is_some())?;
+        at.needs_v2("unkeyed", unkeyed.is_some())?;
+        at.needs_v2("plain", plain.is_some())?;
+        if plain == Some(super::Plain::Refuse) && files.is_some() {
+            return Err(at.problem(
+                "plain",
+                "'files' names files by the plain string entries that 'plain: refuse' refuses; keep one of them".into(),
+            ));
+        }
+        if let Some(dir) = &files {
+            at.files_dir(dir)?;
+        }
+        let keys = keys.unwrap_or_else(|| DEFAULT_KEYS.iter().map(|k| k.to_string()).collect());
+        let mut seen = std::collections::BTreeSet::new();
+        if keys.is_empty()
+            || keys
+                .iter()
+                .any(|k| k.is_empty() || k.starts_with('$') || !seen.insert(k))
+        {
+            return Err(at.problem(
+                "keys",
+                "keys must be a non-empty list of distinct names, none starting with '$'".into(),
+            ));
+        }
+        Ok(Own {
+            files,
+            ..Own::new(Strategy::KeyedReplace {
+                keys,
+                entries: entries.unwrap_or_default(),
+                unkeyed: unkeyed.unwrap_or_default(),
+                plain: plain.unwrap_or_default(),
+            })
+        })
+    }
+
+    /// A DEEP_MERGE rule: the rules of the keys it declares, checked as
+    /// fields one level deeper, up to [`MAX_RULE_DEPTH`] levels.
+    fn deep_rule(&self, at: &RuleAt, fields: Option<BTreeMap<String, RawRule>>) -> Result<Own> {
+        at.needs_v2("fields", fields.is_some())?;
+        let fields = match fields {
+            Some(_) if at.depth + 1 >= MAX_RULE_DEPTH => {
+                return Err(at.problem(
+                    "fields",
+                    format!("rules nest deeper than {MAX_RULE_DEPTH} levels"),
+                ));
+            }
+            Some(raw) => self.fields(
+                raw,
+                &format!("{}/fields", at.pointer),
+                &format!("{}.", at.path),
+                at.depth + 1,
+            )?,
+            None => Vec::new(),
+        };
+        Ok(Own::new(Strategy::DeepMerge { fields }))
+    }
+
+    /// Field `name`, from what its strategy decided (`own`) and the
+    /// attributes every rule has (`common`): `required` only at the top
+    /// level, `layers` naming at least one layer, a `default` that fits
+    /// the rule (the strategy's empty value when there is none).
+    fn field(&self, name: String, own: Own, common: Common, at: &RuleAt) -> Result<Field> {
+        let Common {
+            required,
+            default,
+            description,
+            examples,
+            layers,
+        } = common;
+        at.needs_v2("layers", layers.is_some())?;
+        if required.is_some() && at.depth > 0 {
+            return Err(at.problem(
                 "required",
                 "'required' applies to top-level fields only; require the field that holds this key".into(),
             ));
         }
-        let layers = match layers {
-            Some(ls) if ls.is_empty() => {
-                return Err(problem(
-                    "layers",
-                    "'layers' lists no layer; list the layers that may set it (base, team, user)"
-                        .into(),
-                ));
-            }
-            Some(ls) => {
-                let mut out: Vec<Layer> = ls.into_iter().map(LayerName::layer).collect();
-                out.sort();
-                out.dedup();
-                Some(out)
-            }
-            None => None,
-        };
+        let layers = at.layers(layers)?;
         let has_default = default.is_some();
         let default = match default {
-            Some(d) => {
-                if self.schemas && !schema::field_accepts(&strategy, &d) {
-                    return Err(problem(
-                        "default",
-                        format!(
-                            "default {} does not fit its {} rule ({})",
-                            text::json_excerpt(&d, text::EXCERPT_CHARS),
-                            strategy.name(),
-                            match &strategy {
-                                Strategy::KeyedReplace { keys, .. } => format!(
-                                    "list keyed by {}",
-                                    text::list(keys.iter().map(String::as_str), false)
-                                ),
-                                s => s.type_description(),
-                            }
-                        ),
-                    ));
-                }
-                d
-            }
-            None => strategy.empty_value(),
+            Some(d) => self.fitting_default(at, &own.strategy, d)?,
+            None => own.strategy.empty_value(),
         };
         Ok(Field {
             name,
-            strategy,
+            strategy: own.strategy,
             default,
             required: required.unwrap_or(false),
             description,
             examples: examples.unwrap_or_default(),
-            files: files_dir,
+            files: own.files,
             layers,
             has_default,
-            sections: sections_rule,
+            sections: own.sections,
         })
+    }
+
+    /// `default`, if it fits `strategy`'s rule (checked only where
+    /// [`RuleChecker::schemas`] asks for it).
+    fn fitting_default(&self, at: &RuleAt, strategy: &Strategy, default: Value) -> Result<Value> {
+        if !self.schemas || schema::field_accepts(strategy, &default) {
+            return Ok(default);
+        }
+        let rule = match strategy {
+            Strategy::KeyedReplace { keys, .. } => format!(
+                "list keyed by {}",
+                text::list(keys.iter().map(String::as_str), false)
+            ),
+            s => s.type_description(),
+        };
+        Err(at.problem(
+            "default",
+            format!(
+                "default {} does not fit its {} rule ({rule})",
+                text::json_excerpt(&default, text::EXCERPT_CHARS),
+                strategy.name(),
+            ),
+        ))
     }
 }
 
-/// Every `pattern` of `fields` (and of their nested rules), with the
-/// pointer where the spec writes it.
+/// A rule being checked: where the spec writes it, and how a problem with
+/// it is said (`field 'metadata.tags': …`, at the attribute at fault).
+struct RuleAt<'r> {
+    /// [`RuleChecker::fail`].
+    fail: &'r dyn Fn(&str, String) -> Error,
+    /// The spec's version.
+    version: u64,
+    /// The rule's pointer in the spec.
+    pointer: &'r str,
+    /// The field's dotted path, as problems name it.
+    path: String,
+    /// How deep the rule nests (0: a top-level field).
+    depth: usize,
+}
+
+impl RuleAt<'_> {
+    /// The error for a problem with attribute `attr` (a pointer relative
+    /// to the rule; empty: the rule itself).
+    fn problem(&self, attr: &str, message: String) -> Error {
+        let at = if attr.is_empty() {
+            self.pointer.to_owned()
+        } else {
+            format!("{}/{attr}", self.pointer)
+        };
+        (self.fail)(&at, format!("field '{}': {message}", self.path))
+    }
+
+    /// A value rule's check ([`value_rule_checked`]), its problem located
+    /// at the attribute at fault.
+    fn located<T>(&self, checked: std::result::Result<T, (String, String)>) -> Result<T> {
+        checked.map_err(|(attr, message)| self.problem(&attr, message))
+    }
+
+    /// Refuses attribute `attr`, when it is `set`, in a spec of version 1,
+    /// which has no such attribute.
+    fn needs_v2(&self, attr: &str, set: bool) -> Result<()> {
+        if set && self.version < RULES_V2 {
+            return Err(self.problem(
+                attr,
+                format!("'{attr}' needs 'version: {RULES_V2}' (version 1 has no such attribute)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses a `files` directory that is not a directory inside the
+    /// skill, or a `files` below the top level.
+    fn files_dir(&self, dir: &str) -> Result<()> {
+        if self.depth > 0 {
+            return Err(self.problem(
+                "files",
+                "'files' applies to top-level fields only (the skill's directory has no nested lists)".into(),
+            ));
+        }
+        if dir.is_empty()
+            || dir.starts_with('/')
+            || dir.contains('\\')
+            || dir
+                .split('/')
+                .any(|c| c == ".." || c == "." || c.is_empty())
+        {
+            return Err(self.problem(
+                "files",
+                "files must be a directory inside the skill, such as 'references' (no '..', no leading '/')".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The layers a rule lets set its value, sorted, once each; `None`
+    /// for all three. A list that names none is refused.
+    fn layers(&self, layers: Option<Vec<LayerName>>) -> Result<Option<Vec<Layer>>> {
+        let Some(layers) = layers else {
+            return Ok(None);
+        };
+        if layers.is_empty() {
+            return Err(self.problem(
+                "layers",
+                "'layers' lists no layer; list the layers that may set it (base, team, user)"
+                    .into(),
+            ));
+        }
+        let mut out: Vec<Layer> = layers.into_iter().map(LayerName::layer).collect();
+        out.sort();
+        out.dedup();
+        Ok(Some(out))
+    }
+}
+
+/// What a rule's strategy and its own attributes decide.
+struct Own {
+    strategy: Strategy,
+    /// A KEYED_REPLACE field's `files` directory.
+    files: Option<String>,
+    /// A top-level OVERRIDE string's `sections`.
+    sections: Option<Sections>,
+}
+
+impl Own {
+    /// `strategy`, with no `files` and no `sections`.
+    fn new(strategy: Strategy) -> Own {
+        Own {
+            strategy,
+            files: None,
+            sections: None,
+        }
+    }
+}
+
+/// The attributes every rule has, whatever its strategy.
+struct Common {
+    required: Option<bool>,
+    default: Option<Value>,
+    description: Option<String>,
+    examples: Option<Vec<Value>>,
+    layers: Option<Vec<LayerName>>,
+}
+
+impl Common {
+    /// Takes the attributes every rule has out of `rule`.
+    fn take(rule: &mut RawRule) -> Common {
+        let (RawRule::Override {
+            required,
+            default,
+            description,
+            examples,
+            layers,
+            ..
+        }
+        | RawRule::Append {
+            required,
+            default,
+            description,
+            examples,
+            layers,
+            ..
+        }
+        | RawRule::KeyedReplace {
+            required,
+            default,
+            description,
+            examples,
+            layers,
+            ..
+        }
+        | RawRule::DeepMerge {
+            required,
+            default,
+            description,
+            examples,
+            layers,
+            ..
+        }) = rule;
+        Common {
+            required: required.take(),
+            default: default.take(),
+            description: description.take(),
+            examples: examples.take(),
+            layers: layers.take(),
+        }
+    }
+}
+
 /// Is `dir` a plain directory inside a skill (`references`,
 /// `assets/brand`): relative, `/`-separated, no `.`, `..` or hidden part?
 fn is_skill_dir(dir: &str) -> bool {
