@@ -32,6 +32,17 @@ pub(crate) fn entries(
     entries_of(own.as_fd(), budget)
 }
 
+/// [`entries`] of the directory at `path`, opened as given (a directory
+/// the person chose, the end of whose path may be their symlink): at most
+/// `budget` entries visited, never following a symlink among them.
+pub(crate) fn entries_at(
+    path: &std::path::Path,
+    budget: &mut usize,
+) -> std::io::Result<Vec<(OsString, EntryKind)>> {
+    let fd = open_dir_at(rustix::fs::CWD, path, true)?;
+    entries_of(fd.as_fd(), budget)
+}
+
 /// [`entries`] of a directory just opened, which no one has listed.
 pub(crate) fn entries_of(
     fd: BorrowedFd<'_>,

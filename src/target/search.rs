@@ -16,6 +16,9 @@ use crate::text::{self, EXCERPT_CHARS};
 /// mistake (or a file made to cost), refused with the chain named.
 pub const MAX_EXTENDS_DEPTH: usize = 8;
 
+/// The most entries a directory of targets is listed for.
+const MAX_DIR_ENTRIES: usize = 10_000;
+
 /// Where targets are looked for, by name: the directories in order (the
 /// person's own `$XDG_CONFIG_HOME/bernstein/skills/targets`, then the
 /// `targets/` directory beside the spec in use). A name with a `/` or
@@ -145,15 +148,18 @@ impl TargetSearch {
     fn files(&self) -> Vec<(String, PathBuf)> {
         let mut out: Vec<(String, PathBuf)> = Vec::new();
         for dir in &self.dirs {
-            let Ok(entries) = std::fs::read_dir(dir) else {
+            // A directory of more entries than any set of targets holds is
+            // skipped, as one that cannot be read is.
+            let mut budget = MAX_DIR_ENTRIES;
+            let Ok(entries) = crate::beneath::walk::entries_at(dir, &mut budget) else {
                 continue;
             };
             let mut here: Vec<(String, PathBuf)> = entries
-                .filter_map(|e| {
-                    let e = e.ok()?;
-                    let name = e.file_name().into_string().ok()?;
+                .into_iter()
+                .filter_map(|(name, _)| {
+                    let name = name.into_string().ok()?;
                     let stem = name.strip_suffix(".yaml")?;
-                    (!stem.starts_with('.')).then(|| (stem.to_owned(), e.path()))
+                    (!stem.starts_with('.')).then(|| (stem.to_owned(), dir.join(&name)))
                 })
                 .filter(|(n, _)| !out.iter().any(|(k, _)| k == n))
                 .collect();
