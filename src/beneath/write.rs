@@ -104,6 +104,39 @@ pub(crate) fn write_atomic(
     executable: bool,
     private: bool,
 ) -> std::io::Result<()> {
+    let (dir, leaf) = split(path)?;
+    let dir = super::open_dir_at(rustix::fs::CWD, dir, true)?;
+    let mode = match (private, executable) {
+        (true, _) => 0o600,
+        (false, true) => 0o777,
+        (false, false) => 0o666,
+    };
+    replace_beside(dir.as_fd(), leaf, mode, |f| f.write_all(bytes))
+}
+
+/// Makes the directory `path` and those missing above it, as given
+/// (`mkdir -p`: each with mode 0777 less the umask): for a directory a
+/// person named (`schema --out`, the man pages', a layer's).
+pub(crate) fn make_dirs(path: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(path)
+}
+
+/// Removes the directory `path` if it is empty (`rmdir`).
+pub(crate) fn remove_empty_dir(path: &Path) -> std::io::Result<()> {
+    std::fs::remove_dir(path)
+}
+
+/// Creates the file `path` with `bytes`, mode 0666 less the umask, only
+/// where nothing is (`O_CREAT | O_EXCL`: never over a file, never through
+/// a symlink, even one planted meanwhile); its directory opened as given.
+pub(crate) fn create_new_at(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let (dir, leaf) = split(path)?;
+    let dir = super::open_dir_at(rustix::fs::CWD, dir, true)?;
+    create_new(dir.as_fd(), leaf, 0o666, |f| f.write_all(bytes))
+}
+
+/// `path`'s directory (`.` for a bare name) and its file name.
+fn split(path: &Path) -> std::io::Result<(&Path, &str)> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -114,13 +147,7 @@ pub(crate) fn write_atomic(
             "not a file name",
         ));
     };
-    let dir = super::open_dir_at(rustix::fs::CWD, dir, true)?;
-    let mode = match (private, executable) {
-        (true, _) => 0o600,
-        (false, true) => 0o777,
-        (false, false) => 0o666,
-    };
-    replace_beside(dir.as_fd(), leaf, mode, |f| f.write_all(bytes))
+    Ok((dir, leaf))
 }
 
 /// Renames `from` in `from_dir` to `to` in `to_dir`, never replacing what

@@ -66,7 +66,10 @@ use plan::{Action, Ctx, Plan, Trust, on_disk, read_record};
 pub use record::RECORD_NAME;
 use record::{Digest, FileRecord, Record, SkillRecord};
 use rendered::Made;
-pub use write::write_atomic;
+pub use write::{
+    Wrote, create_new, make_dirs, make_parent, may_write_schema, prepare_new_in_layer,
+    remove_made_dir, write_atomic, write_atomic_making_dirs, write_if_absent, write_schema,
+};
 
 use crate::engine::Skills;
 use crate::error::{Diagnostic, Error, Result};

@@ -213,10 +213,7 @@ fn man(command: &[String], out: Option<&std::path::Path>) -> Result<ExitCode> {
         crate::output::print(&String::from_utf8_lossy(page));
         return Ok(ExitCode::SUCCESS);
     };
-    std::fs::create_dir_all(dir).map_err(|source| bernstein_skills::Error::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    bernstein_skills::export::make_dirs(dir)?;
     // A man directory is shared: a file of one of these names that is not
     // a page of ours is kept, and nothing is written.
     for (name, _) in &pages {

@@ -25,7 +25,6 @@ mod sync;
 mod targets;
 mod trust;
 mod validate;
-mod write;
 
 use std::process::ExitCode;
 

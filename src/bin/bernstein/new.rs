@@ -1,6 +1,5 @@
 //! `bernstein skills new NAME --layer team|user [--form yaml|md|toml]`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -64,47 +63,6 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
         p.push(c);
     }
     p
-}
-
-/// Refuses when a symlink among the components of `parent` below the layer
-/// directory `dir` leads out of it (compared as canonical paths).
-fn confine(dir: &Path, parent: &Path, layer: Layer) -> Result<()> {
-    let root = dir.canonicalize().map_err(|source| Error::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut p = dir.to_path_buf();
-    for c in parent
-        .strip_prefix(dir)
-        .unwrap_or(Path::new(""))
-        .components()
-    {
-        p.push(c);
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
-            // Not there yet: create_dir_all makes a real directory.
-            break;
-        };
-        let inside = p.canonicalize().is_ok_and(|real| real.starts_with(&root));
-        if !inside {
-            let what = if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&p).unwrap_or_default();
-                format!("a symbolic link to {}", text::path(&target))
-            } else {
-                "not inside it".to_owned()
-            };
-            return Err(Error::Refused {
-                kind: ErrorKind::Unsafe,
-                path: None,
-                message: format!(
-                    "{}: {what}, outside the {layer} ({}); refusing to write through it \
-                     (nothing was written)",
-                    text::path(&p),
-                    text::path(dir)
-                ),
-            });
-        }
-    }
-    Ok(())
 }
 
 pub fn run(args: NewArgs, ctx: &Context) -> Result<ExitCode> {
@@ -183,31 +141,12 @@ pub fn run(args: NewArgs, ctx: &Context) -> Result<ExitCode> {
         }
     }
     let path = form.path_in(&dir, &args.name);
-    let write_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Write { path, source }
-    };
     let parent = path.parent().unwrap_or(&dir).to_path_buf();
     // The layer may come from strangers: a symlink there (`team/NAME ->
-    // /elsewhere`) must not make us write outside it.
-    std::fs::create_dir_all(&dir).map_err(write_err(&dir))?;
-    confine(&dir, &parent, layer)?;
-    std::fs::create_dir_all(&parent).map_err(write_err(&parent))?;
-    confine(&dir, &parent, layer)?;
-    // Something at the file's name that is no skill (a dangling symbolic
-    // link, a FIFO): refused by name, before the schema is written.
-    if let Ok(meta) = std::fs::symlink_metadata(&path) {
-        let what = if meta.file_type().is_symlink() {
-            "is a symbolic link"
-        } else {
-            "is already there"
-        };
-        return Err(Error::Refused {
-            kind: ErrorKind::Exists,
-            path: Some(path),
-            message: format!("{what}; move it away (nothing was written)"),
-        });
-    }
+    // /elsewhere`) must not make us write outside it, and something at the
+    // file's name that is no skill is refused by name, before the schema
+    // is written.
+    bernstein_skills::export::prepare_new_in_layer(&dir, &path, layer)?;
 
     // The schema sits beside the layers so the modeline is a relative path
     // that works for everyone who checks the layer out.
@@ -215,7 +154,7 @@ pub fn run(args: NewArgs, ctx: &Context) -> Result<ExitCode> {
         .parent()
         .unwrap_or(&dir)
         .join("skill-fragment.schema.json");
-    crate::write::write_schema(
+    bernstein_skills::export::write_schema(
         &schema_path,
         render::to_json(&ctx.editor_schema(&spec)?).as_bytes(),
         args.force,
@@ -266,14 +205,9 @@ pub fn run(args: NewArgs, ctx: &Context) -> Result<ExitCode> {
             comment("#")
         ),
     };
-    // create_new (O_EXCL): never overwrite, even if the file appeared
-    // meanwhile, and never follow a symlink planted at its name.
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(write_err(&path))?;
-    file.write_all(text.as_bytes()).map_err(write_err(&path))?;
+    // Never over anything, even if the file appeared meanwhile, and never
+    // through a symlink planted at its name.
+    bernstein_skills::export::create_new(&path, text.as_bytes())?;
     if args.json {
         output::print(&render::to_json(&serde_json::json!({
             "skill": args.name,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use bernstein_skills::spec::mergespec_schema;
-use bernstein_skills::{Error, Result, output::render};
+use bernstein_skills::{Result, output::render};
 
 use crate::output;
 use bernstein_skills::Context;
@@ -47,10 +47,7 @@ pub fn run(args: SchemaArgs, ctx: &Context) -> Result<ExitCode> {
     match args.out {
         None => output::print(&fragment),
         Some(dir) => {
-            std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
-                path: dir.clone(),
-                source,
-            })?;
+            bernstein_skills::export::make_dirs(&dir)?;
             let mut files = vec![
                 (dir.join("skill-fragment.schema.json"), fragment),
                 (
@@ -80,14 +77,11 @@ pub fn run(args: SchemaArgs, ctx: &Context) -> Result<ExitCode> {
             }
             // Every file is judged before any is written.
             for (path, text) in &files {
-                crate::write::may_write_schema(path, text.as_bytes(), args.force)?;
+                bernstein_skills::export::may_write_schema(path, text.as_bytes(), args.force)?;
             }
-            std::fs::create_dir_all(&targets_dir).map_err(|source| Error::Write {
-                path: targets_dir.clone(),
-                source,
-            })?;
+            bernstein_skills::export::make_dirs(&targets_dir)?;
             for (path, text) in &files {
-                crate::write::write_schema(path, text.as_bytes(), args.force)?;
+                bernstein_skills::export::write_schema(path, text.as_bytes(), args.force)?;
             }
         }
     }

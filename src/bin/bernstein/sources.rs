@@ -540,7 +540,7 @@ pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
     let specs = wanted(&args)?;
     // Where the files go exists before anything is fetched: a place that
     // cannot be written fails now, not after the fetch and its review.
-    let made = make_parent(&paths.sources)?;
+    let made = bernstein_skills::export::make_parent(&paths.sources)?;
     let _guard = exclusive(&cache, &paths.lock)?;
     let spec = crate::global::load_spec(ctx)?;
     let result = add_into(
@@ -554,7 +554,7 @@ pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
         && let Some(dir) = made
     {
         // Nothing was written into it: leave the work tree as it was.
-        let _ = std::fs::remove_dir(dir);
+        bernstein_skills::export::remove_made_dir(&dir);
     }
     result
 }
@@ -599,22 +599,6 @@ fn add_destination(args: &AddArgs, ctx: &Context, layers: &Layers) -> Result<Pat
                   ($XDG_CONFIG_HOME/bernstein/skills/sources.toml)"
             .into(),
     })
-}
-
-/// Creates the directory holding `file` if it is missing (a project's
-/// `.bernstein/`), returning it when this call made it.
-fn make_parent(file: &Path) -> Result<Option<PathBuf>> {
-    let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) else {
-        return Ok(None);
-    };
-    if std::fs::symlink_metadata(dir).is_ok() {
-        return Ok(None);
-    }
-    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    Ok(Some(dir.to_path_buf()))
 }
 
 /// The sources file's text `old_text` with a `[[source]]` table appended

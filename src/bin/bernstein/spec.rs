@@ -359,13 +359,7 @@ fn install(force: bool, json: bool, ctx: &Context) -> Result<ExitCode> {
 /// Writes each file (its directory first).
 fn write_all(files: &[(&std::path::PathBuf, &[u8])]) -> Result<()> {
     for (file, bytes) in files {
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| Error::Write {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        bernstein_skills::export::write_atomic(file, bytes)?;
+        bernstein_skills::export::write_atomic_making_dirs(file, bytes)?;
     }
     Ok(())
 }

@@ -190,15 +190,6 @@ pub fn run(args: SyncArgs, ctx: &Context) -> Result<ExitCode> {
 fn record_targets(paths: &Paths, targets: &[String]) -> Result<Option<std::path::PathBuf>> {
     let path = &paths.targets;
     let io = paths.io(path);
-    if std::fs::symlink_metadata(&io).is_ok() {
-        return Ok(None);
-    }
-    if let Some(dir) = io.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
     let list: Vec<String> = targets
         .iter()
         .map(|t| toml::Value::String(t.clone()).to_string())
@@ -208,7 +199,9 @@ fn record_targets(paths: &Paths, targets: &[String]) -> Result<Option<std::path:
          # `bernstein skills audit` use them).\ntargets = [{}]\n",
         list.join(", ")
     );
-    bernstein_skills::export::write_atomic(&io, text.as_bytes())?;
+    if !bernstein_skills::export::write_if_absent(&io, text.as_bytes())? {
+        return Ok(None);
+    }
     Ok(Some(path.clone()))
 }
 
