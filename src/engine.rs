@@ -450,12 +450,17 @@ impl Skills {
 
     /// "No layer holds skill `name`", naming the directories searched.
     fn not_found(&self, name: &str) -> Error {
-        let names = self.layers.names();
         Error::NotFound {
             name: name.to_owned(),
             searched: self.layers.dirs().iter().map(|d| d.path.clone()).collect(),
-            suggestion: crate::error::did_you_mean(name, names.iter().map(|(n, _)| n.as_str())),
+            suggestion: self.near_skill(name),
         }
+    }
+
+    /// The name of a skill the layers provide that `name` nearly is.
+    fn near_skill(&self, name: &str) -> Option<String> {
+        let names = self.layers.names();
+        crate::error::did_you_mean(name, names.iter().map(|(n, _)| n.as_str()))
     }
 
     /// The checks of an effective skill after the merge ([`crate::postmerge`]):
@@ -643,26 +648,73 @@ impl Skills {
         resolved: Option<&Resolved>,
         walked: Option<&[SkillFile]>,
     ) -> Report {
-        let mut out = Report::default();
         if located.is_empty() {
-            out.diagnostics.push(Diagnostic::error(
-                None,
-                DiagnosticKind::SkillNotFound {
-                    name: name.to_owned(),
-                    suggestion: crate::error::did_you_mean(
-                        name,
-                        self.layers.names().iter().map(|(n, _)| n.as_str()),
-                    ),
-                },
-            ));
-            return out;
+            return Report {
+                diagnostics: vec![self.not_found_diagnostic(name)],
+                ..Report::default()
+            };
         }
+        let mut out = Report::default();
         out.diagnostics
             .extend(crate::source::unexportable_at(name, located));
         out.diagnostics.extend(misleading_name(name, located));
         let orphan = files_without_skill(name, located);
         let mut failed = orphan.is_some();
         out.diagnostics.extend(orphan);
+        let loaded = self.read_fragments(name, located, resolved, &mut out);
+        failed |= loaded.is_none();
+        let loaded = loaded.unwrap_or_default();
+        let fragments = resolved.map_or(loaded.as_slice(), Resolved::fragments);
+        // The skill's own files, listed once: by the caller, else here.
+        let files = match walked {
+            Some(files) => Ok(std::borrow::Cow::Borrowed(files)),
+            None => crate::source::files::collect(located, &self.file_limits)
+                .map(std::borrow::Cow::Owned),
+        };
+        match &files {
+            Err(d) => out.diagnostics.push(d.clone()),
+            Ok(files) => out.diagnostics.extend(self.own_files_problems(files)),
+        }
+        if !failed && resolved.is_none() {
+            // Before the merge, which it bounds.
+            let too_many =
+                crate::postmerge::sections(&self.spec, fragments, self.options.max_bytes);
+            failed = !too_many.is_empty();
+            out.diagnostics.extend(too_many);
+        }
+        if !failed {
+            let files = files.as_deref().ok();
+            out.diagnostics
+                .extend(self.merged_report(name, fragments, resolved, files));
+        }
+        out
+    }
+
+    /// The error for skill `name` that no layer provides, with the name
+    /// meant when one is near.
+    fn not_found_diagnostic(&self, name: &str) -> Diagnostic {
+        Diagnostic::error(
+            None,
+            DiagnosticKind::SkillNotFound {
+                name: name.to_owned(),
+                suggestion: self.near_skill(name),
+            },
+        )
+    }
+
+    /// Reads skill `name`'s fragments from the files at `located` (or,
+    /// given the skill `resolved`, takes its fragments), counting the
+    /// files into `out` and saying there which forms shadow others, which
+    /// files fail to load or check, and which declare another name. The
+    /// fragments read; `None` if one failed.
+    fn read_fragments(
+        &self,
+        name: &str,
+        located: &[Located],
+        resolved: Option<&Resolved>,
+        out: &mut Report,
+    ) -> Option<Vec<Fragment>> {
+        let mut failed = false;
         let mut loaded = Vec::new();
         for (i, l) in located.iter().enumerate() {
             out.files += usize::from(l.form != Form::Files) + l.shadowed.len();
@@ -694,121 +746,138 @@ impl Skills {
                 }
             }
         }
-        let fragments = resolved.map_or(loaded.as_slice(), Resolved::fragments);
-        // The skill's own files, listed once: by the caller, else here.
-        let files = match walked {
-            Some(files) => Ok(std::borrow::Cow::Borrowed(files)),
-            None => crate::source::files::collect(located, &self.file_limits)
-                .map(std::borrow::Cow::Owned),
+        (!failed).then_some(loaded)
+    }
+
+    /// What is wrong with a skill's own files: those a layer may not set,
+    /// and those export refuses (a `SKILL.md` among them, a file in the
+    /// place of one export generates).
+    fn own_files_problems(&self, files: &[SkillFile]) -> Vec<Diagnostic> {
+        let mut out = crate::validate::ownership::files(&self.spec, files);
+        // What export refuses a skill's files for, at the files.
+        out.extend(crate::source::files::skill_md_files(files));
+        out.extend(crate::source::files::collisions(files, &self.generated()));
+        out
+    }
+
+    /// What [`Skills::validate`] says of skill `name` once merged (from
+    /// `fragments`, here, unless it was `resolved`): the merged skill's
+    /// problems, directives and values that do nothing, its switches, an
+    /// orphan or a near name, what its targets say of it, and the files
+    /// its entries name that no layer provides (with its own `files`, when
+    /// they could be listed).
+    fn merged_report(
+        &self,
+        name: &str,
+        fragments: &[Fragment],
+        resolved: Option<&Resolved>,
+        files: Option<&[SkillFile]>,
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let merged;
+        let effective = match resolved {
+            Some(r) => r.effective(),
+            None => {
+                merged = merge(&self.spec, name, fragments);
+                out.extend(self.merged_problems(&merged, fragments));
+                &merged
+            }
         };
-        match &files {
-            Err(d) => out.diagnostics.push(d.clone()),
-            Ok(files) => {
-                out.diagnostics
-                    .extend(crate::validate::ownership::files(&self.spec, files));
-                // What export refuses a skill's files for, at the files.
-                out.diagnostics
-                    .extend(crate::source::files::skill_md_files(files));
-                out.diagnostics
-                    .extend(crate::source::files::collisions(files, &self.generated()));
-            }
+        out.extend(self.no_effect_warnings(effective, fragments));
+        out.extend(crate::target::switch_problems(
+            &self.spec, effective, fragments,
+        ));
+        match self.orphan(effective, fragments, None) {
+            Some(orphan) => out.push(orphan),
+            None => out.extend(self.misnamed(effective, fragments)),
         }
-        if !failed && resolved.is_none() {
-            // Before the merge, which it bounds.
-            let too_many =
-                crate::postmerge::sections(&self.spec, fragments, self.options.max_bytes);
-            failed = !too_many.is_empty();
-            out.diagnostics.extend(too_many);
-        }
-        if !failed {
-            let merged;
-            let effective = match resolved {
-                Some(r) => r.effective(),
-                None => {
-                    merged = merge(&self.spec, name, fragments);
-                    out.diagnostics
-                        .extend(self.merged_problems(&merged, fragments));
-                    &merged
-                }
-            };
-            // A value whose directive found nothing to act on is the same as
-            // the one below because of it: the stale directive says why, and
-            // a second warning that the value has no effect says nothing more.
-            let stale = stale_deletes(effective, fragments);
-            out.diagnostics.extend(
-                no_effect(&self.spec, effective, fragments)
-                    .into_iter()
-                    .filter(|d| !stale.iter().any(|s| s.file == d.file && s.field == d.field)),
-            );
-            // A heading that differs from a lower one only in case or
-            // spacing was added unmarked: the near miss says why, and names
-            // the heading meant.
-            let near = crate::postmerge::near_miss_headings(&self.spec, fragments);
-            out.diagnostics.extend(stale.into_iter().filter(|d| {
-                !matches!(d.kind, DiagnosticKind::UnmarkedAddition { .. })
-                    || !near.iter().any(|n| n.file == d.file && n.line == d.line)
-            }));
-            out.diagnostics.extend(near);
-            out.diagnostics.extend(crate::target::switch_problems(
-                &self.spec, effective, fragments,
+        if let Some(search) = &self.target_search {
+            let known = self.target_names.get_or_init(|| search.names());
+            out.extend(crate::target::unknown_switch_targets(
+                &self.spec, effective, fragments, known,
             ));
-            match self.orphan(effective, fragments, None) {
-                Some(orphan) => out.diagnostics.push(orphan),
-                None => out.diagnostics.extend(self.misnamed(effective, fragments)),
-            }
-            if let Some(search) = &self.target_search {
-                let known = self.target_names.get_or_init(|| search.names());
-                out.diagnostics
-                    .extend(crate::target::unknown_switch_targets(
-                        &self.spec, effective, fragments, known,
-                    ));
-            }
-            if self.targets.is_empty() {
-                out.diagnostics
-                    .extend(self.flatten_warnings(effective, fragments));
-            } else {
-                let values = match effective.to_value() {
-                    serde_json::Value::Object(m) => m,
-                    _ => serde_json::Map::new(),
-                };
-                let mut translated: Vec<&str> = Vec::new();
-                // A skill switched off for a target is not exported to it,
-                // so it is not judged for it either.
-                let switch = crate::target::switch(&self.spec, effective);
-                for t in self
-                    .targets
-                    .iter()
-                    .filter(|t| switch.enabled && switch.goes_to(&t.name))
-                {
-                    out.diagnostics.extend(t.check_values(
-                        &self.spec,
-                        effective,
-                        &values,
-                        fragments,
-                        self.target_severity,
-                    ));
-                    for rel in t.translated_files(&self.spec, &values) {
-                        if !translated.contains(&rel) {
-                            translated.push(rel);
-                        }
-                    }
+        }
+        out.extend(self.target_problems(effective, fragments, files));
+        if let Some(files) = files {
+            out.extend(self.missing_files(effective, fragments, files));
+        }
+        out
+    }
+
+    /// What the layers wrote that does nothing: a directive that found
+    /// nothing to act on, a value the same as the one below, a heading
+    /// that only nearly names a lower one; each said once, by the warning
+    /// that says why.
+    fn no_effect_warnings(&self, effective: &Effective, fragments: &[Fragment]) -> Vec<Diagnostic> {
+        // A value whose directive found nothing to act on is the same as
+        // the one below because of it: the stale directive says why, and
+        // a second warning that the value has no effect says nothing more.
+        let stale = stale_deletes(effective, fragments);
+        let mut out: Vec<Diagnostic> = no_effect(&self.spec, effective, fragments)
+            .into_iter()
+            .filter(|d| !stale.iter().any(|s| s.file == d.file && s.field == d.field))
+            .collect();
+        // A heading that differs from a lower one only in case or
+        // spacing was added unmarked: the near miss says why, and names
+        // the heading meant.
+        let near = crate::postmerge::near_miss_headings(&self.spec, fragments);
+        out.extend(stale.into_iter().filter(|d| {
+            !matches!(d.kind, DiagnosticKind::UnmarkedAddition { .. })
+                || !near.iter().any(|n| n.file == d.file && n.line == d.line)
+        }));
+        out.extend(near);
+        out
+    }
+
+    /// What the targets say of the merged skill: each target it goes to
+    /// checks its values, and a layer's file a translation merges into is
+    /// read as export reads it (from the skill's own `files`, when they
+    /// could be listed). With no target, what flattening it loses.
+    fn target_problems(
+        &self,
+        effective: &Effective,
+        fragments: &[Fragment],
+        files: Option<&[SkillFile]>,
+    ) -> Vec<Diagnostic> {
+        if self.targets.is_empty() {
+            return self.flatten_warnings(effective, fragments);
+        }
+        let mut out = Vec::new();
+        let values = match effective.to_value() {
+            serde_json::Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        let mut translated: Vec<&str> = Vec::new();
+        // A skill switched off for a target is not exported to it, so it
+        // is not judged for it either.
+        let switch = crate::target::switch(&self.spec, effective);
+        for t in self
+            .targets
+            .iter()
+            .filter(|t| switch.enabled && switch.goes_to(&t.name))
+        {
+            out.extend(t.check_values(
+                &self.spec,
+                effective,
+                &values,
+                fragments,
+                self.target_severity,
+            ));
+            for rel in t.translated_files(&self.spec, &values) {
+                if !translated.contains(&rel) {
+                    translated.push(rel);
                 }
-                // A layer's file a translation merges into is parsed by
-                // export: its problems are export's, so they are found here.
-                if let Ok(files) = &files {
-                    for f in files
-                        .iter()
-                        .filter(|f| translated.contains(&f.rel.as_str()))
-                    {
-                        if let Err(d) = crate::target::read_translated(f, self.options.max_bytes) {
-                            out.diagnostics.push(d);
-                        }
-                    }
-                }
             }
-            if let Ok(files) = &files {
-                out.diagnostics
-                    .extend(self.missing_files(effective, fragments, files));
+        }
+        // A layer's file a translation merges into is parsed by export:
+        // its problems are export's, so they are found here.
+        for f in files
+            .unwrap_or_default()
+            .iter()
+            .filter(|f| translated.contains(&f.rel.as_str()))
+        {
+            if let Err(d) = crate::target::read_translated(f, self.options.max_bytes) {
+                out.push(d);
             }
         }
         out
