@@ -1,10 +1,42 @@
-//! The one way the crate reaches a directory that a pull request may have
-//! laid out, and the descriptor-relative calls every walk beneath it makes.
+//! The one file-system layer: every walk beneath a root, every write, and
+//! every lock the crate makes goes through this module, and no other module
+//! makes the standard library's walking, writing, removing or locking calls
+//! by path (`tests/it/repo/layout.rs` fails if one does; its allow-list
+//! holds the one exception, with the reason). What it owns:
+//!
+//! - **Reaching a root** a pull request may have laid out: the boundary,
+//!   the route to the root, and the walk of that route ([`open`]; below).
+//! - **Walking beneath a root with caps** ([`walk`]): listings bounded by
+//!   the entries they visit ([`list`], [`walk::entries`],
+//!   [`walk::entries_at`]), a breadth-first walk its caller steers, bounded
+//!   by entries and depth ([`walk::Tree`]: the cache's verify), and
+//!   removals bounded the same way ([`walk::remove_tree`]), never following
+//!   a symlink.
+//! - **Reading a regular file** at most a cap, whatever its size claims
+//!   ([`read_sized`]); what may be read beneath a layer is
+//!   [`crate::source`]'s `confine` policy, on these calls.
+//! - **Writing atomically** ([`write`]): a temporary file created
+//!   exclusively, then renamed over its place ([`write::replace_beside`],
+//!   [`write::write_atomic`], an export's [`write::Scratch`]); a file
+//!   created only where nothing is ([`write::create_new_at`]); a tree built
+//!   whole in a claimed directory and renamed into place, never over
+//!   anything ([`write::NewTree`], [`write::rename_new`]: the cache's
+//!   entries, a fetched source checked as a layer); directories a person
+//!   named ([`write::make_dirs`]).
+//! - **Locking, waiting or refusing** ([`lock`]): `flock` on an open file
+//!   or directory, the one kind of lock the tool takes, and lock files
+//!   opened without following a symlink.
+//! - **Directories of the tool's own** ([`private`]: the state and the
+//!   cache, made with mode 0700 and checked as the person's) and
+//!   **directories a run claims while it lives** ([`claim`]: staging and
+//!   scratch directories, swept once their run is gone).
+//!
 //! Two policies sit on top: reading a layer ([`crate::source`]'s `confine`:
 //! symlinks that stay beneath the root are followed, hidden entries and
 //! hard links refused) and writing an output directory ([`crate::export`]'s
 //! `outdir`: nothing below it is ever followed, missing parents are
-//! created, everything is locked).
+//! created, everything is locked). Each makes its descriptor-relative calls
+//! on the descriptors this module opened.
 //!
 //! What both share:
 //!

@@ -480,3 +480,147 @@ fn code_at(chars: &[char], i: usize, s: &str) -> bool {
         .enumerate()
         .all(|(k, c)| chars.get(i + k) == Some(&c))
 }
+
+/// The raw calls that walk, write, remove or lock by path, which only
+/// `src/beneath/` makes (issue 43, "one file-system layer"): everywhere
+/// else a walk goes through its bounded walks and a write through its
+/// confined writes, so a new caller cannot go around the caps and the
+/// refusals by calling the standard library itself.
+const RAW_FS_CALLS: &[&str] = &[
+    "fs::read_dir",
+    "fs::rename",
+    "OpenOptions",
+    "fs::create_dir",
+    "DirBuilder",
+    "fs::write",
+    "File::create",
+    "fs::remove_dir",
+    "fs::remove_file",
+    "fs::copy",
+    "fs::hard_link",
+    "unix::fs::symlink",
+    "tempfile::",
+    "flock",
+    "FlockOperation",
+    "File::lock",
+    "try_lock_shared",
+];
+
+/// The few raw calls outside `src/beneath/` that stay, each with why.
+const RAW_FS_ALLOWED: &[(&str, &str)] = &[
+    // The bare repository a fetch runs `git` in: git writes it, to a depth
+    // its refs decide, and tempfile removes it whole; the tool writes
+    // nothing there itself.
+    ("src/upstream/git.rs", "tempfile::"),
+];
+
+/// `text` without comments and without its test code: a `#[cfg(test)]`
+/// (or `#[cfg(all(test, …))]`) module written in the file (up to the `}` that closes it at the start
+/// of a line, as rustfmt writes it). The files of modules declared
+/// `#[cfg(test)] mod NAME;` go into `test_files`.
+fn code_outside_tests(
+    file: &Path,
+    text: &str,
+    test_files: &mut BTreeSet<std::path::PathBuf>,
+) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let t = line.trim();
+        if t.starts_with("#[cfg(")
+            && t.contains("test")
+            && let Some(next) = lines.peek()
+        {
+            let decl = next
+                .trim()
+                .trim_start_matches("pub ")
+                .trim_start_matches("pub(crate) ");
+            if let Some(name) = decl.strip_prefix("mod ").and_then(|d| d.strip_suffix(';')) {
+                let dir = if file
+                    .file_name()
+                    .is_some_and(|n| n == "mod.rs" || n == "lib.rs" || n == "main.rs")
+                {
+                    file.parent().unwrap().to_path_buf()
+                } else {
+                    file.with_extension("")
+                };
+                test_files.insert(dir.join(format!("{name}.rs")));
+                test_files.insert(dir.join(name).join("mod.rs"));
+                continue;
+            }
+            if decl.starts_with("mod ") && decl.ends_with('{') {
+                let indent = next.len() - next.trim_start().len();
+                let close = format!("{}}}", " ".repeat(indent));
+                for skipped in lines.by_ref() {
+                    if skipped == close {
+                        break;
+                    }
+                }
+                continue;
+            }
+        }
+        out.push_str(line.split("//").next().unwrap_or(""));
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn only_beneath_walks_writes_and_locks_with_raw_calls() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    files.sort();
+    let mut test_files = BTreeSet::new();
+    let mut code = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(root).unwrap().to_path_buf();
+        let text = std::fs::read_to_string(f).unwrap();
+        code.push((
+            rel.clone(),
+            code_outside_tests(&rel, &text, &mut test_files),
+        ));
+    }
+    let mut found = Vec::new();
+    let mut allowed_used = BTreeSet::new();
+    for (rel, text) in &code {
+        if rel.starts_with("src/beneath") || test_files.contains(rel) {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            for call in RAW_FS_CALLS.iter().filter(|c| line.contains(**c)) {
+                let shown = rel.to_string_lossy().into_owned();
+                if let Some(a) = RAW_FS_ALLOWED
+                    .iter()
+                    .find(|(f, c)| *f == shown && c == call)
+                {
+                    allowed_used.insert(*a);
+                    continue;
+                }
+                found.push(format!("{shown}:{}: {call}", n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "raw file-system calls outside src/beneath/ (use its walks and writes, or \
+         add the call to RAW_FS_ALLOWED with the reason): {found:#?}"
+    );
+    // An entry of the allow-list that nothing needs any more goes.
+    let stale: Vec<_> = RAW_FS_ALLOWED
+        .iter()
+        .filter(|a| !allowed_used.contains(*a))
+        .collect();
+    assert!(stale.is_empty(), "allowed but no longer made: {stale:?}");
+    // The test sees test code as test code, and a raw call as one.
+    assert!(test_files.contains(Path::new("src/target/tests.rs")));
+    let planted = code_outside_tests(
+        Path::new("src/x.rs"),
+        "fn f() { std::fs::write(p, b) }\n#[cfg(test)]\nmod tests {\n    fn g() { std::fs::read_dir(p) }\n}\nfn h() {}\n",
+        &mut BTreeSet::new(),
+    );
+    assert!(
+        planted.contains("fs::write") && !planted.contains("read_dir") && planted.contains("fn h")
+    );
+}
