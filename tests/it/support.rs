@@ -120,18 +120,12 @@ impl Sandbox {
 
     /// Writes `contents` to `<layer>/<rel>`, creating directories; returns the path.
     pub fn write(&self, layer: &str, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-        self.write_at(&self.layer(layer).join(rel), contents)
+        create_file(&self.layer(layer).join(rel), contents)
     }
 
     /// Writes `contents` to `rel` below the sandbox directory.
     pub fn write_file(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-        self.write_at(&self.path().join(rel), contents)
-    }
-
-    fn write_at(&self, path: &Path, contents: impl AsRef<[u8]>) -> PathBuf {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, contents).unwrap();
-        path.to_path_buf()
+        create_file(&self.path().join(rel), contents)
     }
 
     /// The library pipeline over this sandbox's layers with the sandbox's
@@ -194,6 +188,16 @@ impl Sandbox {
         self.run_cmd(self.skills_cmd(args))
     }
 
+    /// Runs `bernstein skills --layers-root <root> ARGS...` and checks its
+    /// [`Run::transcript`] (exit code, stdout and stderr) is the snapshot
+    /// file `name`.
+    #[track_caller]
+    pub fn pin(&self, args: &[&str], name: &str) -> Run {
+        let run = self.run(args);
+        assert_snapshot(run.transcript(args), snapshot_file(name));
+        run
+    }
+
     /// Runs `bernstein skills --layers-root layers ARGS...` in the sandbox
     /// directory: the layers' paths it prints are relative
     /// (`layers/team/...`), so columns aligned on them are as wide on any
@@ -237,6 +241,14 @@ impl Sandbox {
             elapsed,
         }
     }
+}
+
+/// Writes `contents` to `path`, creating the directories above it;
+/// returns the path.
+pub fn create_file(path: &Path, contents: impl AsRef<[u8]>) -> PathBuf {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, contents).unwrap();
+    path.to_path_buf()
 }
 
 /// What one run of the binary did.
@@ -684,6 +696,48 @@ pub fn stable(text: &str, commits: &[String]) -> String {
     text
 }
 
+/// `bernstein skills --layers-root ... ARGS` with git on PATH.
+pub fn cmd(sb: &Sandbox, args: &[&str]) -> Command {
+    let mut c = sb.skills_cmd(args);
+    c.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    c
+}
+
+/// Runs [`cmd`].
+pub fn run(sb: &Sandbox, args: &[&str]) -> Run {
+    sb.run_cmd(cmd(sb, args))
+}
+
+/// The sources file `add` writes beside the sandbox's layers.
+pub fn sources_file(sb: &Sandbox) -> PathBuf {
+    sb.root().join("sources.toml")
+}
+
+/// The lock `add` and `update` write beside the sandbox's layers.
+pub fn lock_file(sb: &Sandbox) -> PathBuf {
+    sb.root().join("sources.lock")
+}
+
+/// Where fetched sources are kept, in the sandbox's home.
+pub fn cache_dir(sb: &Sandbox) -> PathBuf {
+    sb.path().join("home/.cache/bernstein/skills/sources")
+}
+
+/// A sandbox with a team layer and an upstream of two skills.
+pub fn collection() -> (Sandbox, Upstream) {
+    let sb = Sandbox::new().with_layer_dirs();
+    let up = Upstream::new(&sb, "up");
+    up.skill(
+        "pdf-tables",
+        "Extracts tables.",
+        "# PDF tables\n\nRun it.\n\n## Checks\n\nCheck it.\n",
+    )
+    .write("pdf-tables/scripts/extract.py", "print(1)\n")
+    .skill("writer", "Writes.", "Write.\n");
+    up.commit();
+    (sb, up)
+}
+
 /// One machine: a home directory of its own (its cache, state and
 /// configuration), with git on PATH.
 pub struct Machine<'a> {
@@ -708,6 +762,21 @@ impl<'a> Machine<'a> {
             .args(args);
         self.sb.run_cmd(cmd)
     }
+}
+
+/// A new git repository `sb/project` that `who` makes a project of `up`
+/// with `sync URL --target T...` (each of `targets`), as a person starts
+/// one; checks the sync succeeded and returns it with the project.
+pub fn synced_project(who: &Machine<'_>, up: &Upstream, targets: &[&str]) -> (PathBuf, Run) {
+    let project = repository(who.sb, "project");
+    let url = up.url();
+    let mut args = vec!["sync", url.as_str()];
+    for t in targets {
+        args.extend(["--target", t]);
+    }
+    let run = who.run(&project, &args);
+    run.success();
+    (project, run)
 }
 
 /// A new git repository at `sb/<name>`.

@@ -185,12 +185,11 @@ fn unknown_targets_are_errors_that_name_them_all() {
         .to_owned();
     assert_snapshot(err, snapshot_file("validate-unknown-target.stderr"));
     sb.write("team", "pdf.yaml", "targets: {agent: false}\n");
-    let run = sb.run(&["validate"]);
-    assert_eq!(run.code, Some(1), "{run:#?}");
-    assert_snapshot(
-        run.transcript(&["validate"]),
-        snapshot_file("nothing_silent-validate-unknown-target-key.txt"),
+    let run = sb.pin(
+        &["validate"],
+        "nothing_silent-validate-unknown-target-key.txt",
     );
+    assert_eq!(run.code, Some(1), "{run:#?}");
     // Switched off for agents, with a description too long for it: not
     // judged for it.
     sb.write(
@@ -261,12 +260,8 @@ fn a_keyed_entry_with_a_bad_key_is_told_so() {
         "s.yaml",
         "description: d\nreferences:\n  - {name: 42, path: a.md}\n  - {name: \"\", path: b.md}\n  - {nam: x, path: c.md}\n",
     );
-    let run = sb.run(&["validate"]);
+    let run = sb.pin(&["validate"], "nothing_silent-keyed-entry-bad-key.txt");
     assert_eq!(run.code, Some(1));
-    assert_snapshot(
-        run.transcript(&["validate"]),
-        snapshot_file("nothing_silent-keyed-entry-bad-key.txt"),
-    );
 }
 
 /// Item 10: the commonest YAML mistakes get the fix, in YAML and in a
@@ -291,11 +286,7 @@ fn yaml_mistakes_name_the_fix() {
         "e/SKILL.md",
         "---\ndescription: Use for Word documents: create, read\n---\nBody.\n",
     );
-    let run = sb.run(&["validate"]);
-    assert_snapshot(
-        run.transcript(&["validate"]),
-        snapshot_file("nothing_silent-yaml-mistakes.txt"),
-    );
+    sb.pin(&["validate"], "nothing_silent-yaml-mistakes.txt");
 }
 
 /// Items 1 and 2: an override of a skill no lower layer defines, lacking

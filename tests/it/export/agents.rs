@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::it::support::{Sandbox, assert_snapshot, snapshot_file};
+use crate::it::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 /// One row of the installer's table.
 struct Agent {
@@ -63,9 +63,31 @@ fn one_skill() -> (Sandbox, PathBuf) {
 }
 
 /// `bernstein skills ARGS` run in `dir`.
-fn run_in(sb: &Sandbox, dir: &Path, args: &[&str]) -> crate::it::support::Run {
+fn run_in(sb: &Sandbox, dir: &Path, args: &[&str]) -> Run {
     let mut cmd = sb.skills_cmd(args);
     cmd.current_dir(dir);
+    sb.run_cmd(cmd)
+}
+
+/// `bernstein skills export --target T...` (each of `targets`) followed by
+/// `more`, run in `dir`.
+fn export_in(sb: &Sandbox, dir: &Path, targets: &[&str], more: &[&str]) -> Run {
+    let mut args = vec!["export"];
+    for t in targets {
+        args.extend(["--target", t]);
+    }
+    args.extend(more);
+    run_in(sb, dir, &args)
+}
+
+/// `bernstein skills --base BASE ARGS` run in `dir`: no team or user layer
+/// named, so the project's own files decide.
+fn run_in_project(sb: &Sandbox, dir: &Path, args: &[&str]) -> Run {
+    let mut cmd = sb.bare();
+    cmd.args(["skills", "--base"])
+        .arg(sb.layer("base"))
+        .args(args)
+        .current_dir(dir);
     sb.run_cmd(cmd)
 }
 
@@ -108,15 +130,10 @@ fn one_skill_lands_where_the_table_says_for_every_agent_in_both_scopes() {
     let (sb, repo) = one_skill();
     let home = sb.path().join("home");
     let table = table();
-    let mut args = vec!["export"];
-    for a in &table {
-        args.extend(["--target", &a.name]);
-    }
+    let names: Vec<&str> = table.iter().map(|a| a.name.as_str()).collect();
     // The person's places: each agent that has one (a directory several
     // read written once, for all of them).
-    let mut user = args.clone();
-    user.extend(["--scope", "user"]);
-    let run = run_in(&sb, &repo, &user);
+    let run = export_in(&sb, &repo, &names, &["--scope", "user"]);
     assert_snapshot(
         run.all(),
         snapshot_file("agents-export-every-agent-user.txt"),
@@ -124,9 +141,7 @@ fn one_skill_lands_where_the_table_says_for_every_agent_in_both_scopes() {
     run.success();
     // The project's places, from a subdirectory of the work tree.
     std::fs::create_dir_all(repo.join("sub")).unwrap();
-    let mut project = args.clone();
-    project.extend(["--scope", "project"]);
-    let run = run_in(&sb, &repo.join("sub"), &project);
+    let run = export_in(&sb, &repo.join("sub"), &names, &["--scope", "project"]);
     assert_snapshot(
         run.ok(),
         snapshot_file("agents-export-every-agent-project.txt"),
@@ -166,11 +181,7 @@ fn one_skill_lands_where_the_table_says_for_every_agent_in_both_scopes() {
     assert_eq!(found, expected);
     // A second run changes nothing, and an export for one reader of a
     // shared directory finds it its own.
-    let run = run_in(
-        &sb,
-        &repo,
-        &["export", "--target", "cursor", "--scope", "project"],
-    );
+    let run = export_in(&sb, &repo, &["cursor"], &["--scope", "project"]);
     assert_eq!(
         run.ok_report(),
         ".agents/skills (cursor): 0 written, 1 unchanged, 0 removed, 0 failed\n"
@@ -196,25 +207,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 fn a_directory_several_agents_read_is_written_once_and_audited_once() {
     let (sb, repo) = one_skill();
     std::fs::create_dir_all(repo.join(".bernstein")).unwrap();
-    let run = run_in(
+    let run = export_in(
         &sb,
         &repo,
-        &[
-            "export",
-            "--target",
-            "cursor",
-            "--target",
-            "codex",
-            "--target",
-            "github-copilot",
-            "--target",
-            "claude-code",
-            "--target",
-            "cursor",
-            "--scope",
-            "project",
-            "--json",
-        ],
+        &["cursor", "codex", "github-copilot", "claude-code", "cursor"],
+        &["--scope", "project", "--json"],
     );
     let doc = run.json();
     crate::it::cli::json::assert_matches("export", &doc);
@@ -239,12 +236,7 @@ fn a_directory_several_agents_read_is_written_once_and_audited_once() {
         "targets = [\"cursor\", \"codex\", \"github-copilot\", \"claude-code\"]\n",
     )
     .unwrap();
-    let mut cmd = sb.bare();
-    cmd.args(["skills", "--base"])
-        .arg(sb.layer("base"))
-        .args(["audit"])
-        .current_dir(&repo);
-    let run = sb.run_cmd(cmd);
+    let run = run_in_project(&sb, &repo, &["audit"]);
     assert_snapshot(run.ok(), snapshot_file("agents-audit-shared.txt"));
 }
 
@@ -252,20 +244,11 @@ fn a_directory_several_agents_read_is_written_once_and_audited_once() {
 fn agents_that_write_a_directory_differently_never_share_it() {
     let (sb, repo) = one_skill();
     // The standard's rules and the folder's, both at .agents/skills.
-    let run = run_in(
+    let run = export_in(
         &sb,
         &repo,
-        &[
-            "export",
-            "--target",
-            "claude-code",
-            "--target",
-            "cursor",
-            "--target",
-            "agent-skills",
-            "--scope",
-            "project",
-        ],
+        &["claude-code", "cursor", "agent-skills"],
+        &["--scope", "project"],
     );
     assert_snapshot(
         run.failed(),
@@ -275,31 +258,13 @@ fn agents_that_write_a_directory_differently_never_share_it() {
     assert!(!repo.join(".agents").exists());
     assert!(!repo.join(".claude").exists());
     // One directory given for both: the same refusal.
-    let run = run_in(
-        &sb,
-        &repo,
-        &[
-            "export",
-            "--target",
-            "cursor",
-            "--target",
-            "agent-skills",
-            "--out",
-            "x",
-        ],
-    );
+    let run = export_in(&sb, &repo, &["cursor", "agent-skills"], &["--out", "x"]);
     assert!(
         run.failed().contains("write a skill differently"),
         "{run:?}"
     );
     // Alike, one directory given takes them all.
-    let run = run_in(
-        &sb,
-        &repo,
-        &[
-            "export", "--target", "cursor", "--target", "zed", "--out", "x",
-        ],
-    );
+    let run = export_in(&sb, &repo, &["cursor", "zed"], &["--out", "x"]);
     assert_eq!(
         run.ok_report(),
         "x (cursor, zed; one directory for all): 1 written, 0 unchanged, 0 removed, 0 failed\n"
@@ -310,18 +275,11 @@ fn agents_that_write_a_directory_differently_never_share_it() {
 fn a_skill_switched_off_for_one_reader_of_a_shared_directory_is_an_error_at_the_switch() {
     let (sb, repo) = one_skill();
     sb.write("team", "hello.yaml", "targets:\n  cursor: false\n");
-    let run = run_in(
+    let run = export_in(
         &sb,
         &repo,
-        &[
-            "export",
-            "--target",
-            "cursor",
-            "--target",
-            "github-copilot",
-            "--scope",
-            "project",
-        ],
+        &["cursor", "github-copilot"],
+        &["--scope", "project"],
     );
     assert_snapshot(
         run.failed(),
@@ -334,18 +292,11 @@ fn a_skill_switched_off_for_one_reader_of_a_shared_directory_is_an_error_at_the_
         "hello.yaml",
         "targets:\n  cursor: false\n  github-copilot: false\n",
     );
-    let run = run_in(
+    let run = export_in(
         &sb,
         &repo,
-        &[
-            "export",
-            "--target",
-            "cursor",
-            "--target",
-            "github-copilot",
-            "--scope",
-            "project",
-        ],
+        &["cursor", "github-copilot"],
+        &["--scope", "project"],
     );
     run.ok();
     assert!(!repo.join(".agents/skills/hello").exists());
@@ -488,12 +439,7 @@ fn targets_installed_names_the_agents_this_machine_has() {
         "targets = [\"claude-code\"]\n",
     )
     .unwrap();
-    let mut cmd = sb.bare();
-    cmd.args(["skills", "--base"])
-        .arg(sb.layer("base"))
-        .args(["export", "--scope", "project"])
-        .current_dir(&repo);
-    let run = sb.run_cmd(cmd);
+    let run = run_in_project(&sb, &repo, &["export", "--scope", "project"]);
     assert!(
         run.ok().contains(".claude/skills (claude-code): 1 written"),
         "{run:?}"

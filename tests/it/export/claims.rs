@@ -343,11 +343,7 @@ fn issue_28_14_a_hidden_file_planted_in_a_managed_skill_keeps_check_red() {
     assert_eq!(drift[0]["drift"], "hand-added", "{json:#?}");
 
     // A plain export that writes the skill keeps them and says so.
-    sb.write(
-        "team",
-        "writer.yaml",
-        "description: Writes docs, briefly.\n",
-    );
+    change_writer(&sb);
     let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
     assert_snapshot(
@@ -477,6 +473,16 @@ fn forge_claim(dir: &Path, skill: &str, file: &Path) {
     std::fs::write(&record, serde_json::to_string_pretty(&v).unwrap() + "\n").unwrap();
 }
 
+/// A change in the team layer to [`two_skills`]' `writer`, which the
+/// next export writes: its description becomes "Writes docs, briefly.".
+fn change_writer(sb: &Sandbox) {
+    sb.write(
+        "team",
+        "writer.yaml",
+        "description: Writes docs, briefly.\n",
+    );
+}
+
 /// `bernstein skills --layers-root … ARGS` run as another person (or
 /// machine): `HOME` is `home` (created), so no ledger of this sandbox's
 /// person is seen.
@@ -513,12 +519,11 @@ fn issue_28_5_a_forged_claim_never_makes_prune_delete_a_hand_written_skill() {
     assert_eq!(snapshot(&out.join("my-notes")), before);
     // --check says what an export here would do: the record claims it, and
     // --prune leaves it.
-    let check = sb.run(&["export", "--format", "skill", "--check", "out"]);
-    assert_eq!(check.code, Some(1), "{check:#?}");
-    assert_snapshot(
-        check.transcript(&["export", "--format", "skill", "--check", "out"]),
-        snapshot_file("export_safety-check-forged-claim.txt"),
+    let check = sb.pin(
+        &["export", "--format", "skill", "--check", "out"],
+        "export_safety-check-forged-claim.txt",
     );
+    assert_eq!(check.code, Some(1), "{check:#?}");
 
     for args in [
         &[
@@ -613,17 +618,12 @@ fn issue_28_5_a_forged_claim_to_a_hand_added_file_never_deletes_it() {
     // The record claims the person's file as part of writer, which the
     // layers no longer give it: an export would remove it.
     forge_claim(&out, "writer", &notes);
-    sb.write(
-        "team",
-        "writer.yaml",
-        "description: Writes docs, briefly.\n",
+    change_writer(&sb);
+    let run = sb.pin(
+        &["export", "--format", "skill", "--out", "out"],
+        "export_safety-forged-claim-to-a-hand-added-file.txt",
     );
-    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert_snapshot(
-        run.transcript(&["export", "--format", "skill", "--out", "out"]),
-        snapshot_file("export_safety-forged-claim-to-a-hand-added-file.txt"),
-    );
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine\n");
     // Adopted, the skill is written and the file is kept as the person's.
     let run = sb.run(&[
@@ -644,22 +644,15 @@ fn issue_28_5_a_forged_claim_to_a_hand_added_file_never_deletes_it() {
 #[test]
 fn issue_28_5_a_fresh_clone_of_a_committed_export_works_after_one_export() {
     let sb = two_skills();
+    let teammate = |args: &[&str]| run_as(&sb, "teammate", args);
     // One person exports and commits the directory; another clones it:
     // same files, no ledger of theirs.
     sb.run(&["export", "--format", "skill", "--out", "out"])
         .ok();
     let record = std::fs::read(sb.path().join("out").join(RECORD)).unwrap();
-    let check = run_as(
-        &sb,
-        "teammate",
-        &["export", "--format", "skill", "--check", "out"],
-    );
+    let check = teammate(&["export", "--format", "skill", "--check", "out"]);
     assert_eq!(check.ok_report(), "out: all manifests up to date\n");
-    let run = run_as(
-        &sb,
-        "teammate",
-        &["export", "--format", "skill", "--out", "out"],
-    );
+    let run = teammate(&["export", "--format", "skill", "--out", "out"]);
     assert_eq!(
         run.ok_report(),
         "out: 0 written, 2 unchanged, 0 removed, 0 failed\n"
@@ -670,36 +663,19 @@ fn issue_28_5_a_fresh_clone_of_a_committed_export_works_after_one_export() {
     );
     // The teammate's ledger now holds what they found; a layer change is
     // written without a flag, and so is pruning.
-    sb.write(
-        "team",
-        "writer.yaml",
-        "description: Writes docs, briefly.\n",
-    );
-    let run = run_as(
-        &sb,
-        "teammate",
-        &["export", "--format", "skill", "--out", "out"],
-    );
+    change_writer(&sb);
+    let run = teammate(&["export", "--format", "skill", "--out", "out"]);
     assert_eq!(
         run.ok_report(),
         "out: 1 written, 1 unchanged, 0 removed, 0 failed\n"
     );
     std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
-    let run = run_as(
-        &sb,
-        "teammate",
-        &["export", "--format", "skill", "--out", "out", "--prune"],
-    );
+    let run = teammate(&["export", "--format", "skill", "--out", "out", "--prune"]);
     assert_eq!(
         run.ok_report(),
         "out: 0 written, 1 unchanged, 1 removed, 0 failed\n"
     );
-    run_as(
-        &sb,
-        "teammate",
-        &["export", "--format", "skill", "--check", "out"],
-    )
-    .ok();
+    teammate(&["export", "--format", "skill", "--check", "out"]).ok();
 }
 
 #[test]
@@ -716,11 +692,7 @@ fn issue_28_5_a_record_without_a_ledger_is_confirmed_by_content() {
         "m: 0 written, 2 unchanged, 0 removed, 0 failed\n"
     );
     assert_eq!(std::fs::read_dir(&state).unwrap().count(), 1);
-    sb.write(
-        "team",
-        "writer.yaml",
-        "description: Writes docs, briefly.\n",
-    );
+    change_writer(&sb);
     assert_eq!(
         sb.run(&["export", "--out", "m"]).ok_report(),
         "m: 1 written, 1 unchanged, 0 removed, 0 failed\n"
@@ -734,11 +706,7 @@ fn issue_28_5_check_without_a_ledger_keeps_its_verdicts_and_says_what_export_her
         .ok();
     // The layers change and the directory is not exported again; a clone
     // without the ledger (CI, a teammate) checks it.
-    sb.write(
-        "team",
-        "writer.yaml",
-        "description: Writes docs, briefly.\n",
-    );
+    change_writer(&sb);
     std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
     let out = sb.path().join("out");
     let before = snapshot(&out);
@@ -793,11 +761,7 @@ fn issue_28_5_without_a_state_directory_claims_are_confirmed_by_content_alone() 
         bare(&["export", "--out", "m"]).ok_report(),
         "m: 0 written, 2 unchanged, 0 removed, 0 failed\n"
     );
-    sb.write(
-        "team",
-        "writer.yaml",
-        "description: Writes docs, briefly.\n",
-    );
+    change_writer(&sb);
     let run = bare(&["export", "--out", "m"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_snapshot(

@@ -295,12 +295,11 @@ fn the_flattened_fields_come_from_the_target_files() {
          description: {type: string}\n  hooks: {type: object, render: string-map}\n",
     );
     sb.run(&["validate", "--strict"]).ok();
-    let run = sb.run(&["validate", "--target", "t/mine.yaml"]);
-    assert_eq!(run.code, Some(1), "{run:#?}");
-    assert_snapshot(
-        run.transcript(&["validate", "--target", "t/mine.yaml"]),
-        snapshot_file("flattened-string-map-collision.txt"),
+    let run = sb.pin(
+        &["validate", "--target", "t/mine.yaml"],
+        "flattened-string-map-collision.txt",
     );
+    assert_eq!(run.code, Some(1), "{run:#?}");
 }
 
 #[test]
@@ -333,12 +332,11 @@ fn an_empty_key_collides_with_the_key_below_it() {
         "s.yaml",
         "metadata:\n  \"\":\n    b: one\n  b: two\n",
     );
-    let run = sb.run(&["validate", "--target", "codex"]);
-    assert_eq!(run.code, Some(1), "{run:#?}");
-    assert_snapshot(
-        run.transcript(&["validate", "--target", "codex"]),
-        snapshot_file("flattened-empty-key.txt"),
+    let run = sb.pin(
+        &["validate", "--target", "codex"],
+        "flattened-empty-key.txt",
     );
+    assert_eq!(run.code, Some(1), "{run:#?}");
 }
 
 /// Many dotted keys: only the two that collide are named, and a field
@@ -353,12 +351,11 @@ fn collisions_among_many_dotted_keys_are_found_and_capped() {
     }
     text.push_str("  k:\n    '1999': w\n");
     sb.write("team", "s.yaml", &text);
-    let run = sb.run(&["validate", "--target", "codex"]);
-    assert_eq!(run.code, Some(1), "{run:#?}");
-    assert_snapshot(
-        run.transcript(&["validate", "--target", "codex"]),
-        snapshot_file("flattened-many-dotted-keys.txt"),
+    let run = sb.pin(
+        &["validate", "--target", "codex"],
+        "flattened-many-dotted-keys.txt",
     );
+    assert_eq!(run.code, Some(1), "{run:#?}");
 
     let mut text = String::from("metadata:\n  k:\n");
     for i in 0..100 {
@@ -368,9 +365,8 @@ fn collisions_among_many_dotted_keys_are_found_and_capped() {
         text.push_str(&format!("  k.{i}: w\n"));
     }
     sb.write("team", "s.yaml", &text);
-    let run = sb.run(&["validate", "--target", "codex"]);
-    assert_snapshot(
-        run.transcript(&["validate", "--target", "codex"]),
-        snapshot_file("flattened-many-collisions-capped.txt"),
+    sb.pin(
+        &["validate", "--target", "codex"],
+        "flattened-many-collisions-capped.txt",
     );
 }

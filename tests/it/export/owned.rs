@@ -378,10 +378,9 @@ fn a_file_deleted_by_hand_is_written_again_without_force() {
         .ok();
     let style = sb.path().join("skills/writer/references/style.md");
     std::fs::remove_file(&style).unwrap();
-    let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
-    assert_snapshot(
-        check.transcript(&["export", "--format", "skill", "--check", "skills"]),
-        snapshot_file("export_owned-check-deleted-file.txt"),
+    sb.pin(
+        &["export", "--format", "skill", "--check", "skills"],
+        "export_owned-check-deleted-file.txt",
     );
     sb.run(&["export", "--format", "skill", "--out", "skills"])
         .ok();
@@ -395,12 +394,11 @@ fn hand_added_files_are_kept_and_reported_also_when_the_skill_is_pruned() {
         .ok();
     let out = sb.path().join("skills");
     std::fs::write(out.join("writer/references/notes.md"), "mine\n").unwrap();
-    let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
-    assert_eq!(check.code, Some(1), "{check:#?}");
-    assert_snapshot(
-        check.transcript(&["export", "--format", "skill", "--check", "skills"]),
-        snapshot_file("export_owned-check-hand-added-file.txt"),
+    let check = sb.pin(
+        &["export", "--format", "skill", "--check", "skills"],
+        "export_owned-check-hand-added-file.txt",
     );
+    assert_eq!(check.code, Some(1), "{check:#?}");
     // The skill's own file goes away in a layer: the hand-added one stays.
     std::fs::remove_file(sb.layer("base").join("writer/references/style.md")).unwrap();
     let run = sb.run(&["export", "--format", "skill", "--out", "skills"]);

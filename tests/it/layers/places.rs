@@ -6,15 +6,9 @@
 //! `skill.md`.
 
 use assert_cmd::Command;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::it::support::{Run, Sandbox, assert_snapshot, snapshot_file};
-
-fn write(path: &Path, text: &str) -> PathBuf {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    path.to_path_buf()
-}
+use crate::it::support::{Run, Sandbox, assert_snapshot, create_file, snapshot_file};
 
 /// A sandbox with a base layer defining `s` under `XDG_DATA_HOME`, a team
 /// and a user layer under `XDG_CONFIG_HOME`, and a git work tree `repo/`
@@ -22,15 +16,15 @@ fn write(path: &Path, text: &str) -> PathBuf {
 fn world() -> Sandbox {
     let sb = Sandbox::new();
     let p = sb.path();
-    write(
+    create_file(
         &p.join("data/bernstein/skills/base/s.yaml"),
         "description: base\nauthor: base\n",
     );
-    write(
+    create_file(
         &p.join("config/bernstein/skills/team/s.yaml"),
         "description: xdg team\n",
     );
-    write(
+    create_file(
         &p.join("config/bernstein/skills/user/s.yaml"),
         "trigger_keywords: [xdg-user]\n",
     );
@@ -69,7 +63,7 @@ fn description(sb: &Sandbox, cwd: &str, vars: &[(&str, PathBuf)], args: &[&str])
 #[test]
 fn each_layer_has_its_own_flag_and_the_others_stay_where_they_were() {
     let sb = world();
-    let team = write(
+    let team = create_file(
         &sb.path().join("elsewhere/s.yaml"),
         "description: flag team\n",
     );
@@ -80,8 +74,8 @@ fn each_layer_has_its_own_flag_and_the_others_stay_where_they_were() {
     assert_eq!(v["trigger_keywords"], serde_json::json!(["xdg-user"]));
     assert_eq!(v["author"], "base");
     // --base and --user likewise.
-    let base = write(&sb.path().join("b/s.yaml"), "author: flag base\n");
-    let user = write(
+    let base = create_file(&sb.path().join("b/s.yaml"), "author: flag base\n");
+    let user = create_file(
         &sb.path().join("u/s.yaml"),
         "trigger_keywords: [flag-user]\n",
     );
@@ -109,15 +103,15 @@ fn flag_beats_variable_beats_project_local_beats_xdg() {
     let sb = world();
     let p = sb.path();
     assert_eq!(description(&sb, "repo", &[], &[]), "xdg team");
-    write(
+    create_file(
         &p.join("repo/.bernstein/skills/s.yaml"),
         "description: project team\n",
     );
     assert_eq!(description(&sb, "repo", &[], &[]), "project team");
-    let var = write(&p.join("var/s.yaml"), "description: variable team\n");
+    let var = create_file(&p.join("var/s.yaml"), "description: variable team\n");
     let var = [("BERNSTEIN_SKILLS_TEAM", var.parent().unwrap().to_owned())];
     assert_eq!(description(&sb, "repo", &var, &[]), "variable team");
-    let flag = write(&p.join("flag/s.yaml"), "description: flag team\n");
+    let flag = create_file(&p.join("flag/s.yaml"), "description: flag team\n");
     let flag = flag.parent().unwrap().to_str().unwrap().to_owned();
     assert_eq!(
         description(&sb, "repo", &var, &["--team", &flag]),
@@ -132,14 +126,14 @@ fn flag_beats_variable_beats_project_local_beats_xdg() {
 fn the_project_local_layer_is_found_up_to_the_work_tree_root_and_no_further() {
     let sb = world();
     let p = sb.path();
-    write(
+    create_file(
         &p.join("repo/.bernstein/skills/s.yaml"),
         "description: project team\n",
     );
     // From deep inside the work tree.
     assert_eq!(description(&sb, "repo/sub/dir", &[], &[]), "project team");
     // The nearest one wins.
-    write(
+    create_file(
         &p.join("repo/sub/.bernstein/skills/s.yaml"),
         "description: nearer team\n",
     );
@@ -150,7 +144,7 @@ fn the_project_local_layer_is_found_up_to_the_work_tree_root_and_no_further() {
     assert_eq!(description(&sb, "repo/sub/dir/inner", &[], &[]), "xdg team");
     // Outside a work tree only the working directory itself counts: a
     // `.bernstein` in a parent of a plain directory is not looked at.
-    write(
+    create_file(
         &p.join("plain/.bernstein/skills/s.yaml"),
         "description: plain team\n",
     );
@@ -163,11 +157,11 @@ fn the_project_local_layer_is_found_up_to_the_work_tree_root_and_no_further() {
 fn list_validate_and_explain_say_where_each_layer_came_from_and_why() {
     let sb = world();
     let p = sb.path();
-    write(
+    create_file(
         &p.join("repo/.bernstein/skills/s.yaml"),
         "description: project team\n",
     );
-    let user = write(&p.join("u/s.yaml"), "author: me\n");
+    let user = create_file(&p.join("u/s.yaml"), "author: me\n");
     let vars = [("BERNSTEIN_SKILLS_USER", user.parent().unwrap().to_owned())];
     // Each ends (validate: starts) with the three places and their reasons.
     // The explain table's first column is as wide as the sandbox's path,
@@ -181,7 +175,7 @@ fn list_validate_and_explain_say_where_each_layer_came_from_and_why() {
     assert_snapshot(runs, snapshot_file("places-each-layer-says-why.txt"));
     // A layer that is not there says so, and the default says why it is the
     // default.
-    write(
+    create_file(
         &p.join("home/.local/share/bernstein/skills/base/s.yaml"),
         "author: a\n",
     );
@@ -200,7 +194,7 @@ fn every_place_is_confined_whichever_way_it_was_chosen() {
     let p = sb.path();
     // A committed `.bernstein` that is a symlink out of the repository is
     // refused, not followed and not skipped in silence.
-    write(&p.join("outside/skills/s.yaml"), "description: stolen\n");
+    create_file(&p.join("outside/skills/s.yaml"), "description: stolen\n");
     std::os::unix::fs::symlink(p.join("outside"), p.join("repo/.bernstein")).unwrap();
     let run = run_in(&sb, "repo", &[], &["show", "s"]);
     assert!(!run.all().contains("stolen"), "{run:#?}");
@@ -213,7 +207,7 @@ fn every_place_is_confined_whichever_way_it_was_chosen() {
     // one in any layer.
     let team = p.join("flagteam");
     std::fs::create_dir_all(&team).unwrap();
-    write(&p.join("secret.yaml"), "description: secret\n");
+    create_file(&p.join("secret.yaml"), "description: secret\n");
     std::os::unix::fs::symlink(p.join("secret.yaml"), team.join("s.yaml")).unwrap();
     let run = run_in(
         &sb,
@@ -227,7 +221,7 @@ fn every_place_is_confined_whichever_way_it_was_chosen() {
     let sb = world();
     let p = sb.path();
     std::fs::create_dir_all(p.join("repo/.bernstein/skills")).unwrap();
-    write(&p.join("secret.yaml"), "description: secret\n");
+    create_file(&p.join("secret.yaml"), "description: secret\n");
     std::os::unix::fs::symlink(
         p.join("secret.yaml"),
         p.join("repo/.bernstein/skills/s.yaml"),
@@ -288,12 +282,8 @@ fn files_for_a_skill_no_lower_layer_defines_are_a_located_error() {
     let sb = Sandbox::new();
     sb.write("base", "other.yaml", "description: d\n");
     sb.write("team", "ghost/references/notes.md", "notes\n");
-    let run = sb.run(&["validate"]);
+    let run = sb.pin(&["validate"], "places-files-for-no-skill-validate.txt");
     assert_eq!(run.code, Some(1), "{run:#?}");
-    assert_snapshot(
-        run.transcript(&["validate"]),
-        snapshot_file("places-files-for-no-skill-validate.txt"),
-    );
     let show = sb.run(&["show", "ghost"]);
     assert_snapshot(
         show.failed(),
@@ -330,11 +320,7 @@ fn a_lowercase_skill_md_is_read_and_an_uppercase_one_beside_it_wins() {
         == 2;
     if both {
         assert_eq!(sb.resolve_value("lower")["description"], "from upper");
-        let run = sb.run(&["validate"]);
-        assert_snapshot(
-            run.transcript(&["validate"]),
-            snapshot_file("places-lowercase-skill-md-shadowed.txt"),
-        );
+        sb.pin(&["validate"], "places-lowercase-skill-md-shadowed.txt");
         // The shadowed lowercase file is not exported as one of the
         // skill's files.
         let files = sb.run(&["show", "lower", "--files"]);

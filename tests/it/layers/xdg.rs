@@ -7,12 +7,7 @@ use std::path::Path;
 use bernstein_skills::{Env, Layer, Layers};
 use serde_json::json;
 
-use crate::it::support::Sandbox;
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::it::support::{Sandbox, create_file};
 
 /// `bernstein skills show s` with only the given variables set (and `HOME`).
 fn show_with(sb: &Sandbox, vars: &[(&str, &Path)]) -> serde_json::Value {
@@ -28,15 +23,15 @@ fn show_with(sb: &Sandbox, vars: &[(&str, &Path)]) -> serde_json::Value {
 fn xdg_variables_place_the_three_layers() {
     let sb = Sandbox::new();
     let (data, config) = (sb.path().join("data"), sb.path().join("config"));
-    write(
+    create_file(
         &data.join("bernstein/skills/base/s.yaml"),
         "description: base\nauthor: b\n",
     );
-    write(
+    create_file(
         &config.join("bernstein/skills/team/s.yaml"),
         "description: team\n",
     );
-    write(
+    create_file(
         &config.join("bernstein/skills/user/s.yaml"),
         "trigger_keywords: [u]\n",
     );
@@ -53,11 +48,11 @@ fn xdg_variables_place_the_three_layers() {
 fn unset_or_empty_xdg_variables_default_below_home() {
     let sb = Sandbox::new();
     let home = sb.path().join("home");
-    write(
+    create_file(
         &home.join(".local/share/bernstein/skills/base/s.yaml"),
         "description: base\n",
     );
-    write(
+    create_file(
         &home.join(".config/bernstein/skills/user/s.yaml"),
         "description: user\n",
     );
@@ -73,7 +68,7 @@ fn unset_or_empty_xdg_variables_default_below_home() {
 fn layers_root_overrides_the_xdg_directories() {
     let sb = Sandbox::new();
     let config = sb.path().join("config");
-    write(
+    create_file(
         &config.join("bernstein/skills/user/s.yaml"),
         "description: xdg user\n",
     );
@@ -113,8 +108,8 @@ fn library_discovery_takes_its_environment_as_an_argument() {
 fn spec_installed_beside_the_base_layer_is_used_when_no_other_is_named() {
     let sb = Sandbox::new();
     let data = sb.path().join("data");
-    write(&data.join("bernstein/skills/base/s.yaml"), "tags: [x]\n");
-    write(
+    create_file(&data.join("bernstein/skills/base/s.yaml"), "tags: [x]\n");
+    create_file(
         &data.join("bernstein/skills/mergespec.yaml"),
         "version: 1\nfields:\n  tags: {strategy: APPEND, items: string}\n",
     );

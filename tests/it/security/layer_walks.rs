@@ -4,7 +4,7 @@
 //! is bounded by the entries it visits.
 
 use std::os::unix::fs::symlink;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::it::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
@@ -130,12 +130,10 @@ fn a_team_layer_committed_as_a_symlink_to_the_repository_is_refused() {
     assert_snapshot(runs, snapshot_file("hostile_layer-team-layer-symlink.txt"));
 }
 
-/// A symlink among the components below the working tree's root leads a
-/// layer elsewhere just as well; above it, the person's own links (a home
-/// directory managed by symlinks) are taken as given.
-#[test]
-fn a_layer_reached_through_a_symlink_inside_the_working_tree_is_refused() {
-    let sb = Sandbox::new();
+/// A work tree `repo/` whose `config` is a committed symlink to a
+/// directory outside it holding a team layer with a secret
+/// (`sk-live-123`).
+fn config_through_symlink(sb: &Sandbox) -> PathBuf {
     let repo = sb.path().join("repo");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
     let elsewhere = sb.path().join("tool-config");
@@ -146,13 +144,26 @@ fn a_layer_reached_through_a_symlink_inside_the_working_tree_is_refused() {
     )
     .unwrap();
     symlink(&elsewhere, repo.join("config")).unwrap();
-    let run = |dir: &Path| {
-        let mut cmd = sb.bare();
-        cmd.current_dir(dir)
-            .env("XDG_CONFIG_HOME", repo.join("config"))
-            .args(["skills", "list"]);
-        sb.run_cmd(cmd)
-    };
+    repo
+}
+
+/// `bernstein skills list` run in `dir` with `XDG_CONFIG_HOME` at `config`.
+fn list_with_config(sb: &Sandbox, dir: &Path, config: &Path) -> Run {
+    let mut cmd = sb.bare();
+    cmd.current_dir(dir)
+        .env("XDG_CONFIG_HOME", config)
+        .args(["skills", "list"]);
+    sb.run_cmd(cmd)
+}
+
+/// A symlink among the components below the working tree's root leads a
+/// layer elsewhere just as well; above it, the person's own links (a home
+/// directory managed by symlinks) are taken as given.
+#[test]
+fn a_layer_reached_through_a_symlink_inside_the_working_tree_is_refused() {
+    let sb = Sandbox::new();
+    let repo = config_through_symlink(&sb);
+    let run = |dir: &Path| list_with_config(&sb, dir, &repo.join("config"));
     let inside = run(&repo);
     let err = inside.failed();
     assert!(!err.contains("sk-live"), "{err}");
@@ -176,22 +187,9 @@ fn a_layer_reached_through_a_symlink_inside_the_working_tree_is_refused() {
 #[test]
 fn a_layer_path_entering_the_working_tree_through_the_persons_link_is_checked_inside() {
     let sb = Sandbox::new();
-    let repo = sb.path().join("repo");
-    std::fs::create_dir_all(repo.join(".git")).unwrap();
-    let elsewhere = sb.path().join("tool-config");
-    std::fs::create_dir_all(elsewhere.join("bernstein/skills/team")).unwrap();
-    std::fs::write(
-        elsewhere.join("bernstein/skills/team/key.yaml"),
-        "description: api_key=sk-live-123\n",
-    )
-    .unwrap();
-    symlink(&elsewhere, repo.join("config")).unwrap();
+    let repo = config_through_symlink(&sb);
     symlink(&repo, sb.path().join("work")).unwrap();
-    let mut cmd = sb.bare();
-    cmd.current_dir(&repo)
-        .env("XDG_CONFIG_HOME", sb.path().join("work/config"))
-        .args(["skills", "list"]);
-    let run = sb.run_cmd(cmd);
+    let run = list_with_config(&sb, &repo, &sb.path().join("work/config"));
     let err = run.failed();
     assert!(!err.contains("sk-live"), "{err}");
     assert_snapshot(

@@ -8,8 +8,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::it::support::{Run, Sandbox, assert_snapshot, snapshot_file};
-use crate::it::upstream::sources::Upstream;
+use crate::it::support::{Run, Sandbox, Upstream, assert_snapshot, snapshot_file};
 
 /// The uid of `nobody`: "another user" when the tests run as root.
 const NOBODY: u32 = 65534;
@@ -185,7 +184,7 @@ fn issue_44_12_state_and_cache_directories_are_made_private() {
     up.commit();
     let layers = sb.path().join("layers");
     std::fs::create_dir_all(&layers).unwrap();
-    crate::it::upstream::sources::run(&sb, &["add", &up.url()]).success();
+    crate::it::support::run(&sb, &["add", &up.url()]).success();
     let out = sb.path().join("out");
     in_dir(
         &sb,
@@ -225,10 +224,10 @@ fn issue_44_12_a_symlink_at_the_caches_lock_file_is_never_followed() {
     let up = Upstream::new(&sb, "up");
     up.skill("writer", "Writes.", "Write.\n");
     up.commit();
-    crate::it::upstream::sources::run(&sb, &["add", &up.url()]).success();
+    crate::it::support::run(&sb, &["add", &up.url()]).success();
     let victim = sb.path().join("victim");
     let update = |cache: &Path| {
-        let mut cmd = crate::it::upstream::sources::cmd(&sb, &["update", "--yes"]);
+        let mut cmd = crate::it::support::cmd(&sb, &["update", "--yes"]);
         cmd.env("XDG_CACHE_HOME", cache);
         sb.run_cmd(cmd)
     };

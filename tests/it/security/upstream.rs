@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use crate::it::support::{Run, Sandbox, assert_snapshot, snapshot_file};
-use crate::it::upstream::sources::{
-    cache_dir, cmd, collection, git, lock_file, run, sources_file, stable,
+use crate::it::support::{
+    Run, Sandbox, assert_snapshot, cache_dir, cmd, collection, git, lock_file, run, snapshot_file,
+    sources_file, stable,
 };
 
 /// A `git` that only records that it ran, first on `PATH`: a test that
@@ -673,7 +673,7 @@ fn the_sources_file_and_an_imported_lock_cost_a_lookup_per_entry() {
 /// past which a plugin is named, not resolved.
 #[test]
 fn a_marketplace_file_costs_a_pass_not_a_pass_per_plugin() {
-    use crate::it::upstream::sources::Upstream;
+    use crate::it::support::Upstream;
     use std::fmt::Write as _;
     let sb = Sandbox::new().with_layer_dirs();
     let up = Upstream::new(&sb, "up");

@@ -8,8 +8,9 @@
 //! file is attacker-written: bounded, its paths confined to the
 //! repository, each refusal located.
 
-use crate::it::support::{Sandbox, assert_snapshot, snapshot_file};
-use crate::it::upstream::sources::{Upstream, git, lock_file, run, sources_file, stable};
+use crate::it::support::{
+    Sandbox, Upstream, assert_snapshot, git, lock_file, run, snapshot_file, sources_file, stable,
+};
 
 const MARKETPLACE: &str = r#"{
   "name": "anthropic-agent-skills",

@@ -6,8 +6,7 @@
 
 use pulldown_cmark::{Event, Options, Parser, Tag};
 
-use crate::it::support::{assert_snapshot, snapshot_file};
-use crate::it::upstream::sources::{Upstream, collection, run, stable};
+use crate::it::support::{Upstream, assert_snapshot, collection, run, snapshot_file, stable};
 
 /// What a Markdown document renders that is not plain text or code:
 /// HTML, links, images, tables, footnotes (each as the parser names it),

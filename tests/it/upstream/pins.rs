@@ -3,8 +3,9 @@
 //! backwards, a sources file edited by hand, a pin the default branch
 //! moves past. Every case was reproduced on the build before its fix.
 
-use crate::it::support::{Sandbox, assert_snapshot, snapshot_file};
-use crate::it::upstream::sources::{Upstream, git, lock_file, run, sources_file, stable};
+use crate::it::support::{
+    Sandbox, Upstream, assert_snapshot, git, lock_file, run, snapshot_file, sources_file, stable,
+};
 
 /// An upstream with skill `a` at three commits (`A1.`, `A2.`, `A3.`) on
 /// `main`, oldest first.

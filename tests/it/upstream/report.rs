@@ -5,8 +5,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::it::support::{assert_snapshot, snapshot_file};
-use crate::it::upstream::sources::{Upstream, collection, lock_file, run, stable};
+use crate::it::support::{
+    Upstream, assert_snapshot, collection, lock_file, run, snapshot_file, stable,
+};
 
 /// Sets or clears the execute bits of `rel` in the upstream tree.
 fn chmod(up: &Upstream, rel: &str, executable: bool) {

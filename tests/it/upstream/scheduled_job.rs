@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::it::support::{
-    Machine, Sandbox, Upstream, assert_snapshot, bin, clone, commit_all, git, repository,
-    snapshot_file, stable,
+    Machine, Sandbox, Upstream, assert_snapshot, bin, clone, commit_all, git, snapshot_file,
+    stable, synced_project,
 };
 
 /// The shell steps of the scheduled job, as `docs/upstream.md` shows
@@ -108,9 +108,7 @@ fn upstream(sb: &Sandbox) -> Upstream {
 /// published as `origin.git`.
 fn project(sb: &Sandbox, up: &Upstream) -> PathBuf {
     let alice = Machine::new(sb, "alice");
-    let project = repository(sb, "project");
-    let run = alice.run(&project, &["sync", &up.url(), "--target", "claude-code"]);
-    assert_eq!(run.code, Some(0), "{run:#?}");
+    let (project, _) = synced_project(&alice, up, &["claude-code"]);
     let team = project.join(".bernstein/skills/docx");
     std::fs::create_dir_all(&team).unwrap();
     std::fs::write(
@@ -118,8 +116,7 @@ fn project(sb: &Sandbox, up: &Upstream) -> PathBuf {
         "<!-- $patch: sections -->\n## Dependencies\n\nThe team's mirror has them: `pip install -i https://pypi.internal python-docx`.\n",
     )
     .unwrap();
-    let run = alice.run(&project, &["sync"]);
-    assert_eq!(run.code, Some(0), "{run:#?}");
+    alice.run(&project, &["sync"]).success();
     commit_all(&project);
     git(
         sb.path(),

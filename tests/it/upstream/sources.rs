@@ -4,37 +4,13 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
-
-use crate::it::support::{Run, Sandbox, assert_snapshot, snapshot_file};
-
-pub(crate) use crate::it::support::{Upstream, git, stable};
-
-/// `bernstein skills --layers-root ... ARGS` with git on PATH.
-pub(crate) fn cmd(sb: &Sandbox, args: &[&str]) -> Command {
-    let mut c = sb.skills_cmd(args);
-    c.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    c
-}
-
-pub(crate) fn run(sb: &Sandbox, args: &[&str]) -> Run {
-    sb.run_cmd(cmd(sb, args))
-}
-
-pub(crate) fn sources_file(sb: &Sandbox) -> PathBuf {
-    sb.root().join("sources.toml")
-}
-
-pub(crate) fn lock_file(sb: &Sandbox) -> PathBuf {
-    sb.root().join("sources.lock")
-}
-
-pub(crate) fn cache_dir(sb: &Sandbox) -> PathBuf {
-    sb.path().join("home/.cache/bernstein/skills/sources")
-}
+use crate::it::support::{
+    Sandbox, Upstream, assert_snapshot, cache_dir, collection, git, lock_file, run, snapshot_file,
+    sources_file, stable,
+};
 
 /// The one cache entry's directory.
-pub(crate) fn entry(sb: &Sandbox) -> PathBuf {
+fn entry(sb: &Sandbox) -> PathBuf {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(cache_dir(sb))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -42,21 +18,6 @@ pub(crate) fn entry(sb: &Sandbox) -> PathBuf {
         .collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
     entries.pop().unwrap()
-}
-
-/// A sandbox with a team layer and an upstream of two skills.
-pub(crate) fn collection() -> (Sandbox, Upstream) {
-    let sb = Sandbox::new().with_layer_dirs();
-    let up = Upstream::new(&sb, "up");
-    up.skill(
-        "pdf-tables",
-        "Extracts tables.",
-        "# PDF tables\n\nRun it.\n\n## Checks\n\nCheck it.\n",
-    )
-    .write("pdf-tables/scripts/extract.py", "print(1)\n")
-    .skill("writer", "Writes.", "Write.\n");
-    up.commit();
-    (sb, up)
 }
 
 #[test]

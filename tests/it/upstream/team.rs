@@ -6,7 +6,7 @@
 //! project's own directories.
 
 use crate::it::support::{
-    Machine, Run, Sandbox, Upstream, clone, commit_all, git, repository, tree,
+    Machine, Run, Sandbox, Upstream, clone, commit_all, git, repository, synced_project, tree,
 };
 
 /// An upstream collection with two skills.
@@ -169,11 +169,11 @@ fn the_user_layer_never_reaches_a_directory_the_project_commits() {
     let bob = Machine::new(&sb, "bob");
     let copy = clone(&sb, &project, "copy");
     bob.run(&copy, &["verify"]).ok();
-    let run = bob.run(
+    bob.run(
         &copy,
         &["export", "--target", "claude-code", "--scope", "project"],
-    );
-    assert_eq!(run.code, Some(0), "{run:#?}");
+    )
+    .success();
     assert_eq!(
         tree(&copy.join(".claude/skills")),
         tree(&project.join(".claude/skills"))
@@ -247,19 +247,7 @@ fn one_command_installs_a_source_into_two_agents_and_audit_checks_it_anywhere() 
     let sb = Sandbox::new();
     let up = upstream(&sb);
     let alice = Machine::new(&sb, "alice");
-    let project = repository(&sb, "project");
-    let run = alice.run(
-        &project,
-        &[
-            "sync",
-            &up.url(),
-            "--target",
-            "claude-code",
-            "--target",
-            "codex",
-        ],
-    );
-    assert_eq!(run.code, Some(0), "{run:#?}");
+    let (project, run) = synced_project(&alice, &up, &["claude-code", "codex"]);
     for line in [
         "wrote .bernstein/sources.toml and .bernstein/sources.lock",
         "wrote .bernstein/targets.toml (targets: claude-code, codex)",

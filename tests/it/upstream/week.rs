@@ -9,7 +9,8 @@
 use std::path::Path;
 
 use crate::it::support::{
-    Machine, Sandbox, Upstream, assert_snapshot, commit_all, repository, snapshot_file, stable,
+    Machine, Sandbox, Upstream, assert_snapshot, commit_all, create_file, snapshot_file, stable,
+    synced_project,
 };
 
 /// The collection as it is released on Sunday.
@@ -82,50 +83,32 @@ fn a_week_of_upstream_releases_is_reported_line_by_line() {
     let sb = Sandbox::new();
     let up = sunday(&sb);
     let alice = Machine::new(&sb, "alice");
-    let project = repository(&sb, "project");
-    let run = alice.run(
-        &project,
-        &[
-            "sync",
-            &up.url(),
-            "--target",
-            "claude-code",
-            "--target",
-            "codex",
-        ],
-    );
-    assert_eq!(run.code, Some(0), "{run:#?}");
+    let (project, _) = synced_project(&alice, &up, &["claude-code", "codex"]);
     // The team's layer: its own pdf description and a paragraph after
     // upstream's quick start, its own docx dependencies and code style,
     // its own xlsx description.
     let team = project.join(".bernstein/skills");
-    let write = |path: &Path, text: &str| {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write(
+    create_file(
         &team.join("pdf/SKILL.md"),
         "---\ndescription: Reads PDF files the team's way.\n---\n<!-- $patch: sections -->\n<!-- $patch: after \"Quick start\" -->\nUse the team's sample files first.\n",
     );
-    write(
+    create_file(
         &team.join("docx/SKILL.md"),
         "<!-- $patch: sections -->\n## Dependencies\n\nThe team's mirror has them.\n\n## Code Style Guidelines\n\nThe team's style guide.\n",
     );
-    write(
+    create_file(
         &team.join("xlsx.yaml"),
         "description: Reads the team's spreadsheets.\n",
     );
     // One person's note, in their own layer.
-    write(
+    create_file(
         &alice
             .home
             .join(".config/bernstein/skills/user/pdf/SKILL.md"),
         "<!-- $patch: sections -->\n## My notes\n<!-- $patch: add -->\n\nAsk Bob about scanned files.\n",
     );
-    let run = alice.run(&project, &["sync"]);
-    assert_eq!(run.code, Some(0), "{run:#?}");
-    let run = alice.run(&project, &["validate", "--strict"]);
-    assert_eq!(run.code, Some(0), "{run:#?}");
+    alice.run(&project, &["sync"]).success();
+    alice.run(&project, &["validate", "--strict"]).success();
     commit_all(&project);
 
     // Monday: a description changes, one the team overrides.
@@ -150,8 +133,7 @@ fn a_week_of_upstream_releases_is_reported_line_by_line() {
     let pdf = team.join("pdf/SKILL.md");
     let text = std::fs::read_to_string(&pdf).unwrap();
     std::fs::write(&pdf, text.replace("Quick start", "Getting started")).unwrap();
-    let run = alice.run(&project, &["sync"]);
-    assert_eq!(run.code, Some(0), "{run:#?}");
+    alice.run(&project, &["sync"]).success();
     commit_all(&project);
 
     // Wednesday: upstream rewrites a section the team replaced.
@@ -181,12 +163,11 @@ fn a_week_of_upstream_releases_is_reported_line_by_line() {
     );
     up.commit();
     take("5-too-long-for-codex", &alice, &project, &up);
-    write(
+    create_file(
         &team.join("claude-api.yaml"),
         "description: Builds apps with the Claude API.\n",
     );
-    let run = alice.run(&project, &["sync"]);
-    assert_eq!(run.code, Some(0), "{run:#?}");
+    alice.run(&project, &["sync"]).success();
     commit_all(&project);
 
     // Saturday: a skill the team overrides is removed, and upstream
@@ -226,15 +207,13 @@ fn a_week_of_upstream_releases_is_reported_line_by_line() {
     }
     // The team acts on the report: its style guide becomes an addition,
     // its xlsx override goes, and the export of xlsx with it.
-    write(
+    create_file(
         &team.join("docx/SKILL.md"),
         "<!-- $patch: sections -->\n## Dependencies\n\nThe team's mirror has them.\n\n## Code Style Guidelines\n<!-- $patch: add -->\n\nThe team's style guide.\n",
     );
     std::fs::remove_file(team.join("xlsx.yaml")).unwrap();
-    let run = alice.run(&project, &["validate", "--strict"]);
-    assert_eq!(run.code, Some(0), "{run:#?}");
-    let run = alice.run(&project, &["sync", "--prune"]);
-    assert_eq!(run.code, Some(0), "{run:#?}");
+    alice.run(&project, &["validate", "--strict"]).success();
+    alice.run(&project, &["sync", "--prune"]).success();
     commit_all(&project);
     let run = alice.run(&project, &["audit"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
