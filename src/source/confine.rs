@@ -155,6 +155,11 @@ impl Refusal {
         }
     }
 
+    /// Did a listing stop at its budget of entries?
+    pub fn is_over_budget(&self) -> bool {
+        matches!(self, Refusal::Io(e) if beneath::is_over_budget(e))
+    }
+
     /// Is this "the file does not exist"?
     pub fn is_not_found(&self) -> bool {
         matches!(self, Refusal::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
@@ -445,11 +450,12 @@ impl Root {
     }
 
     /// The entries of the directory at `rel` beneath the root, sorted by
-    /// name, and that directory's own `Meta`.
-    pub fn entries(&self, rel: &Path) -> Result<(Meta, Vec<Entry>), Refusal> {
+    /// name, and that directory's own `Meta`; at most `budget` entries
+    /// visited (taken from it), else [`Refusal::is_over_budget`].
+    pub fn entries(&self, rel: &Path, budget: &mut usize) -> Result<(Meta, Vec<Entry>), Refusal> {
         let fd = self.resolve(rel, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
         let meta = meta_of(&fd)?;
-        Ok((meta, read_dir(fd, false)?))
+        Ok((meta, read_dir(fd, false, budget)?))
     }
 
     /// [`Root::entries`], with the [`Meta`] of each regular file
@@ -463,10 +469,11 @@ impl Root {
         &self,
         rel: &Path,
         dir_meta: bool,
+        budget: &mut usize,
     ) -> Result<(Option<Meta>, Vec<Entry>), Refusal> {
         let fd = self.resolve(rel, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
         let meta = if dir_meta { Some(meta_of(&fd)?) } else { None };
-        Ok((meta, read_dir(fd, true)?))
+        Ok((meta, read_dir(fd, true, budget)?))
     }
 
     /// Does the directory at `rel` beneath the root hold an entry whose
@@ -671,10 +678,9 @@ fn is_hidden(name: &OsStr) -> bool {
 }
 
 /// The entries of the open directory `fd`, sorted by name, with the
-/// [`Meta`] of each regular file if `stat_files`.
-fn read_dir(fd: OwnedFd, stat_files: bool) -> Result<Vec<Entry>, Refusal> {
-    let mut budget = usize::MAX;
-    let mut out: Vec<Entry> = beneath::list(fd.as_fd(), &mut budget, stat_files)
+/// [`Meta`] of each regular file if `stat_files`; at most `budget` visited.
+fn read_dir(fd: OwnedFd, stat_files: bool, budget: &mut usize) -> Result<Vec<Entry>, Refusal> {
+    let mut out: Vec<Entry> = beneath::list(fd.as_fd(), budget, stat_files)
         .map_err(Refusal::Io)?
         .into_iter()
         .map(|e| Entry {

@@ -474,16 +474,33 @@ impl Walk<'_> {
                 ),
             ));
         }
-        let (meta, entries) = l.root.entries_with_files(dir, id.is_none()).map_err(|r| {
-            refuse(
+        // Listed at most one entry past the cap: a directory of millions
+        // costs no more than one of the cap's size.
+        let too_many_entries = || {
+            too_many(
                 l,
-                &shown(dir),
-                match r {
-                    Refusal::Io(e) => format!("cannot list the skill's directory: {e}"),
-                    r => r.describe(&shown(dir), &l.layer.to_string()),
-                },
+                &format!(
+                    "more than {} entries in its directories",
+                    self.limits.max_entries
+                ),
             )
-        })?;
+        };
+        let mut budget = (self.limits.max_entries.saturating_sub(self.entries)).saturating_add(1);
+        let listed = l.root.entries_with_files(dir, id.is_none(), &mut budget);
+        let (meta, entries) = match listed {
+            Ok(listed) => listed,
+            Err(r) if r.is_over_budget() => return Err(too_many_entries()),
+            Err(r) => {
+                return Err(refuse(
+                    l,
+                    &shown(dir),
+                    match r {
+                        Refusal::Io(e) => format!("cannot list the skill's directory: {e}"),
+                        r => r.describe(&shown(dir), &l.layer.to_string()),
+                    },
+                ));
+            }
+        };
         if let Some(meta) = meta {
             if depth == 0 {
                 self.dev = meta.id.0;
@@ -495,13 +512,7 @@ impl Walk<'_> {
         for entry in entries {
             self.entries += 1;
             if self.entries > self.limits.max_entries {
-                return Err(too_many(
-                    l,
-                    &format!(
-                        "more than {} entries in its directories",
-                        self.limits.max_entries
-                    ),
-                ));
+                return Err(too_many_entries());
             }
             let lossy = entry.name.to_string_lossy();
             // Hidden entries (`.git`, `.DS_Store`) are not part of a skill.

@@ -822,7 +822,10 @@ type Found = (String, Form, PathBuf);
 /// unsorted) and entries skipped for their names. `files_only`: a directory
 /// with no `SKILL.md` may be a skill's files ([`Form::Files`]).
 fn scan(root: &Root, files_only: bool) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
-    let Ok((_, entries)) = root.entries(Path::new("")) else {
+    // Listed whole: its entries are the layer's skills, and a layer may
+    // hold any number of them.
+    let mut budget = usize::MAX;
+    let Ok((_, entries)) = root.entries(Path::new(""), &mut budget) else {
         return Default::default();
     };
     let mut found = Vec::new();

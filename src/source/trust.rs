@@ -100,16 +100,25 @@ impl Snapshot {
                 r.describe(&root.path().join(rel), "team layer"),
             )
         };
+        let too_many = || {
+            refuse(
+                Path::new(""),
+                ErrorKind::Invalid,
+                format!("the layer holds more than {MAX_ENTRIES} entries"),
+            )
+        };
         while let Some((dir, depth)) = stack.pop() {
-            let (_, list) = root.entries(&dir).map_err(|r| refused(&dir, r))?;
+            // Listed at most one entry past the cap.
+            let mut budget = (MAX_ENTRIES - entries).saturating_add(1);
+            let (_, list) = match root.entries(&dir, &mut budget) {
+                Ok(listed) => listed,
+                Err(r) if r.is_over_budget() => return Err(too_many()),
+                Err(r) => return Err(refused(&dir, r)),
+            };
             for entry in list {
                 entries += 1;
                 if entries > MAX_ENTRIES {
-                    return Err(refuse(
-                        Path::new(""),
-                        ErrorKind::Invalid,
-                        format!("the layer holds more than {MAX_ENTRIES} entries"),
-                    ));
+                    return Err(too_many());
                 }
                 let Some(name) = entry.name.to_str() else {
                     // Never a skill nor one of its files (see `layers`).
