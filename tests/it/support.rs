@@ -198,6 +198,18 @@ impl Sandbox {
         run
     }
 
+    /// Runs `export --format skill --out DIR`: every skill as a directory
+    /// an agent loads, in `dir` (relative to the sandbox).
+    pub fn export_skills(&self, dir: &str) -> Run {
+        self.run(&["export", "--format", "skill", "--out", dir])
+    }
+
+    /// Runs `export --format skill --check DIR`: is `dir` what
+    /// [`Sandbox::export_skills`] would write?
+    pub fn check_skills(&self, dir: &str) -> Run {
+        self.run(&["export", "--format", "skill", "--check", dir])
+    }
+
     /// Runs `bernstein skills --layers-root layers ARGS...` in the sandbox
     /// directory: the layers' paths it prints are relative
     /// (`layers/team/...`), so columns aligned on them are as wide on any

@@ -61,7 +61,7 @@ fn issue_19_1_prune_never_deletes_a_hand_written_skill_no_layer_provides() {
     );
     assert_eq!(snapshot(&out.join("my-own-skill")), mine);
     // --check neither calls it removed nor suggests --prune for it.
-    let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
+    let check = sb.check_skills("skills");
     assert_snapshot(
         check.ok(),
         snapshot_file("export_owned-check-beside-hand-written-skill.txt"),
@@ -84,11 +84,11 @@ fn issue_19_2_a_hand_written_skill_of_a_layered_name_is_refused_by_name() {
     hand_written_skill(&out, "writer");
     std::fs::write(out.join("writer/my-notes.md"), "mine\n").unwrap();
     let before = snapshot(&out);
-    let run = sb.run(&["export", "--format", "skill", "--out", "skills"]);
+    let run = sb.export_skills("skills");
     assert_snapshot(run.failed(), snapshot_file("export-unmanaged-skill.stderr"));
     assert_eq!(snapshot(&out), before, "nothing was written");
     // --check says the same, as its own kind of drift.
-    let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
+    let check = sb.check_skills("skills");
     assert_eq!(check.code, Some(1), "{check:#?}");
     assert_snapshot(
         check.all(),
@@ -337,15 +337,14 @@ fn a_directory_holds_one_format_and_the_other_is_refused() {
 #[test]
 fn a_hand_edit_is_refused_with_a_short_diff_until_forced() {
     let sb = two_skills();
-    sb.run(&["export", "--format", "skill", "--out", "skills"])
-        .ok();
+    sb.export_skills("skills").ok();
     let out = sb.path().join("skills");
     let skill_md = out.join("writer/SKILL.md");
     let edited = read(&skill_md).replace("Draft prose.", "My \u{1b}[2J edit.");
     std::fs::write(&skill_md, &edited).unwrap();
     // The layer changes too: the export would overwrite the edit.
     sb.write("team", "writer.yaml", "description: Team docs.\n");
-    let run = sb.run(&["export", "--format", "skill", "--out", "skills"]);
+    let run = sb.export_skills("skills");
     let stderr = run.failed();
     assert!(!stderr.contains('\u{1b}'), "{run:#?}");
     // The diff shows the escape byte escaped.
@@ -354,7 +353,7 @@ fn a_hand_edit_is_refused_with_a_short_diff_until_forced() {
         snapshot_file("export_owned-hand-edited-skill.stderr"),
     );
     assert_eq!(read(&skill_md), edited);
-    let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
+    let check = sb.check_skills("skills");
     assert_eq!(check.code, Some(1), "{check:#?}");
     assert!(!check.stdout.contains("changed: writer"), "{check:#?}");
     assert_snapshot(
@@ -367,31 +366,27 @@ fn a_hand_edit_is_refused_with_a_short_diff_until_forced() {
         "skills: 1 written, 1 unchanged, 0 removed, 0 failed\n"
     );
     assert!(read(&skill_md).contains("Team docs."));
-    sb.run(&["export", "--format", "skill", "--check", "skills"])
-        .ok();
+    sb.check_skills("skills").ok();
 }
 
 #[test]
 fn a_file_deleted_by_hand_is_written_again_without_force() {
     let sb = two_skills();
-    sb.run(&["export", "--format", "skill", "--out", "skills"])
-        .ok();
+    sb.export_skills("skills").ok();
     let style = sb.path().join("skills/writer/references/style.md");
     std::fs::remove_file(&style).unwrap();
     sb.pin(
         &["export", "--format", "skill", "--check", "skills"],
         "export_owned-check-deleted-file.txt",
     );
-    sb.run(&["export", "--format", "skill", "--out", "skills"])
-        .ok();
+    sb.export_skills("skills").ok();
     assert_eq!(read(&style), "# Style\n");
 }
 
 #[test]
 fn hand_added_files_are_kept_and_reported_also_when_the_skill_is_pruned() {
     let sb = two_skills();
-    sb.run(&["export", "--format", "skill", "--out", "skills"])
-        .ok();
+    sb.export_skills("skills").ok();
     let out = sb.path().join("skills");
     std::fs::write(out.join("writer/references/notes.md"), "mine\n").unwrap();
     let check = sb.pin(
@@ -401,7 +396,7 @@ fn hand_added_files_are_kept_and_reported_also_when_the_skill_is_pruned() {
     assert_eq!(check.code, Some(1), "{check:#?}");
     // The skill's own file goes away in a layer: the hand-added one stays.
     std::fs::remove_file(sb.layer("base").join("writer/references/style.md")).unwrap();
-    let run = sb.run(&["export", "--format", "skill", "--out", "skills"]);
+    let run = sb.export_skills("skills");
     assert_eq!(run.code, Some(0), "{run:#?}");
     assert_eq!(
         run.report(),
@@ -425,8 +420,7 @@ fn hand_added_files_are_kept_and_reported_also_when_the_skill_is_pruned() {
     assert!(!out.join("writer/SKILL.md").exists());
     assert_eq!(read(out.join("writer/references/notes.md")), "mine\n");
     // No longer managed, nothing more is said about it.
-    sb.run(&["export", "--format", "skill", "--check", "skills"])
-        .ok();
+    sb.check_skills("skills").ok();
 }
 
 #[test]
@@ -479,13 +473,12 @@ fn json_manifests_follow_the_same_rules() {
 #[test]
 fn a_directory_from_an_older_version_is_adopted_with_adopt_all() {
     let sb = two_skills();
-    sb.run(&["export", "--format", "skill", "--out", "skills"])
-        .ok();
+    sb.export_skills("skills").ok();
     let out = sb.path().join("skills");
     // What an older version left: the same files, no record.
     std::fs::remove_file(out.join(RECORD)).unwrap();
     hand_written_skill(&out, "my-own-skill");
-    let check = sb.run(&["export", "--format", "skill", "--check", "skills"]);
+    let check = sb.check_skills("skills");
     assert_eq!(check.code, Some(1), "{check:#?}");
     assert!(!check.stdout.contains("my-own-skill"), "{check:#?}");
     assert_snapshot(
@@ -512,8 +505,7 @@ fn a_directory_from_an_older_version_is_adopted_with_adopt_all() {
         .filter(|s| !s.0.ends_with(RECORD))
         .collect();
     assert_eq!(after, before);
-    sb.run(&["export", "--format", "skill", "--check", "skills"])
-        .ok();
+    sb.check_skills("skills").ok();
     assert!(out.join("my-own-skill/SKILL.md").is_file());
 }
 
@@ -537,8 +529,7 @@ fn pruning_next_to_unmanaged_skills_removes_only_managed_ones() {
     std::fs::create_dir_all(out.join("other-installer")).unwrap();
     std::fs::write(out.join("other-installer/SKILL.md"), "x\n").unwrap();
     std::os::unix::fs::symlink(sb.path().join("nowhere"), out.join("dangling")).unwrap();
-    sb.run(&["export", "--format", "skill", "--out", "skills"])
-        .ok();
+    sb.export_skills("skills").ok();
     std::fs::remove_file(sb.layer("base").join("extra.yaml")).unwrap();
     std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--prune"]);
@@ -643,8 +634,7 @@ fn exports_at_the_same_time_never_interleave() {
             let out = child.wait_with_output().unwrap();
             assert!(out.status.success(), "round {round}: {out:?}");
         }
-        sb.run(&["export", "--format", "skill", "--check", "skills"])
-            .ok();
+        sb.check_skills("skills").ok();
         sb.write(
             "team",
             &format!("s{round:02}.yaml"),
@@ -673,7 +663,7 @@ fn exporting_into_a_directory_with_a_hand_written_skill_leaves_it_alone() {
     let out = sb.path().join("claude-skills");
     hand_written_skill(&out, "my-notes");
     let mine = snapshot(&out.join("my-notes"));
-    let run: Run = sb.run(&["export", "--format", "skill", "--out", "claude-skills"]);
+    let run: Run = sb.export_skills("claude-skills");
     assert_eq!(
         run.ok_report(),
         "claude-skills: 1 written, 0 unchanged, 0 removed, 0 failed\n"
@@ -695,8 +685,7 @@ fn forced_or_adopted_export_never_deletes_what_a_directory_in_its_way_holds() {
     );
     assert_eq!(read(m.join("writer.json/mine.txt")), "mine\n");
     // A managed file replaced by a directory, forced: the same.
-    sb.run(&["export", "--format", "skill", "--out", "skills"])
-        .ok();
+    sb.export_skills("skills").ok();
     let skill_md = sb.path().join("skills/writer/SKILL.md");
     std::fs::remove_file(&skill_md).unwrap();
     std::fs::create_dir(&skill_md).unwrap();

@@ -32,8 +32,7 @@ fn layered() -> Sandbox {
 #[test]
 fn a_layered_skill_exports_as_a_skill_directory() {
     let sb = layered();
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     let out = sb.path().join("out/writer");
     assert_eq!(
         std::fs::read_to_string(out.join("SKILL.md")).unwrap(),
@@ -81,8 +80,7 @@ fn an_executable_script_stays_executable() {
     let sb = layered();
     let script = sb.write("base", "writer/scripts/run.sh", "#!/bin/sh\necho hi\n");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     let mode = |rel: &str| {
         std::fs::metadata(sb.path().join("out/writer").join(rel))
             .unwrap()
@@ -98,8 +96,7 @@ fn an_executable_script_stays_executable() {
         &["export", "--format", "skill", "--check", "out"],
         "export_skill-check-execute-bit.txt",
     );
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     assert_ne!(mode("scripts/run.sh") & 0o100, 0);
 }
 
@@ -109,8 +106,7 @@ fn an_untouched_skill_comes_out_as_it_went_in() {
     let skill = "---\nname: pdf\ndescription: Extracts text and tables from PDF files.\n---\n\n# PDF\n\nUse the scripts.\n";
     sb.write("base", "pdf/SKILL.md", skill);
     sb.write("base", "pdf/scripts/extract.py", "print('x')\n");
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     assert_eq!(
         std::fs::read_to_string(sb.path().join("out/pdf/SKILL.md")).unwrap(),
         skill
@@ -121,11 +117,9 @@ fn an_untouched_skill_comes_out_as_it_went_in() {
 fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
     let sb = layered();
     sb.write("base", "gone/SKILL.md", "---\ndescription: Going.\n---\n");
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     assert_snapshot(
-        sb.run(&["export", "--format", "skill", "--check", "out"])
-            .ok(),
+        sb.check_skills("out").ok(),
         snapshot_file("export_skill-check-up-to-date.txt"),
     );
     let out = sb.path().join("out");
@@ -133,7 +127,7 @@ fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
     sb.write("team", "writer/references/glossary.md", "# More terms\n");
     sb.write("team", "writer/references/new.md", "# New\n");
     std::fs::remove_file(sb.layer("base").join("writer/references/style.md")).unwrap();
-    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    let run = sb.check_skills("out");
     assert_eq!(run.code, Some(1), "{run:#?}");
     for line in [
         "changed: writer (out/writer/)",
@@ -152,20 +146,18 @@ fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
     );
     assert!(!out.join("gone").exists());
     assert!(!out.join("writer/references/style.md").exists());
-    sb.run(&["export", "--format", "skill", "--check", "out"])
-        .ok();
+    sb.check_skills("out").ok();
 }
 
 #[test]
 fn check_tells_hand_edits_and_hand_added_files_from_changes() {
     let sb = layered();
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     let out = sb.path().join("out");
     std::fs::write(out.join("writer/references/style.md"), "tampered\n").unwrap();
     std::fs::write(out.join("writer/references/extra.md"), "extra\n").unwrap();
     std::fs::remove_file(out.join("writer/references/glossary.md")).unwrap();
-    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    let run = sb.check_skills("out");
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(
         run.report(),
@@ -195,7 +187,7 @@ fn check_tells_hand_edits_and_hand_added_files_from_changes() {
 fn a_new_skill_directory_appears_whole_or_not_at_all() {
     let sb = layered();
     sb.write("base", "broken.yaml", "descripton: typo\n");
-    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    let run = sb.export_skills("out");
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert!(!sb.path().join("out").exists());
     assert_eq!(
@@ -216,20 +208,19 @@ fn a_new_skill_directory_appears_whole_or_not_at_all() {
 #[test]
 fn writing_never_follows_a_symlink_planted_in_the_output() {
     let sb = layered();
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     let out = sb.path().join("out/writer");
     std::fs::create_dir_all(sb.path().join("elsewhere")).unwrap();
     std::fs::write(sb.path().join("elsewhere/keep.md"), "keep\n").unwrap();
     std::fs::remove_dir_all(out.join("references")).unwrap();
     std::os::unix::fs::symlink(sb.path().join("elsewhere"), out.join("references")).unwrap();
     // The link is not something export wrote: refused, never followed.
-    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    let run = sb.export_skills("out");
     assert_snapshot(
         run.failed(),
         snapshot_file("export_skill-symlinked-directory.stderr"),
     );
-    let check = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    let check = sb.check_skills("out");
     assert_eq!(check.code, Some(1), "{check:#?}");
     // Forced, the link itself is replaced by a directory.
     sb.run(&["export", "--format", "skill", "--out", "out", "--force"])
@@ -403,8 +394,7 @@ fn a_body_starting_with_a_blank_or_indented_line_is_exported_as_the_body() {
         "writer.yaml",
         "body: \"\\n    Indented steps.\\n---\\nMore.\\n\"\n",
     );
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     let out = sb.path().join("out");
     assert_eq!(
         std::fs::read_to_string(out.join("writer/SKILL.md")).unwrap(),

@@ -234,8 +234,7 @@ fn a_spec_can_merge_every_body_by_section() {
 fn the_merged_body_is_exported_and_reads_back_the_same() {
     let sb = upstream();
     sb.write("team", "pdf/SKILL.md", format!("---\n---\n{CHANGES}"));
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     let exported = std::fs::read_to_string(sb.path().join("out/pdf/SKILL.md")).unwrap();
     assert!(
         exported.ends_with(&format!("---\n\n{MERGED}\n")),
@@ -295,7 +294,7 @@ proptest! {
         }
         sb.write("team", "s/SKILL.md", format!("---\n---\n{team}"));
         let merged = sb.resolve_value("s")["body"].clone();
-        sb.run(&["export", "--format", "skill", "--out", "out"]).success();
+        sb.export_skills("out").success();
         let back = Sandbox::new();
         back.write("base", "s/SKILL.md", std::fs::read(sb.path().join("out/s/SKILL.md")).unwrap());
         prop_assert_eq!(back.resolve_value("s")["body"].clone(), merged);

@@ -289,7 +289,7 @@ fn a_team_only_skill_one_edit_from_a_lower_one_is_a_warning() {
     );
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
     // Export writes it, and says so.
-    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    let run = sb.export_skills("out");
     assert_eq!(run.code, Some(0), "{run:#?}");
     let said = "skill 'pfd' is defined by no layer below the team layer, and its name is one \
                 edit from 'pdf'";

@@ -138,12 +138,11 @@ fn export_check_escapes_names_and_old_manifest_bytes() {
         snapshot_file("hostile_output-export-forged-manifest.stderr"),
     );
     // File names and link targets in a skill directory are escaped too.
-    sb.run(&["export", "--format", "skill", "--out", "skills"])
-        .ok();
+    sb.export_skills("skills").ok();
     let skill = sb.path().join("skills/writer");
     std::fs::write(skill.join("evil\u{1b}[2J\nFORGED.md"), "x").unwrap();
     std::os::unix::fs::symlink("/else\u{1b}[2J\nFORGED", skill.join("SKILL.md.d")).unwrap();
-    let out = sb.run(&["export", "--format", "skill", "--check", "skills"]);
+    let out = sb.check_skills("skills");
     assert_clean(&out);
     assert_snapshot(
         out.failed_report(),

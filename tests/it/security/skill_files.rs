@@ -301,8 +301,7 @@ fn two_files_equal_ignoring_case_are_refused_and_an_exact_override_is_not() {
     let sb = upstream();
     sb.write("team", "pdf-tables/references/style.md", "# Team style\n");
     sb.run(&["validate", "--strict", "--target", "codex"]).ok();
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     assert_eq!(
         std::fs::read_to_string(sb.path().join("out/pdf-tables/references/style.md")).unwrap(),
         "# Team style\n"

@@ -766,7 +766,7 @@ fn check_never_walks_through_a_symlink_in_the_output_directory() {
     std::fs::create_dir(sb.path().join("out")).unwrap();
     symlink("/", sb.path().join("out/x")).unwrap();
     symlink("/", sb.path().join("out/root")).unwrap();
-    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    let run = sb.check_skills("out");
     assert!(run.stdout.len() < 1000, "{run:#?}");
     assert_snapshot(
         run.failed_report(),
@@ -774,17 +774,16 @@ fn check_never_walks_through_a_symlink_in_the_output_directory() {
     );
     // Listed in the record as a directory export wrote, it is still a leaf.
     std::fs::remove_file(sb.path().join("out/x")).unwrap();
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     std::fs::remove_dir_all(sb.path().join("out/x")).unwrap();
     symlink("/", sb.path().join("out/x")).unwrap();
-    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    let run = sb.check_skills("out");
     assert!(run.stdout.len() < 1000, "{run:#?}");
     assert_snapshot(
         run.failed_report(),
         snapshot_file("hostile_write-check-symlink-managed.txt"),
     );
-    let run = sb.run(&["export", "--format", "skill", "--out", "out"]);
+    let run = sb.export_skills("out");
     assert!(run.failed().len() < 1000, "{run:#?}");
     assert_snapshot(
         run.failed(),
@@ -836,29 +835,27 @@ fn components_above_the_repository_root_are_taken_as_given() {
 fn a_walk_of_a_skill_directory_is_bounded_by_entries_visited() {
     let sb = two_skills();
     sb.write("base", "w/SKILL.md", "---\ndescription: W.\n---\n");
-    sb.run(&["export", "--format", "skill", "--out", "out"])
-        .ok();
+    sb.export_skills("out").ok();
     // Many entries export did not write, none of them a file: the walk
     // stops at its bound and says so, whatever it kept.
     let dir = sb.path().join("out/w/junk");
     for i in 0..10_001 {
         std::fs::create_dir_all(dir.join(format!("d{i}"))).unwrap();
     }
-    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    let run = sb.check_skills("out");
     assert_snapshot(
         run.failed_report(),
         snapshot_file("hostile_write-check-walk-many-entries.txt"),
     );
     std::fs::remove_dir_all(&dir).unwrap();
-    sb.run(&["export", "--format", "skill", "--check", "out"])
-        .ok();
+    sb.check_skills("out").ok();
     // Deeper than the walk goes.
     let mut deep = sb.path().join("out/w/deep");
     for _ in 0..40 {
         deep.push("d");
     }
     std::fs::create_dir_all(&deep).unwrap();
-    let run = sb.run(&["export", "--format", "skill", "--check", "out"]);
+    let run = sb.check_skills("out");
     assert_snapshot(
         run.failed_report(),
         snapshot_file("hostile_write-check-walk-deep.txt"),
