@@ -170,6 +170,17 @@ fn occurrences<'a>() -> std::collections::HashMap<&'a str, usize> {
     std::collections::HashMap::from([("", 1)])
 }
 
+/// The key of the next heading with text `text`, counted in `seen`
+/// ([`occurrences`]).
+fn next_key<'a>(seen: &mut std::collections::HashMap<&'a str, usize>, text: &'a str) -> Key {
+    let nth = seen.entry(text).or_insert(0);
+    *nth += 1;
+    Key {
+        heading: text.to_owned(),
+        nth: *nth,
+    }
+}
+
 /// `body` split into sections: the preamble (possibly empty), then one per
 /// heading outside fenced code blocks.
 pub(crate) fn split(body: &str) -> Vec<Section<'_>> {
@@ -186,12 +197,7 @@ pub(crate) fn split(body: &str) -> Vec<Section<'_>> {
                 text: Cow::Borrowed(&body[start..offset]),
                 line: line_start,
             });
-            let nth = seen.entry(text).or_insert(0);
-            *nth += 1;
-            key = Key {
-                heading: text.to_owned(),
-                nth: *nth,
-            };
+            key = next_key(&mut seen, text);
             start = offset;
             line_start = i;
         }
@@ -366,249 +372,333 @@ type Headed<'a> = (usize, usize, &'a str, bool);
 /// at the next heading or directive line (a directive line ends it even
 /// inside a fenced code block).
 fn read<'a>(body: &'a str, op: &mut dyn FnMut(Op<'a>)) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    let mut marker_seen = false;
-    let mut seen = occurrences();
-    let mut block = Block::Text { line: 0, start: 0 };
-    // Ends `block` at byte `end`.
-    let mut close = |block: Block, end: usize, problems: &mut Vec<Problem>| match block {
-        Block::Text { line, start } => {
-            let text = &body[start..end];
-            // Blank lines alone are nothing.
-            if !text.trim().is_empty() {
-                op(Op::Put {
+    let mut reader = Reader {
+        body,
+        op,
+        problems: Vec::new(),
+        marker_seen: false,
+        seen: occurrences(),
+        block: Block::Text { line: 0, start: 0 },
+    };
+    let mut offset = 0;
+    for (i, (text, heading)) in lines(body).enumerate() {
+        let (start, end) = (offset, offset + text.len());
+        offset = end;
+        reader.line(&Line {
+            i,
+            text,
+            heading,
+            start,
+            end,
+        });
+    }
+    reader.end(body.len());
+    reader.problems
+}
+
+/// A line of the body [`read`] reads.
+struct Line<'a> {
+    /// Its 0-based index.
+    i: usize,
+    /// Its text, line ending included.
+    text: &'a str,
+    /// The heading it is (level and text), outside fenced code blocks.
+    heading: Option<(usize, &'a str)>,
+    /// Its first byte in the body, and the byte after it.
+    start: usize,
+    end: usize,
+}
+
+/// The state of [`read`]'s one pass.
+struct Reader<'a, 'o> {
+    body: &'a str,
+    /// Given each change, in order.
+    op: &'o mut dyn FnMut(Op<'a>),
+    problems: Vec<Problem>,
+    /// The marker line was read (a second one is an unknown directive).
+    marker_seen: bool,
+    /// How many times each heading was seen so far.
+    seen: std::collections::HashMap<&'a str, usize>,
+    /// What the line being read belongs to.
+    block: Block<'a>,
+}
+
+impl<'a> Reader<'a, '_> {
+    /// Reads one line: it may say what the block it is in is (a directive
+    /// under a heading), start the section an insertion inserts, or end
+    /// the block and start another (a heading, a directive).
+    fn line(&mut self, l: &Line<'a>) {
+        let blank = l.text.trim().is_empty();
+        let d = if l.heading.is_some() {
+            None
+        } else {
+            directive(l.text)
+        };
+        let taken = match &mut self.block {
+            // A directive right under a heading applies to the section.
+            Block::Heading { open: true, .. } if !blank => self.under_heading(l, d),
+            Block::Deleted { text, .. } if !blank && l.heading.is_none() && d.is_none() => {
+                *text = true;
+                false
+            }
+            Block::Insert {
+                headed: Some((_, _, _, open @ true)),
+                ..
+            } if !blank => {
+                *open = false;
+                self.under_inserted_heading(l, d)
+            }
+            _ => false,
+        };
+        if taken || self.heads_insertion(l) {
+            return;
+        }
+        if let Some((_, text)) = l.heading {
+            let key = next_key(&mut self.seen, text);
+            self.start(
+                Block::Heading {
+                    key,
+                    line: l.i,
+                    start: l.start,
+                    open: true,
+                },
+                l.start,
+            );
+        } else if let Some(d) = d {
+            self.directive(l, d);
+        }
+    }
+
+    /// The first line not blank under a heading, directive `d` if it is
+    /// one: `delete`, `replace` or `add` there applies to the section.
+    /// Whether it did (the line is read).
+    fn under_heading(&mut self, l: &Line<'a>, d: Option<&str>) -> bool {
+        let Block::Heading {
+            key,
+            line: heading,
+            start: from,
+            ..
+        } = std::mem::replace(&mut self.block, Block::Text { line: 0, start: 0 })
+        else {
+            unreachable!("matched by the caller")
+        };
+        self.block = match d {
+            Some("delete") => Block::Deleted {
+                key,
+                line: l.i,
+                text: false,
+            },
+            Some(verb @ ("replace" | "add")) => Block::Marked {
+                key,
+                line: heading,
+                start: from,
+                directive: (l.start, l.end),
+                intent: if verb == "add" {
+                    Intent::Add
+                } else {
+                    Intent::Replace
+                },
+            },
+            _ => Block::Heading {
+                key,
+                line: heading,
+                start: from,
+                open: false,
+            },
+        };
+        matches!(d, Some("delete" | "replace" | "add"))
+    }
+
+    /// The first line not blank under the heading an insertion starts
+    /// with, directive `d` if it is one: `## H` then `$patch: delete` or
+    /// `replace` names a lower section, as it does anywhere else, and ends
+    /// the insertion before the heading. Whether it did (the line is read).
+    fn under_inserted_heading(&mut self, l: &Line<'a>, d: Option<&str>) -> bool {
+        if !matches!(d, Some("delete" | "replace")) {
+            return false;
+        }
+        let Block::Insert {
+            at,
+            line: from_line,
+            start: from,
+            headed: Some((heading, at_byte, text, _)),
+        } = std::mem::replace(&mut self.block, Block::Text { line: 0, start: 0 })
+        else {
+            unreachable!("matched by the caller")
+        };
+        let insert = Block::Insert {
+            at,
+            line: from_line,
+            start: from,
+            headed: None,
+        };
+        self.close(insert, at_byte);
+        let key = next_key(&mut self.seen, text);
+        self.block = if d == Some("delete") {
+            Block::Deleted {
+                key,
+                line: l.i,
+                text: false,
+            }
+        } else {
+            Block::Marked {
+                key,
+                line: heading,
+                start: at_byte,
+                directive: (l.start, l.end),
+                intent: Intent::Replace,
+            }
+        };
+        true
+    }
+
+    /// A heading right after an insertion's directive (blank lines
+    /// aside) is the new section it inserts, up to the next heading.
+    /// Whether this line is that heading.
+    fn heads_insertion(&mut self, l: &Line<'a>) -> bool {
+        if let Some((_, text)) = l.heading
+            && let Block::Insert {
+                at: Some(_),
+                start: from,
+                headed: headed @ None,
+                ..
+            } = &mut self.block
+            && self.body[*from..l.start].trim().is_empty()
+        {
+            *headed = Some((l.i, l.start, text, true));
+            return true;
+        }
+        false
+    }
+
+    /// A directive line (`d`, what follows `$patch:`) outside a section's
+    /// first line: the marker (the first time), or an insertion's anchor,
+    /// which starts the text it inserts; anything else is a problem.
+    fn directive(&mut self, l: &Line<'a>, d: &str) {
+        let (verb, arg) = d.split_once(' ').unwrap_or((d, ""));
+        let next = if verb == "sections" && !self.marker_seen && arg.is_empty() {
+            self.marker_seen = true;
+            Block::Text {
+                line: l.i + 1,
+                start: l.end,
+            }
+        } else {
+            let at = match verb {
+                "start" if arg.is_empty() => Some(Anchor::Start),
+                "end" if arg.is_empty() => Some(Anchor::End),
+                "before" => key_arg(arg).map(Anchor::Before),
+                "after" => key_arg(arg).map(Anchor::After),
+                _ => None,
+            };
+            Block::Insert {
+                at,
+                line: l.i,
+                start: l.end,
+                headed: None,
+            }
+        };
+        self.start(next, l.start);
+        if matches!(self.block, Block::Insert { at: None, .. }) {
+            self.problems.push(Problem {
+                line: l.i,
+                message: format!(
+                    "unknown directive {}; in a body merged by section write \
+                     <!-- $patch: before \"Heading\" -->, after \"Heading\", start or end \
+                     before text, or $patch: delete, replace or add under a heading",
+                    crate::text::excerpt(l.text.trim(), 60)
+                ),
+            });
+        }
+    }
+
+    /// Starts `next`, ending the block before it at byte `end`.
+    fn start(&mut self, next: Block<'a>, end: usize) {
+        let ended = std::mem::replace(&mut self.block, next);
+        self.close(ended, end);
+    }
+
+    /// Ends the last block, at the body's end `end`.
+    fn end(&mut self, end: usize) {
+        let last = std::mem::replace(&mut self.block, Block::Text { line: 0, start: 0 });
+        self.close(last, end);
+    }
+
+    /// Ends `block` at byte `end`: the change it makes goes to `op`.
+    fn close(&mut self, block: Block<'a>, end: usize) {
+        let body = self.body;
+        let op = match block {
+            Block::Text { line, start } => {
+                let text = &body[start..end];
+                // Blank lines alone are nothing.
+                if text.trim().is_empty() {
+                    return;
+                }
+                Op::Put {
                     section: Section {
                         key: Key::preamble(),
                         text: Cow::Borrowed(text),
                         line,
                     },
                     intent: Intent::Either,
-                });
+                }
             }
-        }
-        Block::Heading {
-            key, line, start, ..
-        } => op(Op::Put {
-            section: Section {
-                key,
-                text: Cow::Borrowed(&body[start..end]),
-                line,
-            },
-            intent: Intent::Either,
-        }),
-        Block::Deleted { key, line, text } => {
-            if text {
-                problems.push(Problem {
-                    line,
-                    message: format!(
-                        "section '{}' is deleted, so nothing may follow the directive \
-                         under its heading",
-                        key.label()
-                    ),
-                });
-            }
-            op(Op::Delete { key, line });
-        }
-        Block::Marked {
-            key,
-            line,
-            start,
-            directive: (from, to),
-            intent,
-        } => {
-            // The heading, then what follows the directive.
-            let mut text = String::with_capacity(end - start - (to - from));
-            text.push_str(&body[start..from]);
-            text.push_str(&body[to..end]);
-            op(Op::Put {
+            Block::Heading {
+                key, line, start, ..
+            } => Op::Put {
                 section: Section {
                     key,
-                    text: Cow::Owned(text),
+                    text: Cow::Borrowed(&body[start..end]),
                     line,
                 },
+                intent: Intent::Either,
+            },
+            Block::Deleted { key, line, text } => {
+                if text {
+                    self.problems.push(Problem {
+                        line,
+                        message: format!(
+                            "section '{}' is deleted, so nothing may follow the directive \
+                             under its heading",
+                            key.label()
+                        ),
+                    });
+                }
+                Op::Delete { key, line }
+            }
+            Block::Marked {
+                key,
+                line,
+                start,
+                directive: (from, to),
                 intent,
-            });
-        }
-        Block::Insert {
-            at: Some(at),
-            line,
-            start,
-            ..
-        } => op(Op::Insert {
-            at,
-            text: &body[start..end],
-            line,
-        }),
-        Block::Insert { at: None, .. } => {}
-    };
-    let mut offset = 0;
-    for (i, (line, h)) in lines(body).enumerate() {
-        let (start, end) = (offset, offset + line.len());
-        offset = end;
-        let blank = line.trim().is_empty();
-        let d = if h.is_some() { None } else { directive(line) };
-        match &mut block {
-            // A directive right under a heading applies to the section.
-            Block::Heading { open: true, .. } if !blank => {
-                let Block::Heading {
-                    key,
-                    line: heading,
-                    start: from,
-                    ..
-                } = std::mem::replace(&mut block, Block::Text { line: 0, start: 0 })
-                else {
-                    unreachable!("matched above")
-                };
-                block = match d {
-                    Some("delete") => Block::Deleted {
+            } => {
+                // The heading, then what follows the directive.
+                let mut text = String::with_capacity(end - start - (to - from));
+                text.push_str(&body[start..from]);
+                text.push_str(&body[to..end]);
+                Op::Put {
+                    section: Section {
                         key,
-                        line: i,
-                        text: false,
+                        text: Cow::Owned(text),
+                        line,
                     },
-                    Some(verb @ ("replace" | "add")) => Block::Marked {
-                        key,
-                        line: heading,
-                        start: from,
-                        directive: (start, end),
-                        intent: if verb == "add" {
-                            Intent::Add
-                        } else {
-                            Intent::Replace
-                        },
-                    },
-                    _ => Block::Heading {
-                        key,
-                        line: heading,
-                        start: from,
-                        open: false,
-                    },
-                };
-                if matches!(d, Some("delete" | "replace" | "add")) {
-                    continue;
+                    intent,
                 }
             }
-            Block::Deleted { text, .. } if !blank && h.is_none() && d.is_none() => *text = true,
             Block::Insert {
-                headed: Some((_, _, _, open @ true)),
+                at: Some(at),
+                line,
+                start,
                 ..
-            } if !blank => {
-                *open = false;
-                // `## H` then `$patch: delete` or `replace`: the heading
-                // names a lower section, as it does anywhere else.
-                if matches!(d, Some("delete" | "replace")) {
-                    let Block::Insert {
-                        at,
-                        line: from_line,
-                        start: from,
-                        headed: Some((heading, at_byte, text, _)),
-                    } = std::mem::replace(&mut block, Block::Text { line: 0, start: 0 })
-                    else {
-                        unreachable!("matched above")
-                    };
-                    let insert = Block::Insert {
-                        at,
-                        line: from_line,
-                        start: from,
-                        headed: None,
-                    };
-                    close(insert, at_byte, &mut problems);
-                    let nth = seen.entry(text).or_insert(0);
-                    *nth += 1;
-                    let key = Key {
-                        heading: text.to_owned(),
-                        nth: *nth,
-                    };
-                    block = if d == Some("delete") {
-                        Block::Deleted {
-                            key,
-                            line: i,
-                            text: false,
-                        }
-                    } else {
-                        Block::Marked {
-                            key,
-                            line: heading,
-                            start: at_byte,
-                            directive: (start, end),
-                            intent: Intent::Replace,
-                        }
-                    };
-                    continue;
-                }
-            }
-            _ => {}
-        }
-        // A heading right after an insertion's directive (blank lines
-        // aside) is the new section it inserts, up to the next heading.
-        if let Some((_, text)) = h
-            && let Block::Insert {
-                at: Some(_),
-                start: from,
-                headed: headed @ None,
-                ..
-            } = &mut block
-            && body[*from..start].trim().is_empty()
-        {
-            *headed = Some((i, start, text, true));
-            continue;
-        }
-        if let Some((_, text)) = h {
-            let nth = seen.entry(text).or_insert(0);
-            *nth += 1;
-            let key = Key {
-                heading: text.to_owned(),
-                nth: *nth,
-            };
-            let ended = std::mem::replace(
-                &mut block,
-                Block::Heading {
-                    key,
-                    line: i,
-                    start,
-                    open: true,
-                },
-            );
-            close(ended, start, &mut problems);
-        } else if let Some(d) = d {
-            let (verb, arg) = d.split_once(' ').unwrap_or((d, ""));
-            let next = if verb == "sections" && !marker_seen && arg.is_empty() {
-                marker_seen = true;
-                Block::Text {
-                    line: i + 1,
-                    start: end,
-                }
-            } else {
-                let at = match verb {
-                    "start" if arg.is_empty() => Some(Anchor::Start),
-                    "end" if arg.is_empty() => Some(Anchor::End),
-                    "before" => key_arg(arg).map(Anchor::Before),
-                    "after" => key_arg(arg).map(Anchor::After),
-                    _ => None,
-                };
-                Block::Insert {
-                    at,
-                    line: i,
-                    start: end,
-                    headed: None,
-                }
-            };
-            let ended = std::mem::replace(&mut block, next);
-            close(ended, start, &mut problems);
-            if matches!(block, Block::Insert { at: None, .. }) {
-                problems.push(Problem {
-                    line: i,
-                    message: format!(
-                        "unknown directive {}; in a body merged by section write \
-                         <!-- $patch: before \"Heading\" -->, after \"Heading\", start or end \
-                         before text, or $patch: delete, replace or add under a heading",
-                        crate::text::excerpt(line.trim(), 60)
-                    ),
-                });
-            }
-        }
+            } => Op::Insert {
+                at,
+                text: &body[start..end],
+                line,
+            },
+            Block::Insert { at: None, .. } => return,
+        };
+        (self.op)(op);
     }
-    close(block, body.len(), &mut problems);
-    problems
 }
 
 /// How many units of work `body` is for a merge by section: its changes
