@@ -61,7 +61,7 @@ pub enum Refusal {
         /// Where it resolves.
         target: PathBuf,
     },
-    /// It resolves into `/proc`, `/sys` or `/dev`.
+    /// It resolves into `/proc` or `/sys`, or is on procfs or sysfs.
     Special {
         /// Where it resolves.
         target: PathBuf,
@@ -111,8 +111,12 @@ impl Refusal {
                 crate::text::path(path),
                 crate::text::path(target)
             ),
+            Refusal::Special { target } if target == path => format!(
+                "refusing to read a file of the kernel's process or device views: {}",
+                crate::text::path(path)
+            ),
             Refusal::Special { target } => format!(
-                "refusing to read a special file: {} -> {}",
+                "refusing to read a file of the kernel's process or device views: {} -> {}",
                 crate::text::path(path),
                 crate::text::path(target)
             ),
@@ -175,11 +179,27 @@ impl From<Errno> for Refusal {
 /// The most symlinks one resolution follows (Linux's own limit).
 pub(crate) const MAX_SYMLINKS: usize = 40;
 
-/// Directories whose files are never read, wherever a root is.
-const SPECIAL: [&str; 3] = ["/proc", "/sys", "/dev"];
+/// Where the kernel shows processes and devices as files
+/// (`/proc/self/environ`, a process's secrets; `/sys`): never read,
+/// wherever a root is, and neither is a file on procfs or sysfs mounted
+/// elsewhere ([`on_kernel_fs`]). Device nodes (`/dev/zero`) are refused
+/// because they are not regular files, as everything that is not one is;
+/// a regular file below `/dev` is on a tmpfs (`/dev/shm`) and read as any
+/// other.
+const SPECIAL: [&str; 2] = ["/proc", "/sys"];
+
+/// sysfs's file-system magic number (`SYSFS_MAGIC` of `linux/magic.h`;
+/// rustix names procfs's only).
+const SYSFS_MAGIC: rustix::fs::FsWord = 0x6265_6572;
 
 fn is_special(real: &Path) -> bool {
     SPECIAL.iter().any(|s| real.starts_with(s))
+}
+
+/// Is the open file or directory `fd` on procfs or sysfs?
+fn on_kernel_fs(fd: BorrowedFd<'_>) -> bool {
+    rustix::fs::fstatfs(fd)
+        .is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC || s.f_type == SYSFS_MAGIC)
 }
 
 /// Why a root (a layer directory) was not opened.
@@ -196,7 +216,7 @@ pub(crate) enum RootRefusal {
     },
     /// It exists and is not a directory.
     NotADirectory,
-    /// It resolves into `/proc`, `/sys` or `/dev`.
+    /// It resolves into `/proc` or `/sys`, or is on procfs or sysfs.
     Special {
         /// Where it resolves.
         target: PathBuf,
@@ -343,7 +363,7 @@ impl Root {
             return Ok(None);
         };
         let real = std::fs::canonicalize(&abs).unwrap_or(abs);
-        if is_special(&real) {
+        if is_special(&real) || on_kernel_fs(fd.as_fd()) {
             return Err(RootRefusal::Special { target: real });
         }
         Ok(Some(Root {
@@ -767,6 +787,14 @@ pub fn open_bounded(path: &Path, max: u64) -> Result<(std::fs::File, u64), Refus
     if is_special(&real) {
         return Err(Refusal::Special { target: real });
     }
+    // What is not a regular file is refused before it is opened: opening a
+    // device can act (a tape rewinds when it is closed).
+    let t = FileType::from_raw_mode(rustix::fs::stat(&real)?.st_mode);
+    if t != FileType::RegularFile {
+        return Err(Refusal::NotRegular {
+            what: not_regular(t),
+        });
+    }
     let fd = rustix::fs::open(
         &real,
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
@@ -778,6 +806,9 @@ pub fn open_bounded(path: &Path, max: u64) -> Result<(std::fs::File, u64), Refus
         },
         e => e.into(),
     })?;
+    if on_kernel_fs(fd.as_fd()) {
+        return Err(Refusal::Special { target: real });
+    }
     regular(fd, max, false)
 }
 
@@ -935,6 +966,28 @@ mod tests {
         assert!(matches!(
             Root::open(&b.join("file"), &boundary),
             Err(RootRefusal::NotADirectory)
+        ));
+    }
+
+    /// procfs is refused by what it is, not only where it usually lies:
+    /// the directory of a process's files, reached through a path that
+    /// does not start with `/proc`, is no root, and none of its files is
+    /// read.
+    #[test]
+    fn procfs_is_refused_wherever_it_is_reached() {
+        let Ok(fd) = rustix::fs::open(
+            "/proc/self",
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        ) else {
+            return;
+        };
+        assert!(on_kernel_fs(fd.as_fd()));
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(!on_kernel_fs(
+            rustix::fs::open(tmp.path(), OFlags::RDONLY, Mode::empty())
+                .unwrap()
+                .as_fd()
         ));
     }
 

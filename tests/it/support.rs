@@ -65,6 +65,16 @@ impl Sandbox {
         Sandbox { dir, spec: None }
     }
 
+    /// An empty sandbox made in `parent` (a file system the test is
+    /// about), or `None` where `parent` cannot hold one.
+    pub fn new_in(parent: &Path) -> Option<Sandbox> {
+        let dir = tempfile::Builder::new()
+            .prefix("bernstein-it-")
+            .tempdir_in(parent)
+            .ok()?;
+        Some(Sandbox { dir, spec: None })
+    }
+
     /// This sandbox with its layers a copy of `examples/<name>/` (its
     /// `base`, `team` and `user`), at the sandbox's fixed layout: the output
     /// names them `[ROOT]/layers/...` on any machine.

@@ -437,3 +437,27 @@ fn one_typo_in_the_sources_file_is_one_error_with_a_did_you_mean() {
         }
     }
 }
+
+/// A project on a tmpfs below `/dev` (`/dev/shm`, where a CI job may keep
+/// its work trees) is a project as any other: `sync` writes its sources
+/// file and lock and reads them back, and `list` and `audit` read them.
+/// Only the kernel's views (`/proc`, `/sys`) and what is not a regular file
+/// are refused there.
+#[test]
+fn a_project_on_dev_shm_is_read_as_anywhere_else() {
+    let Some(sb) = Sandbox::new_in(std::path::Path::new("/dev/shm")) else {
+        eprintln!("skipped: no writable /dev/shm on this machine");
+        return;
+    };
+    let up = upstream(&sb);
+    let alice = Machine::new(&sb, "alice");
+    let project = repository(&sb, "project");
+    let run = alice.run(&project, &["sync", &up.url(), "--target", "claude-code"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(project.join(".claude/skills/pdf/SKILL.md").is_file());
+    let list = alice.run(&project, &["list"]);
+    assert_eq!(list.code, Some(0), "{list:#?}");
+    assert!(list.stdout.contains("pdf"), "{list:#?}");
+    let audit = alice.run(&project, &["audit"]);
+    assert_eq!(audit.code, Some(0), "{audit:#?}");
+}
