@@ -16,10 +16,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::Skills;
-use crate::error::{Diagnostic, Error, Result};
+use crate::error::{Diagnostic, Error, ErrorKind, Result};
 use crate::fragment::DEFAULT_MAX_BYTES;
+use crate::layer::{Form, Layer};
+use crate::output::render;
 use crate::source::trust::TrustStore;
 use crate::source::{Env, LayerFlags, Layers, PlaceSource, Project};
+use crate::spec::strategy_help;
 use crate::spec::{self as specmod, FoundSpec, MergeSpec, SpecCache, SpecSearch, SpecSource};
 use crate::target::{Target, TargetSearch};
 use crate::upstream::{self, Cache, Paths};
@@ -553,4 +556,210 @@ fn refusing(layers: Layers) -> Result<Layers> {
     } else {
         Err(Error::Invalid(refused))
     }
+}
+
+/// The override [`Context::new_override`] makes: of skill `name`, in
+/// `layer` (team or user), in `form`; `force` replaces a
+/// `skill-fragment.schema.json` beside the layers that this tool did not
+/// write.
+#[derive(Debug, Clone, Copy)]
+pub struct NewOverride<'a> {
+    name: &'a str,
+    layer: Layer,
+    form: Form,
+    force: bool,
+}
+
+impl<'a> NewOverride<'a> {
+    /// The override asked for, once its name is checked (before anything
+    /// is read).
+    pub fn new(name: &'a str, layer: Layer, form: Form, force: bool) -> Result<NewOverride<'a>> {
+        crate::layer::check_name(name).map_err(|reason| Error::InvalidName {
+            name: name.to_owned(),
+            reason,
+        })?;
+        Ok(NewOverride {
+            name,
+            layer,
+            form,
+            force,
+        })
+    }
+}
+
+/// What [`Context::new_override`] made.
+#[derive(Debug, Clone)]
+pub struct NewOverrideMade {
+    /// The override's file.
+    pub path: PathBuf,
+    /// The editor schema beside the layers, which the file names.
+    pub schema: PathBuf,
+    /// Why the layer is where it is, for a person.
+    pub why: String,
+}
+
+impl Context {
+    /// Makes the file of a new override `req` with `spec` among `layers`: a
+    /// file that names the editor schema (written beside the layers, as
+    /// [`crate::export::write_schema`] allows) and lists the spec's
+    /// fields. Inside a git work tree whose team layer is the person's
+    /// configuration, the team's override goes into the project's own
+    /// layer. Refused, with nothing written, when the layer has no place,
+    /// already has the skill, or would be written through a symbolic link
+    /// that leads out of it ([`crate::export::prepare_new_in_layer`]).
+    pub fn new_override(
+        &self,
+        spec: &MergeSpec,
+        layers: &Layers,
+        req: &NewOverride<'_>,
+    ) -> Result<NewOverrideMade> {
+        let (layer, form) = (req.layer, req.form);
+        let place = &layers.dirs()[layer as usize];
+        let (dir, why) = match place.source {
+            PlaceSource::NoHome { .. } => {
+                return Err(Error::Refused {
+                    kind: ErrorKind::NoPlace,
+                    path: None,
+                    message: format!(
+                        "the {layer} is {}; give it with --{} or set the variable \
+                         (nothing was written)",
+                        place.source.why(layer),
+                        layer.label()
+                    ),
+                });
+            }
+            // Inside a git work tree that has no layer of its own yet, the
+            // team's override belongs to the project, not to the person's
+            // configuration.
+            PlaceSource::Xdg { .. } if layer == Layer::Team => {
+                let env = self.env();
+                match env.work_tree() {
+                    Some(top) => (
+                        crate::source::project::relative_to(
+                            &crate::source::Project::at(&top).layer,
+                            env.cwd.as_deref(),
+                        ),
+                        "project-local: the first in this git work tree".to_owned(),
+                    ),
+                    None => (place.path.clone(), place.source.why(layer)),
+                }
+            }
+            source => (place.path.clone(), source.why(layer)),
+        };
+        if let Some(existing) = layers
+            .locate(req.name)
+            .into_iter()
+            .find(|l| l.layer == layer)
+        {
+            // A directory of files only takes a SKILL.md; any other form
+            // would shadow it.
+            let message = match existing.form {
+                Form::Files if form == Form::SkillMd => None,
+                Form::Files => Some(format!(
+                    "the {layer} holds files for skill '{}' in this directory; add the override as \
+                     its SKILL.md (--form md) (nothing was written)",
+                    req.name
+                )),
+                _ => Some(format!(
+                    "the {layer} already has skill '{}'; edit this file instead (nothing was written)",
+                    req.name
+                )),
+            };
+            if let Some(message) = message {
+                return Err(Error::Refused {
+                    kind: ErrorKind::Exists,
+                    path: Some(existing.path),
+                    message,
+                });
+            }
+        }
+        let path = form.path_in(&dir, req.name);
+        let parent = path.parent().unwrap_or(&dir).to_path_buf();
+        // The layer may come from strangers: a symlink there (`team/NAME ->
+        // /elsewhere`) must not make us write outside it, and something at the
+        // file's name that is no skill is refused by name, before the schema
+        // is written.
+        crate::export::prepare_new_in_layer(&dir, &path, layer)?;
+
+        // The schema sits beside the layers so the modeline is a relative path
+        // that works for everyone who checks the layer out.
+        let schema_path = dir
+            .parent()
+            .unwrap_or(&dir)
+            .join("skill-fragment.schema.json");
+        crate::export::write_schema(
+            &schema_path,
+            render::to_json(&self.editor_schema(spec)?).as_bytes(),
+            req.force,
+        )?;
+        let schema_rel = relative(&parent, &schema_path);
+
+        let comment = |c: &str| -> String {
+            let mut s = format!("{c} {layer} override of skill '{}'.\n", req.name);
+            s.push_str(&format!(
+                "{c} Set only what should differ from the layers below; every field is optional.\n\
+                 {c} A required field must be set by some layer, not necessarily this one.\n{c}\n"
+            ));
+            let width = spec.fields.iter().map(|f| f.name.len()).max().unwrap_or(0);
+            let mut seen = Vec::new();
+            for f in &spec.fields {
+                let required = if f.required && spec.name_field.as_ref() != Some(&f.name) {
+                    "  (required)"
+                } else {
+                    ""
+                };
+                s.push_str(&format!(
+                    "{c}   {:<width$}  {}{required}\n",
+                    f.name,
+                    f.strategy.name()
+                ));
+                if !seen.contains(&f.strategy.name()) {
+                    seen.push(f.strategy.name());
+                }
+            }
+            s.push_str(&format!("{c}\n"));
+            for name in seen {
+                if let Some(f) = spec.fields.iter().find(|f| f.strategy.name() == name) {
+                    s.push_str(&format!("{c} {}\n", strategy_help(&f.strategy)));
+                }
+            }
+            s
+        };
+        let text = match form {
+            Form::Toml => format!("#:schema {}\n{}", schema_rel.display(), comment("#")),
+            Form::SkillMd => format!(
+                "---\n# yaml-language-server: $schema={}\n{}---\n",
+                schema_rel.display(),
+                comment("#")
+            ),
+            _ => format!(
+                "# yaml-language-server: $schema={}\n{}",
+                schema_rel.display(),
+                comment("#")
+            ),
+        };
+        // Never over anything, even if the file appeared meanwhile, and never
+        // through a symlink planted at its name.
+        crate::export::create_new(&path, text.as_bytes())?;
+        Ok(NewOverrideMade {
+            path,
+            schema: schema_path,
+            why,
+        })
+    }
+}
+
+/// A relative path from directory `from` to file `to` (both under one root).
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to_c: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to_c).take_while(|(a, b)| a == b).count();
+    let mut p = PathBuf::new();
+    for _ in common..from.len() {
+        p.push("..");
+    }
+    for c in &to_c[common..] {
+        p.push(c);
+    }
+    p
 }
