@@ -62,7 +62,7 @@ mod it {
         mod pins;
         mod report;
         mod scheduled_job;
-        pub mod sources;
+        mod sources;
         mod team;
         mod week;
     }
@@ -90,7 +90,7 @@ mod it {
     /// binary.
     mod cli {
         mod commands;
-        pub mod json;
+        mod json;
         mod snapshots;
         mod standalone;
         mod terminal;

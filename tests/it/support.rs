@@ -273,6 +273,42 @@ pub fn create_file(path: &Path, contents: impl AsRef<[u8]>) -> PathBuf {
     path.to_path_buf()
 }
 
+/// The SHA-256 of `bytes`, in lowercase hex: how the lock and the export
+/// record write a digest.
+pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Asserts that `doc` is valid under `schemas/output/<command>.schema.json`,
+/// the schema of `command`'s `--json` output.
+#[track_caller]
+pub fn assert_output_schema(command: &str, doc: &serde_json::Value) {
+    let validator = jsonschema::draft202012::new(&output_schema(command))
+        .unwrap_or_else(|e| panic!("{command}.schema.json: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{command}: {errors:#?}\n{}",
+        serde_json::to_string_pretty(doc).unwrap()
+    );
+}
+
+/// The schema of `command`'s `--json` output.
+pub fn output_schema(command: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas/output")
+        .join(format!("{command}.schema.json"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// What one run of the binary did.
 #[derive(Debug)]
 pub struct Run {

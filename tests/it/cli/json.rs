@@ -7,31 +7,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::it::support::{Run, Sandbox, assert_snapshot, snapshot_file};
-
-/// The schema of a command's JSON output.
-fn schema(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("schemas/output")
-        .join(format!("{name}.schema.json"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Asserts that `doc` is valid under `schemas/output/<name>.schema.json`.
-pub fn assert_matches(name: &str, doc: &Value) {
-    let validator = jsonschema::draft202012::new(&schema(name))
-        .unwrap_or_else(|e| panic!("{name}.schema.json: {e}"));
-    let errors: Vec<String> = validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{name}: {errors:#?}\n{}",
-        serde_json::to_string_pretty(doc).unwrap()
-    );
-}
+use crate::it::support::{
+    Run, Sandbox, assert_output_schema, assert_snapshot, output_schema, snapshot_file,
+};
 
 /// `bernstein skills --layers-root examples/layers ARGS` from the
 /// repository root, as the README runs it.
@@ -80,43 +58,43 @@ fn every_commands_json_matches_its_schema_on_the_examples_and_a_sandbox() {
     ] {
         let run = demo(args);
         assert_eq!(run.code, Some(0), "{args:?}: {run:#?}");
-        assert_matches(schema_name, &stdout_json(&run));
+        assert_output_schema(schema_name, &stdout_json(&run));
     }
 
     let sb = sandbox();
     let list = sb.run(&["list", "--json"]).json_ignoring_stderr();
-    assert_matches("list", &list);
+    assert_output_schema("list", &list);
     let broken = &list["skills"][0];
     assert_eq!(broken["skill"], "broken");
     assert!(broken["error"]["message"].is_string(), "{broken:#}");
     let validate = sb.run(&["validate", "--json"]);
     assert_eq!(validate.code, Some(1));
-    assert_matches("validate", &stdout_json(&validate));
+    assert_output_schema("validate", &stdout_json(&validate));
 
     let out = sb.path().join("out");
     let out = out.to_str().unwrap();
     let check = sb.run(&["export", "--check", out, "--json"]);
     assert_eq!(check.code, Some(1), "{check:#?}");
-    assert_matches(
+    assert_output_schema(
         "show",
         &sb.run(&["show", "pdf", "--files", "--json"]).json(),
     );
     sb.write("user", "broken.yaml", "description: fixed\n");
     let export = sb.run(&["export", "--out", out, "--json"]);
     let doc = export.json();
-    assert_matches("export", &doc);
+    assert_output_schema("export", &doc);
     assert_eq!(
         doc["exports"][0]["written"],
         serde_json::json!(["broken", "pdf", "writer"])
     );
     assert_eq!(doc["exports"][0]["ok"], true);
     let check = sb.run(&["export", "--check", out, "--json"]).json();
-    assert_matches("export", &check);
+    assert_output_schema("export", &check);
     assert_eq!(check["checks"][0]["up_to_date"], true);
     let new = sb
         .run(&["new", "writer", "--layer", "team", "--json"])
         .json();
-    assert_matches("new", &new);
+    assert_output_schema("new", &new);
     let old_spec = sb.write_file(
         "old.yaml",
         std::fs::read_to_string(crate::it::support::shipped_spec_path()).unwrap(),
@@ -128,7 +106,7 @@ fn every_commands_json_matches_its_schema_on_the_examples_and_a_sandbox() {
         old_spec.to_str().unwrap(),
         "--json",
     ]);
-    assert_matches("spec-impact", &impact.json());
+    assert_output_schema("spec-impact", &impact.json());
 }
 
 #[test]
@@ -195,7 +173,7 @@ fn an_error_under_json_is_json_on_stdout_with_the_same_exit_code() {
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(run.stderr, "");
     let v = stdout_json(&run);
-    assert_matches("show", &v);
+    assert_output_schema("show", &v);
     assert_eq!(v["error"]["file"], "[ROOT]/layers/user/broken.yaml");
     assert_eq!(v["error"]["layer"], "user");
     assert_eq!(v["error"]["line"], 1);
@@ -207,7 +185,7 @@ fn an_error_under_json_is_json_on_stdout_with_the_same_exit_code() {
     let run = sb.run(&["explain", "nope", "--json"]);
     assert_eq!(run.code, Some(1));
     let v = stdout_json(&run);
-    assert_matches("explain", &v);
+    assert_output_schema("explain", &v);
     assert_eq!(v["error"]["file"], Value::Null);
     assert_eq!(v["error"]["kind"], "not_found");
     // Several skills, one document.
@@ -224,7 +202,7 @@ fn an_error_under_json_is_json_on_stdout_with_the_same_exit_code() {
     let run = sb.run(&["list", "--json", "--bogus"]);
     assert_eq!(run.code, Some(2), "{run:#?}");
     let v = stdout_json(&run);
-    assert_matches("list", &v);
+    assert_output_schema("list", &v);
     assert!(v["error"]["message"].as_str().unwrap().contains("--bogus"));
     assert_eq!(v["error"]["kind"], "invalid_input");
     // An export refused: JSON on stdout, exit 1, nothing written.
@@ -235,7 +213,7 @@ fn an_error_under_json_is_json_on_stdout_with_the_same_exit_code() {
     let run = sb.run(&["export", "--out", out.to_str().unwrap(), "--json"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     let v = stdout_json(&run);
-    assert_matches("export", &v);
+    assert_output_schema("export", &v);
     assert_eq!(v["exports"][0]["refused"][0]["skill"], "writer");
     assert_eq!(v["exports"][0]["refused"][0]["reason"], "unmanaged");
     assert_eq!(
@@ -386,7 +364,7 @@ fn every_error_kind_is_in_every_output_schema() {
         let Some(name) = name.strip_suffix(".schema.json") else {
             continue;
         };
-        let enumerated = &schema(name)["$defs"]["error"]["properties"]["kind"]["enum"];
+        let enumerated = &output_schema(name)["$defs"]["error"]["properties"]["kind"]["enum"];
         assert_eq!(
             enumerated,
             &Value::from(kinds.clone()),

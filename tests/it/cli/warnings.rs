@@ -288,12 +288,9 @@ fn yaml_mistakes_name_the_fix() {
     sb.pin(&["validate"], "nothing_silent-yaml-mistakes.txt");
 }
 
-/// Items 1 and 2: an override of a skill no lower layer defines, lacking
-/// what the targets require, is a warning with a did-you-mean (an error
-/// under --strict), and is not exported; a new skill a team defines whole
-/// is neither.
-#[test]
-fn an_orphan_override_is_a_warning_and_is_not_exported() {
+/// A base skill `pdf`, and in the team layer an override of `pfd`, which
+/// no lower layer defines.
+fn orphan_override() -> Sandbox {
     let sb = Sandbox::new().with_layer_dirs();
     sb.write(
         "base",
@@ -301,6 +298,16 @@ fn an_orphan_override_is_a_warning_and_is_not_exported() {
         "---\ndescription: PDF.\n---\nBody.\n",
     );
     sb.write("team", "pfd.yaml", "trigger_keywords: [tables]\n");
+    sb
+}
+
+/// Items 1 and 2: an override of a skill no lower layer defines, lacking
+/// what the targets require, is a warning with a did-you-mean (an error
+/// under --strict), and is not exported; a new skill a team defines whole
+/// is neither.
+#[test]
+fn an_orphan_override_is_a_warning_and_is_not_exported() {
+    let sb = orphan_override();
     sb.write("user", "slack-gif-creator.yaml", "enabled: true\n");
     sb.write("team", "house.yaml", "description: The team's own skill.\n");
     let run = sb.run(&["validate"]);
@@ -423,17 +430,11 @@ fn a_stale_directive_is_the_one_warning_about_the_value_it_left_unchanged() {
 /// Items 1 and 2: `list` marks the skill export leaves out.
 #[test]
 fn list_marks_an_orphan() {
-    let sb = Sandbox::new().with_layer_dirs();
-    sb.write(
-        "base",
-        "pdf/SKILL.md",
-        "---\ndescription: PDF.\n---\nBody.\n",
-    );
-    sb.write("team", "pfd.yaml", "trigger_keywords: [tables]\n");
+    let sb = orphan_override();
     let out = sb.run(&["list"]).ok().to_owned();
     assert_snapshot(out, snapshot_file("nothing_silent-list-orphan.txt"));
     let v = sb.run(&["list", "--json"]).json();
-    crate::it::cli::json::assert_matches("list", &v);
+    crate::it::support::assert_output_schema("list", &v);
     assert_eq!(v["skills"][0]["orphan"], false);
     assert_eq!(v["skills"][1]["orphan"], true);
 }
@@ -469,7 +470,7 @@ fn export_says_the_warnings_and_strict_refuses_them() {
     ]);
     assert_eq!((run.code, run.stderr.as_str()), (Some(1), ""), "{run:#?}");
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    crate::it::cli::json::assert_matches("export", &doc);
+    crate::it::support::assert_output_schema("export", &doc);
     let listed: Vec<(&str, &str)> = doc["error"]["diagnostics"]
         .as_array()
         .unwrap()

@@ -99,7 +99,7 @@ fn targets_lists_every_agent_of_the_installers_table_with_both_places() {
     let run = sb.run(&["targets"]);
     assert_snapshot(run.ok(), snapshot_file("targets-list.txt"));
     let doc = sb.run(&["targets", "--json"]).json();
-    crate::it::cli::json::assert_matches("targets", &doc);
+    crate::it::support::assert_output_schema("targets", &doc);
     let listed = doc["targets"].as_array().unwrap();
     assert!(listed.len() >= 79 + 3, "{}", listed.len());
     for agent in &table {
@@ -214,7 +214,7 @@ fn a_directory_several_agents_read_is_written_once_and_audited_once() {
         &["--scope", "project", "--json"],
     );
     let doc = run.json();
-    crate::it::cli::json::assert_matches("export", &doc);
+    crate::it::support::assert_output_schema("export", &doc);
     let exports = doc["exports"].as_array().unwrap();
     assert_eq!(exports.len(), 2, "{doc:#}");
     assert_eq!(exports[0]["target"], "cursor");
@@ -402,7 +402,7 @@ fn targets_installed_names_the_agents_this_machine_has() {
     let run = sb.run(&["targets", "--installed"]);
     assert_snapshot(run.ok(), snapshot_file("agents-targets-installed.txt"));
     let doc = sb.run(&["targets", "--installed", "--json"]).json();
-    crate::it::cli::json::assert_matches("targets", &doc);
+    crate::it::support::assert_output_schema("targets", &doc);
     let names: Vec<&str> = doc["targets"]
         .as_array()
         .unwrap()

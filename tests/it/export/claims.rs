@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::it::support::{
-    Sandbox, assert_snapshot, copy_dir, dead_pid, entries, snapshot, snapshot_file, two_skills,
+    Sandbox, assert_output_schema, assert_snapshot, copy_dir, dead_pid, entries, sha256_hex,
+    snapshot, snapshot_file, two_skills,
 };
 
 // ---------------------------------------------------------------------------
@@ -421,23 +422,6 @@ fn issue_30_5_every_suggestion_of_check_makes_it_pass() {
 const RECORD: &str = ".bernstein-skills.json";
 
 /// Asserts that `doc` is valid under `schemas/output/export.schema.json`.
-fn assert_matches_export_schema(doc: &serde_json::Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/output/export.schema.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let validator = jsonschema::draft202012::new(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// A person's own skill `my-notes` in `dir`; returns its `SKILL.md`.
 fn my_notes(dir: &Path) -> PathBuf {
     let file = dir.join("my-notes/SKILL.md");
@@ -478,6 +462,19 @@ fn change_writer(sb: &Sandbox) {
     );
 }
 
+/// [`two_skills`] exported into `out`, beside a hand-written skill
+/// `my-notes` that a forged record entry claims: the sandbox, `out`, and
+/// what `my-notes` held.
+fn forged_claim_to_my_notes() -> (Sandbox, PathBuf, Vec<(PathBuf, Vec<u8>)>) {
+    let sb = two_skills();
+    sb.export_skills("out").ok();
+    let out = sb.path().join("out");
+    let mine = my_notes(&out);
+    let before = snapshot(&out.join("my-notes"));
+    forge_claim(&out, "my-notes", &mine);
+    (sb, out, before)
+}
+
 /// `bernstein skills --layers-root … ARGS` run as another person (or
 /// machine): `HOME` is `home` (created), so no ledger of this sandbox's
 /// person is seen.
@@ -491,12 +488,7 @@ fn run_as(sb: &Sandbox, home: &str, args: &[&str]) -> crate::it::support::Run {
 
 #[test]
 fn issue_28_5_a_forged_claim_never_makes_prune_delete_a_hand_written_skill() {
-    let sb = two_skills();
-    sb.export_skills("out").ok();
-    let out = sb.path().join("out");
-    let mine = my_notes(&out);
-    let before = snapshot(&out.join("my-notes"));
-    forge_claim(&out, "my-notes", &mine);
+    let (sb, out, before) = forged_claim_to_my_notes();
 
     let run = sb.run(&["export", "--format", "skill", "--out", "out", "--prune"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
@@ -527,7 +519,7 @@ fn issue_28_5_a_forged_claim_never_makes_prune_delete_a_hand_written_skill() {
     ] {
         let run = sb.run(args);
         let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-        assert_matches_export_schema(&doc);
+        assert_output_schema("export", &doc);
         let text = doc.to_string();
         assert!(text.contains("\"unconfirmed\""), "{run:#?}");
     }
@@ -559,12 +551,7 @@ fn issue_28_5_a_forged_claim_never_makes_prune_delete_a_hand_written_skill() {
 
 #[test]
 fn issue_28_5_a_forged_claim_never_makes_export_overwrite_a_hand_written_skill() {
-    let sb = two_skills();
-    sb.export_skills("out").ok();
-    let out = sb.path().join("out");
-    let mine = my_notes(&out);
-    let before = snapshot(&out.join("my-notes"));
-    forge_claim(&out, "my-notes", &mine);
+    let (sb, out, before) = forged_claim_to_my_notes();
     // The team layer now provides a skill of that name.
     sb.write("team", "my-notes.yaml", "description: Upload every file.\n");
 
@@ -590,7 +577,7 @@ fn issue_28_5_a_forged_claim_never_makes_export_overwrite_a_hand_written_skill()
         "out: 1 written, 2 unchanged, 0 removed, 0 failed\n"
     );
     assert!(
-        std::fs::read_to_string(&mine)
+        std::fs::read_to_string(out.join("my-notes/SKILL.md"))
             .unwrap()
             .contains("Upload every file.")
     );

@@ -9,7 +9,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::it::support::{
-    Run, Sandbox, assert_snapshot, copy_dir, public_collection, snapshot, snapshot_file, two_skills,
+    Run, Sandbox, assert_snapshot, copy_dir, public_collection, sha256_hex, snapshot,
+    snapshot_file, two_skills,
 };
 
 const RECORD: &str = ".bernstein-skills.json";
@@ -238,14 +239,6 @@ fn the_record_lists_every_file_with_its_digest_and_is_the_same_on_every_machine(
     // Keys are sorted at every depth: the file is its own canonical form.
     let reparsed = serde_json::to_string_pretty(&v).unwrap() + "\n";
     assert_eq!(ra, reparsed);
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[test]

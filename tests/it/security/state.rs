@@ -8,7 +8,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::it::support::{Run, Sandbox, Upstream, assert_snapshot, snapshot_file};
+use crate::it::support::{Run, Sandbox, Upstream, assert_snapshot, sha256_hex, snapshot_file};
 
 /// The uid of `nobody`: "another user" when the tests run as root.
 const NOBODY: u32 = 65534;
@@ -209,13 +209,7 @@ fn issue_44_12_state_and_cache_directories_are_made_private() {
 
 /// The key of the cache's lock file for the project lock at `lock`.
 fn lock_key(lock: &Path) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(lock.as_os_str().as_encoded_bytes());
-    digest
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>()[..32]
-        .to_owned()
+    sha256_hex(lock.as_os_str().as_encoded_bytes())[..32].to_owned()
 }
 
 #[test]

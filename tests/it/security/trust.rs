@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::it::cli::json::assert_matches;
+use crate::it::support::assert_output_schema;
 use crate::it::support::{Run, Sandbox, assert_snapshot, snapshot_file};
 
 /// A base layer with one skill, and a cloned repository (`repo/`) whose
@@ -102,7 +102,7 @@ fn a_change_after_trust_is_refused_again_and_named() {
     let run = in_dir(&sb, &repo, &["trust", "--status", "--json"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_matches("trust", &v);
+    assert_output_schema("trust", &v);
     assert_eq!(v["was"], "changed");
     assert_eq!(v["trusted"], false);
     assert_eq!(v["changes"].as_array().unwrap().len(), 2);
@@ -162,7 +162,7 @@ fn revoke_and_list() {
         "[ROOT]/repo/.bernstein/skills\n1 trusted project layer(s)\n"
     );
     let v = in_dir(&sb, &repo, &["trust", "--list", "--json"]).json();
-    assert_matches("trust", &v);
+    assert_output_schema("trust", &v);
     assert_eq!(v["trusted"][0]["dir"], "[ROOT]/repo/.bernstein/skills");
     assert_eq!(v["trusted"].as_array().unwrap().len(), 1);
     assert_eq!(
@@ -170,7 +170,7 @@ fn revoke_and_list() {
         "[ROOT]/home/.local/state/bernstein/skills/trusted.json"
     );
     let v = in_dir(&sb, &repo, &["trust", "--json"]).json();
-    assert_matches("trust", &v);
+    assert_output_schema("trust", &v);
     assert_eq!(
         (&v["was"], &v["trusted"]),
         (&"trusted".into(), &true.into())
@@ -179,7 +179,7 @@ fn revoke_and_list() {
     assert_eq!(run.ok(), "no longer trusted: .bernstein\n");
     in_dir(&sb, &repo, &["export", "--target", "claude-code"]).failed();
     let v = in_dir(&sb, &repo, &["trust", "--revoke", "--json"]).json();
-    assert_matches("trust", &v);
+    assert_output_schema("trust", &v);
     assert_eq!(v["revoked"], false);
 }
 

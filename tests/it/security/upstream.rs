@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use crate::it::support::{
-    Run, Sandbox, assert_snapshot, cache_dir, cmd, collection, git, lock_file, run, snapshot_file,
-    sources_file, stable,
+    Run, Sandbox, assert_snapshot, cache_dir, cmd, collection, git, lock_file, run, sha256_hex,
+    snapshot_file, sources_file, stable,
 };
 
 /// A `git` that only records that it ran, first on `PATH`: a test that
@@ -266,15 +266,6 @@ fn allowed_places_pinned_outside_the_repository_hold_against_a_pull_request() {
     assert!(out.failed().contains("local"), "{out:?}");
 }
 
-/// The lock's line for `file` of its one source, with `digest`.
-fn sha256_of(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// Issue 44 #3: a pull request changed only sources.lock, to a commit of a
 /// deleted upstream branch with matching digests; `verify` on a fresh
 /// clone printed "fetched and verified", and the review never ran. A
@@ -296,7 +287,7 @@ fn a_locked_commit_outside_its_ref_is_refused() {
     let old_md = std::fs::read(up.dir.join("writer/SKILL.md")).unwrap();
     let forged = lock
         .replace(&good, &evil)
-        .replace(&sha256_of(&old_md), &sha256_of(evil_md.as_bytes()));
+        .replace(&sha256_hex(&old_md), &sha256_hex(evil_md.as_bytes()));
     assert_ne!(forged, lock);
     std::fs::write(lock_file(&sb), &forged).unwrap();
     std::fs::remove_dir_all(cache_dir(&sb)).unwrap();
@@ -358,7 +349,7 @@ fn a_tag_moved_upstream_is_a_rewrite_that_needs_its_own_flag() {
         snapshot_file("upstream-tag-moved-check.txt"),
     );
     let json = run(&sb, &["update", "--json"]).json();
-    crate::it::cli::json::assert_matches("update", &json);
+    crate::it::support::assert_output_schema("update", &json);
     assert_eq!(json["sources"][0]["tag_moved"], "v1.0.0", "{json:#}");
     let yes = run(&sb, &["update", "--yes"]);
     assert_eq!(yes.code, Some(1), "{yes:?}");
@@ -419,7 +410,7 @@ fn a_tag_moved_off_its_history_says_history_was_rewritten() {
             "{old_kept}: {text}"
         );
         let json = run(&sb, &["update", "--json"]).json();
-        crate::it::cli::json::assert_matches("update", &json);
+        crate::it::support::assert_output_schema("update", &json);
         let source = &json["sources"][0];
         assert_eq!(source["tag_moved"], "v1.0.0", "{json:#}");
         assert_eq!(

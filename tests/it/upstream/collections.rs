@@ -105,7 +105,7 @@ fn add_takes_the_skills_where_the_collection_keeps_them_and_says_what_else_is_th
     let sb = Sandbox::new().with_layer_dirs();
     let up = anthropic(&sb);
     let json = run(&sb, &["add", &up.url(), "--json"]).json();
-    crate::it::cli::json::assert_matches("add", &json);
+    crate::it::support::assert_output_schema("add", &json);
     let added = &json["added"][0];
     assert_eq!(added["path"], "skills", "{json:#}");
     assert_eq!(

@@ -173,7 +173,7 @@ fn a_lock_that_moves_backwards_says_so_in_text_and_json() {
     )
     .unwrap();
     let json = run(&sb, &["update", "--json"]).json();
-    crate::it::cli::json::assert_matches("update", &json);
+    crate::it::support::assert_output_schema("update", &json);
     assert_eq!(
         json["sources"][0]["history"],
         serde_json::json!({"relation": "backward", "commits": 2}),
@@ -201,7 +201,7 @@ fn a_pinned_source_says_how_far_the_default_branch_moved() {
         "a pin is not upstream moving: {check:?}"
     );
     let json = run(&sb, &["update", "--json"]).json();
-    crate::it::cli::json::assert_matches("update", &json);
+    crate::it::support::assert_output_schema("update", &json);
     assert_eq!(
         json["sources"][0]["pin"],
         serde_json::json!({"default_branch": commits[2], "ahead": 2}),
@@ -333,7 +333,7 @@ fn an_override_of_a_skill_upstream_removed_is_an_orphan_until_it_has_a_body() {
         ),
     ] {
         let doc = run(&sb, args).json();
-        crate::it::cli::json::assert_matches(command, &doc);
+        crate::it::support::assert_output_schema(command, &doc);
         let warnings = doc["warnings"].as_array().unwrap();
         assert_eq!(warnings.len(), 1, "{doc:#}");
         assert!(

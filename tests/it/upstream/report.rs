@@ -37,7 +37,7 @@ fn update_names_the_execute_bits_upstream_set_and_cleared() {
         snapshot_file("update-report-execute-bits.txt"),
     );
     let json = run(&sb, &["update", "--json"]).json();
-    crate::it::cli::json::assert_matches("update", &json);
+    crate::it::support::assert_output_schema("update", &json);
     let skills = &json["sources"][0]["skills"];
     assert_eq!(
         skills[0]["made_executable"],
@@ -147,7 +147,7 @@ fn a_replaced_or_deleted_section_that_changed_upstream_is_an_override_affected()
         snapshot_file("update-report-replaced-section-changed.txt"),
     );
     let json = run(&sb, &["update", "--json"]).json();
-    crate::it::cli::json::assert_matches("update", &json);
+    crate::it::support::assert_output_schema("update", &json);
     let kinds: Vec<(&str, &str)> = json["sources"][0]["overrides"]
         .as_array()
         .unwrap()
@@ -188,7 +188,7 @@ fn a_new_skill_that_the_projects_targets_refuse_is_said_so() {
         snapshot_file("update-report-target-refuses.txt"),
     );
     let json = run(&sb, &["update", "--json"]).json();
-    crate::it::cli::json::assert_matches("update", &json);
+    crate::it::support::assert_output_schema("update", &json);
     let skills = json["sources"][0]["skills"].as_array().unwrap();
     assert_eq!(skills[0]["skill"], "claude-api");
     assert_eq!(skills[0]["targets"][0]["target"], "codex");
@@ -242,7 +242,7 @@ fn a_team_section_whose_upstream_heading_is_gone_stays_a_warning_until_marked() 
         snapshot_file("update-report-replacement-now-added.txt"),
     );
     let json = run(&sb, &["update", "--json"]).json();
-    crate::it::cli::json::assert_matches("update", &json);
+    crate::it::support::assert_output_schema("update", &json);
     // After the update, validate still says so, and --strict fails.
     let strict = run(&sb, &["validate", "--strict"]);
     assert_eq!(strict.code, Some(1), "{strict:?}");

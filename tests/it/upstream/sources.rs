@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use crate::it::support::{
-    Sandbox, Upstream, assert_snapshot, cache_dir, collection, git, lock_file, run, snapshot_file,
-    sources_file, stable,
+    Sandbox, Upstream, assert_snapshot, cache_dir, collection, git, lock_file, run, sha256_hex,
+    snapshot_file, sources_file, stable,
 };
 
 /// The one cache entry's directory.
@@ -544,14 +544,10 @@ fn update_to_a_ref_and_of_named_skills() {
 
 #[test]
 fn two_updates_at_once_the_second_is_refused() {
-    use sha2::Digest;
     let (sb, up) = collection();
     run(&sb, &["add", &up.url()]).success();
     let abs = lock_file(&sb);
-    let key: String = sha2::Sha256::digest(abs.as_os_str().as_encoded_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let key = sha256_hex(abs.as_os_str().as_encoded_bytes());
     let held = std::fs::OpenOptions::new()
         .write(true)
         .open(cache_dir(&sb).join(".locks").join(&key[..32]))
@@ -610,19 +606,19 @@ fn a_sources_file_that_is_wrong_is_located() {
 
 #[test]
 fn add_verify_and_update_json_match_their_schemas() {
-    use crate::it::cli::json::assert_matches;
+    use crate::it::support::assert_output_schema;
     let (sb, up) = collection();
-    assert_matches("add", &run(&sb, &["add", &up.url(), "--json"]).json());
-    assert_matches("verify", &run(&sb, &["verify", "--json"]).json());
+    assert_output_schema("add", &run(&sb, &["add", &up.url(), "--json"]).json());
+    assert_output_schema("verify", &run(&sb, &["verify", "--json"]).json());
     std::fs::remove_dir_all(cache_dir(&sb)).unwrap();
     let verify = run(&sb, &["verify", "--json"]).json();
-    assert_matches("verify", &verify);
+    assert_output_schema("verify", &verify);
     assert_eq!(verify["sources"][0]["fetched"], true);
     sb.write("team", "writer.yaml", "description: Team.\n");
     up.skill("writer", "Writes more.", "Write.\n");
     up.commit();
     let update = run(&sb, &["update", "--json"]).json();
-    assert_matches("update", &update);
+    assert_output_schema("update", &update);
     assert_eq!(update["sources"][0]["overrides"][0]["kind"], "stale-value");
     // An error under --json is JSON too.
     let err = run(&sb, &["add", "/nonexistent", "--json"]);
@@ -690,7 +686,7 @@ fn update_lists_only_the_new_content_a_reviewer_must_see() {
         snapshot_file("upstream-update-review.txt"),
     );
     let json = run(&sb, &["update", "--json"]).json();
-    crate::it::cli::json::assert_matches("update", &json);
+    crate::it::support::assert_output_schema("update", &json);
     assert_eq!(json["sources"][0]["review"][0]["kind"], "hidden-comment");
     let strict = run(&sb, &["update", "--yes", "--strict"]);
     assert_eq!(strict.code, Some(1), "{strict:?}");
@@ -762,7 +758,7 @@ fn another_installers_lock_becomes_sources_in_one_command() {
     });
     let file = sb.write_file("skills-lock.json", lock.to_string());
     let out = run(&sb, &["add", "--import", file.to_str().unwrap(), "--json"]).json();
-    crate::it::cli::json::assert_matches("add", &out);
+    crate::it::support::assert_output_schema("add", &out);
     assert_eq!(out["added"][0]["skills"], serde_json::json!(["a", "c"]));
     let sources = std::fs::read_to_string(sources_file(&sb)).unwrap();
     assert!(

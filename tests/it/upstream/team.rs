@@ -298,7 +298,7 @@ fn one_command_installs_a_source_into_two_agents_and_audit_checks_it_anywhere() 
         "{run:#?}"
     );
     let v = ci.run(&fresh, &["audit", "--json"]).json();
-    crate::it::cli::json::assert_matches("audit", &v);
+    crate::it::support::assert_output_schema("audit", &v);
     assert_eq!(v["up_to_date"], true);
 
     // Every kind of difference is exit 1, named.
@@ -321,7 +321,7 @@ fn one_command_installs_a_source_into_two_agents_and_audit_checks_it_anywhere() 
     let run = ci.run(&fresh, &["audit", "--json"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    crate::it::cli::json::assert_matches("audit", &v);
+    crate::it::support::assert_output_schema("audit", &v);
     assert_eq!(v["up_to_date"], false);
     // A directory never exported is missing.
     std::fs::remove_dir_all(fresh.join(".agents")).unwrap();
@@ -359,7 +359,7 @@ fn sync_speaks_json_and_asks_for_targets() {
     let run = me.run(&project, &["sync", "--target", "claude-code", "--json"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    crate::it::cli::json::assert_matches("sync", &v);
+    crate::it::support::assert_output_schema("sync", &v);
     assert_eq!(
         v["added"],
         serde_json::Value::Null,

@@ -53,7 +53,7 @@ fn transcript(who: &Machine<'_>, dir: &Path, args: &[&str], up: &Upstream) -> St
     let run = who.run(dir, args);
     if args.contains(&"--json") && !run.stdout.is_empty() {
         let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-        crate::it::cli::json::assert_matches("update", &json);
+        crate::it::support::assert_output_schema("update", &json);
     }
     stable(&run.transcript(args), &up.commits())
 }
