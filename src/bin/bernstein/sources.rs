@@ -655,11 +655,8 @@ fn add_into(
 ) -> Result<ExitCode> {
     // The file as it will be: the text there now, with a table more per
     // source (appended, so that its comments and order stay).
-    let old_text = match std::fs::symlink_metadata(&paths.sources) {
-        Ok(_) => upstream::sources::read_text(&paths.sources, upstream::sources::MAX_BYTES)?
-            .unwrap_or_default(),
-        Err(_) => String::new(),
-    };
+    let old_text = upstream::sources::read_text(&paths.sources, upstream::sources::MAX_BYTES)?
+        .unwrap_or_default();
     let new_text = appended(&old_text, &specs, paths)?;
     let file = SourcesFile::parse(&new_text, &paths.sources, policy)?;
     let lock = Lock::read(&paths.lock)?.unwrap_or_default();

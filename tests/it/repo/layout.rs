@@ -624,3 +624,56 @@ fn only_beneath_walks_writes_and_locks_with_raw_calls() {
         planted.contains("fs::write") && !planted.contains("read_dir") && planted.contains("fn h")
     );
 }
+
+/// The command line parses arguments and prints (issue 43): what it reads
+/// and writes, the library does. Its files name no `std::fs` call, test
+/// code aside, but the few below.
+const BINARY_FS_ALLOWED: &[(&str, &str)] = &[
+    // A local repository the person typed (`add ./upstream`) is made
+    // absolute before it is parsed as a source's location.
+    ("src/bin/bernstein/sources.rs", "std::fs::canonicalize"),
+];
+
+#[test]
+fn the_command_line_touches_no_files_itself() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("src/bin"), &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    let mut allowed_used = BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(root).unwrap().to_path_buf();
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = code_outside_tests(&rel, &text, &mut BTreeSet::new());
+        let shown = rel.to_string_lossy().into_owned();
+        for (n, line) in code.lines().enumerate() {
+            let Some(at) = line.find("std::fs") else {
+                continue;
+            };
+            let call: String = line[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            match BINARY_FS_ALLOWED
+                .iter()
+                .find(|(f, c)| *f == shown && *c == call)
+            {
+                Some(a) => {
+                    allowed_used.insert(*a);
+                }
+                None => found.push(format!("{shown}:{}: {call}", n + 1)),
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the command line reads or writes files itself (move it into the library, or add \
+         it to BINARY_FS_ALLOWED with the reason): {found:#?}"
+    );
+    let stale: Vec<_> = BINARY_FS_ALLOWED
+        .iter()
+        .filter(|a| !allowed_used.contains(*a))
+        .collect();
+    assert!(stale.is_empty(), "allowed but no longer made: {stale:?}");
+}
