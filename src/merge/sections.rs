@@ -55,6 +55,7 @@
 //! so a heading with no text (a lone `#`) is `"" 2`, the next `"" 3`.
 
 use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
 
 /// The directive line that asks for a merge by section.
 pub const MARKER: &str = "<!-- $patch: sections -->";
@@ -166,13 +167,13 @@ fn lines(body: &str) -> impl Iterator<Item = (&str, Option<(usize, &str)>)> {
 /// How many times each heading's text was met, for the keys of the next:
 /// the preamble counts as the first of the empty text, so that an empty
 /// heading (`#` alone) is never taken for it.
-fn occurrences<'a>() -> std::collections::HashMap<&'a str, usize> {
-    std::collections::HashMap::from([("", 1)])
+fn occurrences<'a>() -> HashMap<&'a str, usize> {
+    HashMap::from([("", 1)])
 }
 
 /// The key of the next heading with text `text`, counted in `seen`
 /// ([`occurrences`]).
-fn next_key<'a>(seen: &mut std::collections::HashMap<&'a str, usize>, text: &'a str) -> Key {
+fn next_key<'a>(seen: &mut HashMap<&'a str, usize>, text: &'a str) -> Key {
     let nth = seen.entry(text).or_insert(0);
     *nth += 1;
     Key {
@@ -418,7 +419,7 @@ struct Reader<'a, 'o> {
     /// The marker line was read (a second one is an unknown directive).
     marker_seen: bool,
     /// How many times each heading was seen so far.
-    seen: std::collections::HashMap<&'a str, usize>,
+    seen: HashMap<&'a str, usize>,
     /// What the line being read belongs to.
     block: Block<'a>,
 }
@@ -822,45 +823,15 @@ pub(crate) fn apply<'a, O: Clone>(
     ops: Vec<Op<'a>>,
     line_origin: &dyn Fn(usize) -> O,
 ) -> (Vec<Piece<'a, O>>, Vec<Applied<'a, O>>) {
-    use std::collections::{HashMap, VecDeque};
     let mut applied = Vec::new();
-    // The pieces, as `Slot`s: `front` holds pieces put before the first,
-    // the latest first; `rest` the lower pieces, then those appended.
-    let mut front: Vec<Option<Piece<'a, O>>> = Vec::new();
-    let mut rest: Vec<Option<Piece<'a, O>>> = pieces.into_iter().map(Some).collect();
-    // Where each key's pieces are, in the order of the list. A key is on
-    // one piece, but for the preamble, whose key an empty heading (`#`)
-    // may also have.
-    let mut by_key: HashMap<Key, VecDeque<Slot>> = HashMap::with_capacity(rest.len());
-    for (i, p) in rest.iter().enumerate() {
-        if let Some(k) = p.as_ref().and_then(|p| p.key.as_ref()) {
-            by_key
-                .entry(k.clone())
-                .or_default()
-                .push_back(Slot::Rest(i));
-        }
-    }
+    let mut slots = Slots::new(pieces);
     // A body that changes none (a layer that is the first to write the
     // value) adds its sections without a word.
-    let lower = !rest.is_empty();
+    let lower = !slots.rest.is_empty();
     let mut inserts = Vec::new();
     for op in ops {
         match op {
-            Op::Delete { key, line } => match by_key.get_mut(&key).and_then(VecDeque::pop_front) {
-                Some(slot) => {
-                    let removed = match slot {
-                        Slot::Front(i) => front[i].take(),
-                        Slot::Rest(i) => rest[i].take(),
-                    }
-                    .expect("a piece in the map is in the list");
-                    applied.push(Applied::Deleted { key, line, removed });
-                }
-                None => applied.push(Applied::Stale {
-                    key,
-                    line,
-                    what: "delete",
-                }),
-            },
+            Op::Delete { key, line } => applied.push(slots.delete(key, line)),
             Op::Put { section, intent } => {
                 let new = Piece {
                     key: Some(section.key.clone()),
@@ -868,118 +839,159 @@ pub(crate) fn apply<'a, O: Clone>(
                     origin: line_origin(section.line),
                     replaced: Vec::new(),
                 };
-                let found = by_key.get(&section.key).and_then(|q| q.front().copied());
-                match found {
-                    Some(slot) => {
-                        if intent == Intent::Add {
-                            applied.push(Applied::NotNew {
-                                key: section.key.clone(),
-                                line: section.line,
-                            });
-                        }
-                        let piece = match slot {
-                            Slot::Front(i) => &mut front[i],
-                            Slot::Rest(i) => &mut rest[i],
-                        }
-                        .as_mut()
-                        .expect("a piece in the map is in the list");
-                        let old = std::mem::replace(piece, new);
-                        let mut replaced = vec![(old.text, old.origin)];
-                        replaced.extend(old.replaced);
-                        piece.replaced = replaced;
-                    }
-                    None => {
-                        let (key, line) = (section.key.clone(), section.line);
-                        match intent {
-                            Intent::Replace => applied.push(Applied::Stale {
-                                key,
-                                line,
-                                what: "replace",
-                            }),
-                            Intent::Add => applied.push(Applied::Added { key, line }),
-                            Intent::Either if lower && key != Key::preamble() => {
-                                applied.push(Applied::Unmarked { key, line })
-                            }
-                            Intent::Either => {}
-                        }
-                        // A new preamble goes first; a new section last.
-                        // Nothing else has the key (none was found).
-                        let q = by_key.entry(section.key).or_default();
-                        if new.key == Some(Key::preamble()) {
-                            q.push_front(Slot::Front(front.len()));
-                            front.push(Some(new));
-                        } else {
-                            q.push_back(Slot::Rest(rest.len()));
-                            rest.push(Some(new));
-                        }
-                    }
-                }
+                applied.extend(slots.put(section.key, section.line, new, intent, lower));
             }
             Op::Insert { at, text, line } => inserts.push((at, text, line)),
         }
     }
-    drop(by_key);
-    let list: Vec<Piece<'a, O>> = front.into_iter().rev().chain(rest).flatten().collect();
+    let list = slots.into_list();
     if inserts.is_empty() {
         return (list, applied);
     }
-    // Insertions after the sections are in place, so an anchor may name a
-    // section this layer added. Each goes into a gap of `list`: gap `g` is
-    // before `list[g]` (gap `list.len()` at the end), and within a gap an
-    // insertion goes after those already there, or (at the start) before
-    // them. The first piece with each key is the one an anchor names.
-    let mut first: HashMap<&Key, usize> = HashMap::with_capacity(list.len());
-    for (i, p) in list.iter().enumerate() {
-        if let Some(k) = &p.key {
-            first.entry(k).or_insert(i);
+    let list = insert(list, inserts, line_origin, &mut applied);
+    (list, applied)
+}
+
+/// The pieces while a layer's deletes and replacements are applied, each
+/// found through a map from its key to its [`Slot`].
+struct Slots<'a, O> {
+    /// The pieces put before the first, the latest first.
+    front: Vec<Option<Piece<'a, O>>>,
+    /// The lower pieces, then those appended.
+    rest: Vec<Option<Piece<'a, O>>>,
+    /// Where each key's pieces are, in the order of the list. A key is on
+    /// one piece, but for the preamble, whose key an empty heading (`#`)
+    /// may also have.
+    by_key: HashMap<Key, VecDeque<Slot>>,
+}
+
+impl<'a, O> Slots<'a, O> {
+    /// The lower body's `pieces`, found by key.
+    fn new(pieces: Vec<Piece<'a, O>>) -> Self {
+        let rest: Vec<Option<Piece<'a, O>>> = pieces.into_iter().map(Some).collect();
+        let mut by_key: HashMap<Key, VecDeque<Slot>> = HashMap::with_capacity(rest.len());
+        for (i, p) in rest.iter().enumerate() {
+            if let Some(k) = p.as_ref().and_then(|p| p.key.as_ref()) {
+                by_key
+                    .entry(k.clone())
+                    .or_default()
+                    .push_back(Slot::Rest(i));
+            }
+        }
+        Slots {
+            front: Vec::new(),
+            rest,
+            by_key,
         }
     }
-    // The gap after a piece and whatever was inserted after it: the one
-    // before the next section (inserted pieces have no key).
-    let mut next_section: Vec<usize> = Vec::new();
-    let mut placed: Vec<(usize, i64, Piece<'a, O>)> = Vec::with_capacity(inserts.len());
-    let mut in_first_gap = 0usize;
-    for (n, (anchor, text, line)) in inserts.into_iter().enumerate() {
-        // Later insertions go after earlier ones in a gap (`n`), or before
-        // them (`-n`).
-        let n = n as i64 + 1;
-        let gap = match &anchor {
-            Anchor::Start => {
-                // After the preamble, which is the body's opening text.
-                let after_preamble = in_first_gap == 0
-                    && list.first().is_some_and(|p| p.key == Some(Key::preamble()));
-                Some((usize::from(after_preamble), -n))
+
+    /// The place of the piece in `slot` (a hole once it is deleted).
+    fn at(&mut self, slot: Slot) -> &mut Option<Piece<'a, O>> {
+        match slot {
+            Slot::Front(i) => &mut self.front[i],
+            Slot::Rest(i) => &mut self.rest[i],
+        }
+    }
+
+    /// Deletes the first piece with `key`, as the layer's directive at
+    /// `line` says: what became of the directive.
+    fn delete(&mut self, key: Key, line: usize) -> Applied<'a, O> {
+        let found = self.by_key.get_mut(&key).and_then(VecDeque::pop_front);
+        match found {
+            Some(slot) => {
+                let removed = self.at(slot).take();
+                let removed = removed.expect("a piece in the map is in the list");
+                Applied::Deleted { key, line, removed }
             }
-            Anchor::End => Some((list.len(), n)),
-            Anchor::Before(k) => first.get(k).map(|&i| (i, n)),
-            Anchor::After(k) => first.get(k).map(|&i| {
-                if next_section.is_empty() {
-                    next_section = vec![list.len(); list.len()];
-                    let mut next = list.len();
-                    for j in (0..list.len()).rev() {
-                        next_section[j] = next;
-                        if list[j].key.is_some() {
-                            next = j;
-                        }
-                    }
-                }
-                (next_section[i], n)
+            None => Applied::Stale {
+                key,
+                line,
+                what: "delete",
+            },
+        }
+    }
+
+    /// Puts `new`, the layer's section with `key` at `line`, in place of
+    /// the first piece with that key (which it keeps as replaced) or, with
+    /// none, first (a preamble) or last; and what is said of it, as
+    /// `intent` asks (`lower`: there is a lower body it changes).
+    fn put(
+        &mut self,
+        key: Key,
+        line: usize,
+        new: Piece<'a, O>,
+        intent: Intent,
+        lower: bool,
+    ) -> Option<Applied<'a, O>> {
+        if let Some(slot) = self.by_key.get(&key).and_then(|q| q.front().copied()) {
+            let piece = self.at(slot).as_mut();
+            let piece = piece.expect("a piece in the map is in the list");
+            let old = std::mem::replace(piece, new);
+            let mut replaced = vec![(old.text, old.origin)];
+            replaced.extend(old.replaced);
+            piece.replaced = replaced;
+            return (intent == Intent::Add).then_some(Applied::NotNew { key, line });
+        }
+        let said = match intent {
+            Intent::Replace => Some(Applied::Stale {
+                key: key.clone(),
+                line,
+                what: "replace",
             }),
+            Intent::Add => Some(Applied::Added {
+                key: key.clone(),
+                line,
+            }),
+            Intent::Either if lower && key != Key::preamble() => Some(Applied::Unmarked {
+                key: key.clone(),
+                line,
+            }),
+            Intent::Either => None,
         };
-        match (gap, anchor) {
-            (Some((g, order)), _) => {
-                in_first_gap += usize::from(g == 0);
-                placed.push((
-                    g,
-                    order,
-                    Piece {
-                        key: None,
-                        text: Cow::Borrowed(text),
-                        origin: line_origin(line),
-                        replaced: Vec::new(),
-                    },
-                ));
-            }
+        // A new preamble goes first; a new section last. Nothing else has
+        // the key (none was found).
+        let preamble = key == Key::preamble();
+        let q = self.by_key.entry(key).or_default();
+        if preamble {
+            q.push_front(Slot::Front(self.front.len()));
+            self.front.push(Some(new));
+        } else {
+            q.push_back(Slot::Rest(self.rest.len()));
+            self.rest.push(Some(new));
+        }
+        said
+    }
+
+    /// The pieces in order, the deleted ones gone.
+    fn into_list(self) -> Vec<Piece<'a, O>> {
+        let Slots { front, rest, .. } = self;
+        front.into_iter().rev().chain(rest).flatten().collect()
+    }
+}
+
+/// `list` with the insertions `inserts` (anchor, text, line) placed, after
+/// the sections are in place, so an anchor may name a section this layer
+/// added. One whose anchor names no section is stale, said in `applied`.
+fn insert<'a, O: Clone>(
+    list: Vec<Piece<'a, O>>,
+    inserts: Vec<(Anchor, &'a str, usize)>,
+    line_origin: &dyn Fn(usize) -> O,
+    applied: &mut Vec<Applied<'a, O>>,
+) -> Vec<Piece<'a, O>> {
+    let mut gaps = Gaps::new(&list);
+    let mut placed: Vec<(usize, i64, Piece<'a, O>)> = Vec::with_capacity(inserts.len());
+    for (n, (anchor, text, line)) in inserts.into_iter().enumerate() {
+        match (gaps.of(&anchor, n as i64 + 1), anchor) {
+            (Some((g, order)), _) => placed.push((
+                g,
+                order,
+                Piece {
+                    key: None,
+                    text: Cow::Borrowed(text),
+                    origin: line_origin(line),
+                    replaced: Vec::new(),
+                },
+            )),
             (None, Anchor::Before(key)) => applied.push(Applied::Stale {
                 key,
                 line,
@@ -993,7 +1005,7 @@ pub(crate) fn apply<'a, O: Clone>(
             (None, _) => {}
         }
     }
-    drop(first);
+    drop(gaps);
     placed.sort_unstable_by_key(|&(g, order, _)| (g, order));
     let mut out = Vec::with_capacity(list.len() + placed.len());
     let mut placed = placed.into_iter().peekable();
@@ -1004,7 +1016,73 @@ pub(crate) fn apply<'a, O: Clone>(
         out.push(p);
     }
     out.extend(placed.map(|(_, _, q)| q));
-    (out, applied)
+    out
+}
+
+/// Where insertions go into a list of pieces: gap `g` is before `list[g]`
+/// (gap `list.len()` at the end), and within a gap an insertion goes after
+/// those already there, or (at the start) before them.
+struct Gaps<'l, 'a, O> {
+    list: &'l [Piece<'a, O>],
+    /// The first piece with each key: the one an anchor names.
+    first: HashMap<&'l Key, usize>,
+    /// The gap after each piece and whatever was inserted after it: the
+    /// one before the next section (inserted pieces have no key). Made
+    /// when first needed.
+    next_section: Vec<usize>,
+    /// How many insertions went into the first gap.
+    in_first_gap: usize,
+}
+
+impl<'l, 'a, O> Gaps<'l, 'a, O> {
+    fn new(list: &'l [Piece<'a, O>]) -> Self {
+        let mut first = HashMap::with_capacity(list.len());
+        for (i, p) in list.iter().enumerate() {
+            if let Some(k) = &p.key {
+                first.entry(k).or_insert(i);
+            }
+        }
+        Gaps {
+            list,
+            first,
+            next_section: Vec::new(),
+            in_first_gap: 0,
+        }
+    }
+
+    /// The gap the `n`-th insertion (from 1) goes into, at `anchor`, and
+    /// its order there: later insertions go after earlier ones in a gap
+    /// (`n`), or before them (`-n`). `None` if the anchor names no section.
+    fn of(&mut self, anchor: &Anchor, n: i64) -> Option<(usize, i64)> {
+        let list = self.list;
+        let gap = match anchor {
+            Anchor::Start => {
+                // After the preamble, which is the body's opening text.
+                let after_preamble = self.in_first_gap == 0
+                    && list.first().is_some_and(|p| p.key == Some(Key::preamble()));
+                Some((usize::from(after_preamble), -n))
+            }
+            Anchor::End => Some((list.len(), n)),
+            Anchor::Before(k) => self.first.get(k).map(|&i| (i, n)),
+            Anchor::After(k) => self.first.get(k).copied().map(|i| {
+                if self.next_section.is_empty() {
+                    self.next_section = vec![list.len(); list.len()];
+                    let mut next = list.len();
+                    for j in (0..list.len()).rev() {
+                        self.next_section[j] = next;
+                        if list[j].key.is_some() {
+                            next = j;
+                        }
+                    }
+                }
+                (self.next_section[i], n)
+            }),
+        };
+        if let Some((0, _)) = gap {
+            self.in_first_gap += 1;
+        }
+        gap
+    }
 }
 
 /// The pieces joined into one body. Pieces that were written one after the
