@@ -43,7 +43,7 @@ use crate::merge::{Effective, Merged};
 use crate::spec::{MergeSpec, RawItemRule, ValueRule};
 use crate::text::{self, EXCERPT_CHARS};
 pub(crate) use flatten::{may_collide, problems as flatten_problems};
-use raw::{Normalizations, RawTarget};
+use raw::{Normalizations, RawTarget, RawTargetField};
 pub use search::TargetSearch;
 pub use switch::{Switch, switch};
 pub(crate) use switch::{shared_switch_problem, switch_problems, unknown_switch_targets};
@@ -263,83 +263,8 @@ impl Target {
                 Diagnostic::error(Some(path), DiagnosticKind::Spec { message }).at(pos),
             ])
         };
-        let (value, order) =
-            fragment::parse_yaml_keeping_order(text, "fields", MAX_TARGET_BYTES, "a target")
-                .map_err(|(pos, kind)| {
-                    Error::Invalid(vec![Diagnostic::error(Some(path), kind).at(pos)])
-                })?;
-        let value = value.unwrap_or(Value::Object(Map::new()));
-        let raw: RawTarget = RawTarget::deserialize(&value).map_err(|e| {
-            // The parse's error names no place: the target's schema finds
-            // the entry it stopped at, as an editor would show it.
-            let (pointer, key) =
-                crate::spec::deepest_misfit(&misfit_schema(), &value).unwrap_or_default();
-            let pos = fragment::locate(text, Syntax::Yaml, &pointer, key, 0);
-            Error::Invalid(vec![
-                Diagnostic::error(
-                    Some(path),
-                    DiagnosticKind::Spec {
-                        message: format!(
-                            "not a target file: {}",
-                            text::excerpt(&e.to_string(), 300)
-                        ),
-                    },
-                )
-                .at(pos),
-            ])
-        })?;
-        // The keys the file writes: in a file that extends another, the
-        // others are the base's.
-        let given = |key: &str| value.as_object().is_some_and(|m| m.contains_key(key));
-        if !SUPPORTED_VERSIONS.contains(&raw.version) {
-            return Err(fail(
-                "/version",
-                format!(
-                    "unsupported target version {} (this build reads version 1)",
-                    raw.version
-                ),
-            ));
-        }
-        if let Some(stem) = path.file_stem().and_then(|s| s.to_str())
-            && stem != raw.name
-            && path.extension().is_some()
-        {
-            return Err(fail(
-                "/name",
-                format!(
-                    "the target is named '{}' but its file is {}; name the file after it",
-                    text::excerpt(&raw.name, EXCERPT_CHARS),
-                    text::path(path)
-                ),
-            ));
-        }
-        if crate::layer::check_name(&raw.name).is_err() || raw.name.contains(char::is_whitespace) {
-            return Err(fail(
-                "/name",
-                "a target's name is one word, such as 'claude-code'".into(),
-            ));
-        }
-        if raw
-            .display_name
-            .as_deref()
-            .is_some_and(|d| d.trim().is_empty() || d.chars().count() > 64)
-        {
-            return Err(fail(
-                "/display_name",
-                "'display_name' is the consumer's name as people know it, 1 to 64 characters"
-                    .into(),
-            ));
-        }
-        for (i, d) in raw.detect.iter().flatten().enumerate() {
-            let ok =
-                (d.starts_with("~/") || d.starts_with('/')) && !d.split('/').any(|c| c == "..");
-            if !ok {
-                return Err(fail(
-                    &format!("/detect/{i}"),
-                    "'detect' lists paths below ~ or absolute ones, without '..'".into(),
-                ));
-            }
-        }
+        let (value, order, raw) = parse_target(text, path)?;
+        check_identity(&raw, path, &fail)?;
         // What the file inherits, when it extends a target.
         let base = match &raw.extends {
             None => None,
@@ -349,86 +274,30 @@ impl Target {
             })?),
         };
         let base_fields = base.as_ref().map(|b| b.fields.clone()).unwrap_or_default();
-        let mut fields = base_fields.clone();
-        let mut raw_fields = raw.fields;
-        for name in order
-            .iter()
-            .chain(raw_fields.keys().cloned().collect::<Vec<_>>().iter())
-        {
-            let Some(f) = raw_fields.remove(name) else {
-                continue;
-            };
-            let at = format!("/fields/{}", fragment::escape_pointer(name));
-            let Some(f) = f else {
-                // `null`: the base's field goes.
-                if base.is_none() {
-                    return Err(fail(
-                        &at,
-                        format!(
-                            "field '{}' is null, which removes a field of the target a file \
-                             extends, and this one extends none; give its rules, or '{{}}' for \
-                             none",
-                            text::excerpt(name, EXCERPT_CHARS)
-                        ),
-                    ));
-                }
-                fields.retain(|kept: &TargetField| &kept.name != name);
-                continue;
-            };
-            let field = check_field(name, f, &at).map_err(|(p, m)| fail(&p, m))?;
-            match fields.iter_mut().find(|kept| &kept.name == name) {
-                Some(kept) => *kept = field,
-                None => fields.push(field),
-            }
-        }
-        let translate = match (&base, given("translate")) {
-            (Some(b), false) => b.translate.clone(),
-            _ => check_translate(raw.translate).map_err(|(p, m)| fail(&p, m))?,
-        };
-        let (user_place, project_place) = match (&base, given("places")) {
-            (Some(b), false) => (b.user_place.clone(), b.project_place.clone()),
-            _ => (raw.places.user, raw.places.project),
-        };
-        for (scope, place) in [("user", &user_place), ("project", &project_place)] {
-            if let Some(p) = place
-                && (p.is_empty()
-                    || (scope == "project" && (p.starts_with('/') || p.starts_with('~'))))
-            {
-                return Err(fail(
-                    &format!("/places/{scope}"),
-                    format!(
-                        "the {scope} place must be {}",
-                        if scope == "project" {
-                            "a directory relative to the project's root"
-                        } else {
-                            "a directory, absolute or below ~"
-                        }
-                    ),
-                ));
-            }
-        }
+        let fields = merge_fields(
+            base_fields.clone(),
+            raw.fields,
+            &order,
+            base.is_some(),
+            &fail,
+        )?;
+        // The keys the file writes: in a file that extends another, the
+        // others are the base's.
+        let given = |key: &str| value.as_object().is_some_and(|m| m.contains_key(key));
         let inherit = |key: &str| base.as_ref().filter(|_| !given(key));
-        let other_fields_into = match inherit("other_fields_into") {
-            Some(b) => b.other_fields_into.clone(),
-            None => raw.other_fields_into,
+        let translate = match inherit("translate") {
+            Some(b) => b.translate.clone(),
+            None => check_translate(raw.translate).map_err(|(p, m)| fail(&p, m))?,
         };
-        if let Some(into) = &other_fields_into
-            && !fields
-                .iter()
-                .any(|f| &f.name == into && f.rule.types.contains(&crate::spec::ValueType::Object))
-        {
-            return Err(fail(
-                if given("other_fields_into") {
-                    "/other_fields_into"
-                } else {
-                    "/fields"
-                },
-                format!(
-                    "'other_fields_into' names '{}', which is not one of the target's fields of \
-                     type object",
-                    text::excerpt(into, EXCERPT_CHARS)
-                ),
-            ));
+        let (user_place, project_place) = inherit("places")
+            .map_or((raw.places.user, raw.places.project), |b| {
+                (b.user_place.clone(), b.project_place.clone())
+            });
+        check_places(user_place.as_deref(), project_place.as_deref(), &fail)?;
+        let other_fields_into = inherit("other_fields_into")
+            .map_or(raw.other_fields_into, |b| b.other_fields_into.clone());
+        if let Some(into) = &other_fields_into {
+            check_other_fields_into(into, &fields, given("other_fields_into"), &fail)?;
         }
         // The base's compiled constraints serve a target with its fields.
         let compiled = match &base {
@@ -436,22 +305,10 @@ impl Target {
             _ => Arc::new(OnceLock::new()),
         };
         let mut target = Target {
-            description: match inherit("description") {
-                Some(b) => b.description.clone(),
-                None => raw.description,
-            },
-            source: match inherit("source") {
-                Some(b) => b.source.clone(),
-                None => raw.source,
-            },
-            format: match inherit("format") {
-                Some(b) => b.format,
-                None => raw.format,
-            },
-            other_fields: match inherit("other_fields") {
-                Some(b) => b.other_fields,
-                None => raw.other_fields,
-            },
+            description: inherit("description").map_or(raw.description, |b| b.description.clone()),
+            source: inherit("source").map_or(raw.source, |b| b.source.clone()),
+            format: inherit("format").map_or(raw.format, |b| b.format),
+            other_fields: inherit("other_fields").map_or(raw.other_fields, |b| b.other_fields),
             renders_as: raw.name.clone(),
             name: raw.name,
             display_name: raw.display_name,
@@ -908,6 +765,196 @@ impl Target {
         }
         out
     }
+}
+
+/// The target file `text` (at `path`) read into its form, with the
+/// order its `fields` are written in. A file that does not fit the form
+/// is refused at the deepest entry the target's schema finds wrong, as an
+/// editor would show it.
+fn parse_target(text: &str, path: &Path) -> Result<(Value, Vec<String>, RawTarget)> {
+    let (value, order) =
+        fragment::parse_yaml_keeping_order(text, "fields", MAX_TARGET_BYTES, "a target").map_err(
+            |(pos, kind)| Error::Invalid(vec![Diagnostic::error(Some(path), kind).at(pos)]),
+        )?;
+    let value = value.unwrap_or(Value::Object(Map::new()));
+    let raw: RawTarget = RawTarget::deserialize(&value).map_err(|e| {
+        // The parse's error names no place: the target's schema finds
+        // the entry it stopped at, as an editor would show it.
+        let (pointer, key) =
+            crate::spec::deepest_misfit(&misfit_schema(), &value).unwrap_or_default();
+        let pos = fragment::locate(text, Syntax::Yaml, &pointer, key, 0);
+        Error::Invalid(vec![
+            Diagnostic::error(
+                Some(path),
+                DiagnosticKind::Spec {
+                    message: format!("not a target file: {}", text::excerpt(&e.to_string(), 300)),
+                },
+            )
+            .at(pos),
+        ])
+    })?;
+    Ok((value, order, raw))
+}
+
+/// Refuses a target (read from `path`) that this build cannot read, or
+/// whose name, display name or detected paths are not what a target's
+/// are: a version it does not know, a name that is not one word or not
+/// its file's, a display name empty or over 64 characters, a path to
+/// detect that is relative or climbs with `..`.
+fn check_identity(
+    raw: &RawTarget,
+    path: &Path,
+    fail: &dyn Fn(&str, String) -> Error,
+) -> Result<()> {
+    if !SUPPORTED_VERSIONS.contains(&raw.version) {
+        return Err(fail(
+            "/version",
+            format!(
+                "unsupported target version {} (this build reads version 1)",
+                raw.version
+            ),
+        ));
+    }
+    if let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+        && stem != raw.name
+        && path.extension().is_some()
+    {
+        return Err(fail(
+            "/name",
+            format!(
+                "the target is named '{}' but its file is {}; name the file after it",
+                text::excerpt(&raw.name, EXCERPT_CHARS),
+                text::path(path)
+            ),
+        ));
+    }
+    if crate::layer::check_name(&raw.name).is_err() || raw.name.contains(char::is_whitespace) {
+        return Err(fail(
+            "/name",
+            "a target's name is one word, such as 'claude-code'".into(),
+        ));
+    }
+    if raw
+        .display_name
+        .as_deref()
+        .is_some_and(|d| d.trim().is_empty() || d.chars().count() > 64)
+    {
+        return Err(fail(
+            "/display_name",
+            "'display_name' is the consumer's name as people know it, 1 to 64 characters".into(),
+        ));
+    }
+    for (i, d) in raw.detect.iter().flatten().enumerate() {
+        let ok = (d.starts_with("~/") || d.starts_with('/')) && !d.split('/').any(|c| c == "..");
+        if !ok {
+            return Err(fail(
+                &format!("/detect/{i}"),
+                "'detect' lists paths below ~ or absolute ones, without '..'".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The target's fields: those of the target it extends (`fields`, if
+/// `extends`), each replaced by the file's field of its name, then the
+/// file's new fields, in the order the file writes them (`order`). A
+/// field given as `null` removes the base's, which only a file that
+/// extends a target may do.
+fn merge_fields(
+    mut fields: Vec<TargetField>,
+    mut raw: std::collections::BTreeMap<String, Option<RawTargetField>>,
+    order: &[String],
+    extends: bool,
+    fail: &dyn Fn(&str, String) -> Error,
+) -> Result<Vec<TargetField>> {
+    for name in order
+        .iter()
+        .chain(raw.keys().cloned().collect::<Vec<_>>().iter())
+    {
+        let Some(f) = raw.remove(name) else {
+            continue;
+        };
+        let at = format!("/fields/{}", fragment::escape_pointer(name));
+        let Some(f) = f else {
+            // `null`: the base's field goes.
+            if !extends {
+                return Err(fail(
+                    &at,
+                    format!(
+                        "field '{}' is null, which removes a field of the target a file \
+                         extends, and this one extends none; give its rules, or '{{}}' for \
+                         none",
+                        text::excerpt(name, EXCERPT_CHARS)
+                    ),
+                ));
+            }
+            fields.retain(|kept: &TargetField| &kept.name != name);
+            continue;
+        };
+        let field = check_field(name, f, &at).map_err(|(p, m)| fail(&p, m))?;
+        match fields.iter_mut().find(|kept| &kept.name == name) {
+            Some(kept) => *kept = field,
+            None => fields.push(field),
+        }
+    }
+    Ok(fields)
+}
+
+/// Refuses an empty place, and a project place that is not relative to
+/// the project's root.
+fn check_places(
+    user: Option<&str>,
+    project: Option<&str>,
+    fail: &dyn Fn(&str, String) -> Error,
+) -> Result<()> {
+    for (scope, place) in [("user", user), ("project", project)] {
+        if let Some(p) = place
+            && (p.is_empty() || (scope == "project" && (p.starts_with('/') || p.starts_with('~'))))
+        {
+            return Err(fail(
+                &format!("/places/{scope}"),
+                format!(
+                    "the {scope} place must be {}",
+                    if scope == "project" {
+                        "a directory relative to the project's root"
+                    } else {
+                        "a directory, absolute or below ~"
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an `other_fields_into` that names none of the target's
+/// `fields` of type object; at the attribute when the file wrote it
+/// (`given`), else at the fields that lost the one it inherits.
+fn check_other_fields_into(
+    into: &str,
+    fields: &[TargetField],
+    given: bool,
+    fail: &dyn Fn(&str, String) -> Error,
+) -> Result<()> {
+    if fields
+        .iter()
+        .any(|f| f.name == into && f.rule.types.contains(&crate::spec::ValueType::Object))
+    {
+        return Ok(());
+    }
+    Err(fail(
+        if given {
+            "/other_fields_into"
+        } else {
+            "/fields"
+        },
+        format!(
+            "'other_fields_into' names '{}', which is not one of the target's fields of type \
+             object",
+            text::excerpt(into, EXCERPT_CHARS)
+        ),
+    ))
 }
 
 /// Field `name` of a target file (at JSON pointer `at`), checked; the
