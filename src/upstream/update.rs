@@ -109,141 +109,258 @@ pub fn plan(
     local: &BTreeMap<String, PathBuf>,
     options: &Options<'_>,
 ) -> Result<Plan> {
-    let refused = |path: &Path, message: String| Error::Refused {
+    let (file, old) = read_sources(paths, policy)?;
+    let planning = Planning {
+        project,
+        cache,
+        options,
+        lock: old.clone().unwrap_or_default(),
+        only: options.skills.iter().cloned().collect(),
+    };
+    let selected = planning.select(&file, &paths.lock)?;
+    if let Some(to) = options.to {
+        check_to(to, selected.len())?;
+    }
+    let mut fetched = BTreeMap::new();
+    let mut refs: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut pin = None;
+    for s in &file.sources {
+        let (f, git_ref, pinned) = planning.fetch(s, selected.contains(s.name.as_str()))?;
+        if let Some(to) = pinned {
+            pin = Some((s.name.clone(), to));
+        }
+        refs.insert(s.name.clone(), git_ref);
+        fetched.insert(s.name.clone(), f);
+    }
+    super::resolve(&file, &mut fetched, local, &paths.sources)?;
+    let mut new_lock = Lock::default();
+    let mut reports = Vec::new();
+    for s in &file.sources {
+        let git_ref = refs[&s.name].clone();
+        let (mut r, entry) = planning.compare(s, &fetched[&s.name], git_ref);
+        r.sets_ref = pin
+            .as_ref()
+            .filter(|(name, _)| *name == s.name)
+            .map(|(_, r)| r.clone());
+        r.moved |= r.sets_ref.is_some();
+        reports.push(r);
+        new_lock.sources.insert(s.name.clone(), entry);
+    }
+    let lock = planning.lock;
+    record_removed(&mut new_lock, &lock);
+    let dropped: Vec<String> = lock
+        .sources
+        .keys()
+        .filter(|n| !new_lock.sources.contains_key(*n))
+        .cloned()
+        .collect();
+    let moved = reports.iter().any(|r| r.moved) || !dropped.is_empty() || pin.is_some();
+    Ok(Plan {
+        report: UpdateReport {
+            moved,
+            written: false,
+            lock: paths.lock.clone(),
+            sources: reports,
+            dropped,
+            refused: false,
+        },
+        lock: new_lock,
+        old,
+        fetched,
+        pin,
+    })
+}
+
+/// The refusal of a project file at `path` that is not there or does not
+/// say what the update needs.
+fn refused(path: &Path, message: String) -> Error {
+    Error::Refused {
         kind: ErrorKind::NotFound,
         path: Some(PathBuf::from(crate::text::path(path))),
         message,
-    };
-    // The lock may be missing or out of step with the sources file: an
-    // update is how it is written again.
+    }
+}
+
+/// What an update starts from: the sources file, which must exist, and
+/// the lock, which may be missing or out of step with it (an update is
+/// how it is written again). A lock with merge-conflict markers counts as
+/// none: it is written again from the sources file, every source fetched
+/// at its ref.
+fn read_sources(paths: &Paths, policy: &Policy) -> Result<(SourcesFile, Option<Lock>)> {
     let file = SourcesFile::read(&paths.sources, policy)?.ok_or_else(|| {
         refused(
             &paths.sources,
             "does not exist; add a source with `bernstein skills add SOURCE`".into(),
         )
     })?;
-    // A lock with merge-conflict markers is written again from the
-    // sources file, every source fetched at its ref.
     let old = if super::lock::is_conflicted(&paths.lock) {
         None
     } else {
         Lock::read(&paths.lock)?
     };
-    let lock = old.clone().unwrap_or_default();
-    let only: BTreeSet<String> = options.skills.iter().cloned().collect();
-    for skill in &only {
-        if !lock
-            .sources
-            .values()
-            .any(|l| l.skills_taken().contains(skill.as_str()))
-        {
-            return Err(refused(
-                &paths.lock,
-                format!("no source provides skill '{}'", crate::text::escape(skill)),
-            ));
-        }
-    }
-    // The sources to fetch again: those the skills named come from.
-    let selected: BTreeSet<&str> = file
-        .sources
-        .iter()
-        .filter(|s| {
-            only.is_empty()
-                || lock
-                    .sources
-                    .get(&s.name)
-                    .is_some_and(|l| l.skills_taken().iter().any(|k| only.contains(*k)))
-        })
-        .map(|s| s.name.as_str())
-        .collect();
-    if let Some(to) = options.to {
-        if selected.len() != 1 {
-            return Err(Error::Refused {
-                kind: ErrorKind::InvalidInput,
-                path: None,
-                message: format!(
-                    "--to names one ref, and this update fetches {} sources; name a skill of one source",
-                    selected.len()
-                ),
-            });
-        }
-        super::sources::check_ref(to).map_err(|m| Error::Refused {
+    Ok((file, old))
+}
+
+/// Refuses `--to` (ref `to`) unless the update fetches one source
+/// (`selected` many), and a ref no source may name.
+fn check_to(to: &str, selected: usize) -> Result<()> {
+    if selected != 1 {
+        return Err(Error::Refused {
             kind: ErrorKind::InvalidInput,
             path: None,
-            message: format!("--to {}: {m}", crate::text::escape(to)),
-        })?;
+            message: format!(
+                "--to names one ref, and this update fetches {selected} sources; name a skill of one source"
+            ),
+        });
     }
-    let mut fetched = BTreeMap::new();
-    let mut refs: BTreeMap<String, Option<String>> = BTreeMap::new();
-    let mut pin = None;
-    for s in &file.sources {
-        let locked = lock.sources.get(&s.name);
-        let step = locked.map(|l| out_of_step(s, l)).unwrap_or_default();
-        if selected.contains(s.name.as_str()) || locked.is_none() || step.contains(&"ref") {
-            let rev = options
-                .to
-                .filter(|_| selected.contains(s.name.as_str()))
-                .or(s.git_ref.as_deref());
-            let f = git::fetch(&git::Want {
-                url: &s.url,
-                rev,
-                path: s.path.as_deref(),
-                plugin: s.plugin.as_deref(),
-                skills: s.skills.as_deref(),
-                discover: false,
-            })?;
-            if f.kind == Some(RefKind::Commit) {
-                history::check_in_ref(&s.url, rev, &f.commit, "the ref")?;
-            }
-            super::check::as_layer(project.spec, &s.name, &f)?;
-            // The lock records the ref as sources.toml names it; `--to`'s
-            // is recorded in both, a commit by its full id.
-            let mut recorded = s.git_ref.clone();
-            if let Some(to) = options.to.filter(|_| selected.contains(s.name.as_str())) {
-                let to = if f.kind == Some(RefKind::Commit) {
-                    f.commit.clone()
-                } else {
-                    to.to_owned()
-                };
-                if s.git_ref.as_deref() != Some(to.as_str()) {
-                    pin = Some((s.name.clone(), to.clone()));
-                }
-                recorded = Some(to);
-            }
-            refs.insert(s.name.clone(), recorded);
-            fetched.insert(s.name.clone(), f);
-        } else if let Some(l) = locked.filter(|_| !step.is_empty()) {
-            // Only the url, path or skills changed: the same commit, taken
-            // again as sources.toml now says, still in the ref's history.
-            history::check_in_ref(&s.url, s.git_ref.as_deref(), &l.commit, "the lock")?;
-            let f = git::fetch(&git::Want {
-                url: &s.url,
-                rev: Some(&l.commit),
-                path: s.path.as_deref(),
-                plugin: s.plugin.as_deref(),
-                skills: s.skills.as_deref(),
-                discover: false,
-            })?;
-            super::check::as_layer(project.spec, &s.name, &f)?;
-            refs.insert(s.name.clone(), s.git_ref.clone());
-            fetched.insert(s.name.clone(), f);
-        } else if let Some(l) = locked {
-            fetched.insert(s.name.clone(), super::load_locked(cache, &s.name, l)?.0);
-            refs.insert(s.name.clone(), l.git_ref.clone());
+    super::sources::check_ref(to).map_err(|m| Error::Refused {
+        kind: ErrorKind::InvalidInput,
+        path: None,
+        message: format!("--to {}: {m}", crate::text::escape(to)),
+    })
+}
+
+/// What source `s` asks to fetch, at `rev`.
+fn want<'s>(s: &'s SourceSpec, rev: Option<&'s str>) -> git::Want<'s> {
+    git::Want {
+        url: &s.url,
+        rev,
+        path: s.path.as_deref(),
+        plugin: s.plugin.as_deref(),
+        skills: s.skills.as_deref(),
+        discover: false,
+    }
+}
+
+/// Records in `new_lock` what upstream removed from each source since
+/// `lock`, until a source has it again.
+fn record_removed(new_lock: &mut Lock, lock: &Lock) {
+    let taken: BTreeSet<String> = new_lock
+        .sources
+        .values()
+        .flat_map(|l| l.skills_taken())
+        .map(str::to_owned)
+        .collect();
+    for (name, entry) in &mut new_lock.sources {
+        if let Some(old) = lock.sources.get(name) {
+            entry.removed = removed_upstream(old, entry, &taken);
         }
     }
-    super::resolve(&file, &mut fetched, local, &paths.sources)?;
-    let mut new_lock = Lock::default();
-    let mut reports = Vec::new();
-    for s in &file.sources {
-        let f = &fetched[&s.name];
-        let git_ref = refs[&s.name].clone();
+}
+
+/// One update being planned: what it judges with, and the lock it
+/// started from.
+struct Planning<'a, 'p> {
+    project: &'a report::Project<'p>,
+    cache: &'a Cache,
+    options: &'a Options<'a>,
+    /// The lock as it was (empty when there is none).
+    lock: Lock,
+    /// The skills the update is for (`--skill`; none: every skill).
+    only: BTreeSet<String>,
+}
+
+impl Planning<'_, '_> {
+    /// The sources to fetch again: those the skills the update is for
+    /// come from, every one when it is for all. A skill no source
+    /// provides (as `lock`, the lock's file, says) is refused.
+    fn select<'f>(&self, file: &'f SourcesFile, lock: &Path) -> Result<BTreeSet<&'f str>> {
+        let takes = |l: &LockedSource, skill: &str| l.skills_taken().contains(skill);
+        for skill in &self.only {
+            if !self.lock.sources.values().any(|l| takes(l, skill)) {
+                return Err(refused(
+                    lock,
+                    format!("no source provides skill '{}'", crate::text::escape(skill)),
+                ));
+            }
+        }
+        Ok(file
+            .sources
+            .iter()
+            .filter(|s| {
+                self.only.is_empty()
+                    || self
+                        .lock
+                        .sources
+                        .get(&s.name)
+                        .is_some_and(|l| l.skills_taken().iter().any(|k| self.only.contains(*k)))
+            })
+            .map(|s| s.name.as_str())
+            .collect())
+    }
+
+    /// Source `s`'s files as the new lock takes them, the ref the lock
+    /// records for it, and the ref sources.toml is to record (`--to`):
+    /// fetched at its ref when it is `selected`, new, or its ref changed
+    /// (at `--to`'s, for the source it names); the locked commit fetched
+    /// again when only its url, path or skills changed; else the locked
+    /// files from the cache.
+    fn fetch(
+        &self,
+        s: &SourceSpec,
+        selected: bool,
+    ) -> Result<(Fetched, Option<String>, Option<String>)> {
+        let locked = self.lock.sources.get(&s.name);
+        let step = locked.map(|l| out_of_step(s, l)).unwrap_or_default();
+        if selected || locked.is_none() || step.contains(&"ref") {
+            return self.fetch_anew(s, selected);
+        }
+        let l = locked.expect("a source not locked is fetched anew");
+        if step.is_empty() {
+            let f = super::load_locked(self.cache, &s.name, l)?.0;
+            return Ok((f, l.git_ref.clone(), None));
+        }
+        // Only the url, path or skills changed: the same commit, taken
+        // again as sources.toml now says, still in the ref's history.
+        history::check_in_ref(&s.url, s.git_ref.as_deref(), &l.commit, "the lock")?;
+        let f = git::fetch(&want(s, Some(&l.commit)))?;
+        super::check::as_layer(self.project.spec, &s.name, &f)?;
+        Ok((f, s.git_ref.clone(), None))
+    }
+
+    /// Source `s` fetched at its ref, or at `--to`'s when it is the
+    /// `selected` one, and checked as a layer; see [`Planning::fetch`].
+    fn fetch_anew(
+        &self,
+        s: &SourceSpec,
+        selected: bool,
+    ) -> Result<(Fetched, Option<String>, Option<String>)> {
+        let to = self.options.to.filter(|_| selected);
+        let rev = to.or(s.git_ref.as_deref());
+        let f = git::fetch(&want(s, rev))?;
+        if f.kind == Some(RefKind::Commit) {
+            history::check_in_ref(&s.url, rev, &f.commit, "the ref")?;
+        }
+        super::check::as_layer(self.project.spec, &s.name, &f)?;
+        // The lock records the ref as sources.toml names it; `--to`'s
+        // is recorded in both, a commit by its full id.
+        let Some(to) = to else {
+            return Ok((f, s.git_ref.clone(), None));
+        };
+        let to = if f.kind == Some(RefKind::Commit) {
+            f.commit.clone()
+        } else {
+            to.to_owned()
+        };
+        let pin = (s.git_ref.as_deref() != Some(to.as_str())).then(|| to.clone());
+        Ok((f, Some(to), pin))
+    }
+
+    /// What source `s` brings, fetched as `f` and recorded at `git_ref`,
+    /// compared with its locked entry, and the new entry.
+    fn compare(
+        &self,
+        s: &SourceSpec,
+        f: &Fetched,
+        git_ref: Option<String>,
+    ) -> (SourceReport, LockedSource) {
+        let cache = self.cache;
         let spec_now = SourceSpec {
             git_ref: git_ref.clone(),
             ..s.clone()
         };
         let entry = super::entry(&spec_now, git_ref.as_deref(), f);
-        let old = lock.sources.get(&s.name);
+        let old = self.lock.sources.get(&s.name);
         let old_dir = old
             .filter(|o| cache.has(&s.name, o) && cache.verify(&s.name, o).is_ok())
             .map(|o| cache.dir_of(&s.name, o));
@@ -270,50 +387,10 @@ pub fn plan(
             new: &entry,
             fetched: f,
         };
-        let mut r: SourceReport = report::compare(project, &s.name, &sides, &only);
+        let mut r: SourceReport = report::compare(self.project, &s.name, &sides, &self.only);
         annotate(&mut r, s, old, &entry, f);
-        r.sets_ref = pin
-            .as_ref()
-            .filter(|(name, _)| *name == s.name)
-            .map(|(_, r)| r.clone());
-        r.moved |= r.sets_ref.is_some();
-        reports.push(r);
-        new_lock.sources.insert(s.name.clone(), entry);
+        (r, entry)
     }
-    // What upstream removed from each source since the lock, recorded
-    // until a source has it again.
-    let taken: BTreeSet<String> = new_lock
-        .sources
-        .values()
-        .flat_map(|l| l.skills_taken())
-        .map(str::to_owned)
-        .collect();
-    for (name, entry) in &mut new_lock.sources {
-        if let Some(old) = lock.sources.get(name) {
-            entry.removed = removed_upstream(old, entry, &taken);
-        }
-    }
-    let dropped: Vec<String> = lock
-        .sources
-        .keys()
-        .filter(|n| !new_lock.sources.contains_key(*n))
-        .cloned()
-        .collect();
-    let moved = reports.iter().any(|r| r.moved) || !dropped.is_empty() || pin.is_some();
-    Ok(Plan {
-        report: UpdateReport {
-            moved,
-            written: false,
-            lock: paths.lock.clone(),
-            sources: reports,
-            dropped,
-            refused: false,
-        },
-        lock: new_lock,
-        old,
-        fetched,
-        pin,
-    })
 }
 
 /// The lock's `removed` for a source locked as `old` and now as `new`:
