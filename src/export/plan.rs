@@ -358,158 +358,185 @@ impl Ctx<'_> {
                 kind.words()
             ));
         }
-        let nothing_there = on_disk.is_none() || blocked_dir.is_some();
         // The skill's directories, opened once: by the walk for files
         // export did not write, then reused by every file's comparison.
         let cache = outdir::Cache::default();
         let walked = (self.format == Format::Skill && on_disk == Some(EntryKind::Dir))
             .then(|| self.out.leaves(name, outdir::MAX_SKILL_ENTRIES, &cache));
+        let place = Place {
+            name,
+            nothing_there: on_disk.is_none() || blocked_dir.is_some(),
+            walked: walked.as_ref(),
+            cache: &cache,
+        };
         let mut seen = BTreeSet::new();
         for f in files.unwrap_or_default() {
             seen.insert(f.rel.as_str());
-            let rec = old.and_then(|o| o.get(&f.rel));
-            let known = rec.map(FileRecord::known).unwrap_or_default();
-            let probe = if nothing_there || !may_be_there(walked.as_ref(), &f.rel) {
-                Probe::Missing
-            } else {
-                self.out.probe(&f.rel, Some(&f.bytes), &known, &cache)
-            };
-            let shown = excerpt(self.shown(name, &f.rel), EXCERPT_CHARS);
-            let (action, was) = match probe {
-                Probe::Missing => {
-                    if self.all_lines {
-                        push_line(&mut plan.changed, format!("+ {shown}"));
-                    }
-                    (Action::Write, None)
-                }
-                Probe::File {
-                    holds: Holds::New,
-                    executable,
-                } if executable == f.executable => (Action::Keep, None),
-                Probe::File {
-                    holds: Holds::New, ..
-                } => {
-                    if self.all_lines {
-                        push_line(
-                            &mut plan.changed,
-                            format!(
-                                "~ {shown} (execute bit {})",
-                                if f.executable { "missing" } else { "set" }
-                            ),
-                        );
-                    }
-                    (Action::Write, None)
-                }
-                Probe::File {
-                    holds: Holds::Known(i),
-                    ..
-                } => {
-                    if self.all_lines {
-                        self.diff(name, &f.rel, &f.bytes, "", &mut plan.changed, &cache);
-                    }
-                    (Action::Write, Some(known[i]))
-                }
-                Probe::File {
-                    holds: Holds::Other,
-                    ..
-                } => {
-                    let note = if rec.is_some() {
-                        ""
-                    } else {
-                        " (not written by export)"
-                    };
-                    self.diff(name, &f.rel, &f.bytes, note, &mut plan.hand_edited, &cache);
-                    (Action::Write, None)
-                }
-                Probe::Blocked(what) => {
-                    push_line(
-                        &mut plan.hand_edited,
-                        format!("! {}", self.blocked(name, &what)),
-                    );
-                    (Action::Write, None)
-                }
-            };
-            plan.files.push(FilePlan {
-                rel: f.rel.clone(),
-                new: Some(f.record()),
-                action,
-                was,
-            });
+            let file = self.plan_write(&place, f, old.and_then(|o| o.get(&f.rel)), &mut plan);
+            plan.files.push(file);
         }
         for (rel, rec) in old.into_iter().flat_map(SkillRecord::files) {
-            if seen.contains(rel) {
-                continue;
+            if !seen.contains(rel) {
+                let file = self.plan_removal(&place, rel, rec, &mut plan);
+                plan.files.push(file);
             }
-            let probe = if nothing_there || !may_be_there(walked.as_ref(), rel) {
-                Probe::Missing
-            } else {
-                self.out.probe(rel, None, &rec.known(), &cache)
-            };
-            let shown = excerpt(self.shown(name, rel), EXCERPT_CHARS);
-            let action = match probe {
-                Probe::Missing => Action::Forget,
-                Probe::File {
-                    holds: Holds::Known(_) | Holds::New,
-                    ..
-                } => {
-                    if self.all_lines {
-                        push_line(&mut plan.changed, format!("- {shown}"));
-                    }
-                    Action::Remove
-                }
-                Probe::File {
-                    holds: Holds::Other,
-                    ..
-                } => {
-                    push_line(
-                        &mut plan.hand_edited,
-                        format!("~ {shown} (export would remove it)"),
-                    );
-                    Action::Remove
-                }
-                Probe::Blocked(what) => {
-                    push_line(
-                        &mut plan.hand_edited,
-                        format!("! {}", self.blocked(name, &what)),
-                    );
-                    Action::Remove
-                }
-            };
-            plan.files.push(FilePlan {
-                rel: rel.to_owned(),
-                new: None,
-                action,
-                was: None,
-            });
         }
         if let Some((leaves, cut)) = walked {
-            // The files export lists and the directories above them: a
-            // leaf among those is in the way of a file (a hand edit), not
-            // an addition.
-            let mut listed: BTreeSet<&str> = BTreeSet::new();
-            for f in &plan.files {
-                let mut rel = f.rel.as_str();
-                listed.insert(rel);
-                while let Some((parent, _)) = rel.rsplit_once('/') {
-                    if !listed.insert(parent) {
-                        break;
-                    }
-                    rel = parent;
-                }
-            }
-            for (rel, kind) in leaves {
-                if kind == EntryKind::Dir || listed.contains(rel.as_str()) {
-                    continue;
-                }
-                if plan.hand_added.len() < MAX_LINES {
-                    plan.hand_added.push(rel);
-                } else {
-                    plan.hand_added_more += 1;
-                }
-            }
+            hand_added(&mut plan, leaves);
             plan.walk_cut = cut;
         }
         plan
+    }
+
+    /// What is at `rel` in a skill's `place`, compared with what export
+    /// writes there (`expected`, if it writes it) and the digests the
+    /// record knows for it (`known`). A file that cannot be there is not
+    /// looked for.
+    fn probe(
+        &self,
+        place: &Place,
+        rel: &str,
+        expected: Option<&[u8]>,
+        known: &[(Digest, u64)],
+    ) -> Probe {
+        if place.nothing_there || !may_be_there(place.walked, rel) {
+            Probe::Missing
+        } else {
+            self.out.probe(rel, expected, known, place.cache)
+        }
+    }
+
+    /// Plans writing file `f` of the skill at `place` (`rec`: its record
+    /// entry): kept when it holds what export writes, else written; the
+    /// lines of `plan` say how it differs, and what stands in the way.
+    fn plan_write(
+        &self,
+        place: &Place,
+        f: &OutFile,
+        rec: Option<&FileRecord>,
+        plan: &mut Plan,
+    ) -> FilePlan {
+        let name = place.name;
+        let known = rec.map(FileRecord::known).unwrap_or_default();
+        let probe = self.probe(place, &f.rel, Some(&f.bytes), &known);
+        let shown = excerpt(self.shown(name, &f.rel), EXCERPT_CHARS);
+        let (action, was) = match probe {
+            Probe::Missing => {
+                if self.all_lines {
+                    push_line(&mut plan.changed, format!("+ {shown}"));
+                }
+                (Action::Write, None)
+            }
+            Probe::File {
+                holds: Holds::New,
+                executable,
+            } if executable == f.executable => (Action::Keep, None),
+            Probe::File {
+                holds: Holds::New, ..
+            } => {
+                if self.all_lines {
+                    push_line(
+                        &mut plan.changed,
+                        format!(
+                            "~ {shown} (execute bit {})",
+                            if f.executable { "missing" } else { "set" }
+                        ),
+                    );
+                }
+                (Action::Write, None)
+            }
+            Probe::File {
+                holds: Holds::Known(i),
+                ..
+            } => {
+                if self.all_lines {
+                    self.diff(name, &f.rel, &f.bytes, "", &mut plan.changed, place.cache);
+                }
+                (Action::Write, Some(known[i]))
+            }
+            Probe::File {
+                holds: Holds::Other,
+                ..
+            } => {
+                let note = if rec.is_some() {
+                    ""
+                } else {
+                    " (not written by export)"
+                };
+                self.diff(
+                    name,
+                    &f.rel,
+                    &f.bytes,
+                    note,
+                    &mut plan.hand_edited,
+                    place.cache,
+                );
+                (Action::Write, None)
+            }
+            Probe::Blocked(what) => {
+                push_line(
+                    &mut plan.hand_edited,
+                    format!("! {}", self.blocked(name, &what)),
+                );
+                (Action::Write, None)
+            }
+        };
+        FilePlan {
+            rel: f.rel.clone(),
+            new: Some(f.record()),
+            action,
+            was,
+        }
+    }
+
+    /// Plans removing file `rel` of the skill at `place`, which its record
+    /// entry lists (as `rec`) and export no longer writes: forgotten when
+    /// it is not there, else removed; the lines of `plan` say so, and what
+    /// was changed by hand.
+    fn plan_removal(
+        &self,
+        place: &Place,
+        rel: &str,
+        rec: &FileRecord,
+        plan: &mut Plan,
+    ) -> FilePlan {
+        let probe = self.probe(place, rel, None, &rec.known());
+        let shown = excerpt(self.shown(place.name, rel), EXCERPT_CHARS);
+        let action = match probe {
+            Probe::Missing => Action::Forget,
+            Probe::File {
+                holds: Holds::Known(_) | Holds::New,
+                ..
+            } => {
+                if self.all_lines {
+                    push_line(&mut plan.changed, format!("- {shown}"));
+                }
+                Action::Remove
+            }
+            Probe::File {
+                holds: Holds::Other,
+                ..
+            } => {
+                push_line(
+                    &mut plan.hand_edited,
+                    format!("~ {shown} (export would remove it)"),
+                );
+                Action::Remove
+            }
+            Probe::Blocked(what) => {
+                push_line(
+                    &mut plan.hand_edited,
+                    format!("! {}", self.blocked(place.name, &what)),
+                );
+                Action::Remove
+            }
+        };
+        FilePlan {
+            rel: rel.to_owned(),
+            new: None,
+            action,
+            was: None,
+        }
     }
 
     /// How much of skill `name`'s record entry `rec` is honoured (see
@@ -593,6 +620,48 @@ impl Ctx<'_> {
                 .and_then(|r| r.strip_prefix('/'))
                 .unwrap_or(what)
                 .to_owned(),
+        }
+    }
+}
+
+/// A skill's place, as planning it finds it.
+struct Place<'p> {
+    /// The skill.
+    name: &'p str,
+    /// Nothing is there, or something that is not the directory export
+    /// writes: no file below it is looked for (a link is never followed).
+    nothing_there: bool,
+    /// What the walk of its directory found: its leaves, and whether the
+    /// walk stopped at its caps.
+    walked: Option<&'p (Vec<(String, EntryKind)>, bool)>,
+    /// Its directories, opened once.
+    cache: &'p outdir::Cache,
+}
+
+/// Lists in `plan` the `leaves` of a skill's directory that export did
+/// not write: the files it plans and the directories above them are its
+/// own, and a leaf among those is in the way of a file (a hand edit), not
+/// an addition.
+fn hand_added(plan: &mut Plan, leaves: Vec<(String, EntryKind)>) {
+    let mut listed: BTreeSet<&str> = BTreeSet::new();
+    for f in &plan.files {
+        let mut rel = f.rel.as_str();
+        listed.insert(rel);
+        while let Some((parent, _)) = rel.rsplit_once('/') {
+            if !listed.insert(parent) {
+                break;
+            }
+            rel = parent;
+        }
+    }
+    for (rel, kind) in leaves {
+        if kind == EntryKind::Dir || listed.contains(rel.as_str()) {
+            continue;
+        }
+        if plan.hand_added.len() < MAX_LINES {
+            plan.hand_added.push(rel);
+        } else {
+            plan.hand_added_more += 1;
         }
     }
 }
