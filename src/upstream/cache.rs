@@ -21,6 +21,7 @@ use crate::beneath::EntryKind;
 use crate::beneath::lock::{Held, Share, Wait};
 use crate::beneath::private::{LockRefusal, PrivateDir};
 use crate::beneath::walk::{MAX_DEPTH, Tree, Unlisted};
+use crate::beneath::write::NewTree;
 use crate::digest::Digest;
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::files::FileLimits;
@@ -357,10 +358,52 @@ impl Cache {
         out
     }
 
+    /// Lays out the fetched files, as an entry holds them, in a new
+    /// directory of the cache (made private when missing), or of the
+    /// temporary directory when the cache cannot hold one: for the check
+    /// that reads them as a layer ([`super::check::as_layer`]), then, in
+    /// the cache, renamed into place by [`Cache::store`], so that every
+    /// file is written once.
+    pub fn stage(&self, fetched: &Fetched) -> Result<Staged> {
+        let fail = |path: &Path, e: std::io::Error| Error::Write {
+            path: PathBuf::from(crate::text::path(path)),
+            source: e,
+        };
+        let tree = match self.private_dir(true) {
+            Ok(Some(parent)) => parent.new_tree(".tmp-").map_err(|e| fail(&self.dir, e)),
+            _ => {
+                let temp = std::env::temp_dir();
+                NewTree::create_in(&temp, "bernstein-check-").map_err(|e| fail(&temp, e))
+            }
+        };
+        let tree = tree?;
+        for (file, bytes) in &fetched.files {
+            let mode = if fetched.executable.contains(file) {
+                0o755
+            } else {
+                0o644
+            };
+            tree.add(Path::new(file), bytes, mode, true)
+                .map_err(|e| fail(&tree.path().join(file), e))?;
+        }
+        Ok(Staged {
+            tree,
+            files: fetched.files.keys().cloned().collect(),
+            executable: fetched.executable.clone(),
+        })
+    }
+
     /// Writes the fetched files as the entry of `locked` (whose digests
-    /// they must match), whole or not at all; an entry already there is
+    /// they must match), whole or not at all, renaming `staged` into place
+    /// when it holds them ([`Cache::stage`]); an entry already there is
     /// verified instead.
-    pub fn store(&self, name: &str, locked: &LockedSource, fetched: &Fetched) -> Result<PathBuf> {
+    pub fn store(
+        &self,
+        name: &str,
+        locked: &LockedSource,
+        fetched: &Fetched,
+        staged: Option<Staged>,
+    ) -> Result<PathBuf> {
         let dir = self.dir_of(name, locked);
         let fail = |path: &Path, e: std::io::Error| Error::Write {
             path: PathBuf::from(crate::text::path(path)),
@@ -374,8 +417,6 @@ impl Cache {
             })?;
             return Ok(dir);
         }
-        let parent = self.private_dir(true)?.expect("made when missing");
-        let tree = parent.new_tree(".tmp-").map_err(|e| fail(&self.dir, e))?;
         for (file, bytes) in &fetched.files {
             if locked.digest(file) != Some(Digest::of(bytes)) {
                 return Err(Error::Refused {
@@ -387,13 +428,6 @@ impl Cache {
                     ),
                 });
             }
-            let mode = if fetched.executable.contains(file) {
-                0o755
-            } else {
-                0o644
-            };
-            tree.add(Path::new(file), bytes, mode, true)
-                .map_err(|e| fail(&tree.path().join(file), e))?;
         }
         if fetched.files.len() != locked.files.len() {
             return Err(Error::Refused {
@@ -402,6 +436,12 @@ impl Cache {
                 message: "the fetched files are not the locked ones; nothing was written".into(),
             });
         }
+        // The tree the check read, when it holds these very files; else
+        // they are laid out now.
+        let tree = match staged.filter(|s| s.holds(fetched)) {
+            Some(Staged { tree, .. }) if tree.path().starts_with(&self.dir) => tree,
+            _ => self.stage(fetched)?.tree,
+        };
         let leaf = dir.file_name().expect("an entry's name");
         match tree.install(leaf) {
             Ok(()) => Ok(dir),
@@ -416,6 +456,28 @@ impl Cache {
             }
             Err(e) => Err(fail(&dir, e)),
         }
+    }
+}
+
+/// Fetched files laid out by [`Cache::stage`]; removed when dropped
+/// before [`Cache::store`] installs them.
+#[derive(Debug)]
+pub struct Staged {
+    tree: NewTree,
+    files: BTreeSet<String>,
+    executable: BTreeSet<String>,
+}
+
+impl Staged {
+    /// The directory that holds the files, one directory per skill.
+    pub fn path(&self) -> &Path {
+        self.tree.path()
+    }
+
+    /// Does it hold exactly `fetched`'s files (a source that lost a skill
+    /// to another, `[prefer]`, holds fewer)?
+    fn holds(&self, fetched: &Fetched) -> bool {
+        self.executable == fetched.executable && self.files.iter().eq(fetched.files.keys())
     }
 }
 

@@ -14,37 +14,25 @@
 
 use std::path::{Path, PathBuf};
 
-use super::git::Fetched;
-use crate::beneath::write::NewTree;
 use crate::error::{Diagnostic, DiagnosticKind, Error, Result, Severity};
 use crate::source::Layers;
 use crate::source::confine::Boundary;
 use crate::spec::MergeSpec;
 
-/// Refuses `fetched` (of source `source`) when the layer reader refuses
-/// any of it: every problem, each at the file it is about, named
-/// `SOURCE@COMMIT/SKILL/PATH`.
-pub fn as_layer(spec: &MergeSpec, source: &str, fetched: &Fetched) -> Result<()> {
-    let write_error = |path: &Path, source: std::io::Error| Error::Write {
-        path: PathBuf::from(crate::text::path(path)),
-        source,
-    };
-    let temp = std::env::temp_dir();
-    let tmp = NewTree::create_in(&temp, "bernstein-check-").map_err(|e| write_error(&temp, e))?;
-    let top = tmp.path().to_path_buf();
-    let base = top.join("base");
-    for (file, bytes) in &fetched.files {
-        let rel = Path::new("base").join(file);
-        tmp.add(&rel, bytes, 0o666, false)
-            .map_err(|e| write_error(&top.join(&rel), e))?;
-    }
+/// Refuses what source `source` brings at `commit`, laid out in `dir`
+/// (one directory per skill: [`super::cache::Cache::stage`]), when the
+/// layer reader refuses any of it: every problem, each at the file it is
+/// about, named `SOURCE@COMMIT/SKILL/PATH`.
+pub fn as_layer(spec: &MergeSpec, source: &str, commit: &str, dir: &Path) -> Result<()> {
+    let base = dir.to_path_buf();
+    // No layer above: names no skill directory can have (a hidden entry).
     let layers = Layers::from_paths_in(
-        [base.clone(), top.join("team"), top.join("user")],
+        [base.clone(), dir.join(".team"), dir.join(".user")],
         &Boundary::default(),
     );
     let skills = crate::Skills::new(spec.clone(), layers, crate::fragment::DEFAULT_MAX_BYTES);
     let report = skills.validate(None, 1);
-    let commit = &fetched.commit[..fetched.commit.len().min(12)];
+    let commit = &commit[..commit.len().min(12)];
     let problems: Vec<Diagnostic> = report
         .diagnostics
         .into_iter()

@@ -24,9 +24,11 @@
 //! database calls it a security error): reported, and written only with
 //! `--accept-moved-tag`.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::cache::Staged;
 use super::git::{self, Fetched, RefKind};
 use super::history;
 use super::lock::{Lock, LockedSource};
@@ -57,6 +59,9 @@ pub struct Plan {
     pub fetched: BTreeMap<String, Fetched>,
     /// `--to`: the source whose ref sources.toml records, and the ref.
     pub pin: Option<(String, String)>,
+    /// The files of each source fetched now, laid out in the cache as the
+    /// check read them: what [`write()`] renames into place.
+    pub staged: BTreeMap<String, Staged>,
 }
 
 impl Plan {
@@ -116,6 +121,7 @@ pub fn plan(
         options,
         lock: old.clone().unwrap_or_default(),
         only: options.skills.iter().cloned().collect(),
+        staged: RefCell::default(),
     };
     let selected = planning.select(&file, &paths.lock)?;
     if let Some(to) = options.to {
@@ -168,6 +174,7 @@ pub fn plan(
         old,
         fetched,
         pin,
+        staged: planning.staged.into_inner(),
     })
 }
 
@@ -258,9 +265,22 @@ struct Planning<'a, 'p> {
     lock: Lock,
     /// The skills the update is for (`--skill`; none: every skill).
     only: BTreeSet<String>,
+    /// The files of each source fetched now, laid out in the cache as the
+    /// check read them.
+    staged: RefCell<BTreeMap<String, Staged>>,
 }
 
 impl Planning<'_, '_> {
+    /// Refuses what source `name` brings (`f`) when the layer reader
+    /// refuses any of it ([`super::check::as_layer`]), reading it where
+    /// [`Cache::stage`] laid it out, which is kept for [`write()`].
+    fn check(&self, name: &str, f: &Fetched) -> Result<()> {
+        let laid = self.cache.stage(f)?;
+        super::check::as_layer(self.project.spec, name, &f.commit, laid.path())?;
+        self.staged.borrow_mut().insert(name.to_owned(), laid);
+        Ok(())
+    }
+
     /// The sources to fetch again: those the skills the update is for
     /// come from, every one when it is for all. A skill no source
     /// provides (as `lock`, the lock's file, says) is refused.
@@ -314,7 +334,7 @@ impl Planning<'_, '_> {
         // again as sources.toml now says, still in the ref's history.
         history::check_in_ref(&s.url, s.git_ref.as_deref(), &l.commit, "the lock")?;
         let f = git::fetch(&want(s, Some(&l.commit)))?;
-        super::check::as_layer(self.project.spec, &s.name, &f)?;
+        self.check(&s.name, &f)?;
         Ok((f, s.git_ref.clone(), None))
     }
 
@@ -331,7 +351,7 @@ impl Planning<'_, '_> {
         if f.kind == Some(RefKind::Commit) {
             history::check_in_ref(&s.url, rev, &f.commit, "the ref")?;
         }
-        super::check::as_layer(self.project.spec, &s.name, &f)?;
+        self.check(&s.name, &f)?;
         // The lock records the ref as sources.toml names it; `--to`'s
         // is recorded in both, a commit by its full id.
         let Some(to) = to else {
@@ -450,9 +470,10 @@ fn annotate(
 /// Writes what `plan` would: the cache entries, then the ref `--to` pins
 /// in sources.toml, then the lock, each read back before it replaces the
 /// file it writes.
-pub fn write(plan: &Plan, paths: &Paths, cache: &Cache) -> Result<()> {
+pub fn write(plan: &mut Plan, paths: &Paths, cache: &Cache) -> Result<()> {
     for (name, entry) in &plan.lock.sources {
-        cache.store(name, entry, &plan.fetched[name])?;
+        let staged = plan.staged.remove(name);
+        cache.store(name, entry, &plan.fetched[name], staged)?;
     }
     if let Some((name, git_ref)) = &plan.pin {
         set_ref(&paths.sources, name, git_ref)?;

@@ -666,6 +666,7 @@ fn add_into(
     // Every other source as locked (from the cache, or fetched at its
     // commit), the new ones fetched at their refs.
     let mut fetched = BTreeMap::new();
+    let mut staged = BTreeMap::new();
     for s in file.sources.iter().filter(|s| !is_new(&s.name)) {
         let locked = lock.sources.get(&s.name).ok_or_else(|| Error::Refused {
             kind: ErrorKind::Stale,
@@ -710,7 +711,9 @@ fn add_into(
             spec.git_ref = Some(new.commit.clone());
         }
         // What validate and export would refuse of it is refused now.
-        upstream::check::as_layer(merge_spec, &spec.name, &new)?;
+        let laid = cache.stage(&new)?;
+        upstream::check::as_layer(merge_spec, &spec.name, &new.commit, laid.path())?;
+        staged.insert(spec.name.clone(), laid);
         findings.extend(upstream::review::review(&new.files, &new.executable, None));
         fetched.insert(spec.name.clone(), new);
     }
@@ -788,7 +791,7 @@ fn add_into(
             // What upstream removed from it stays recorded.
             entry.removed = lock.sources[&s.name].removed.clone();
         }
-        cache.store(&s.name, &entry, f)?;
+        cache.store(&s.name, &entry, f, staged.remove(&s.name))?;
         new_lock.sources.insert(s.name.clone(), entry);
     }
     // The sources file first: a lock written without it would name a
@@ -942,7 +945,7 @@ pub fn verify(args: VerifyArgs, ctx: &Context) -> Result<ExitCode> {
         let locked = &lock.sources[&s.name];
         let (fetched, fetched_now) = upstream::load_locked(&cache, &s.name, locked)?;
         if fetched_now {
-            cache.store(&s.name, locked, &fetched)?;
+            cache.store(&s.name, locked, &fetched, None)?;
         }
         if let Some(skill) = locked
             .skills_taken()
@@ -1035,7 +1038,7 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
     let retagged = !plan.tags_moved().is_empty() && !args.accept_moved_tag;
     let written = args.yes && plan.changes() && !flagged && !retagged;
     if written {
-        upstream::update::write(&plan, &paths, &cache)?;
+        upstream::update::write(&mut plan, &paths, &cache)?;
     }
     plan.report.written = written;
     plan.report.refused = flagged;

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use crate::it::support::{
-    Sandbox, Upstream, assert_snapshot, cache_dir, collection, git, lock_file, run, sha256_hex,
-    snapshot_file, sources_file, stable,
+    Sandbox, Upstream, assert_snapshot, cache_dir, cmd, collection, git, lock_file, run,
+    sha256_hex, snapshot_file, sources_file, stable,
 };
 
 /// The one cache entry's directory.
@@ -331,7 +331,13 @@ fn hostile_trees_are_refused_and_nothing_is_written() {
         let (sb, up) = collection();
         make(&up);
         up.commit();
-        let err = run(&sb, &["add", &up.url()]);
+        // The fetch's temporary files go here, where the test can see that
+        // none is left behind.
+        let tmp = sb.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let mut add = cmd(&sb, &["add", &up.url()]);
+        add.env("TMPDIR", &tmp);
+        let err = sb.run_cmd(add);
         let stderr = err.failed();
         assert_snapshot(
             stable(stderr, &up.commits()),
@@ -340,6 +346,21 @@ fn hostile_trees_are_refused_and_nothing_is_written() {
         assert!(!stderr.contains('\x1b'), "{what}: {stderr}");
         assert!(!sources_file(&sb).exists(), "{what}");
         assert!(!lock_file(&sb).exists(), "{what}");
+        // What was laid out to be checked is gone with the refusal: no
+        // entry, no half-built directory in the cache or the temporary
+        // directory.
+        let left = |dir: PathBuf| -> Vec<String> {
+            std::fs::read_dir(dir)
+                .map(|d| {
+                    d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut cached = left(cache_dir(&sb));
+        cached.retain(|n| n != ".locks");
+        assert_eq!(cached, Vec::<String>::new(), "{what}");
+        assert_eq!(left(tmp), Vec::<String>::new(), "{what}");
     }
 }
 
