@@ -12,6 +12,9 @@
 //!   by entries and depth ([`walk::Tree`]: the cache's verify), and
 //!   removals bounded the same way ([`walk::remove_tree`]), never following
 //!   a symlink.
+//! - **Looking at an entry without following it**: from a descriptor
+//!   ([`kind_at`]) in a walk, by path ([`kind_of`]) for a path a person or
+//!   a project names.
 //! - **Reading a regular file** at most a cap, whatever its size claims
 //!   ([`read_sized`]); what may be read beneath a layer is
 //!   [`crate::source`]'s `confine` policy, on these calls.
@@ -418,6 +421,23 @@ pub(crate) fn open_dir_at(
         flags |= OFlags::NOFOLLOW;
     }
     rustix::fs::openat(dir, name, flags, Mode::empty())
+}
+
+/// What is at `path`, not following a symlink there (`lstat`): a look at
+/// a path the person or a project names (is there a project's
+/// `.bernstein/`, a file where one would be written?), never a step of a
+/// walk beneath a root, which looks from a descriptor ([`kind_at`]).
+pub(crate) fn kind_of(path: &Path) -> std::io::Result<EntryKind> {
+    let t = std::fs::symlink_metadata(path)?.file_type();
+    Ok(if t.is_dir() {
+        EntryKind::Dir
+    } else if t.is_file() {
+        EntryKind::File
+    } else if t.is_symlink() {
+        EntryKind::Symlink
+    } else {
+        EntryKind::Other
+    })
 }
 
 /// What is at `name` in `dir`, not following a symlink.

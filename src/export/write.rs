@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::beneath::{EntryKind, kind_of};
 use crate::error::{Error, ErrorKind, Result};
 use crate::layer::Layer;
 use crate::source::read_bounded;
@@ -39,7 +40,7 @@ pub fn write_atomic_making_dirs(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Writes `bytes` to `path` ([`write_atomic_making_dirs`]) only when
 /// nothing is at its name, not even a symbolic link; whether it wrote.
 pub fn write_if_absent(path: &Path, bytes: &[u8]) -> Result<bool> {
-    if std::fs::symlink_metadata(path).is_ok() {
+    if kind_of(path).is_ok() {
         return Ok(false);
     }
     write_atomic_making_dirs(path, bytes)?;
@@ -54,7 +55,7 @@ pub fn make_parent(file: &Path) -> Result<Option<PathBuf>> {
     let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) else {
         return Ok(None);
     };
-    if std::fs::symlink_metadata(dir).is_ok() {
+    if kind_of(dir).is_ok() {
         return Ok(None);
     }
     make_dirs(dir)?;
@@ -104,7 +105,7 @@ pub fn write_schema(path: &Path, bytes: &[u8], force: bool) -> Result<Wrote> {
 /// What [`write_schema`] would do, without writing: so that a command
 /// writing several files refuses before it writes any.
 pub fn may_write_schema(path: &Path, bytes: &[u8], force: bool) -> Result<Wrote> {
-    match std::fs::symlink_metadata(path) {
+    match kind_of(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(source) => {
             return Err(Error::Write {
@@ -112,7 +113,7 @@ pub fn may_write_schema(path: &Path, bytes: &[u8], force: bool) -> Result<Wrote>
                 source,
             });
         }
-        Ok(m) if m.is_file() => {
+        Ok(EntryKind::File) => {
             let old = read_bounded(path, MAX_OWN_BYTES).ok();
             if old.as_deref() == Some(bytes) {
                 return Ok(Wrote::Unchanged);
@@ -121,7 +122,7 @@ pub fn may_write_schema(path: &Path, bytes: &[u8], force: bool) -> Result<Wrote>
                 return Err(refusal(path, "holds a file this tool did not write", true));
             }
         }
-        Ok(m) if m.is_dir() => return Err(refusal(path, "is a directory", false)),
+        Ok(EntryKind::Dir) => return Err(refusal(path, "is a directory", false)),
         Ok(_) if !force => {
             return Err(refusal(path, "is a symbolic link or special file", true));
         }
@@ -170,8 +171,8 @@ pub fn prepare_new_in_layer(dir: &Path, path: &Path, layer: Layer) -> Result<()>
     confine(dir, &parent, layer)?;
     make_dirs(&parent)?;
     confine(dir, &parent, layer)?;
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        let what = if meta.file_type().is_symlink() {
+    if let Ok(kind) = kind_of(path) {
+        let what = if kind == EntryKind::Symlink {
             "is a symbolic link"
         } else {
             "is already there"
@@ -209,13 +210,13 @@ fn confine(dir: &Path, parent: &Path, layer: Layer) -> Result<()> {
         .components()
     {
         p.push(c);
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+        let Ok(kind) = kind_of(&p) else {
             // Not there yet: make_dirs makes a real directory.
             break;
         };
         let inside = p.canonicalize().is_ok_and(|real| real.starts_with(&root));
         if !inside {
-            let what = if meta.file_type().is_symlink() {
+            let what = if kind == EntryKind::Symlink {
                 let target = std::fs::read_link(&p).unwrap_or_default();
                 format!("a symbolic link to {}", text::path(&target))
             } else {

@@ -124,7 +124,7 @@ impl Project {
 
     /// Does `.bernstein/` exist (in any form)?
     pub fn exists(&self) -> bool {
-        std::fs::symlink_metadata(&self.dir).is_ok()
+        crate::beneath::kind_of(&self.dir).is_ok()
     }
 
     /// Is `dir` (absolute, or relative to `cwd`) inside the project? Its
@@ -151,16 +151,16 @@ pub fn work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
 /// Does `dir/.bernstein` make `dir` a project's holder?
 fn holds_project(dir: &Path) -> bool {
     let holder = dir.join(DIR);
-    let Ok(meta) = std::fs::symlink_metadata(&holder) else {
+    let Ok(kind) = crate::beneath::kind_of(&holder) else {
         return false;
     };
-    if !meta.file_type().is_dir() {
+    if kind != crate::beneath::EntryKind::Dir {
         // A symlink or a file: refused where it is used, never skipped.
         return true;
     }
     ProjectFile::ALL
         .iter()
-        .any(|f| std::fs::symlink_metadata(holder.join(f.name())).is_ok())
+        .any(|f| crate::beneath::kind_of(&holder.join(f.name())).is_ok())
 }
 
 /// Is `dir` (absolute, or relative to `cwd`) inside `root`? Its deepest

@@ -200,9 +200,9 @@ impl Snapshot {
         };
         for f in ProjectFile::BESIDE_LAYER {
             let path = project.file(f);
-            match std::fs::symlink_metadata(&path) {
+            match crate::beneath::kind_of(&path) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Ok(m) if m.file_type().is_file() => {}
+                Ok(EntryKind::File) => {}
                 _ => return Err(not_regular(&path)),
             }
             let bytes = super::read_bounded(&path, MAX_FILE_BYTES).map_err(|r| Error::Refused {

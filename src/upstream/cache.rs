@@ -228,7 +228,7 @@ impl Cache {
 
     /// Is the entry in the cache (not yet verified)?
     pub fn has(&self, name: &str, locked: &LockedSource) -> bool {
-        std::fs::symlink_metadata(self.dir_of(name, locked)).is_ok()
+        crate::beneath::kind_of(&self.dir_of(name, locked)).is_ok()
     }
 
     /// Checks the entry against the lock: every file there with its digest

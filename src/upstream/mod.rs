@@ -259,7 +259,7 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Lay
     // A project whose `.bernstein` is a symbolic link or not a directory
     // has its layer refused already; nothing is read through it.
     if let Some((project, _)) = layers.project()
-        && !std::fs::symlink_metadata(&project.dir).is_ok_and(|m| m.is_dir())
+        && !crate::beneath::kind_of(&project.dir).is_ok_and(|k| k == crate::beneath::EntryKind::Dir)
     {
         return layers;
     }

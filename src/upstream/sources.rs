@@ -410,10 +410,10 @@ pub(crate) fn located(
 /// caller reads at most `max` bytes of it ([`read_text`], or the lock's
 /// reader a line at a time).
 pub(crate) fn open_text(path: &Path, max: u64) -> Result<Option<(std::fs::File, u64)>> {
-    match std::fs::symlink_metadata(path) {
+    match crate::beneath::kind_of(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(refused(ErrorKind::Io, path, format!("cannot read: {e}"))),
-        Ok(m) if !m.file_type().is_file() => {
+        Ok(k) if k != crate::beneath::EntryKind::File => {
             return Err(refused(
                 ErrorKind::Unsafe,
                 path,

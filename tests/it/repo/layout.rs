@@ -481,13 +481,15 @@ fn code_at(chars: &[char], i: usize, s: &str) -> bool {
         .all(|(k, c)| chars.get(i + k) == Some(&c))
 }
 
-/// The raw calls that walk, write, remove or lock by path, which only
-/// `src/beneath/` makes (issue 43, "one file-system layer"): everywhere
+/// The raw calls that walk, write, remove or lock by path (or look at an
+/// entry without following it), which only `src/beneath/` makes (issue 43, "one file-system layer"): everywhere
 /// else a walk goes through its bounded walks and a write through its
 /// confined writes, so a new caller cannot go around the caps and the
 /// refusals by calling the standard library itself.
 const RAW_FS_CALLS: &[&str] = &[
     "fs::read_dir",
+    // A look at an entry by path without following it: `beneath::kind_of`.
+    "symlink_metadata",
     "fs::rename",
     "OpenOptions",
     "fs::create_dir",
