@@ -226,6 +226,23 @@ impl Cache {
         }
     }
 
+    /// The entry of `locked`, open for reading its files as
+    /// [`Cache::verify`] reads them; why not, for a person, when it cannot
+    /// be opened.
+    pub fn open_entry(
+        &self,
+        name: &str,
+        locked: &LockedSource,
+    ) -> std::result::Result<EntryFiles, String> {
+        let dir = self.dir_of(name, locked);
+        let boundary = crate::source::confine::Boundary::default();
+        match crate::source::Root::open(&dir, &boundary) {
+            Ok(Some(root)) => Ok(EntryFiles { root, dir }),
+            Ok(None) => Err("cannot read: it is not in the cache".into()),
+            Err(r) => Err(r.describe(&dir)),
+        }
+    }
+
     /// Is the entry in the cache (not yet verified)?
     pub fn has(&self, name: &str, locked: &LockedSource) -> bool {
         crate::beneath::kind_of(&self.dir_of(name, locked)).is_ok()
@@ -478,6 +495,26 @@ impl Staged {
     /// to another, `[prefer]`, holds fewer)?
     fn holds(&self, fetched: &Fetched) -> bool {
         self.executable == fetched.executable && self.files.iter().eq(fetched.files.keys())
+    }
+}
+
+/// A cache entry open for reading ([`Cache::open_entry`]): every file read
+/// beneath it, never through a symbolic link, at most a source's cap.
+#[derive(Debug)]
+pub struct EntryFiles {
+    root: crate::source::Root,
+    dir: PathBuf,
+}
+
+impl EntryFiles {
+    /// The bytes of its file `file` (`SKILL/PATH`), or why not, for a
+    /// person.
+    pub fn read(&self, file: &str) -> std::result::Result<Vec<u8>, String> {
+        let max = FileLimits::default().max_total_bytes;
+        self.root.read(Path::new(file), max).map_err(|r| match r {
+            crate::source::confine::Refusal::Io(e) => format!("cannot read: {e}"),
+            r => r.describe(&self.dir.join(file), "cache"),
+        })
     }
 }
 

@@ -427,6 +427,9 @@ pub fn load_locked(
             ));
         }
         let dir = cache.dir_of(name, locked);
+        let entry = cache
+            .open_entry(name, locked)
+            .map_err(|message| refused(ErrorKind::Io, &dir, message))?;
         let mut fetched = git::Fetched {
             commit: locked.commit.clone(),
             executable: locked.executable.iter().cloned().collect(),
@@ -434,8 +437,9 @@ pub fn load_locked(
         };
         for file in locked.files.keys() {
             let path = dir.join(file);
-            let bytes = std::fs::read(&path)
-                .map_err(|e| refused(ErrorKind::Io, &path, format!("cannot read: {e}")))?;
+            let bytes = entry
+                .read(file)
+                .map_err(|message| refused(ErrorKind::Io, &path, message))?;
             fetched.files.insert(file.clone(), bytes);
         }
         return Ok((fetched, false));

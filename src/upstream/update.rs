@@ -383,7 +383,7 @@ impl Planning<'_, '_> {
         let old = self.lock.sources.get(&s.name);
         let old_dir = old
             .filter(|o| cache.has(&s.name, o) && cache.verify(&s.name, o).is_ok())
-            .map(|o| cache.dir_of(&s.name, o));
+            .and_then(|o| cache.open_entry(&s.name, o).ok());
         // The old side's files, for the fields and sections compared and
         // the overrides they touch: from the cache, else (a fresh clone, a
         // CI job) fetched at the locked commit and checked against the
@@ -397,7 +397,7 @@ impl Planning<'_, '_> {
             _ => None,
         };
         let reader = |file: &str| match (&old_dir, &old_fetched) {
-            (Some(d), _) => std::fs::read(d.join(file)).ok(),
+            (Some(d), _) => d.read(file).ok(),
             (None, Some(f)) => f.files.get(file).cloned(),
             (None, None) => None,
         };

@@ -481,8 +481,8 @@ fn code_at(chars: &[char], i: usize, s: &str) -> bool {
         .all(|(k, c)| chars.get(i + k) == Some(&c))
 }
 
-/// The raw calls that walk, write, remove or lock by path (or look at an
-/// entry without following it), which only `src/beneath/` makes (issue 43, "one file-system layer"): everywhere
+/// The raw calls that walk, read whole, write, remove or lock by path (or
+/// look at an entry without following it), which only `src/beneath/` makes (issue 43, "one file-system layer"): everywhere
 /// else a walk goes through its bounded walks and a write through its
 /// confined writes, so a new caller cannot go around the caps and the
 /// refusals by calling the standard library itself.
@@ -490,6 +490,10 @@ const RAW_FS_CALLS: &[&str] = &[
     "fs::read_dir",
     // A look at an entry by path without following it: `beneath::kind_of`.
     "symlink_metadata",
+    // A read of a whole file, unbounded: through a root (`source::Root`),
+    // or `source::read_bounded` for a file a person names.
+    "fs::read(",
+    "fs::read_to_string",
     "fs::rename",
     "OpenOptions",
     "fs::create_dir",
@@ -514,6 +518,9 @@ const RAW_FS_ALLOWED: &[(&str, &str)] = &[
     // its refs decide, and tempfile removes it whole; the tool writes
     // nothing there itself.
     ("src/upstream/git.rs", "tempfile::"),
+    // What git wrote there (`FETCH_HEAD`, `shallow`): small files of its
+    // own in that repository, not the fetched content.
+    ("src/upstream/git.rs", "fs::read_to_string"),
 ];
 
 /// `text` without comments and without its test code: a `#[cfg(test)]`
