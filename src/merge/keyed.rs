@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::merge::provenance::{Shadowed, Sourced};
+use crate::merge::provenance::{Origin, Shadowed, Sourced};
 use crate::spec::{EntriesMode, Field, StrategyKind};
 
 use super::{
@@ -83,99 +83,88 @@ pub(super) fn merge<'a>(
     top: bool,
 ) -> Vec<Entry<'a>> {
     let replaced = walk.list_replaced(&field.strategy, layers);
-    let merging = mode == EntriesMode::Merge;
-    let mut out: Vec<Option<Slot<'a>>> = Vec::new();
-    // The entries without a key, in encounter order: they go after `out`.
-    let mut unkeyed: Vec<Slot<'a>> = Vec::new();
+    let mut list = List {
+        keys,
+        merging: mode == EntriesMode::Merge,
+        out: Vec::new(),
+        unkeyed: Vec::new(),
+    };
     if (top || field.has_default)
         && !replaced
         && let Value::Array(items) = &field.default
     {
-        for v in items {
-            let slot = Slot {
-                identity: identity(v, keys),
-                item: Sourced::default_value(v),
-                parts: if merging {
-                    vec![Contribution {
-                        fragment: None,
-                        value: v,
-                        pointer: String::new(),
-                        key: "",
-                    }]
-                } else {
-                    Vec::new()
-                },
-            };
-            match slot.identity {
-                Some(_) => out.push(Some(slot)),
-                None => unkeyed.push(slot),
-            }
-        }
+        list.defaults(items);
     }
     for c in layers {
         let (Some(f), Value::Array(items)) = (c.fragment, c.value) else {
             continue;
         };
-        // Entries of this layer only replace entries of lower layers.
-        let lower = out.len();
-        // Small lists (the usual case) are scanned; long ones get an index
-        // so that a huge fragment cannot make the merge quadratic.
-        let index: Option<BTreeMap<Identity, usize>> = (lower * items.len() > 4096).then(|| {
-            let mut m = BTreeMap::new();
-            for (pos, e) in out.iter().enumerate() {
-                if let Some(id) = e.as_ref().and_then(|e| e.identity) {
-                    m.entry(id).or_insert(pos);
-                }
-            }
-            m
-        });
-        let find = |out: &[Option<Slot<'a>>], id: Option<Identity<'a>>| {
-            let id = id?;
-            let pos = match &index {
-                Some(m) => m.get(&id).copied(),
-                None => out[..lower]
-                    .iter()
-                    .position(|e| e.as_ref().is_some_and(|e| e.identity == Some(id))),
-            }?;
-            out[pos].is_some().then_some(pos)
-        };
+        list.layer(walk, field, f, &c.pointer, items);
+    }
+    list.finish(walk)
+}
+
+/// A KEYED_REPLACE list being merged.
+struct List<'a> {
+    keys: &'a [String],
+    /// `entries: merge`: each entry's contributions are kept, to merge at
+    /// the end.
+    merging: bool,
+    /// The keyed entries, in order; `None` where one was deleted.
+    out: Vec<Option<Slot<'a>>>,
+    /// The entries without a key, in encounter order: they go after `out`.
+    unkeyed: Vec<Slot<'a>>,
+}
+
+impl<'a> List<'a> {
+    /// Adds `slot`, among the keyed entries or, without a key, after them.
+    fn push(&mut self, slot: Slot<'a>) {
+        match slot.identity {
+            Some(_) => self.out.push(Some(slot)),
+            None => self.unkeyed.push(slot),
+        }
+    }
+
+    /// Starts the list with the spec's default entries, `items`.
+    fn defaults(&mut self, items: &'a [Value]) {
+        for v in items {
+            let part = Contribution {
+                fragment: None,
+                value: v,
+                pointer: String::new(),
+                key: "",
+            };
+            self.push(Slot {
+                identity: identity(v, self.keys),
+                item: Sourced::default_value(v),
+                parts: if self.merging { vec![part] } else { Vec::new() },
+            });
+        }
+    }
+
+    /// Merges the entries `items` of one layer's fragment `f` (at
+    /// `pointer`) into the list: each deletes, replaces or merges into the
+    /// entry of a lower layer with its identity, or is added.
+    fn layer(
+        &mut self,
+        walk: &mut Walk<'a>,
+        field: &'a Field,
+        f: &'a crate::fragment::Fragment,
+        pointer: &str,
+        items: &'a [Value],
+    ) {
+        let lower = Lower::of(&self.out, items.len());
         for (i, v) in items.iter().enumerate() {
-            let id = identity(v, keys);
-            let pointer = item_pointer(&c.pointer, i);
-            let mut whole = !merging;
+            let id = identity(v, self.keys);
+            let pointer = item_pointer(pointer, i);
+            let mut whole = !self.merging;
             let mut value = Cow::Borrowed(v);
             if walk.directives && directive::is_directive(v) {
                 match form_of(&field.strategy, v) {
                     Some(Form::EntryDelete) => {
-                        let seg = keyed_segment(id.as_ref(), keys, i);
-                        let by = origin(f, pointer);
-                        match find(&out, id) {
-                            Some(pos) => {
-                                let gone = out[pos].take().expect("found entries are live");
-                                let mut dropped: Vec<Shadowed<'a>> = gone
-                                    .item
-                                    .origin
-                                    .map(|o| Shadowed {
-                                        value: gone.item.value,
-                                        origin: o,
-                                    })
-                                    .into_iter()
-                                    .collect();
-                                dropped.extend(gone.item.overrode);
-                                walk.change(
-                                    &seg,
-                                    (ChangeKind::Deleted, StrategyKind::KeyedReplace),
-                                    by,
-                                    dropped,
-                                );
-                            }
-                            None => walk.change(
-                                &seg,
-                                (ChangeKind::Stale, StrategyKind::KeyedReplace),
-                                by,
-                                Vec::new(),
-                            ),
-                        }
+                        let seg = keyed_segment(id.as_ref(), self.keys, i);
+                        let found = lower.find(&self.out, id);
+                        self.delete(walk, found, &seg, origin(f, pointer));
                         continue;
                     }
                     // The entry replaces the lower one whole, even when
@@ -195,16 +184,16 @@ pub(super) fn merge<'a>(
             }
             // Under `entries: merge` the entry is kept as a part to merge
             // at the end.
-            let part = merging.then(|| Contribution {
+            let part = self.merging.then(|| Contribution {
                 fragment: Some(f),
                 value: v,
                 pointer: pointer.clone(),
                 key: "",
             });
             let at = origin(f, pointer);
-            match find(&out, id) {
+            match lower.find(&self.out, id) {
                 Some(pos) => {
-                    let slot = out[pos].as_mut().expect("found entries are live");
+                    let slot = self.out[pos].as_mut().expect("found entries are live");
                     let old = std::mem::take(&mut slot.item);
                     slot.item = old.replaced_by(v, at);
                     slot.item.value = value;
@@ -213,49 +202,112 @@ pub(super) fn merge<'a>(
                     }
                     slot.parts.extend(part);
                 }
-                None => {
-                    let slot = Slot {
-                        identity: id,
-                        item: Sourced {
-                            value,
-                            ..Sourced::new(v, at)
-                        },
-                        parts: part.into_iter().collect(),
-                    };
-                    match id {
-                        Some(_) => out.push(Some(slot)),
-                        None => unkeyed.push(slot),
-                    }
-                }
+                None => self.push(Slot {
+                    identity: id,
+                    item: Sourced {
+                        value,
+                        ..Sourced::new(v, at)
+                    },
+                    parts: part.into_iter().collect(),
+                }),
             }
         }
     }
-    let keys_path = walk.path.len();
-    out.into_iter()
-        .flatten()
-        .chain(unkeyed)
-        .enumerate()
-        .map(|(i, mut slot)| {
-            let mut item = slot.item;
-            // An entry set by one layer is merged too when it holds what
-            // a merge acts on (a `null`, a directive), so that neither
-            // reaches the effective skill.
-            let acts = |c: &Contribution| holds_reset(c.value, walk.directives);
-            let parts = (slot.parts.len() > 1 || slot.parts.iter().any(acts)).then(|| {
-                walk.path
-                    .push_str(&keyed_segment(slot.identity.as_ref(), keys, i));
-                let merged = deep::merge(walk, &IMPLICIT, &mut slot.parts, false);
-                walk.path.truncate(keys_path);
-                item.value = Cow::Owned(merged.to_value());
-                Box::new(merged)
-            });
-            Entry {
-                identity: slot.identity,
-                item,
-                parts,
+
+    /// A `$patch: delete` entry (at `seg`, written at `by`): deletes the
+    /// lower entry `found`, recorded with what it dropped, or is stale.
+    fn delete(&mut self, walk: &mut Walk<'a>, found: Option<usize>, seg: &str, by: Origin) {
+        let kind = StrategyKind::KeyedReplace;
+        let Some(pos) = found else {
+            walk.change(seg, (ChangeKind::Stale, kind), by, Vec::new());
+            return;
+        };
+        let gone = self.out[pos].take().expect("found entries are live");
+        let mut dropped: Vec<Shadowed<'a>> = gone
+            .item
+            .origin
+            .map(|o| Shadowed {
+                value: gone.item.value,
+                origin: o,
+            })
+            .into_iter()
+            .collect();
+        dropped.extend(gone.item.overrode);
+        walk.change(seg, (ChangeKind::Deleted, kind), by, dropped);
+    }
+
+    /// The merged entries: the keyed ones, then those without a key; each
+    /// that more than one layer set, under `entries: merge`, merged key by
+    /// key.
+    fn finish(self, walk: &mut Walk<'a>) -> Vec<Entry<'a>> {
+        let keys = self.keys;
+        let keys_path = walk.path.len();
+        self.out
+            .into_iter()
+            .flatten()
+            .chain(self.unkeyed)
+            .enumerate()
+            .map(|(i, mut slot)| {
+                let mut item = slot.item;
+                // An entry set by one layer is merged too when it holds
+                // what a merge acts on (a `null`, a directive), so that
+                // neither reaches the effective skill.
+                let acts = |c: &Contribution| holds_reset(c.value, walk.directives);
+                let parts = (slot.parts.len() > 1 || slot.parts.iter().any(acts)).then(|| {
+                    walk.path
+                        .push_str(&keyed_segment(slot.identity.as_ref(), keys, i));
+                    let merged = deep::merge(walk, &IMPLICIT, &mut slot.parts, false);
+                    walk.path.truncate(keys_path);
+                    item.value = Cow::Owned(merged.to_value());
+                    Box::new(merged)
+                });
+                Entry {
+                    identity: slot.identity,
+                    item,
+                    parts,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Finds an entry of the lower layers by its identity, while one layer's
+/// entries are merged (they only replace entries of lower layers).
+struct Lower<'a> {
+    /// How many entries the lower layers left.
+    len: usize,
+    /// Small lists (the usual case) are scanned; long ones get an index
+    /// so that a huge fragment cannot make the merge quadratic.
+    index: Option<BTreeMap<Identity<'a>, usize>>,
+}
+
+impl<'a> Lower<'a> {
+    /// The lower entries `out`, for a layer of `items` entries.
+    fn of(out: &[Option<Slot<'a>>], items: usize) -> Self {
+        let len = out.len();
+        let index = (len * items > 4096).then(|| {
+            let mut m = BTreeMap::new();
+            for (pos, e) in out.iter().enumerate() {
+                if let Some(id) = e.as_ref().and_then(|e| e.identity) {
+                    m.entry(id).or_insert(pos);
+                }
             }
-        })
-        .collect()
+            m
+        });
+        Lower { len, index }
+    }
+
+    /// Where in `out` the live lower entry with identity `id` is.
+    fn find(&self, out: &[Option<Slot<'a>>], id: Option<Identity<'a>>) -> Option<usize> {
+        let id = id?;
+        let pos = match &self.index {
+            Some(m) => m.get(&id).copied(),
+            None => out[..self.len]
+                .iter()
+                .position(|e| e.as_ref().is_some_and(|e| e.identity == Some(id))),
+        }?;
+        out[pos].is_some().then_some(pos)
+    }
 }
 
 /// Does the entry `v` hold, at any depth of mappings, a `null` or (with
