@@ -309,17 +309,38 @@ const MARKDOWN_ITEMS: usize = 20;
 /// mention or a table's pipe; the tool's own words are the only Markdown.
 /// `accept` is as for [`text()`].
 pub fn markdown(report: &UpdateReport, accept: Option<&str>) -> String {
-    let v = Voice::Markdown;
     let mut out = String::new();
     let moved: Vec<&SourceReport> = report.sources.iter().filter(|r| r.moved).collect();
     let findings: Vec<&Finding> = report.findings().collect();
     out.push_str("## Upstream skills update\n\n");
+    let status = markdown_status(report, moved.len(), findings.len(), accept);
+    let _ = writeln!(out, "{status}\n");
+    markdown_sources(&mut out, report);
+    if !report.moved {
+        return bounded(out, MARKDOWN_MAX);
+    }
+    markdown_overrides(&mut out, &moved);
+    markdown_refusals(&mut out, &moved);
+    markdown_findings(&mut out, &findings);
+    markdown_changes(&mut out, &moved, report.sources.len() > 1);
+    bounded(out, MARKDOWN_MAX)
+}
+
+/// The Markdown report's opening line: refused, written, to accept
+/// (`accept` says how), or nothing to do; `moved` of the sources moved,
+/// and `findings` things a reviewer must see.
+fn markdown_status(
+    report: &UpdateReport,
+    moved: usize,
+    findings: usize,
+    accept: Option<&str>,
+) -> String {
+    let v = Voice::Markdown;
     let lock = v.literal("sources.lock");
-    let status = if report.refused {
+    if report.refused {
         format!(
-            "**Refused under {}**: the new content has {} thing(s) a reviewer must see (below); nothing was written.",
+            "**Refused under {}**: the new content has {findings} thing(s) a reviewer must see (below); nothing was written.",
             v.literal("--strict"),
-            findings.len()
         )
     } else if report.written {
         let also = if report.sources.iter().any(|r| r.sets_ref.is_some()) {
@@ -328,8 +349,7 @@ pub fn markdown(report: &UpdateReport, accept: Option<&str>) -> String {
             String::new()
         };
         format!(
-            "{} of {} source(s) moved upstream; this update wrote {lock}{also}.",
-            moved.len(),
+            "{moved} of {} source(s) moved upstream; this update wrote {lock}{also}.",
             report.sources.len()
         )
     } else if report.moved {
@@ -338,15 +358,18 @@ pub fn markdown(report: &UpdateReport, accept: Option<&str>) -> String {
             None => String::new(),
         };
         format!(
-            "{} of {} source(s) moved upstream; nothing is written yet{how}.",
-            moved.len(),
+            "{moved} of {} source(s) moved upstream; nothing is written yet{how}.",
             report.sources.len()
         )
     } else {
         format!("Every source is up to date; {lock} stays as it is.")
-    };
-    let _ = writeln!(out, "{status}\n");
-    // The sources, and how each lock moves.
+    }
+}
+
+/// The Markdown report's sources, and how each lock moves; the sources
+/// dropped from the lock.
+fn markdown_sources(out: &mut String, report: &UpdateReport) {
+    let v = Voice::Markdown;
     out.push_str("### Sources\n\n");
     for r in &report.sources {
         let name = v.bare(&r.source);
@@ -381,11 +404,12 @@ pub fn markdown(report: &UpdateReport, accept: Option<&str>) -> String {
         );
     }
     out.push('\n');
-    if !report.moved {
-        return bounded(out, MARKDOWN_MAX);
-    }
-    // The team's and the person's customisations first: what a team must
-    // look at before it accepts.
+}
+
+/// The team's and the person's customisations the `moved` sources touch:
+/// what a team must look at before it accepts.
+fn markdown_overrides(out: &mut String, moved: &[&SourceReport]) {
+    let v = Voice::Markdown;
     let overrides: Vec<&OverrideImpact> = moved.iter().flat_map(|r| &r.overrides).collect();
     let _ = writeln!(out, "### Overrides affected ({})\n", overrides.len());
     if overrides.is_empty() {
@@ -404,45 +428,62 @@ pub fn markdown(report: &UpdateReport, accept: Option<&str>) -> String {
     if !overrides.is_empty() {
         out.push('\n');
     }
-    // What the next export would refuse.
+}
+
+/// What the next export of the skills of the `moved` sources would
+/// refuse, per target.
+fn markdown_refusals(out: &mut String, moved: &[&SourceReport]) {
+    let v = Voice::Markdown;
     let refusals: Vec<(&str, &super::report::TargetRefusal)> = moved
         .iter()
         .flat_map(|r| &r.skills)
         .flat_map(|s| s.targets.iter().map(move |t| (s.skill.as_str(), t)))
         .collect();
-    if !refusals.is_empty() {
+    if refusals.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "### The project's targets refuse ({})\n\nAs the skills will be merged; the next export to that target fails:\n",
+        refusals.len()
+    );
+    // The message names the target.
+    for (skill, t) in refusals {
+        let _ = writeln!(out, "- {}: {}", v.bare(skill), v.literal(&t.message));
+    }
+    out.push('\n');
+}
+
+/// What a reviewer must see in the new content (`findings`).
+fn markdown_findings(out: &mut String, findings: &[&Finding]) {
+    let v = Voice::Markdown;
+    if findings.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### A reviewer must see ({})\n", findings.len());
+    for f in findings {
+        let line = f.line.map(|l| format!(" line {l}")).unwrap_or_default();
+        // A script's detail is the tool's words; the others quote the
+        // file.
+        let detail = if f.kind == super::review::Rule::Script {
+            f.detail.clone()
+        } else {
+            v.literal(&f.detail)
+        };
         let _ = writeln!(
             out,
-            "### The project's targets refuse ({})\n\nAs the skills will be merged; the next export to that target fails:\n",
-            refusals.len()
+            "- {}{line}: {}: {detail}",
+            v.bare(&f.file),
+            f.kind.name()
         );
-        // The message names the target.
-        for (skill, t) in refusals {
-            let _ = writeln!(out, "- {}: {}", v.bare(skill), v.literal(&t.message));
-        }
-        out.push('\n');
     }
-    if !findings.is_empty() {
-        let _ = writeln!(out, "### A reviewer must see ({})\n", findings.len());
-        for f in &findings {
-            let line = f.line.map(|l| format!(" line {l}")).unwrap_or_default();
-            // A script's detail is the tool's words; the others quote
-            // the file.
-            let detail = if f.kind == super::review::Rule::Script {
-                f.detail.clone()
-            } else {
-                v.literal(&f.detail)
-            };
-            let _ = writeln!(
-                out,
-                "- {}{line}: {}: {detail}",
-                v.bare(&f.file),
-                f.kind.name()
-            );
-        }
-        out.push('\n');
-    }
-    // What changed upstream, per skill.
+    out.push('\n');
+}
+
+/// What changed upstream in the `moved` sources, per skill (under each
+/// source's name, when the report has `several`).
+fn markdown_changes(out: &mut String, moved: &[&SourceReport], several: bool) {
+    let v = Voice::Markdown;
     let changed: Vec<&SourceReport> = moved
         .iter()
         .copied()
@@ -452,54 +493,60 @@ pub fn markdown(report: &UpdateReport, accept: Option<&str>) -> String {
         out.push_str("### Changes upstream\n\n");
     }
     for r in changed {
-        if report.sources.len() > 1 {
+        if several {
             let _ = writeln!(out, "{}:\n", v.bare(&r.source));
         }
         for s in &r.skills {
-            let files = if s.change == Change::Added {
-                format!(", {} file(s)", s.files_added.len())
-            } else {
-                String::new()
-            };
-            let _ = writeln!(out, "- {} {}{files}", s.change.name(), v.bare(&s.skill));
-            let mut line = |label: &str, items: &mut dyn Iterator<Item = String>| {
-                let shown = names(items);
-                if !shown.is_empty() {
-                    let _ = writeln!(out, "  - {label}: {shown}");
-                }
-            };
-            let each = |v_: &[String]| v_.iter().map(|x| v.bare(x)).collect::<Vec<_>>();
-            line("fields changed", &mut each(&s.fields).into_iter());
-            line("sections added", &mut each(&s.sections_added).into_iter());
-            line(
-                "sections removed",
-                &mut each(&s.sections_removed).into_iter(),
-            );
-            line(
-                "sections renamed",
-                &mut s
-                    .sections_renamed
-                    .iter()
-                    .map(|[a, b]| format!("{} → {}", v.bare(a), v.bare(b))),
-            );
-            line(
-                "sections changed",
-                &mut each(&s.sections_changed).into_iter(),
-            );
-            if s.change != Change::Added {
-                line("files added", &mut each(&s.files_added).into_iter());
-            }
-            line("files removed", &mut each(&s.files_removed).into_iter());
-            line("files changed", &mut each(&s.files_changed).into_iter());
-            line("made executable", &mut each(&s.made_executable).into_iter());
-            line(
-                "no longer executable",
-                &mut each(&s.no_longer_executable).into_iter(),
-            );
+            markdown_skill_changes(out, s);
         }
         out.push('\n');
     }
-    bounded(out, MARKDOWN_MAX)
+}
+
+/// What changed upstream in one skill (`s`): a line, then one per kind of
+/// change.
+fn markdown_skill_changes(out: &mut String, s: &super::report::SkillChange) {
+    let v = Voice::Markdown;
+    let files = if s.change == Change::Added {
+        format!(", {} file(s)", s.files_added.len())
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "- {} {}{files}", s.change.name(), v.bare(&s.skill));
+    let mut line = |label: &str, items: &mut dyn Iterator<Item = String>| {
+        let shown = names(items);
+        if !shown.is_empty() {
+            let _ = writeln!(out, "  - {label}: {shown}");
+        }
+    };
+    let each = |v_: &[String]| v_.iter().map(|x| v.bare(x)).collect::<Vec<_>>();
+    line("fields changed", &mut each(&s.fields).into_iter());
+    line("sections added", &mut each(&s.sections_added).into_iter());
+    line(
+        "sections removed",
+        &mut each(&s.sections_removed).into_iter(),
+    );
+    line(
+        "sections renamed",
+        &mut s
+            .sections_renamed
+            .iter()
+            .map(|[a, b]| format!("{} → {}", v.bare(a), v.bare(b))),
+    );
+    line(
+        "sections changed",
+        &mut each(&s.sections_changed).into_iter(),
+    );
+    if s.change != Change::Added {
+        line("files added", &mut each(&s.files_added).into_iter());
+    }
+    line("files removed", &mut each(&s.files_removed).into_iter());
+    line("files changed", &mut each(&s.files_changed).into_iter());
+    line("made executable", &mut each(&s.made_executable).into_iter());
+    line(
+        "no longer executable",
+        &mut each(&s.no_longer_executable).into_iter(),
+    );
 }
 
 /// At most [`MARKDOWN_ITEMS`] of `items`, joined with `, `, then `and N
