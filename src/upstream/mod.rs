@@ -16,6 +16,8 @@
 //! - [`cache`]: the files of each locked source under
 //!   `$XDG_CACHE_HOME/bernstein/skills/sources/`, checked against the lock
 //!   every time they are read ([`attach`]).
+//! - [`import`]: another installer's `skills-lock.json`, read as the
+//!   sources `add --import` takes.
 //!
 //! Every name and byte from upstream is attacker-written: a skill's name is
 //! checked as a layer's is ([`crate::layer::check_name`]), hidden entries
@@ -26,6 +28,7 @@ pub mod cache;
 pub mod check;
 pub mod git;
 pub mod history;
+pub mod import;
 pub mod location;
 pub mod lock;
 pub mod marketplace;

@@ -445,6 +445,57 @@ pub fn check_source_name(name: &str) -> std::result::Result<(), &'static str> {
     crate::layer::check_name(name)
 }
 
+/// `SOURCE` as a person typed it (`add SOURCE`, an imported lock's
+/// `source`): the repository's URL and the name the source takes by
+/// default (the repository's). A local path (absolute, or starting with
+/// `./` or `../`) is made absolute against `cwd`; `OWNER/REPO` is a
+/// GitHub repository.
+pub fn parse_source(source: &str, cwd: Option<&Path>) -> Result<(String, String)> {
+    let bad = |m: &str| crate::error::Error::Refused {
+        kind: ErrorKind::InvalidInput,
+        path: None,
+        message: format!("source {}: {m}", super::location::Shown(source)),
+    };
+    let scp_like = source
+        .split_once(':')
+        .is_some_and(|(left, _)| left.contains('@') && !left.contains('/'));
+    let url = if source.contains("://") || scp_like {
+        source.to_owned()
+    } else if source.starts_with('/') || source.starts_with("./") || source.starts_with("../") {
+        let typed = match cwd {
+            Some(cwd) => cwd.join(source),
+            None => Path::new(source).to_path_buf(),
+        };
+        let abs = std::fs::canonicalize(typed)
+            .map_err(|e| bad(&format!("cannot open the directory: {e}")))?;
+        abs.to_str()
+            .ok_or_else(|| bad("the path is not valid UTF-8"))?
+            .to_owned()
+    } else if let Some((owner, repo)) = source.split_once('/')
+        && [owner, repo].iter().all(|p| {
+            !p.is_empty()
+                && !p.starts_with('.')
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
+    {
+        format!("https://github.com/{owner}/{repo}")
+    } else {
+        return Err(bad(
+            "not a repository: give an https://, ssh:// or file:// URL, user@host:path, a path starting with /, ./ or ../, or OWNER/REPO",
+        ));
+    };
+    check_url(&url).map_err(|m| bad(&m))?;
+    let name = url
+        .trim_end_matches('/')
+        .rsplit(['/', ':'])
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(".git")
+        .to_owned();
+    Ok((url, name))
+}
+
 /// A repository: `https://`, `ssh://`, `file://`, an `scp`-like
 /// `user@host:path`, or an absolute path, read as git and curl read it
 /// ([`super::location`]): nothing git would read as an option or hand to a

@@ -209,54 +209,11 @@ fn exclusive(cache: &Cache, lock_path: &Path) -> Result<upstream::cache::CacheLo
     cache.lock(lock_path)
 }
 
-/// `SOURCE` as a repository URL and a default name.
-fn parse_source(source: &str) -> Result<(String, String)> {
-    let bad = |m: &str| Error::Refused {
-        kind: ErrorKind::InvalidInput,
-        path: None,
-        message: format!("source {}: {m}", Shown(source)),
-    };
-    let scp_like = source
-        .split_once(':')
-        .is_some_and(|(left, _)| left.contains('@') && !left.contains('/'));
-    let url = if source.contains("://") || scp_like {
-        source.to_owned()
-    } else if source.starts_with('/') || source.starts_with("./") || source.starts_with("../") {
-        let abs = std::fs::canonicalize(source)
-            .map_err(|e| bad(&format!("cannot open the directory: {e}")))?;
-        abs.to_str()
-            .ok_or_else(|| bad("the path is not valid UTF-8"))?
-            .to_owned()
-    } else if let Some((owner, repo)) = source.split_once('/')
-        && [owner, repo].iter().all(|p| {
-            !p.is_empty()
-                && !p.starts_with('.')
-                && p.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        })
-    {
-        format!("https://github.com/{owner}/{repo}")
-    } else {
-        return Err(bad(
-            "not a repository: give an https://, ssh:// or file:// URL, user@host:path, a path starting with /, ./ or ../, or OWNER/REPO",
-        ));
-    };
-    upstream::sources::check_url(&url).map_err(|m| bad(&m))?;
-    let name = url
-        .trim_end_matches('/')
-        .rsplit(['/', ':'])
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(".git")
-        .to_owned();
-    Ok((url, name))
-}
-
 /// The sources `add` is asked for: the one SOURCE names, or those of an
 /// imported `skills-lock.json`.
-fn wanted(args: &AddArgs) -> Result<Vec<SourceSpec>> {
+fn wanted(args: &AddArgs, cwd: Option<&Path>) -> Result<Vec<SourceSpec>> {
     if let Some(file) = &args.import {
-        return import_skills_lock(file);
+        return upstream::import::read(file, cwd);
     }
     let Some(source) = &args.source else {
         return Err(Error::Refused {
@@ -265,7 +222,7 @@ fn wanted(args: &AddArgs) -> Result<Vec<SourceSpec>> {
             message: "name a SOURCE, or --import a skills-lock.json".into(),
         });
     };
-    let (url, default_name) = parse_source(source)?;
+    let (url, default_name) = upstream::sources::parse_source(source, cwd)?;
     // `--path .` is the top, which sources.toml says by having no path.
     let path = args
         .path
@@ -283,261 +240,11 @@ fn wanted(args: &AddArgs) -> Result<Vec<SourceSpec>> {
     }])
 }
 
-/// The largest `skills-lock.json` read: the fragment cap. What it names
-/// becomes a sources file, itself capped at 1 MiB.
-const MAX_IMPORT_BYTES: u64 = 4 << 20;
-
-/// The sources of another installer's lock (`skills-lock.json`: `{"version":
-/// 1, "skills": {NAME: {"source", "sourceType", "ref", "skillPath"}}}`):
-/// one source per repository, ref and directory, with the skills it lists.
-///
-/// The file is read into what is used of it, never into a tree of its
-/// every value; sources are named by lookups, not by walks of those named
-/// so far.
-fn import_skills_lock(file: &Path) -> Result<Vec<SourceSpec>> {
-    let bad = |m: String| Error::Refused {
-        kind: ErrorKind::Invalid,
-        path: Some(PathBuf::from(text::path(file))),
-        message: m,
-    };
-    let text_ =
-        upstream::sources::read_text(file, MAX_IMPORT_BYTES)?.ok_or_else(|| Error::Refused {
-            kind: ErrorKind::NotFound,
-            path: Some(PathBuf::from(text::path(file))),
-            message: "does not exist".into(),
-        })?;
-    let doc: import::Doc = serde_json::from_str(&text_)
-        .map_err(|e| bad(format!("{}:{}: {e}", e.line(), e.column())))?;
-    drop(text_);
-    let skills = doc
-        .skills
-        .ok_or_else(|| bad("no \"skills\" object: not a skills-lock.json".into()))?;
-    // (url, ref, path) -> skills
-    let mut groups: BTreeMap<(String, Option<String>, Option<String>), Vec<String>> =
-        BTreeMap::new();
-    for (name, entry) in skills {
-        let at = |m: &str| bad(format!("skill '{}': {m}", text::escape(&name)));
-        let source = entry.source.0.ok_or_else(|| at("no \"source\""))?;
-        let url = match entry.source_type.0.as_deref() {
-            Some("github") | None if !source.contains("://") => {
-                let (u, _) =
-                    parse_source(&source).map_err(|_| at("\"source\" is not OWNER/REPO"))?;
-                u
-            }
-            Some("github" | "git") | None => source.clone(),
-            Some(other) => {
-                return Err(at(&format!(
-                    "source type '{}' cannot be fetched (github and git URLs can); add it by hand",
-                    text::escape(other)
-                )));
-            }
-        };
-        // `skills/pdf/SKILL.md`: the skill `pdf` in the directory `skills`.
-        let (path, skill) = match entry.skill_path.0 {
-            Some(p) => {
-                let dir = p
-                    .strip_suffix("/SKILL.md")
-                    .or(p.strip_suffix("SKILL.md"))
-                    .unwrap_or(&p);
-                let dir = dir.trim_end_matches('/');
-                match dir.rsplit_once('/') {
-                    Some((parent, skill)) => (Some(parent.to_owned()), skill.to_owned()),
-                    None if dir.is_empty() => (None, name.clone()),
-                    None => (None, dir.to_owned()),
-                }
-            }
-            None => (None, name.clone()),
-        };
-        groups
-            .entry((url, entry.git_ref.0, path))
-            .or_default()
-            .push(skill);
-    }
-    let mut out: Vec<SourceSpec> = Vec::new();
-    let mut taken = std::collections::BTreeSet::new();
-    // The next number to try after each base name.
-    let mut next: BTreeMap<String, usize> = BTreeMap::new();
-    for ((url, git_ref, path), mut skills) in groups {
-        skills.sort();
-        skills.dedup();
-        let (_, base) = parse_source(&url)?;
-        let mut name = base.clone();
-        if taken.contains(&name) {
-            let n = next.entry(base.clone()).or_insert(1);
-            loop {
-                *n += 1;
-                name = format!("{base}-{n}");
-                if !taken.contains(&name) {
-                    break;
-                }
-            }
-        }
-        taken.insert(name.clone());
-        out.push(SourceSpec {
-            name,
-            url,
-            git_ref,
-            path,
-            plugin: None,
-            skills: Some(skills),
-        });
-    }
-    if out.is_empty() {
-        return Err(bad("lists no skills".into()));
-    }
-    Ok(out)
-}
-
-/// What `add --import` reads of a `skills-lock.json`: the strings it
-/// uses; every other value is skipped as it is read, never built.
-mod import {
-    use std::collections::BTreeMap;
-
-    use serde::Deserialize;
-
-    #[derive(Deserialize)]
-    pub struct Doc {
-        #[serde(default)]
-        pub skills: Option<Skills>,
-    }
-
-    /// The `skills` object; anything else there reads as none.
-    pub struct Skills(BTreeMap<String, Entry>);
-
-    impl IntoIterator for Skills {
-        type Item = (String, Entry);
-        type IntoIter = std::collections::btree_map::IntoIter<String, Entry>;
-        fn into_iter(self) -> Self::IntoIter {
-            self.0.into_iter()
-        }
-    }
-
-    impl<'de> Deserialize<'de> for Skills {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct Visit;
-            impl<'de> serde::de::Visitor<'de> for Visit {
-                type Value = Option<BTreeMap<String, Entry>>;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("an object of skills")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Self::Value, A::Error> {
-                    // A name given twice: the last one, as a JSON object
-                    // reader keeps.
-                    let mut out = BTreeMap::new();
-                    while let Some((k, v)) = map.next_entry::<String, Entry>()? {
-                        out.insert(k, v);
-                    }
-                    Ok(Some(out))
-                }
-                fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                    self,
-                    mut seq: A,
-                ) -> Result<Self::Value, A::Error> {
-                    while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                    Ok(None)
-                }
-                fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                    Ok(None)
-                }
-                fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                    Ok(None)
-                }
-                fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                    Ok(None)
-                }
-                fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                    Ok(None)
-                }
-                fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                    Ok(None)
-                }
-                fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                    Ok(None)
-                }
-            }
-            d.deserialize_any(Visit)?
-                .map(Skills)
-                .ok_or_else(|| serde::de::Error::custom("\"skills\" is not an object"))
-        }
-    }
-
-    /// One skill's entry: the fields `add` uses.
-    #[derive(Deserialize)]
-    pub struct Entry {
-        #[serde(default)]
-        pub source: Text,
-        #[serde(default, rename = "sourceType")]
-        pub source_type: Text,
-        #[serde(default, rename = "ref")]
-        pub git_ref: Text,
-        #[serde(default, rename = "skillPath")]
-        pub skill_path: Text,
-    }
-
-    /// A string, or `None` for any other value (skipped as it is read).
-    #[derive(Default)]
-    pub struct Text(pub Option<String>);
-
-    impl<'de> Deserialize<'de> for Text {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct Visit;
-            impl<'de> serde::de::Visitor<'de> for Visit {
-                type Value = Text;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("any value")
-                }
-                fn visit_str<E>(self, v: &str) -> Result<Text, E> {
-                    Ok(Text(Some(v.to_owned())))
-                }
-                fn visit_string<E>(self, v: String) -> Result<Text, E> {
-                    Ok(Text(Some(v)))
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Text, A::Error> {
-                    while map
-                        .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                        .is_some()
-                    {}
-                    Ok(Text(None))
-                }
-                fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                    self,
-                    mut seq: A,
-                ) -> Result<Text, A::Error> {
-                    while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                    Ok(Text(None))
-                }
-                fn visit_bool<E>(self, _: bool) -> Result<Text, E> {
-                    Ok(Text(None))
-                }
-                fn visit_i64<E>(self, _: i64) -> Result<Text, E> {
-                    Ok(Text(None))
-                }
-                fn visit_u64<E>(self, _: u64) -> Result<Text, E> {
-                    Ok(Text(None))
-                }
-                fn visit_f64<E>(self, _: f64) -> Result<Text, E> {
-                    Ok(Text(None))
-                }
-                fn visit_unit<E>(self) -> Result<Text, E> {
-                    Ok(Text(None))
-                }
-            }
-            d.deserialize_any(Visit)
-        }
-    }
-}
-
 pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
     let layers = ctx.layers_without_sources()?;
     let paths = add_destination(&args, ctx, &layers)?;
     let cache = ctx.require_cache()?;
-    let specs = wanted(&args)?;
+    let specs = wanted(&args, ctx.env().cwd.as_deref())?;
     // Where the files go exists before anything is fetched: a place that
     // cannot be written fails now, not after the fetch and its review.
     let made = bernstein_skills::export::make_parent(&paths.sources)?;
@@ -567,7 +274,7 @@ pub fn has_source(ctx: &Context, layers: &Layers, source: &str, global: bool) ->
         ..AddArgs::default()
     };
     let paths = add_destination(&args, ctx, layers)?;
-    let (url, _) = parse_source(source)?;
+    let (url, _) = upstream::sources::parse_source(source, ctx.env().cwd.as_deref())?;
     let Some(file) = paths.read(&paths.sources, |p| SourcesFile::read(p, &ctx.policy()))? else {
         return Ok(false);
     };
