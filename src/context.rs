@@ -246,6 +246,34 @@ impl Context {
         }
     }
 
+    /// Where `add` records a source: the project's files
+    /// ([`Context::paths_to_write`]), or, when the person asks for their
+    /// own configuration (`global`, `add --global`), theirs, which is
+    /// written only when asked for.
+    pub fn paths_to_add(&self, layers: &Layers, global: bool) -> Result<Paths> {
+        if global {
+            let Some(dir) = self.env.config_dir() else {
+                return Err(Error::Refused {
+                    kind: ErrorKind::NoPlace,
+                    path: None,
+                    message: "--global: nowhere to keep your configuration: neither \
+                              $XDG_CONFIG_HOME nor $HOME is set to an absolute path"
+                        .into(),
+                });
+            };
+            return Ok(Paths::in_dir(&dir));
+        }
+        self.paths_to_write(layers).ok_or_else(|| Error::Refused {
+            kind: ErrorKind::NoPlace,
+            path: None,
+            message: "not in a project: run `bernstein skills add` inside the git work tree of \
+                      the project that takes the source (it writes .bernstein/sources.toml \
+                      there), or add --global to record it in your own configuration \
+                      ($XDG_CONFIG_HOME/bernstein/skills/sources.toml)"
+                .into(),
+        })
+    }
+
     /// The layers and the spec put together.
     pub fn skills(&self) -> Result<Skills> {
         let spec = self.load_spec()?;

@@ -16,14 +16,17 @@
 //! - [`cache`]: the files of each locked source under
 //!   `$XDG_CACHE_HOME/bernstein/skills/sources/`, checked against the lock
 //!   every time they are read ([`attach`]).
-//! - [`import`]: another installer's `skills-lock.json`, read as the
-//!   sources `add --import` takes.
+//! - [`add`] and [`update`]: the two commands that fetch and lock, each
+//!   as a plan (fetched, checked as a layer, reviewed, decided; nothing
+//!   written) and a write step the front end takes when it accepts;
+//!   [`import`] reads another installer's `skills-lock.json` for `add`.
 //!
 //! Every name and byte from upstream is attacker-written: a skill's name is
 //! checked as a layer's is ([`crate::layer::check_name`]), hidden entries
 //! are not taken, symlinks and submodules are refused, and the layers' caps
 //! on files apply ([`crate::source::files::FileLimits`]).
 
+pub mod add;
 pub mod cache;
 pub mod check;
 pub mod git;

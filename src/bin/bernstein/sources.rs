@@ -10,7 +10,7 @@ use serde_json::json;
 
 use bernstein_skills::layer::Layer;
 use bernstein_skills::upstream::location::{Shown, redacted};
-use bernstein_skills::upstream::{self, Cache, Lock, Paths, SourceSpec, SourcesFile, git};
+use bernstein_skills::upstream::{self, Cache, Paths, git};
 use bernstein_skills::{Error, ErrorKind, Layers, Result, output::render, text};
 
 use crate::output;
@@ -209,42 +209,26 @@ fn exclusive(cache: &Cache, lock_path: &Path) -> Result<upstream::cache::CacheLo
     cache.lock(lock_path)
 }
 
-/// The sources `add` is asked for: the one SOURCE names, or those of an
-/// imported `skills-lock.json`.
-fn wanted(args: &AddArgs, cwd: Option<&Path>) -> Result<Vec<SourceSpec>> {
-    if let Some(file) = &args.import {
-        return upstream::import::read(file, cwd);
+impl AddArgs {
+    /// What the library's `add` is asked.
+    fn options(&self) -> upstream::add::Options<'_> {
+        upstream::add::Options {
+            source: self.source.as_deref(),
+            import: self.import.as_deref(),
+            git_ref: self.git_ref.as_deref(),
+            path: self.path.as_deref(),
+            plugin: self.plugin.as_deref(),
+            skills: &self.skills,
+            name: self.name.as_deref(),
+        }
     }
-    let Some(source) = &args.source else {
-        return Err(Error::Refused {
-            kind: ErrorKind::InvalidInput,
-            path: None,
-            message: "name a SOURCE, or --import a skills-lock.json".into(),
-        });
-    };
-    let (url, default_name) = upstream::sources::parse_source(source, cwd)?;
-    // `--path .` is the top, which sources.toml says by having no path.
-    let path = args
-        .path
-        .as_deref()
-        .map(|p| p.trim_end_matches('/'))
-        .filter(|p| !matches!(*p, "" | "."))
-        .map(str::to_owned);
-    Ok(vec![SourceSpec {
-        name: args.name.clone().unwrap_or(default_name),
-        url,
-        git_ref: args.git_ref.clone(),
-        path,
-        plugin: args.plugin.clone(),
-        skills: (!args.skills.is_empty()).then(|| args.skills.clone()),
-    }])
 }
 
 pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
     let layers = ctx.layers_without_sources()?;
-    let paths = add_destination(&args, ctx, &layers)?;
+    let paths = ctx.paths_to_add(&layers, args.global)?;
     let cache = ctx.require_cache()?;
-    let specs = wanted(&args, ctx.env().cwd.as_deref())?;
+    let wanted = upstream::add::wanted(&args.options(), ctx.env().cwd.as_deref())?;
     // Where the files go exists before anything is fetched: a place that
     // cannot be written fails now, not after the fetch and its review.
     let made = bernstein_skills::export::make_parent(&paths.sources)?;
@@ -255,7 +239,7 @@ pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
         &layers,
         &paths,
         (&cache, &ctx.policy(), &spec),
-        specs,
+        wanted,
     );
     if result.is_err()
         && let Some(dir) = made
@@ -269,300 +253,123 @@ pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
 /// Does the sources file `add` would write (`--global`: the person's own)
 /// list a source of the repository `source` names already?
 pub fn has_source(ctx: &Context, layers: &Layers, source: &str, global: bool) -> Result<bool> {
-    let args = AddArgs {
-        global,
-        ..AddArgs::default()
-    };
-    let paths = add_destination(&args, ctx, layers)?;
-    let (url, _) = upstream::sources::parse_source(source, ctx.env().cwd.as_deref())?;
-    let Some(file) = paths.read(&paths.sources, |p| SourcesFile::read(p, &ctx.policy()))? else {
-        return Ok(false);
-    };
-    Ok(file.sources.iter().any(|s| s.url == url))
+    let paths = ctx.paths_to_add(layers, global)?;
+    upstream::add::has_source(&paths, source, &ctx.policy(), ctx.env().cwd.as_deref())
 }
 
-/// Where `add` records the source: the project's files
-/// ([`Context::paths_to_write`]), or with `--global` the person's own
-/// configuration, which is written only when asked for.
-fn add_destination(args: &AddArgs, ctx: &Context, layers: &Layers) -> Result<Paths> {
-    if args.global {
-        let Some(dir) = ctx.env().config_dir() else {
-            return Err(Error::Refused {
-                kind: ErrorKind::NoPlace,
-                path: None,
-                message: "--global: nowhere to keep your configuration: neither \
-                          $XDG_CONFIG_HOME nor $HOME is set to an absolute path"
-                    .into(),
-            });
-        };
-        return Ok(Paths::in_dir(&dir));
-    }
-    ctx.paths_to_write(layers).ok_or_else(|| Error::Refused {
-        kind: ErrorKind::NoPlace,
-        path: None,
-        message: "not in a project: run `bernstein skills add` inside the git work tree of \
-                  the project that takes the source (it writes .bernstein/sources.toml \
-                  there), or add --global to record it in your own configuration \
-                  ($XDG_CONFIG_HOME/bernstein/skills/sources.toml)"
-            .into(),
-    })
-}
-
-/// The sources file's text `old_text` with a `[[source]]` table appended
-/// for each of `specs`, whose names it must not have yet.
-fn appended(old_text: &str, specs: &[SourceSpec], paths: &Paths) -> Result<String> {
-    let existing = if old_text.trim().is_empty() {
-        SourcesFile::default()
-    } else {
-        toml::from_str::<SourcesFile>(old_text).unwrap_or_default()
-    };
-    let names: std::collections::BTreeSet<&str> =
-        existing.sources.iter().map(|s| s.name.as_str()).collect();
-    let mut new_text = old_text.to_owned();
-    for spec in specs {
-        if names.contains(spec.name.as_str()) {
-            return Err(Error::Refused {
-                kind: ErrorKind::Conflict,
-                path: Some(PathBuf::from(text::path(&paths.sources))),
-                message: format!(
-                    "a source named '{}' is there already; give this one another name with --name",
-                    text::escape(&spec.name)
-                ),
-            });
-        }
-        if !new_text.is_empty() && !new_text.ends_with('\n') {
-            new_text.push('\n');
-        }
-        if !new_text.is_empty() {
-            new_text.push('\n');
-        }
-        new_text.push_str(&SourcesFile::entry_text(spec));
-        if new_text.len() as u64 > upstream::sources::MAX_BYTES {
-            // Never a file no command reads.
-            return Err(Error::Refused {
-                kind: ErrorKind::InvalidInput,
-                path: Some(PathBuf::from(text::path(&paths.sources))),
-                message: format!(
-                    "with these sources the file would be over the {} MiB a sources file may hold; nothing was fetched or written",
-                    upstream::sources::MAX_BYTES >> 20
-                ),
-            });
-        }
-    }
-    Ok(new_text)
-}
-
-/// `add` into `paths`, which exist, under the lock's guard.
+/// `add` into `paths`, which exist, under the lock's guard: the library
+/// plans it, this prints what a reviewer must see, and what was written.
 fn add_into(
     args: &AddArgs,
     layers: &Layers,
     paths: &Paths,
     (cache, policy, merge_spec): (&Cache, &upstream::Policy, &bernstein_skills::MergeSpec),
-    mut specs: Vec<SourceSpec>,
+    wanted: upstream::add::Wanted,
 ) -> Result<ExitCode> {
-    // The file as it will be: the text there now, with a table more per
-    // source (appended, so that its comments and order stay).
-    let old_text = upstream::sources::read_text(&paths.sources, upstream::sources::MAX_BYTES)?
-        .unwrap_or_default();
-    let new_text = appended(&old_text, &specs, paths)?;
-    let file = SourcesFile::parse(&new_text, &paths.sources, policy)?;
-    let lock = Lock::read(&paths.lock)?.unwrap_or_default();
-    let new_names: std::collections::BTreeSet<String> =
-        specs.iter().map(|s| s.name.clone()).collect();
-    let is_new = |n: &str| new_names.contains(n);
-    // Every other source as locked (from the cache, or fetched at its
-    // commit), the new ones fetched at their refs.
-    let mut fetched = BTreeMap::new();
-    let mut staged = BTreeMap::new();
-    for s in file.sources.iter().filter(|s| !is_new(&s.name)) {
-        let locked = lock.sources.get(&s.name).ok_or_else(|| Error::Refused {
-            kind: ErrorKind::Stale,
-            path: Some(PathBuf::from(text::path(&paths.lock))),
-            message: format!(
-                "source '{}' is not locked; run `bernstein skills update --yes` first",
-                text::escape(&s.name)
-            ),
-        })?;
-        fetched.insert(
-            s.name.clone(),
-            upstream::load_locked(cache, &s.name, locked)?.0,
-        );
-    }
-    let mut findings = Vec::new();
-    // Not told where the skills are: where the collection keeps them.
-    let discover = args.import.is_none() && args.path.is_none() && args.plugin.is_none();
-    let mut found: BTreeMap<String, git::Found> = BTreeMap::new();
-    for spec in &mut specs {
-        let mut new = git::fetch(&git::Want {
-            url: &spec.url,
-            rev: spec.git_ref.as_deref(),
-            path: spec.path.as_deref(),
-            plugin: spec.plugin.as_deref(),
-            skills: spec.skills.as_deref(),
-            discover,
-        })?;
-        // Where they were found is recorded, so update takes them there.
-        if let Some(f) = new.found.take() {
-            spec.path = f.path.clone();
-            found.insert(spec.name.clone(), f);
-        }
-        // A commit asked for by its id must be on a branch or tag, and is
-        // recorded by its full id.
-        if new.kind == Some(git::RefKind::Commit) {
-            upstream::history::check_in_ref(
-                &spec.url,
-                spec.git_ref.as_deref(),
-                &new.commit,
-                "--ref",
-            )?;
-            spec.git_ref = Some(new.commit.clone());
-        }
-        // What validate and export would refuse of it is refused now.
-        let laid = cache.stage(&new)?;
-        upstream::check::as_layer(merge_spec, &spec.name, &new.commit, laid.path())?;
-        staged.insert(spec.name.clone(), laid);
-        findings.extend(upstream::review::review(&new.files, &new.executable, None));
-        fetched.insert(spec.name.clone(), new);
-    }
-    let new_text = appended(&old_text, &specs, paths)?;
-    let file = SourcesFile::parse(&new_text, &paths.sources, policy)?;
-    let urls = text::list(
-        specs
-            .iter()
-            .map(|s| redacted(&s.url))
-            .collect::<Vec<_>>()
-            .iter()
-            .map(|u| u.as_ref()),
-        false,
-    );
-    if !findings.is_empty() {
+    let plan = upstream::add::plan(wanted, paths, cache, policy, merge_spec)?;
+    if !plan.findings.is_empty() {
         // Listed one per line on stderr, as a warning or, under --strict,
         // as what the refusal that follows is about. JSON has no stderr
         // report: the refusal's message lists them.
         if !args.json {
-            let heading = format!(
-                "{} thing(s) a reviewer must see in {}:",
-                findings.len(),
-                text::escape(&urls)
-            );
-            let heading = if args.strict {
-                heading
-            } else {
-                format!(
-                    "{}: {heading}",
-                    output::paint("warning", output::Style::Yellow, output::Stream::Err)
-                )
-            };
-            output::warn(
-                std::iter::once(heading).chain(
-                    upstream::render::findings_text(&findings, "  ")
-                        .lines()
-                        .map(str::to_owned),
-                ),
-            );
+            warn_findings(&plan, args.strict);
         }
         if args.strict {
-            let listed = if args.json {
-                format!(
-                    ": {}",
-                    upstream::render::findings_text(&findings, "")
-                        .lines()
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )
-            } else {
-                " (listed above)".to_owned()
-            };
-            return Err(Error::Refused {
-                kind: ErrorKind::Strict,
-                path: None,
-                message: format!(
-                    "source {}: {} thing(s) a reviewer must see{listed}; refused under --strict, nothing was written",
-                    text::escape(&urls),
-                    findings.len(),
-                ),
-            });
+            return Err(plan.strict_refusal(!args.json));
         }
     }
-    upstream::resolve(&file, &mut fetched, &local_base(layers), &paths.sources)?;
-    let mut new_lock = Lock::default();
-    for s in &file.sources {
-        let f = &fetched[&s.name];
-        let git_ref = if is_new(&s.name) {
-            s.git_ref.clone()
-        } else {
-            lock.sources[&s.name].git_ref.clone()
-        };
-        let mut entry = upstream::entry(s, git_ref.as_deref(), f);
-        if !is_new(&s.name) {
-            // What upstream removed from it stays recorded.
-            entry.removed = lock.sources[&s.name].removed.clone();
-        }
-        cache.store(&s.name, &entry, f, staged.remove(&s.name))?;
-        new_lock.sources.insert(s.name.clone(), entry);
-    }
-    // The sources file first: a lock written without it would name a
-    // source the file does not list.
-    bernstein_skills::export::write_atomic(&paths.sources, new_text.as_bytes())?;
-    new_lock.write(&paths.lock)?;
-    let added: Vec<(&SourceSpec, &upstream::LockedSource)> = specs
-        .iter()
-        .map(|s| (s, &new_lock.sources[&s.name]))
-        .collect();
-    if args.json {
-        output::print(&render::to_json(&json!({
-            "added": added.iter().map(|(spec, entry)| json!({
-                "source": spec.name,
-                "url": redacted(&spec.url),
-                "ref": spec.git_ref,
-                "path": spec.path,
-                "plugin": spec.plugin,
-                "commit": entry.commit,
-                "skills": entry.skills_taken(),
-                "files": entry.files.len(),
-                "found": found.get(&spec.name).map(found_json),
-            })).collect::<Vec<_>>(),
-            "sources_file": paths.sources.display().to_string(),
-            "lock": paths.lock.display().to_string(),
-            "review": findings,
-        })));
+    let mut resolved = plan.resolve(&local_base(layers))?;
+    resolved.write(paths, cache)?;
+    output::print(&if args.json {
+        render::to_json(&added_json(&resolved, paths))
     } else {
-        let mut out = String::new();
-        for (spec, entry) in &added {
-            let skills = entry.skills_taken();
-            out.push_str(&format!(
-                "added {} ({}{}) at {}: {} skill(s), {} file(s): {}\n",
-                text::escape(&spec.name),
-                Shown(&spec.url),
-                spec.git_ref
-                    .as_deref()
-                    .map(|r| format!(" {}", text::escape(r)))
-                    .unwrap_or_default(),
-                entry.commit,
-                skills.len(),
-                entry.files.len(),
-                text::list(skills.iter().copied(), false),
-            ));
-            if let Some(p) = &spec.plugin {
-                out.push_str(&format!(
-                    "  the skills plugin {} declares in {}, recorded as plugin = \"{}\": update follows what it declares\n",
-                    text::escape(p),
-                    upstream::marketplace::FILE,
-                    text::escape(p),
-                ));
-            }
-            if let Some(f) = found.get(&spec.name) {
-                out.push_str(&found_text(f));
-            }
-        }
-        out.push_str(&format!(
-            "wrote {} and {}\n",
-            text::path(&paths.sources),
-            text::path(&paths.lock),
-        ));
-        output::print(&out);
-    }
+        added_text(&resolved, paths)
+    });
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a reviewer must see of `plan`'s sources, on stderr: a warning,
+/// or (`strict`) what the refusal that follows is about.
+fn warn_findings(plan: &upstream::add::Plan, strict: bool) {
+    let heading = format!(
+        "{} thing(s) a reviewer must see in {}:",
+        plan.findings.len(),
+        text::escape(&plan.urls())
+    );
+    let heading = if strict {
+        heading
+    } else {
+        format!(
+            "{}: {heading}",
+            output::paint("warning", output::Style::Yellow, output::Stream::Err)
+        )
+    };
+    output::warn(
+        std::iter::once(heading).chain(
+            upstream::render::findings_text(&plan.findings, "  ")
+                .lines()
+                .map(str::to_owned),
+        ),
+    );
+}
+
+/// What `add` wrote, as data (docs/json.md).
+fn added_json(resolved: &upstream::add::Resolved, paths: &Paths) -> serde_json::Value {
+    let found = &resolved.plan.found;
+    json!({
+        "added": resolved.added().map(|(spec, entry)| json!({
+            "source": spec.name,
+            "url": redacted(&spec.url),
+            "ref": spec.git_ref,
+            "path": spec.path,
+            "plugin": spec.plugin,
+            "commit": entry.commit,
+            "skills": entry.skills_taken(),
+            "files": entry.files.len(),
+            "found": found.get(&spec.name).map(found_json),
+        })).collect::<Vec<_>>(),
+        "sources_file": paths.sources.display().to_string(),
+        "lock": paths.lock.display().to_string(),
+        "review": resolved.plan.findings,
+    })
+}
+
+/// What `add` wrote, for people.
+fn added_text(resolved: &upstream::add::Resolved, paths: &Paths) -> String {
+    let mut out = String::new();
+    for (spec, entry) in resolved.added() {
+        let skills = entry.skills_taken();
+        out.push_str(&format!(
+            "added {} ({}{}) at {}: {} skill(s), {} file(s): {}\n",
+            text::escape(&spec.name),
+            Shown(&spec.url),
+            spec.git_ref
+                .as_deref()
+                .map(|r| format!(" {}", text::escape(r)))
+                .unwrap_or_default(),
+            entry.commit,
+            skills.len(),
+            entry.files.len(),
+            text::list(skills.iter().copied(), false),
+        ));
+        if let Some(p) = &spec.plugin {
+            out.push_str(&format!(
+                "  the skills plugin {} declares in {}, recorded as plugin = \"{}\": update follows what it declares\n",
+                text::escape(p),
+                upstream::marketplace::FILE,
+                text::escape(p),
+            ));
+        }
+        if let Some(f) = resolved.plan.found.get(&spec.name) {
+            out.push_str(&found_text(f));
+        }
+    }
+    out.push_str(&format!(
+        "wrote {} and {}\n",
+        text::path(&paths.sources),
+        text::path(&paths.lock),
+    ));
+    out
 }
 
 /// What `add` found of a collection it was not told where to look in,
