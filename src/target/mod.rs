@@ -619,28 +619,73 @@ impl Target {
         severity: Severity,
     ) -> Vec<Diagnostic> {
         let rendered = self.render(spec, values);
-        let mut out = Vec::new();
-        let finding = |field: &str, problem: String, severity: Severity| {
-            let mut d = Diagnostic::error(
-                None,
-                DiagnosticKind::TargetRule {
-                    target: self.name.clone(),
-                    field: text::excerpt(field, EXCERPT_CHARS),
-                    problem,
-                },
-            )
-            .on_field(field);
-            d.severity = severity;
-            locate(d, effective, fragments, field)
+        let judge = Judge {
+            target: self,
+            effective,
+            fragments,
+            severity,
         };
+        let mut out = judge.left_out(&rendered);
+        for f in self.fields.iter().filter(|f| f.render == Render::StringMap) {
+            if let Some(field) = effective.field(&f.name) {
+                out.extend(flatten::problems(field, fragments, &self.name, severity));
+            }
+        }
+        let mut checked = Map::new();
+        for f in &self.fields {
+            let value = rendered
+                .front
+                .iter()
+                .find(|(n, _)| n == &f.name)
+                .map(|(_, v)| v);
+            if let Some(value) = judge.field_value(f, value, &mut out) {
+                checked.insert(f.name.clone(), value);
+            }
+        }
+        out.extend(judge.constraints(&Value::Object(checked)));
+        out
+    }
+}
+
+/// A target judging one effective skill ([`Target::check_values`]).
+struct Judge<'j> {
+    target: &'j Target,
+    effective: &'j Effective<'j>,
+    fragments: &'j [Fragment],
+    /// How grave a finding the target refuses the skill for is.
+    severity: Severity,
+}
+
+impl Judge<'_> {
+    /// A finding of `severity` about `field`, at the layer's file that set
+    /// it.
+    fn finding(&self, field: &str, problem: String, severity: Severity) -> Diagnostic {
+        let mut d = Diagnostic::error(
+            None,
+            DiagnosticKind::TargetRule {
+                target: self.target.name.clone(),
+                field: text::excerpt(field, EXCERPT_CHARS),
+                problem,
+            },
+        )
+        .on_field(field);
+        d.severity = severity;
+        locate(d, self.effective, self.fragments, field)
+    }
+
+    /// The fields `rendered` leaves out: those the target does not take
+    /// (refused, or a note), and those its `other_fields_into` mapping
+    /// already has a key for (a note).
+    fn left_out(&self, rendered: &Rendered) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
         for name in &rendered.others {
-            out.push(match self.other_fields {
-                OtherFields::Refuse => finding(
+            out.push(match self.target.other_fields {
+                OtherFields::Refuse => self.finding(
                     name,
                     "is not accepted (the consumer refuses a skill that sets it)".into(),
-                    severity,
+                    self.severity,
                 ),
-                _ => finding(
+                _ => self.finding(
                     name,
                     "is not read and is left out of the export".into(),
                     Severity::Note,
@@ -648,120 +693,124 @@ impl Target {
             });
         }
         for name in &rendered.collided {
-            out.push(finding(
+            out.push(self.finding(
                 name,
                 format!(
                     "is left out: '{}' already has a key of that name",
                     text::excerpt(
-                        self.other_fields_into.as_deref().unwrap_or(""),
+                        self.target.other_fields_into.as_deref().unwrap_or(""),
                         EXCERPT_CHARS
                     )
                 ),
                 Severity::Note,
             ));
         }
-        for f in self.fields.iter().filter(|f| f.render == Render::StringMap) {
-            if let Some(field) = effective.field(&f.name) {
-                out.extend(flatten::problems(field, fragments, &self.name, severity));
-            }
-        }
-        let mut check_object = Map::new();
-        for f in &self.fields {
-            let value = rendered
-                .front
-                .iter()
-                .find(|(n, _)| n == &f.name)
-                .map(|(_, v)| v);
-            let empty = value.is_none_or(crate::postmerge::is_empty);
-            if f.required && empty {
-                // Set empty by a layer, or set by none.
-                let set = effective.field(&f.name).is_some_and(|m| match &m.merged {
-                    Merged::Override(s) => s.origin.is_some(),
-                    _ => false,
-                });
-                out.push(finding(
-                    &f.name,
-                    if set {
-                        "is required, but its value is empty".into()
-                    } else {
-                        "is required, but no layer sets it".into()
-                    },
-                    severity,
-                ));
-                continue;
-            }
-            let Some(value) = value else { continue };
-            let value = match value {
-                Value::String(s) if !f.normalize.is_empty() => {
-                    Value::String(f.normalize.iter().fold(s.clone(), |s, n| normalize(*n, &s)))
-                }
-                v => v.clone(),
-            };
-            // The consumer compares the directory's name normalised the same
-            // way, but never trimmed (a file name has no surrounding space).
-            let directory = if f.normalize.contains(&Normalize::Nfkc) {
-                normalize(Normalize::Nfkc, &effective.name)
-            } else {
-                effective.name.clone()
-            };
-            if f.matches_directory && value.as_str() != Some(directory.as_str()) {
-                out.push(finding(
-                    &f.name,
-                    format!(
-                        "must equal the skill's directory name '{}'; got {}",
-                        text::excerpt(&effective.name, EXCERPT_CHARS),
-                        // Quoted as every message quotes a string (escaped
-                        // as a terminal sees it); any other value as JSON.
-                        match &value {
-                            Value::String(s) => format!("'{}'", text::excerpt(s, 60)),
-                            v => text::json_excerpt(v, 60),
-                        }
-                    ),
-                    severity,
-                ));
-            }
-            check_object.insert(f.name.clone(), value);
-        }
-        let instance = Value::Object(check_object);
-        match self.compiled() {
-            Ok(validator) => {
-                for e in validator
-                    .iter_errors(&instance)
-                    .take(crate::validate::MAX_PER_FILE)
-                {
-                    let pointer = e.instance_path().as_str().to_owned();
-                    let field = fragment::unescape_pointer(
-                        pointer
-                            .trim_start_matches('/')
-                            .split('/')
-                            .next()
-                            .unwrap_or(""),
-                    );
-                    let Some(f) = self.field(&field) else {
-                        continue;
-                    };
-                    let problem = match crate::validate::constraint(
-                        field.clone(),
-                        &f.rule,
-                        e.kind(),
-                        e.instance(),
-                    ) {
-                        Some(DiagnosticKind::Constraint { problem, .. }) => problem,
-                        _ => format!(
-                            "must be {}; got {}",
-                            f.rule.type_description(),
-                            crate::fragment::describe(e.instance())
-                        ),
-                    };
-                    out.push(finding(&field, problem, severity));
-                }
-            }
-            Err(message) => out.push(Diagnostic::error(
-                Some(&self.path),
-                DiagnosticKind::Spec {
-                    message: format!("the target's constraints do not compile: {message}"),
+        out
+    }
+
+    /// The value of field `f` the target's constraints check: its rendered
+    /// `value`, normalised as the target says; a required field that is
+    /// empty, or one that must equal the skill's directory name and does
+    /// not, is a finding in `out`. `None` when there is nothing to check.
+    fn field_value(
+        &self,
+        f: &TargetField,
+        value: Option<&Value>,
+        out: &mut Vec<Diagnostic>,
+    ) -> Option<Value> {
+        let effective = self.effective;
+        let empty = value.is_none_or(crate::postmerge::is_empty);
+        if f.required && empty {
+            // Set empty by a layer, or set by none.
+            let set = effective.field(&f.name).is_some_and(|m| match &m.merged {
+                Merged::Override(s) => s.origin.is_some(),
+                _ => false,
+            });
+            out.push(self.finding(
+                &f.name,
+                if set {
+                    "is required, but its value is empty".into()
+                } else {
+                    "is required, but no layer sets it".into()
                 },
-            )),
+                self.severity,
+            ));
+            return None;
+        }
+        let value = match value? {
+            Value::String(s) if !f.normalize.is_empty() => {
+                Value::String(f.normalize.iter().fold(s.clone(), |s, n| normalize(*n, &s)))
+            }
+            v => v.clone(),
+        };
+        // The consumer compares the directory's name normalised the same
+        // way, but never trimmed (a file name has no surrounding space).
+        let directory = if f.normalize.contains(&Normalize::Nfkc) {
+            normalize(Normalize::Nfkc, &effective.name)
+        } else {
+            effective.name.clone()
+        };
+        if f.matches_directory && value.as_str() != Some(directory.as_str()) {
+            out.push(self.finding(
+                &f.name,
+                format!(
+                    "must equal the skill's directory name '{}'; got {}",
+                    text::excerpt(&effective.name, EXCERPT_CHARS),
+                    // Quoted as every message quotes a string (escaped as
+                    // a terminal sees it); any other value as JSON.
+                    match &value {
+                        Value::String(s) => format!("'{}'", text::excerpt(s, 60)),
+                        v => text::json_excerpt(v, 60),
+                    }
+                ),
+                self.severity,
+            ));
+        }
+        Some(value)
+    }
+
+    /// What the target's compiled constraints find in the fields'
+    /// values (`instance`), at most [`crate::validate::MAX_PER_FILE`]; a
+    /// target whose constraints do not compile is an error about its file.
+    fn constraints(&self, instance: &Value) -> Vec<Diagnostic> {
+        let target = self.target;
+        let validator = match target.compiled() {
+            Ok(validator) => validator,
+            Err(message) => {
+                return vec![Diagnostic::error(
+                    Some(&target.path),
+                    DiagnosticKind::Spec {
+                        message: format!("the target's constraints do not compile: {message}"),
+                    },
+                )];
+            }
+        };
+        let mut out = Vec::new();
+        for e in validator
+            .iter_errors(instance)
+            .take(crate::validate::MAX_PER_FILE)
+        {
+            let pointer = e.instance_path().as_str().to_owned();
+            let field = fragment::unescape_pointer(
+                pointer
+                    .trim_start_matches('/')
+                    .split('/')
+                    .next()
+                    .unwrap_or(""),
+            );
+            let Some(f) = target.field(&field) else {
+                continue;
+            };
+            let problem =
+                match crate::validate::constraint(field.clone(), &f.rule, e.kind(), e.instance()) {
+                    Some(DiagnosticKind::Constraint { problem, .. }) => problem,
+                    _ => format!(
+                        "must be {}; got {}",
+                        f.rule.type_description(),
+                        crate::fragment::describe(e.instance())
+                    ),
+                };
+            out.push(self.finding(&field, problem, self.severity));
         }
         out
     }
