@@ -19,7 +19,8 @@
 //! - [`add`] and [`update`]: the two commands that fetch and lock, each
 //!   as a plan (fetched, checked as a layer, reviewed, decided; nothing
 //!   written) and a write step the front end takes when it accepts;
-//!   [`import`] reads another installer's `skills-lock.json` for `add`.
+//!   [`import`] reads another installer's `skills-lock.json` for `add`;
+//!   [`verify`] checks the cache against the lock.
 //!
 //! Every name and byte from upstream is attacker-written: a skill's name is
 //! checked as a layer's is ([`crate::layer::check_name`]), hidden entries
@@ -40,6 +41,7 @@ pub mod report;
 pub mod review;
 pub mod sources;
 pub mod update;
+pub mod verify;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -517,6 +519,19 @@ pub fn load_locked(
         });
     }
     Ok((fetched, true))
+}
+
+/// The skills of the local base layer, with their paths: what no source
+/// may also have.
+pub fn local_base(layers: &Layers) -> BTreeMap<String, PathBuf> {
+    layers
+        .catalog()
+        .into_iter()
+        .filter_map(|(name, located)| {
+            let l = located.into_iter().find(|l| l.layer == Layer::Base)?;
+            Some((name, l.path))
+        })
+        .collect()
 }
 
 /// Takes each skill from one source: where two sources have a skill of the

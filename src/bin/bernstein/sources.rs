@@ -1,17 +1,15 @@
 //! `bernstein skills add`, `verify` and `update`: upstream sources that
 //! feed the base layer, pinned by `sources.lock` (docs/upstream.md).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
 
-use bernstein_skills::layer::Layer;
 use bernstein_skills::upstream::location::{Shown, redacted};
 use bernstein_skills::upstream::{self, Cache, Paths, git};
-use bernstein_skills::{Error, ErrorKind, Layers, Result, output::render, text};
+use bernstein_skills::{Error, Layers, Result, output::render, text};
 
 use crate::output;
 use bernstein_skills::Context;
@@ -191,18 +189,6 @@ Examples:
   bernstein skills update --check          # CI: exit 1 when upstream moved
   bernstein skills update --yes --format markdown > body.md   # a pull request's body";
 
-/// The skills of the local base layer, with their paths.
-fn local_base(layers: &Layers) -> BTreeMap<String, PathBuf> {
-    layers
-        .catalog()
-        .into_iter()
-        .filter_map(|(name, located)| {
-            let l = located.into_iter().find(|l| l.layer == Layer::Base)?;
-            Some((name, l.path))
-        })
-        .collect()
-}
-
 /// Serialises updates of one project's lock: two at once would each write
 /// a lock the other did not see. Held until the process exits.
 fn exclusive(cache: &Cache, lock_path: &Path) -> Result<upstream::cache::CacheLock> {
@@ -278,7 +264,7 @@ fn add_into(
             return Err(plan.strict_refusal(!args.json));
         }
     }
-    let mut resolved = plan.resolve(&local_base(layers))?;
+    let mut resolved = plan.resolve(&upstream::local_base(layers))?;
     resolved.write(paths, cache)?;
     output::print(&if args.json {
         render::to_json(&added_json(&resolved, paths))
@@ -453,53 +439,29 @@ pub fn verify(args: VerifyArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     let cache = ctx.require_cache()?;
-    let local = local_base(&layers);
-    let mut rows = Vec::new();
-    for s in &file.sources {
-        let locked = &lock.sources[&s.name];
-        let (fetched, fetched_now) = upstream::load_locked(&cache, &s.name, locked)?;
-        if fetched_now {
-            cache.store(&s.name, locked, &fetched, None)?;
-        }
-        if let Some(skill) = locked
-            .skills_taken()
-            .into_iter()
-            .find(|k| local.contains_key(*k))
-        {
-            return Err(Error::Refused {
-                kind: ErrorKind::Conflict,
-                path: Some(PathBuf::from(text::path(&paths.lock))),
-                message: format!(
-                    "skill '{}' is in source '{}' and in the local base layer ({}); remove it from one of them",
-                    text::escape(skill),
-                    text::escape(&s.name),
-                    text::path(&local[skill])
-                ),
-            });
-        }
-        rows.push((s.name.clone(), locked.clone(), fetched_now));
-    }
+    let rows =
+        upstream::verify::verify(&file, &lock, &cache, &upstream::local_base(&layers), &paths)?;
     if args.json {
         output::print(&render::to_json(&json!({
-            "sources": rows.iter().map(|(n, l, f)| json!({
-                "source": n,
-                "url": redacted(&l.url),
-                "commit": l.commit,
-                "skills": l.skills_taken().len(),
-                "files": l.files.len(),
-                "fetched": f,
+            "sources": rows.iter().map(|r| json!({
+                "source": r.source,
+                "url": redacted(&r.locked.url),
+                "commit": r.locked.commit,
+                "skills": r.locked.skills_taken().len(),
+                "files": r.locked.files.len(),
+                "fetched": r.fetched,
             })).collect::<Vec<_>>(),
         })));
     } else {
         let mut out = String::new();
-        for (n, l, f) in &rows {
+        for r in &rows {
             out.push_str(&format!(
                 "{}: {} skill(s), {} file(s) at {}: {}\n",
-                text::escape(n),
-                l.skills_taken().len(),
-                l.files.len(),
-                l.commit,
-                if *f {
+                text::escape(&r.source),
+                r.locked.skills_taken().len(),
+                r.locked.files.len(),
+                r.locked.commit,
+                if r.fetched {
                     "fetched and verified"
                 } else {
                     "verified"
@@ -545,7 +507,7 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
         &paths,
         &cache,
         &ctx.policy(),
-        &local_base(&layers),
+        &upstream::local_base(&layers),
         &options,
     )?;
     let flagged = args.strict && plan.report.findings().next().is_some();
