@@ -46,6 +46,7 @@
 //! **Confinement and concurrency** are the output directory's own business:
 //! see [`OutDir`].
 
+mod check;
 mod diff;
 mod ledger;
 mod outdir;
@@ -62,7 +63,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub(crate) use diff::short_diff;
 use ledger::Ledger;
 pub use outdir::{EntryKind, OutDir};
-use plan::{Action, Ctx, Plan, Trust, on_disk, read_record};
+use plan::{Action, Ctx, Plan, on_disk, read_record};
 pub use record::RECORD_NAME;
 use record::{Digest, FileRecord, Record, SkillRecord};
 use rendered::Made;
@@ -679,129 +680,21 @@ impl Skills {
         let old = old?.map(|(r, _)| r).unwrap_or_else(|| Record::new(format));
         let ledger = ledger?;
         let disk = on_disk(&out, format)?;
-        let catalog = self.layers().catalog();
-        let ctx = Ctx {
-            out: &out,
-            format,
-            all_lines: true,
-            cap: self.max_manifest_bytes(),
-            record_committed: options.in_repository,
-        };
-        let results = crate::par::map(
-            &catalog,
-            options.jobs,
-            |(name, located)| -> Result<Vec<Drift>> {
-                let rec = old.skills.get(name);
-                let on = disk.get(name).copied();
-                let Some(files) =
-                    rendered::rendered_for(self, name, located, format, options.target)?
-                else {
-                    // Switched off: export would remove what it wrote.
-                    return Ok(if rec.is_some() {
-                        vec![Drift::Removed]
-                    } else {
-                        Vec::new()
-                    });
-                };
-                if rec.is_none() && on.is_none() {
-                    return Ok(vec![Drift::Added]);
-                }
-                let plan = ctx.plan(name, Some(&files), rec, on, false, false);
-                if let Some(what) = plan.unmanaged {
-                    return Ok(vec![Drift::Unmanaged(what)]);
-                }
-                // Only a skill that drifts can hold a claim export here
-                // would not honour: every other file holds what it writes.
-                let unconfirmed = if plan.changed.is_empty() && plan.hand_edited.is_empty() {
-                    None
-                } else {
-                    match ctx.trust(name, Some(&files), rec, ledger.record.skills.get(name), on) {
-                        Trust::Untrusted(lines) => Some(lines),
-                        _ => None,
-                    }
-                };
-                let mut out = Vec::new();
-                let mut changed = plan.changed.clone();
-                if changed.is_empty() && plan.hand_edited.is_empty() && !plan.entry_is(rec) {
-                    changed.push(format!("(its entry in {RECORD_NAME} is out of date)"));
-                }
-                if !changed.is_empty() {
-                    out.push(Drift::Changed(changed));
-                }
-                if !plan.hand_edited.is_empty() {
-                    out.push(Drift::HandEdited(plan.hand_edited));
-                }
-                if !plan.hand_added.is_empty() || plan.walk_cut {
-                    let mut lines: Vec<String> = plan
-                        .hand_added
-                        .iter()
-                        .map(|rel| format!("? {}", excerpt(ctx.shown(name, rel), EXCERPT_CHARS)))
-                        .collect();
-                    if plan.hand_added_more > 0 {
-                        lines.push(format!("... {} more", plan.hand_added_more));
-                    }
-                    if plan.walk_cut {
-                        lines.push(format!(
-                            "... not all examined: the walk stops after {} entries or {} levels",
-                            outdir::MAX_SKILL_ENTRIES,
-                            outdir::MAX_DEPTH
-                        ));
-                    }
-                    out.push(Drift::HandAdded(lines));
-                }
-                if let Some(lines) = unconfirmed {
-                    out.push(Drift::Unconfirmed(lines));
-                }
-                Ok(out)
+        let check = check::Check {
+            skills: self,
+            ctx: Ctx {
+                out: &out,
+                format,
+                all_lines: true,
+                cap: self.max_manifest_bytes(),
+                record_committed: options.in_repository,
             },
-        );
-        // Room for a drift per skill listed or provided, once.
-        let mut out = Vec::with_capacity(catalog.len() + old.skills.len());
-        let mut errors = Vec::new();
-        for ((name, _), r) in catalog.iter().zip(results) {
-            match r {
-                Ok(drifts) => out.extend(drifts.into_iter().map(|d| (name.clone(), d))),
-                Err(e) => errors.push(e),
-            }
-        }
-        if !errors.is_empty() {
-            let diags = errors
-                .iter()
-                .flat_map(|e| e.diagnostics().to_vec())
-                .collect::<Vec<_>>();
-            return Err(if diags.is_empty() {
-                errors.remove(0)
-            } else {
-                Error::Invalid(diags)
-            });
-        }
-        let live: BTreeSet<&str> = catalog.iter().map(|(n, _)| n.as_str()).collect();
-        for (name, rec) in &old.skills {
-            if !live.contains(name.as_str()) {
-                out.push((name.clone(), Drift::Removed));
-                // Its output is there, and --prune would leave it alone.
-                if let Some(on) = disk.get(name).copied()
-                    && let Trust::Untrusted(lines) = ctx.trust(
-                        name,
-                        None,
-                        Some(rec),
-                        ledger.record.skills.get(name),
-                        Some(on),
-                    )
-                {
-                    out.push((name.clone(), Drift::Unconfirmed(lines)));
-                }
-            }
-        }
-        if options.extra {
-            for (name, kind) in &disk {
-                if !live.contains(name.as_str()) && !old.skills.contains_key(name) {
-                    out.push((name.clone(), Drift::Extra(*kind)));
-                }
-            }
-        }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
+            old,
+            ledger,
+            disk,
+            options,
+        };
+        check.run(&self.layers().catalog())
     }
 }
 
