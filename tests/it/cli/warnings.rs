@@ -168,7 +168,7 @@ fn a_refusals_advice_works_with_a_target_and_scope() {
     export(&[]).failed();
     assert_snapshot(
         export(&["--adopt", "w"]).ok(),
-        snapshot_file("nothing_silent-export-target-scope-adopt.txt"),
+        snapshot_file("warnings-export-target-scope-adopt.txt"),
     );
 }
 
@@ -187,7 +187,7 @@ fn unknown_targets_are_errors_that_name_them_all() {
     sb.write("team", "pdf.yaml", "targets: {agent: false}\n");
     let run = sb.pin(
         &["validate"],
-        "nothing_silent-validate-unknown-target-key.txt",
+        "warnings-validate-unknown-target-key.txt",
     );
     assert_eq!(run.code, Some(1), "{run:#?}");
     // Switched off for agents, with a description too long for it: not
@@ -204,7 +204,7 @@ fn unknown_targets_are_errors_that_name_them_all() {
     // Judged for agent-skills.
     sb.pin(
         &["validate", "--strict", "--target", "agent-skills"],
-        "nothing_silent-validate-switched-off-other-target.txt",
+        "warnings-validate-switched-off-other-target.txt",
     );
 }
 
@@ -223,7 +223,7 @@ fn show_of_several_skills_honours_the_target() {
     assert_eq!(run.code, Some(0), "{run:#?}");
     assert_snapshot(
         &run.stderr,
-        snapshot_file("nothing_silent-show-two-target.stderr"),
+        snapshot_file("warnings-show-two-target.stderr"),
     );
     let one = sb.run(&["show", "b", "--target", "agent-skills"]);
     assert_eq!(
@@ -247,7 +247,7 @@ fn warnings_past_the_cap_are_counted() {
     let run = sb.run(&["validate"]);
     let out = run.ok_report();
     assert_eq!(out.matches("finds nothing to delete").count(), 50, "{out}");
-    assert_snapshot(out, snapshot_file("nothing_silent-warnings-past-cap.txt"));
+    assert_snapshot(out, snapshot_file("warnings-warnings-past-cap.txt"));
 }
 
 /// Item 16: a keyed entry whose key is there but not a name says so.
@@ -259,7 +259,7 @@ fn a_keyed_entry_with_a_bad_key_is_told_so() {
         "s.yaml",
         "description: d\nreferences:\n  - {name: 42, path: a.md}\n  - {name: \"\", path: b.md}\n  - {nam: x, path: c.md}\n",
     );
-    let run = sb.pin(&["validate"], "nothing_silent-keyed-entry-bad-key.txt");
+    let run = sb.pin(&["validate"], "warnings-keyed-entry-bad-key.txt");
     assert_eq!(run.code, Some(1));
 }
 
@@ -285,7 +285,7 @@ fn yaml_mistakes_name_the_fix() {
         "e/SKILL.md",
         "---\ndescription: Use for Word documents: create, read\n---\nBody.\n",
     );
-    sb.pin(&["validate"], "nothing_silent-yaml-mistakes.txt");
+    sb.pin(&["validate"], "warnings-yaml-mistakes.txt");
 }
 
 /// A base skill `pdf`, and in the team layer an override of `pfd`, which
@@ -315,7 +315,7 @@ fn an_orphan_override_is_a_warning_and_is_not_exported() {
     assert!(!out.contains("house"), "{out}");
     assert_snapshot(
         out,
-        snapshot_file("nothing_silent-orphan-override-validate.txt"),
+        snapshot_file("warnings-orphan-override-validate.txt"),
     );
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
     let mut runs = String::new();
@@ -333,7 +333,7 @@ fn an_orphan_override_is_a_warning_and_is_not_exported() {
     }
     assert_snapshot(
         runs,
-        snapshot_file("nothing_silent-orphan-override-export.txt"),
+        snapshot_file("warnings-orphan-override-export.txt"),
     );
     // Renamed as suggested, the override takes effect.
     std::fs::rename(
@@ -371,7 +371,7 @@ fn sections_as_people_write_them() {
     let run = sb.run(&["validate"]);
     assert_snapshot(
         run.ok_report(),
-        snapshot_file("nothing_silent-section-heading-case.txt"),
+        snapshot_file("warnings-section-heading-case.txt"),
     );
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
 }
@@ -415,7 +415,7 @@ fn warnings_travel_with_the_skill() {
     let run = sb.run(&["validate"]);
     run.ok();
     runs.push_str(&run.transcript(&["validate"]));
-    assert_snapshot(runs, snapshot_file("nothing_silent-warnings-travel.txt"));
+    assert_snapshot(runs, snapshot_file("warnings-warnings-travel.txt"));
 }
 
 /// A value left as the one below because its directive found nothing is
@@ -424,7 +424,7 @@ fn warnings_travel_with_the_skill() {
 #[test]
 fn a_stale_directive_is_the_one_warning_about_the_value_it_left_unchanged() {
     let sb = stale_insertion("description: d\n");
-    sb.pin(&["validate"], "nothing_silent-stale-directive-once.txt");
+    sb.pin(&["validate"], "warnings-stale-directive-once.txt");
 }
 
 /// Items 1 and 2: `list` marks the skill export leaves out.
@@ -432,7 +432,7 @@ fn a_stale_directive_is_the_one_warning_about_the_value_it_left_unchanged() {
 fn list_marks_an_orphan() {
     let sb = orphan_override();
     let out = sb.run(&["list"]).ok().to_owned();
-    assert_snapshot(out, snapshot_file("nothing_silent-list-orphan.txt"));
+    assert_snapshot(out, snapshot_file("warnings-list-orphan.txt"));
     let v = sb.run(&["list", "--json"]).json();
     crate::it::support::assert_output_schema("list", &v);
     assert_eq!(v["skills"][0]["orphan"], false);
@@ -450,7 +450,7 @@ fn export_says_the_warnings_and_strict_refuses_them() {
         .to_owned();
     assert_snapshot(
         err.clone(),
-        snapshot_file("nothing_silent-export-strict-warning.stderr"),
+        snapshot_file("warnings-export-strict-warning.stderr"),
     );
     assert!(!sb.path().join("out").exists());
     // The refusal says `validate --strict` lists the same problems: it does.
@@ -495,7 +495,7 @@ fn export_says_the_warnings_and_strict_refuses_them() {
     assert_eq!(run.code, Some(0), "{run:#?}");
     assert_snapshot(
         run.transcript(&args),
-        snapshot_file("nothing_silent-export-warning.txt"),
+        snapshot_file("warnings-export-warning.txt"),
     );
 }
 
@@ -515,7 +515,7 @@ fn a_project_names_its_targets_once() {
     let run = sb.run(&["validate"]);
     assert_snapshot(
         run.ok_report(),
-        snapshot_file("nothing_silent-project-targets-validate.txt"),
+        snapshot_file("warnings-project-targets-validate.txt"),
     );
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
     // --target names others for this run.
@@ -526,7 +526,7 @@ fn a_project_names_its_targets_once() {
     let err = sb.run(&["validate"]).failed().to_owned();
     assert_snapshot(
         err,
-        snapshot_file("nothing_silent-project-targets-unknown.stderr"),
+        snapshot_file("warnings-project-targets-unknown.stderr"),
     );
     // A symlink is refused, never read.
     std::fs::remove_file(sb.path().join("layers/targets.toml")).unwrap();
@@ -535,6 +535,6 @@ fn a_project_names_its_targets_once() {
     assert!(!err.contains("root:"), "{err}");
     assert_snapshot(
         err,
-        snapshot_file("nothing_silent-project-targets-symlink.stderr"),
+        snapshot_file("warnings-project-targets-symlink.stderr"),
     );
 }

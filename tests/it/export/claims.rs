@@ -59,7 +59,7 @@ fn issue_28_8_a_locked_staging_directory_is_never_touched_whatever_its_pid() {
     }
     assert_snapshot(
         runs,
-        snapshot_file("export_safety-beside-a-locked-staging-directory.txt"),
+        snapshot_file("claims-beside-a-locked-staging-directory.txt"),
     );
     // The library never removes it either.
     let report = sb
@@ -74,7 +74,7 @@ fn issue_28_8_a_locked_staging_directory_is_never_touched_whatever_its_pid() {
     let run = sb.run(&["export", "--out", "out/existing"]);
     assert_snapshot(
         run.success(),
-        snapshot_file("export_safety-after-a-freed-staging-directory.txt"),
+        snapshot_file("claims-after-a-freed-staging-directory.txt"),
     );
     let name = live.file_name().unwrap().to_str().unwrap();
     assert_eq!(
@@ -94,7 +94,7 @@ fn issue_28_8_a_free_staging_directory_is_stale_whatever_its_pid_says() {
     let run = sb.run(&["export", "--out", "out/m"]);
     assert_snapshot(
         run.success(),
-        snapshot_file("export_safety-beside-a-free-staging-directory.txt"),
+        snapshot_file("claims-beside-a-free-staging-directory.txt"),
     );
     assert!(!stale.exists(), "{run:#?}");
     assert_eq!(entries(&sb.path().join("out")), ["m"]);
@@ -347,7 +347,7 @@ fn issue_28_14_a_hidden_file_planted_in_a_managed_skill_keeps_check_red() {
     assert_eq!(run.code, Some(0), "{run:#?}");
     assert_snapshot(
         &run.stderr,
-        snapshot_file("export_safety-hidden-files-kept.stderr"),
+        snapshot_file("claims-hidden-files-kept.stderr"),
     );
     assert!(sb.path().join("out/writer/.setup.sh").is_file());
 
@@ -367,7 +367,7 @@ fn issue_28_14_pruning_a_skill_keeps_its_hidden_files() {
     assert_eq!(run.code, Some(0), "{run:#?}");
     assert_snapshot(
         &run.stderr,
-        snapshot_file("export_safety-pruned-skill-hidden-file-kept.stderr"),
+        snapshot_file("claims-pruned-skill-hidden-file-kept.stderr"),
     );
     assert_eq!(entries(&sb.path().join("out/writer")), [".notes"]);
 }
@@ -507,7 +507,7 @@ fn issue_28_5_a_forged_claim_never_makes_prune_delete_a_hand_written_skill() {
     // --prune leaves it.
     let check = sb.pin(
         &["export", "--format", "skill", "--check", "out"],
-        "export_safety-check-forged-claim.txt",
+        "claims-check-forged-claim.txt",
     );
     assert_eq!(check.code, Some(1), "{check:#?}");
 
@@ -597,7 +597,7 @@ fn issue_28_5_a_forged_claim_to_a_hand_added_file_never_deletes_it() {
     change_writer(&sb);
     let run = sb.pin(
         &["export", "--format", "skill", "--out", "out"],
-        "export_safety-forged-claim-to-a-hand-added-file.txt",
+        "claims-forged-claim-to-a-hand-added-file.txt",
     );
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine\n");
@@ -740,7 +740,7 @@ fn issue_28_5_without_a_state_directory_claims_are_confirmed_by_content_alone() 
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_snapshot(
         run.transcript(&["export", "--out", "m"]),
-        snapshot_file("export_safety-without-state-directory.txt"),
+        snapshot_file("claims-without-state-directory.txt"),
     );
     assert_eq!(
         bare(&["export", "--out", "m", "--adopt", "writer"]).ok_report(),
@@ -782,7 +782,7 @@ fn issue_28_5_a_ledger_export_cannot_read_is_an_error_that_says_how_to_go_on() {
     );
     assert_snapshot(
         run.transcript(&["export", "--out", "m"]),
-        snapshot_file("export_safety-broken-ledger.txt"),
+        snapshot_file("claims-broken-ledger.txt"),
     );
     std::fs::remove_file(&ledger).unwrap();
     assert_eq!(
@@ -810,6 +810,6 @@ fn with_the_record_and_the_ledger_both_broken_the_record_is_named_whatever_the_j
     // Each names the record, never the ledger.
     assert_snapshot(
         runs,
-        snapshot_file("export_safety-record-and-ledger-broken.txt"),
+        snapshot_file("claims-record-and-ledger-broken.txt"),
     );
 }

@@ -65,7 +65,7 @@ fn issue_19_1_prune_never_deletes_a_hand_written_skill_no_layer_provides() {
     let check = sb.check_skills("skills");
     assert_snapshot(
         check.ok(),
-        snapshot_file("export_owned-check-beside-hand-written-skill.txt"),
+        snapshot_file("owned-check-beside-hand-written-skill.txt"),
     );
     // And a later prune, after a layer dropped a skill, still leaves it.
     std::fs::remove_file(sb.layer("base").join("reviewer.yaml")).unwrap();
@@ -196,7 +196,7 @@ fn issue_19_5_no_layer_directory_is_an_error_naming_the_three() {
     let run = mistyped(&["list"]);
     assert_eq!(run.code, Some(0), "{run:#?}");
     runs.push_str(&run.transcript(&["list"]));
-    assert_snapshot(runs, snapshot_file("export_owned-no-layer-directory.txt"));
+    assert_snapshot(runs, snapshot_file("owned-no-layer-directory.txt"));
     // With layers, --check on a directory that does not exist says so.
     let sb = two_skills();
     let mut runs = String::new();
@@ -206,7 +206,7 @@ fn issue_19_5_no_layer_directory_is_an_error_naming_the_three() {
         run.failed();
         runs.push_str(&run.transcript(&args));
     }
-    assert_snapshot(runs, snapshot_file("export_owned-check-nowhere.txt"));
+    assert_snapshot(runs, snapshot_file("owned-check-nowhere.txt"));
 }
 
 // ---------------------------------------------------------------------------
@@ -302,7 +302,7 @@ fn a_bad_record_is_refused_with_one_located_error() {
         }
     }
     // Each is one error line naming the record and what is wrong in it.
-    assert_snapshot(runs, snapshot_file("export_owned-bad-record.txt"));
+    assert_snapshot(runs, snapshot_file("owned-bad-record.txt"));
     assert!(sb.path().join("m/reviewer.json").is_file());
 }
 
@@ -320,7 +320,7 @@ fn a_directory_holds_one_format_and_the_other_is_refused() {
         run.failed();
         runs.push_str(&run.transcript(args));
     }
-    assert_snapshot(runs, snapshot_file("export_owned-other-format.txt"));
+    assert_snapshot(runs, snapshot_file("owned-other-format.txt"));
     assert_eq!(snapshot(&sb.path().join("m")), before);
 }
 
@@ -343,7 +343,7 @@ fn a_hand_edit_is_refused_with_a_short_diff_until_forced() {
     // The diff shows the escape byte escaped.
     assert_snapshot(
         stderr,
-        snapshot_file("export_owned-hand-edited-skill.stderr"),
+        snapshot_file("owned-hand-edited-skill.stderr"),
     );
     assert_eq!(read(&skill_md), edited);
     let check = sb.check_skills("skills");
@@ -351,7 +351,7 @@ fn a_hand_edit_is_refused_with_a_short_diff_until_forced() {
     assert!(!check.stdout.contains("changed: writer"), "{check:#?}");
     assert_snapshot(
         check.transcript(&["export", "--format", "skill", "--check", "skills"]),
-        snapshot_file("export_owned-check-hand-edited-skill.txt"),
+        snapshot_file("owned-check-hand-edited-skill.txt"),
     );
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--force"]);
     assert_eq!(
@@ -370,7 +370,7 @@ fn a_file_deleted_by_hand_is_written_again_without_force() {
     std::fs::remove_file(&style).unwrap();
     sb.pin(
         &["export", "--format", "skill", "--check", "skills"],
-        "export_owned-check-deleted-file.txt",
+        "owned-check-deleted-file.txt",
     );
     sb.export_skills("skills").ok();
     assert_eq!(read(&style), "# Style\n");
@@ -384,7 +384,7 @@ fn hand_added_files_are_kept_and_reported_also_when_the_skill_is_pruned() {
     std::fs::write(out.join("writer/references/notes.md"), "mine\n").unwrap();
     let check = sb.pin(
         &["export", "--format", "skill", "--check", "skills"],
-        "export_owned-check-hand-added-file.txt",
+        "owned-check-hand-added-file.txt",
     );
     assert_eq!(check.code, Some(1), "{check:#?}");
     // The skill's own file goes away in a layer: the hand-added one stays.
@@ -425,7 +425,7 @@ fn a_hand_edited_skill_is_not_pruned_without_force() {
     let run = sb.run(&["export", "--out", "m", "--prune"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("export_owned-prune-hand-edited.stderr"),
+        snapshot_file("owned-prune-hand-edited.stderr"),
     );
     assert!(sb.path().join("m/reviewer.json").exists());
     let run = sb.run(&["export", "--out", "m", "--prune", "--force"]);
@@ -449,7 +449,7 @@ fn json_manifests_follow_the_same_rules() {
     let run = sb.run(&["export", "--out", "m", "--prune"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("export_owned-prune-unrecorded-file.stderr"),
+        snapshot_file("owned-prune-unrecorded-file.stderr"),
     );
     assert_eq!(read(m.join("writer.json")), "{\"hand\": \"written\"}\n");
     assert!(!m.join("reviewer.json").exists());
@@ -476,7 +476,7 @@ fn a_directory_from_an_older_version_is_adopted_with_adopt_all() {
     assert!(!check.stdout.contains("my-own-skill"), "{check:#?}");
     assert_snapshot(
         check.transcript(&["export", "--format", "skill", "--check", "skills"]),
-        snapshot_file("export_owned-check-record-lost.txt"),
+        snapshot_file("owned-check-record-lost.txt"),
     );
     let before = stamps(&out);
     let run = sb.run(&[
@@ -508,7 +508,7 @@ fn adopt_names_a_skill_some_layer_provides() {
     let run = sb.run(&["export", "--out", "m", "--adopt", "writr"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("export_owned-adopt-unknown-skill.stderr"),
+        snapshot_file("owned-adopt-unknown-skill.stderr"),
     );
     assert!(!sb.path().join("m").exists());
 }
@@ -591,7 +591,7 @@ fn a_second_export_waits_for_the_first_and_says_so() {
     assert!(out.status.success());
     assert_snapshot(
         String::from_utf8_lossy(&out.stdout).replace(&sb.path().display().to_string(), "[ROOT]"),
-        snapshot_file("export_owned-waited-export.txt"),
+        snapshot_file("owned-waited-export.txt"),
     );
     assert!(read(sb.path().join("m/writer.json")).contains("Team."));
     // --check waits too (a shared lock), and then reads a finished export.
@@ -674,7 +674,7 @@ fn forced_or_adopted_export_never_deletes_what_a_directory_in_its_way_holds() {
     let run = sb.run(&["export", "--out", "m", "--adopt", "writer"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("export_owned-adopt-over-full-directory.stderr"),
+        snapshot_file("owned-adopt-over-full-directory.stderr"),
     );
     assert_eq!(read(m.join("writer.json/mine.txt")), "mine\n");
     // A managed file replaced by a directory, forced: the same.
@@ -686,7 +686,7 @@ fn forced_or_adopted_export_never_deletes_what_a_directory_in_its_way_holds() {
     let run = sb.run(&["export", "--format", "skill", "--out", "skills", "--force"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("export_owned-force-over-full-directory.stderr"),
+        snapshot_file("owned-force-over-full-directory.stderr"),
     );
     assert_eq!(read(skill_md.join("notes.md")), "mine\n");
     // An empty one is simply replaced.

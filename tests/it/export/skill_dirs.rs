@@ -94,7 +94,7 @@ fn an_executable_script_stays_executable() {
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o644)).unwrap();
     sb.pin(
         &["export", "--format", "skill", "--check", "out"],
-        "export_skill-check-execute-bit.txt",
+        "skill_dirs-check-execute-bit.txt",
     );
     sb.export_skills("out").ok();
     assert_ne!(mode("scripts/run.sh") & 0o100, 0);
@@ -120,7 +120,7 @@ fn check_reports_drift_in_any_file_and_out_then_prune_repairs_it() {
     sb.export_skills("out").ok();
     assert_snapshot(
         sb.check_skills("out").ok(),
-        snapshot_file("export_skill-check-up-to-date.txt"),
+        snapshot_file("skill_dirs-check-up-to-date.txt"),
     );
     let out = sb.path().join("out");
     std::fs::remove_dir_all(sb.layer("base").join("gone")).unwrap();
@@ -218,7 +218,7 @@ fn writing_never_follows_a_symlink_planted_in_the_output() {
     let run = sb.export_skills("out");
     assert_snapshot(
         run.failed(),
-        snapshot_file("export_skill-symlinked-directory.stderr"),
+        snapshot_file("skill_dirs-symlinked-directory.stderr"),
     );
     let check = sb.check_skills("out");
     assert_eq!(check.code, Some(1), "{check:#?}");

@@ -38,7 +38,7 @@ fn malformed_yaml() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-malformed-yaml.stderr"),
+        snapshot_file("bad_input-malformed-yaml.stderr"),
     );
 }
 
@@ -60,7 +60,7 @@ fn top_level_list_or_scalar() {
         .concat();
     assert_snapshot(
         errors,
-        snapshot_file("hardening-top-level-not-a-mapping.stderr"),
+        snapshot_file("bad_input-top-level-not-a-mapping.stderr"),
     );
 }
 
@@ -82,7 +82,7 @@ fn wrong_type_for_each_strategy() {
     .concat();
     assert_snapshot(
         errors,
-        snapshot_file("hardening-wrong-type-for-each-strategy.stderr"),
+        snapshot_file("bad_input-wrong-type-for-each-strategy.stderr"),
     );
 }
 
@@ -97,7 +97,7 @@ fn keyed_entries_without_a_key_field() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-keyed-entries-without-a-key.stderr"),
+        snapshot_file("bad_input-keyed-entries-without-a-key.stderr"),
     );
 }
 
@@ -110,7 +110,7 @@ fn duplicate_identities_in_one_layer() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-duplicate-identities.stderr"),
+        snapshot_file("bad_input-duplicate-identities.stderr"),
     );
     // ... but name and id with one value are not.
     let sb = Sandbox::new();
@@ -130,7 +130,7 @@ fn duplicate_keys_in_one_yaml_mapping() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-duplicate-keys.stderr"),
+        snapshot_file("bad_input-duplicate-keys.stderr"),
     );
     // The same key in two different mappings is fine.
     let sb = Sandbox::new();
@@ -147,7 +147,7 @@ fn non_string_keys_at_the_top_level() {
     let errors: String = ["1: a\n", "true: a\n", "~: a\n", "[a]: b\n"]
         .map(yaml_error)
         .concat();
-    assert_snapshot(errors, snapshot_file("hardening-non-string-keys.stderr"));
+    assert_snapshot(errors, snapshot_file("bad_input-non-string-keys.stderr"));
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn multi_document_yaml_file() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-multi-document-yaml.stderr"),
+        snapshot_file("bad_input-multi-document-yaml.stderr"),
     );
 }
 
@@ -176,7 +176,7 @@ fn billion_laughs(indent: &str) -> String {
 fn yaml_alias_bomb_at_the_top_level() {
     assert_snapshot(
         yaml_error(&billion_laughs("")),
-        snapshot_file("hardening-alias-bomb-top-level.stderr"),
+        snapshot_file("bad_input-alias-bomb-top-level.stderr"),
     );
 }
 
@@ -188,7 +188,7 @@ fn yaml_alias_bomb_nested_inside_metadata() {
     ));
     assert_snapshot(
         stderr,
-        snapshot_file("hardening-alias-bomb-in-metadata.stderr"),
+        snapshot_file("bad_input-alias-bomb-in-metadata.stderr"),
     );
 }
 
@@ -220,7 +220,7 @@ fn yaml_nesting_ten_thousand_levels_of_lists() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-deep-lists.stderr"),
+        snapshot_file("bad_input-deep-lists.stderr"),
     );
 }
 
@@ -233,7 +233,7 @@ fn yaml_nesting_ten_thousand_levels_of_mappings() {
     );
     assert_snapshot(
         yaml_error(&text),
-        snapshot_file("hardening-deep-mappings.stderr"),
+        snapshot_file("bad_input-deep-mappings.stderr"),
     );
 }
 
@@ -261,7 +261,7 @@ fn deep_flow_nesting_took_quadratic_time() {
     ] {
         errors.push_str(&yaml_error(&text));
     }
-    assert_snapshot(errors, snapshot_file("hardening-very-deep-flow.stderr"));
+    assert_snapshot(errors, snapshot_file("bad_input-very-deep-flow.stderr"));
 }
 
 #[test]
@@ -290,7 +290,7 @@ fn toml_nesting_ten_thousand_levels() {
         show_error("s.toml", "s", lists),
         show_error("s.toml", "s", tables),
     ];
-    assert_snapshot(errors.concat(), snapshot_file("hardening-deep-toml.stderr"));
+    assert_snapshot(errors.concat(), snapshot_file("bad_input-deep-toml.stderr"));
 }
 
 #[test]
@@ -302,7 +302,7 @@ fn skill_md_frontmatter_nesting_ten_thousand_levels() {
     );
     assert_snapshot(
         show_error("s/SKILL.md", "s", text),
-        snapshot_file("hardening-deep-frontmatter.stderr"),
+        snapshot_file("bad_input-deep-frontmatter.stderr"),
     );
 }
 
@@ -318,7 +318,7 @@ fn fragment_larger_than_the_default_four_mib_cap() {
     assert_eq!(text.len(), limit + 16);
     assert_snapshot(
         sb.run(&["show", "s"]).failed(),
-        snapshot_file("hardening-fragment-over-default-cap.stderr"),
+        snapshot_file("bad_input-fragment-over-default-cap.stderr"),
     );
 }
 
@@ -337,7 +337,7 @@ fn fragment_larger_than_max_fragment_bytes() {
     assert_snapshot(
         sb.run(&["--max-fragment-bytes", "100", "show", "big"])
             .failed(),
-        snapshot_file("hardening-fragment-over-max-bytes.stderr"),
+        snapshot_file("bad_input-fragment-over-max-bytes.stderr"),
     );
     // The cap applies to every form.
     sb.write(
@@ -348,7 +348,7 @@ fn fragment_larger_than_max_fragment_bytes() {
     assert_snapshot(
         sb.run(&["--max-fragment-bytes", "100", "show", "big"])
             .failed(),
-        snapshot_file("hardening-fragment-over-max-bytes-skill-md.stderr"),
+        snapshot_file("bad_input-fragment-over-max-bytes-skill-md.stderr"),
     );
 }
 
@@ -362,7 +362,7 @@ fn invalid_toml() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-invalid-toml.stderr"),
+        snapshot_file("bad_input-invalid-toml.stderr"),
     );
 }
 
@@ -370,7 +370,7 @@ fn invalid_toml() {
 fn unknown_field_in_toml_with_line_and_column() {
     assert_snapshot(
         show_error("s.toml", "s", "author = \"a\"\n\ndescripton = \"x\"\n"),
-        snapshot_file("hardening-unknown-field-toml.stderr"),
+        snapshot_file("bad_input-unknown-field-toml.stderr"),
     );
 }
 
@@ -389,7 +389,7 @@ fn wrong_types_in_toml_with_line_and_column() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-wrong-types-toml.stderr"),
+        snapshot_file("bad_input-wrong-types-toml.stderr"),
     );
 }
 
@@ -397,7 +397,7 @@ fn wrong_types_in_toml_with_line_and_column() {
 fn unterminated_skill_md_frontmatter() {
     assert_snapshot(
         show_error("s/SKILL.md", "s", "---\nname: s\ndescription: d\n"),
-        snapshot_file("hardening-unterminated-frontmatter.stderr"),
+        snapshot_file("bad_input-unterminated-frontmatter.stderr"),
     );
 }
 
@@ -409,7 +409,7 @@ fn skill_md_frontmatter_that_is_not_a_mapping() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-frontmatter-not-a-mapping.stderr"),
+        snapshot_file("bad_input-frontmatter-not-a-mapping.stderr"),
     );
 }
 
@@ -435,7 +435,7 @@ fn skill_md_frontmatter_errors_count_lines_in_the_whole_file() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-frontmatter-lines-in-whole-file.stderr"),
+        snapshot_file("bad_input-frontmatter-lines-in-whole-file.stderr"),
     );
 }
 
@@ -448,7 +448,7 @@ fn invalid_utf8() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-invalid-utf8.stderr"),
+        snapshot_file("bad_input-invalid-utf8.stderr"),
     );
 }
 
@@ -508,14 +508,14 @@ fn unreadable_file() {
     // The same report as root (run as `nobody`) and as anyone else.
     assert_snapshot(
         run(&["show", "s"]).failed(),
-        snapshot_file("hardening-unreadable-file-show.stderr"),
+        snapshot_file("bad_input-unreadable-file-show.stderr"),
     );
     let run = run(&["validate"]);
     assert_eq!(run.code, Some(1));
     assert_eq!(run.stderr, "", "{run:#?}");
     assert_snapshot(
         &run.stdout,
-        snapshot_file("hardening-unreadable-file-validate.txt"),
+        snapshot_file("bad_input-unreadable-file-validate.txt"),
     );
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
 }
@@ -540,7 +540,7 @@ fn names_with_path_traversal_are_refused() {
             Err(bernstein_skills::Error::InvalidName { .. })
         ));
     }
-    assert_snapshot(reports, snapshot_file("hardening-path-traversal-names.txt"));
+    assert_snapshot(reports, snapshot_file("bad_input-path-traversal-names.txt"));
 }
 
 #[test]
@@ -594,7 +594,7 @@ fn layer_path_that_is_a_file_warns_in_validate_and_is_absent() {
     assert_eq!(run.stderr, "", "{run:#?}");
     assert_snapshot(
         &run.stdout,
-        snapshot_file("hardening-layer-is-a-file-validate.txt"),
+        snapshot_file("bad_input-layer-is-a-file-validate.txt"),
     );
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
     assert_eq!(
@@ -604,11 +604,11 @@ fn layer_path_that_is_a_file_warns_in_validate_and_is_absent() {
     let run = sb.run(&["list", "--layered"]);
     assert_snapshot(
         run.success(),
-        snapshot_file("hardening-layer-is-a-file-list.txt"),
+        snapshot_file("bad_input-layer-is-a-file-list.txt"),
     );
     assert_snapshot(
         &run.stderr,
-        snapshot_file("hardening-layer-is-a-file-list.stderr"),
+        snapshot_file("bad_input-layer-is-a-file-list.stderr"),
     );
 }
 
@@ -625,7 +625,7 @@ fn layer_path_that_is_a_file_warns_on_stderr_in_show() {
     );
     assert_snapshot(
         &run.stderr,
-        snapshot_file("hardening-layer-is-a-file-show.stderr"),
+        snapshot_file("bad_input-layer-is-a-file-show.stderr"),
     );
 }
 
@@ -637,7 +637,7 @@ fn every_problem_of_every_layer_is_reported_together() {
     sb.write("user", "s.yaml", "trigger_keywords: x\n");
     assert_snapshot(
         sb.run(&["show", "s"]).failed(),
-        snapshot_file("hardening-every-problem-together.stderr"),
+        snapshot_file("bad_input-every-problem-together.stderr"),
     );
 }
 
@@ -671,7 +671,7 @@ fn yaml_tags_other_than_the_core_schemas_are_refused_alike_at_their_node() {
         "s/SKILL.md",
         "---\ndescription: d\nmetadata: {x: !!binary aGk=}\n---\nBody\n",
     ));
-    assert_snapshot(errors, snapshot_file("hardening-yaml-tags.stderr"));
+    assert_snapshot(errors, snapshot_file("bad_input-yaml-tags.stderr"));
 }
 
 #[test]
@@ -688,7 +688,7 @@ fn yaml_core_schema_tags_still_apply() {
     );
     assert_snapshot(
         only_error("s.yaml", "description: d\nmetadata: {n: !!int ten}\n"),
-        snapshot_file("hardening-yaml-core-tag-does-not-fit.stderr"),
+        snapshot_file("bad_input-yaml-core-tag-does-not-fit.stderr"),
     );
 }
 
@@ -711,7 +711,7 @@ fn yaml_numbers_out_of_range_are_refused_at_the_value() {
     }
     assert_snapshot(
         errors,
-        snapshot_file("hardening-yaml-numbers-out-of-range.stderr"),
+        snapshot_file("bad_input-yaml-numbers-out-of-range.stderr"),
     );
     // Quoted, it is the string it says; the largest integers still fit.
     let sb = Sandbox::new();
@@ -738,7 +738,7 @@ fn yaml_merge_keys_are_refused_and_a_quoted_one_is_a_key() {
     ];
     assert_snapshot(
         errors.concat(),
-        snapshot_file("hardening-yaml-merge-keys.stderr"),
+        snapshot_file("bad_input-yaml-merge-keys.stderr"),
     );
     let sb = Sandbox::new();
     sb.write(

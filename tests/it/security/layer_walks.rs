@@ -58,7 +58,7 @@ fn a_skill_md_symlinked_to_the_git_config_of_the_layer_is_refused() {
     // Each command refuses the link, naming where it leads.
     assert_snapshot(
         runs,
-        snapshot_file("hostile_layer-skill-md-to-git-config.txt"),
+        snapshot_file("layer_walks-skill-md-to-git-config.txt"),
     );
 }
 
@@ -91,7 +91,7 @@ fn a_skill_file_symlinked_to_a_hidden_entry_is_refused_not_copied() {
     }
     assert_snapshot(
         runs,
-        snapshot_file("hostile_layer-skill-file-to-hidden-entry.txt"),
+        snapshot_file("layer_walks-skill-file-to-hidden-entry.txt"),
     );
     assert!(!sb.path().join("out").exists());
 }
@@ -127,7 +127,7 @@ fn a_team_layer_committed_as_a_symlink_to_the_repository_is_refused() {
         assert_no_token(&run);
         runs.push_str(&run.transcript(args));
     }
-    assert_snapshot(runs, snapshot_file("hostile_layer-team-layer-symlink.txt"));
+    assert_snapshot(runs, snapshot_file("layer_walks-team-layer-symlink.txt"));
 }
 
 /// A work tree `repo/` whose `config` is a committed symlink to a
@@ -169,7 +169,7 @@ fn a_layer_reached_through_a_symlink_inside_the_working_tree_is_refused() {
     assert!(!err.contains("sk-live"), "{err}");
     assert_snapshot(
         err,
-        snapshot_file("hostile_layer-layer-through-symlink-in-tree.stderr"),
+        snapshot_file("layer_walks-layer-through-symlink-in-tree.stderr"),
     );
     // Run from outside the working tree, the same path is the person's own.
     let away = sb.path().join("away");
@@ -177,7 +177,7 @@ fn a_layer_reached_through_a_symlink_inside_the_working_tree_is_refused() {
     let outside = run(&away);
     assert_snapshot(
         outside.ok(),
-        snapshot_file("hostile_layer-layer-through-symlink-outside-tree.txt"),
+        snapshot_file("layer_walks-layer-through-symlink-outside-tree.txt"),
     );
 }
 
@@ -194,7 +194,7 @@ fn a_layer_path_entering_the_working_tree_through_the_persons_link_is_checked_in
     assert!(!err.contains("sk-live"), "{err}");
     assert_snapshot(
         err,
-        snapshot_file("hostile_layer-layer-through-persons-link.stderr"),
+        snapshot_file("layer_walks-layer-through-persons-link.stderr"),
     );
 }
 
@@ -240,7 +240,7 @@ fn symlinks_that_fan_out_are_walked_once() {
     // Each file is listed once, under the first path that reaches it.
     // Relative layer paths: the table's columns are as wide on any machine.
     let files = sb.run_relative(&["show", "fan", "--files"]);
-    assert_snapshot(files.ok(), snapshot_file("hostile_layer-fan-out-files.txt"));
+    assert_snapshot(files.ok(), snapshot_file("layer_walks-fan-out-files.txt"));
 }
 
 #[test]
@@ -261,7 +261,7 @@ fn a_walk_is_bounded_by_the_entries_it_visits() {
     let run = sb.run(&["validate"]);
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_layer-walk-bounded.txt"),
+        snapshot_file("layer_walks-walk-bounded.txt"),
     );
 }
 
@@ -295,7 +295,7 @@ fn a_symlink_inside_the_layer_still_works() {
     let files = sb.run_relative(&["show", "writer", "--files"]);
     assert_snapshot(
         files.ok(),
-        snapshot_file("hostile_layer-symlink-inside-layer-files.txt"),
+        snapshot_file("layer_walks-symlink-inside-layer-files.txt"),
     );
 }
 
@@ -319,7 +319,7 @@ fn spec_patterns_are_ecma_262_linear_and_bounded() {
         sb.write("base", "w.yaml", "a: x\n");
         errors.push_str(sb.run(&["show", "w"]).failed());
     }
-    assert_snapshot(errors, snapshot_file("hostile_layer-spec-patterns.stderr"));
+    assert_snapshot(errors, snapshot_file("layer_walks-spec-patterns.stderr"));
 
     let values: Vec<String> = (0..60_000).map(|i| format!("v{i}")).collect();
     let sb = Sandbox::with_spec(&spec_with(&format!(
@@ -330,7 +330,7 @@ fn spec_patterns_are_ecma_262_linear_and_bounded() {
     let run = sb.run(&["validate"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_layer-spec-enum-too-long.stderr"),
+        snapshot_file("layer_walks-spec-enum-too-long.stderr"),
     );
 
     let mut many = String::from("version: 2\nfields:\n");
@@ -342,7 +342,7 @@ fn spec_patterns_are_ecma_262_linear_and_bounded() {
     let run = sb.run(&["validate"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_layer-spec-too-many-rules.stderr"),
+        snapshot_file("layer_walks-spec-too-many-rules.stderr"),
     );
 }
 
@@ -391,7 +391,7 @@ fn files_under_an_owned_directory_come_only_from_its_owners() {
     }
     assert_snapshot(
         runs,
-        snapshot_file("hostile_layer-owned-scripts-from-user.txt"),
+        snapshot_file("layer_walks-owned-scripts-from-user.txt"),
     );
     assert!(!sb.path().join("out").exists());
 
@@ -399,7 +399,7 @@ fn files_under_an_owned_directory_come_only_from_its_owners() {
     // owned directory.
     assert_snapshot(
         sb.run(&["spec"]).ok(),
-        snapshot_file("hostile_layer-spec-file-owners.txt"),
+        snapshot_file("layer_walks-spec-file-owners.txt"),
     );
 
     // The team's brand files are its own; its other assets are not.
@@ -409,7 +409,7 @@ fn files_under_an_owned_directory_come_only_from_its_owners() {
     let run = sb.run(&["validate"]);
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_layer-owned-assets-from-team.txt"),
+        snapshot_file("layer_walks-owned-assets-from-team.txt"),
     );
 }
 
@@ -432,7 +432,7 @@ fn file_owners_in_the_spec_are_checked() {
     }
     assert_snapshot(
         errors,
-        snapshot_file("hostile_layer-spec-file-owners-checked.stderr"),
+        snapshot_file("layer_walks-spec-file-owners-checked.stderr"),
     );
     let sb = Sandbox::with_spec(
         "version: 1\nfields:\n  name: {strategy: OVERRIDE, type: string}\nfiles:\n  s: {layers: [base]}\n",
@@ -440,6 +440,6 @@ fn file_owners_in_the_spec_are_checked() {
     sb.write("base", "w.yaml", "name: w\n");
     assert_snapshot(
         sb.run(&["show", "w"]).failed(),
-        snapshot_file("hostile_layer-spec-files-version-1.stderr"),
+        snapshot_file("layer_walks-spec-files-version-1.stderr"),
     );
 }

@@ -58,7 +58,7 @@ fn validate_escapes_keys_and_messages() {
     assert_clean(&out);
     assert_snapshot(
         out.failed_report(),
-        snapshot_file("hostile_output-validate-evil-key.txt"),
+        snapshot_file("printed-validate-evil-key.txt"),
     );
     let json = sb.run(&["validate", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
@@ -74,7 +74,7 @@ fn validate_escapes_keys_and_messages() {
     assert_clean(&out);
     assert_snapshot(
         out.failed_report(),
-        snapshot_file("hostile_output-validate-evil-name.txt"),
+        snapshot_file("printed-validate-evil-name.txt"),
     );
 }
 
@@ -109,7 +109,7 @@ fn list_explain_show_and_origins_escape_values() {
     assert_eq!(v["description"], EVIL);
     assert_snapshot(
         sb.run(&["show", "writer"]).ok(),
-        snapshot_file("hostile_output-show-evil.json"),
+        snapshot_file("printed-show-evil.json"),
     );
 }
 
@@ -129,13 +129,13 @@ fn export_check_escapes_names_and_old_manifest_bytes() {
     assert_clean(&check);
     assert_snapshot(
         check.failed_report(),
-        snapshot_file("hostile_output-export-check-forged-manifest.txt"),
+        snapshot_file("printed-export-check-forged-manifest.txt"),
     );
     let export = sb.run(&["export", "--out", "manifests"]);
     assert_clean(&export);
     assert_snapshot(
         export.failed(),
-        snapshot_file("hostile_output-export-forged-manifest.stderr"),
+        snapshot_file("printed-export-forged-manifest.stderr"),
     );
     // File names and link targets in a skill directory are escaped too.
     sb.export_skills("skills").ok();
@@ -146,7 +146,7 @@ fn export_check_escapes_names_and_old_manifest_bytes() {
     assert_clean(&out);
     assert_snapshot(
         out.failed_report(),
-        snapshot_file("hostile_output-export-check-forged-file-names.txt"),
+        snapshot_file("printed-export-check-forged-file-names.txt"),
     );
 }
 
@@ -173,7 +173,7 @@ fn file_names_that_cannot_be_skill_names_are_warned_about_escaped() {
     // file is skipped without a word.
     assert_snapshot(
         &out.stdout,
-        snapshot_file("hostile_output-validate-unreadable-file-names.txt"),
+        snapshot_file("printed-validate-unreadable-file-names.txt"),
     );
     assert!(!out.stdout.contains(".hidden"), "{out:#?}");
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
@@ -191,7 +191,7 @@ fn invisible_and_bidi_names_are_refused() {
     }
     assert_snapshot(
         errors,
-        snapshot_file("hostile_output-show-invisible-names.stderr"),
+        snapshot_file("printed-show-invisible-names.stderr"),
     );
 }
 
@@ -211,7 +211,7 @@ fn names_equal_after_nfc_and_case_folding_are_warned_about() {
     // layer's `café` is the decomposed one (`e` and U+0301).
     assert_snapshot(
         &out.stdout,
-        snapshot_file("hostile_output-validate-lookalike-names.txt"),
+        snapshot_file("printed-validate-lookalike-names.txt"),
     );
 }
 
@@ -270,25 +270,25 @@ fn tag_characters_hidden_in_a_description_are_shown_escaped() {
     assert_nothing_hidden(&list);
     assert_snapshot(
         list.ok(),
-        snapshot_file("hostile_output-list-tagged-description.txt"),
+        snapshot_file("printed-list-tagged-description.txt"),
     );
     // Relative layer paths: the origin column is as wide on any machine.
     let explain = sb.run_relative(&["explain", "writer"]);
     assert_nothing_hidden(&explain);
     assert_snapshot(
         explain.ok(),
-        snapshot_file("hostile_output-explain-tagged-description.txt"),
+        snapshot_file("printed-explain-tagged-description.txt"),
     );
     // JSON, annotated or not: the tags as escapes (UTF-16 surrogate pairs),
     // meaning the same string.
     for (args, snapshot) in [
         (
             &["show", "writer", "--origins"][..],
-            "hostile_output-show-origins-tagged-description.txt",
+            "printed-show-origins-tagged-description.txt",
         ),
         (
             &["show", "writer"],
-            "hostile_output-show-tagged-description.json",
+            "printed-show-tagged-description.json",
         ),
     ] {
         let show = sb.run(args);
@@ -314,7 +314,7 @@ fn tag_characters_in_a_quoted_value_of_a_diagnostic_are_escaped() {
     assert_nothing_hidden(&out);
     assert_snapshot(
         out.failed_report(),
-        snapshot_file("hostile_output-validate-tagged-name.txt"),
+        snapshot_file("printed-validate-tagged-name.txt"),
     );
 }
 
@@ -327,14 +327,14 @@ fn line_and_paragraph_separators_are_escaped() {
         "description: \"Writes docs.\\u2028FORGED 0 error(s)\\u2029\"\n",
     );
     for (args, snapshot) in [
-        (&["list"][..], "hostile_output-list-separators.txt"),
+        (&["list"][..], "printed-list-separators.txt"),
         (
             &["explain", "writer"],
-            "hostile_output-explain-separators.txt",
+            "printed-explain-separators.txt",
         ),
         (
             &["show", "writer", "--origins"],
-            "hostile_output-show-origins-separators.txt",
+            "printed-show-origins-separators.txt",
         ),
     ] {
         // Relative layer paths: explain's origin column is as wide on any
@@ -357,12 +357,12 @@ fn a_backslash_in_a_value_prints_doubled_unlike_an_escape() {
     );
     assert_snapshot(
         sb.run(&["list"]).ok(),
-        snapshot_file("hostile_output-list-backslash.txt"),
+        snapshot_file("printed-list-backslash.txt"),
     );
     // Relative layer paths: the origin column is as wide on any machine.
     assert_snapshot(
         sb.run_relative(&["explain", "writer"]).ok(),
-        snapshot_file("hostile_output-explain-backslash.txt"),
+        snapshot_file("printed-explain-backslash.txt"),
     );
     // In a diagnostic too: an unknown field named with a backslash.
     sb.write("team", "writer.yaml", "'de\\x1bscription': x\n");
@@ -370,7 +370,7 @@ fn a_backslash_in_a_value_prints_doubled_unlike_an_escape() {
     assert_eq!(out.stderr, "", "{out:#?}");
     assert_snapshot(
         &out.stdout,
-        snapshot_file("hostile_output-validate-backslash.txt"),
+        snapshot_file("printed-validate-backslash.txt"),
     );
 }
 
@@ -388,12 +388,12 @@ fn a_skill_or_file_name_with_a_tag_character_is_refused() {
     assert_eq!(out.stderr, "", "{out:#?}");
     assert_snapshot(
         &out.stdout,
-        snapshot_file("hostile_output-validate-tagged-file-name.txt"),
+        snapshot_file("printed-validate-tagged-file-name.txt"),
     );
     let err = sb.run(&["show", "writer\u{e0001}"]);
     assert_snapshot(
         err.failed(),
-        snapshot_file("hostile_output-show-tagged-name.stderr"),
+        snapshot_file("printed-show-tagged-name.stderr"),
     );
     assert_nothing_hidden(&err);
     // A file of a skill.
@@ -402,7 +402,7 @@ fn a_skill_or_file_name_with_a_tag_character_is_refused() {
     let out = sb.run(&["show", "pdf", "--files"]);
     assert_snapshot(
         out.failed(),
-        snapshot_file("hostile_output-show-files-tagged-file-name.stderr"),
+        snapshot_file("printed-show-files-tagged-file-name.stderr"),
     );
     assert_nothing_hidden(&out);
 }

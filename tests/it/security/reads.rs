@@ -58,7 +58,7 @@ fn skill_md_symlinked_to_proc_self_environ_is_refused_and_never_printed() {
     }
     assert_snapshot(
         runs,
-        snapshot_file("hostile_read-skill-md-to-proc-environ.txt"),
+        snapshot_file("reads-skill-md-to-proc-environ.txt"),
     );
 }
 
@@ -72,7 +72,7 @@ fn yaml_symlinked_outside_is_refused() {
     assert_no_secret(&out);
     assert_snapshot(
         out.failed(),
-        snapshot_file("hostile_read-yaml-symlinked-outside.stderr"),
+        snapshot_file("reads-yaml-symlinked-outside.stderr"),
     );
     let out = sb.run(&["validate", "--strict"]);
     assert_eq!(out.code, Some(1));
@@ -92,7 +92,7 @@ fn a_skill_directory_symlinked_outside_is_refused() {
     assert_no_secret(&out);
     assert_snapshot(
         out.failed(),
-        snapshot_file("hostile_read-skill-directory-symlinked-outside.stderr"),
+        snapshot_file("reads-skill-directory-symlinked-outside.stderr"),
     );
 }
 
@@ -133,17 +133,17 @@ fn fifos_and_devices_are_refused_without_hanging() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     assert_snapshot(
         sb.run(&["show", "writer"]).failed(),
-        snapshot_file("hostile_read-fifo-show.stderr"),
+        snapshot_file("reads-fifo-show.stderr"),
     );
     let out = sb.run(&["validate"]);
     assert_eq!(out.code, Some(1));
     assert_eq!(out.stderr, "", "{out:#?}");
-    assert_snapshot(&out.stdout, snapshot_file("hostile_read-fifo-validate.txt"));
+    assert_snapshot(&out.stdout, snapshot_file("reads-fifo-validate.txt"));
     std::fs::remove_file(&fifo).unwrap();
     symlink("/dev/zero", &fifo).unwrap();
     assert_snapshot(
         sb.run(&["show", "writer"]).failed(),
-        snapshot_file("hostile_read-dev-zero-show.stderr"),
+        snapshot_file("reads-dev-zero-show.stderr"),
     );
 }
 
@@ -158,7 +158,7 @@ fn a_committed_manifest_symlinked_to_a_key_is_refused_not_diffed() {
     assert_no_secret(&out);
     assert_snapshot(
         out.failed_report(),
-        snapshot_file("hostile_read-manifest-symlink-unmanaged.txt"),
+        snapshot_file("reads-manifest-symlink-unmanaged.txt"),
     );
     // Listed in a record as a manifest export wrote, it is still never read.
     std::fs::remove_file(sb.path().join("manifests/writer.json")).unwrap();
@@ -177,7 +177,7 @@ fn a_committed_manifest_symlinked_to_a_key_is_refused_not_diffed() {
     }
     assert_snapshot(
         runs,
-        snapshot_file("hostile_read-manifest-symlink-managed.txt"),
+        snapshot_file("reads-manifest-symlink-managed.txt"),
     );
     assert_eq!(
         std::fs::read_to_string(&secret).unwrap(),
@@ -207,7 +207,7 @@ fn export_check_diffs_quote_only_short_excerpts() {
     let out = sb.run(&["export", "--check", "manifests"]);
     assert_snapshot(
         out.failed_report(),
-        snapshot_file("hostile_read-check-long-value.txt"),
+        snapshot_file("reads-check-long-value.txt"),
     );
     for line in out.stdout.lines() {
         assert!(line.chars().count() <= 140, "a long line: {line}");
@@ -221,7 +221,7 @@ fn the_spec_is_read_bounded_and_never_from_a_special_file() {
     symlink("/dev/zero", sb.path().join("zero.yaml")).unwrap();
     assert_snapshot(
         sb.run(&["--spec", "zero.yaml", "show", "writer"]).failed(),
-        snapshot_file("hostile_read-spec-dev-zero.stderr"),
+        snapshot_file("reads-spec-dev-zero.stderr"),
     );
 
     let fifo = sb.path().join("fifo.yaml");
@@ -230,7 +230,7 @@ fn the_spec_is_read_bounded_and_never_from_a_special_file() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     assert_snapshot(
         sb.run(&["--spec", "fifo.yaml", "show", "writer"]).failed(),
-        snapshot_file("hostile_read-spec-fifo.stderr"),
+        snapshot_file("reads-spec-fifo.stderr"),
     );
 
     let mut big = String::from("version: 1\nfields:\n");
@@ -240,7 +240,7 @@ fn the_spec_is_read_bounded_and_never_from_a_special_file() {
     sb.write_file("big.yaml", &big);
     assert_snapshot(
         sb.run(&["--spec", "big.yaml", "show", "writer"]).failed(),
-        snapshot_file("hostile_read-spec-too-big.stderr"),
+        snapshot_file("reads-spec-too-big.stderr"),
     );
 }
 
@@ -254,6 +254,6 @@ fn export_check_refuses_a_manifests_directory_that_is_a_symlink() {
     assert_no_secret(&out);
     assert_snapshot(
         out.failed(),
-        snapshot_file("hostile_read-check-symlinked-manifests-directory.stderr"),
+        snapshot_file("reads-check-symlinked-manifests-directory.stderr"),
     );
 }

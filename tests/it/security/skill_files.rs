@@ -63,7 +63,7 @@ fn tree(dir: &std::path::Path) -> Vec<String> {
 }
 
 /// `validate` (plain and `--strict --target codex`) fails with the report
-/// in the snapshot file `hostile_files-<case>-validate.txt`, and
+/// in the snapshot file `security_skill_files-<case>-validate.txt`, and
 /// `validate --json` reports an error at `[ROOT]/layers/{file}` (`line` 1
 /// where `located`), whose message holds every one of `says`.
 fn validate_reports(sb: &Sandbox, case: &str, file: &str, located: bool, says: &[&str]) {
@@ -78,7 +78,7 @@ fn validate_reports(sb: &Sandbox, case: &str, file: &str, located: bool, says: &
     }
     assert_snapshot(
         runs,
-        snapshot_file(&format!("hostile_files-{case}-validate.txt")),
+        snapshot_file(&format!("security_skill_files-{case}-validate.txt")),
     );
     let run = sb.run(&["validate", "--json"]);
     assert_eq!(run.code, Some(1), "{run:#?}");
@@ -112,7 +112,7 @@ fn validate_reports(sb: &Sandbox, case: &str, file: &str, located: bool, says: &
 /// [`EXPORTS`]), with the error at the layer file: into a new directory
 /// (which is not created), into the directory exported before (which is
 /// left as it was), and `--check` of it; the refusals are those in the
-/// snapshot file `hostile_files-<case>-export.txt`. The others succeed.
+/// snapshot file `security_skill_files-<case>-export.txt`. The others succeed.
 fn export_refuses(sb: &Sandbox, case: &str, exports: &[usize]) {
     let mut runs = String::new();
     for (i, args) in EXPORTS.iter().enumerate() {
@@ -144,7 +144,7 @@ fn export_refuses(sb: &Sandbox, case: &str, exports: &[usize]) {
     }
     assert_snapshot(
         runs,
-        snapshot_file(&format!("hostile_files-{case}-export.txt")),
+        snapshot_file(&format!("security_skill_files-{case}-export.txt")),
     );
 }
 
@@ -370,7 +370,7 @@ fn a_hard_linked_fragment_is_refused_and_never_printed() {
     // Each refusal names the flag that allows the file.
     assert_snapshot(
         runs,
-        snapshot_file("hostile_files-hard-linked-fragment.txt"),
+        snapshot_file("security_skill_files-hard-linked-fragment.txt"),
     );
     let v = sb.run(&["--allow-hard-links", "show", "pdf-tables"]).json();
     assert_eq!(v["license"], SECRET);
@@ -511,12 +511,12 @@ fn a_translated_file_that_is_not_a_mapping_is_reported_by_validate_for_its_targe
     let run = sb.run(&["validate", "--target", "codex"]);
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_files-translated-file-not-a-mapping-validate.txt"),
+        snapshot_file("security_skill_files-translated-file-not-a-mapping-validate.txt"),
     );
     let run = sb.run(&["export", "--target", "codex", "--out", "fresh"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_files-translated-file-not-a-mapping-export.stderr"),
+        snapshot_file("security_skill_files-translated-file-not-a-mapping-export.stderr"),
     );
     // Without the target nothing adds to it.
     sb.run(&["validate", "--strict"]).ok();
@@ -545,7 +545,7 @@ fn the_fixes_the_messages_suggest_work() {
     let run = sb.run(&["validate", "--strict", "--target", "codex"]);
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_files-fixes-suggested.txt"),
+        snapshot_file("security_skill_files-fixes-suggested.txt"),
     );
     std::fs::rename(team.join("Agents"), team.join("agents")).unwrap();
     std::fs::rename(
@@ -561,7 +561,7 @@ fn the_fixes_the_messages_suggest_work() {
     let run = sb.run(&["validate", "--strict", "--target", "codex"]);
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_files-fixes-one-conflict-left.txt"),
+        snapshot_file("security_skill_files-fixes-one-conflict-left.txt"),
     );
     std::fs::remove_dir_all(sb.layer("user").join("pdf-tables")).unwrap();
     sb.run(&["validate", "--strict", "--target", "codex"]).ok();

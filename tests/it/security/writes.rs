@@ -116,7 +116,7 @@ impl Fault {
         }
     }
 
-    /// The snapshot file `hostile_write-<what>-<fault>.stderr`: the
+    /// The snapshot file `writes-<what>-<fault>.stderr`: the
     /// report holds the operating system's message for the failure (`No
     /// space left on device`, `File too large`), so each fault has its own.
     fn snapshot_file(&self, what: &str) -> snapbox::Data {
@@ -124,7 +124,7 @@ impl Fault {
             Fault::Full { .. } => "disk-full",
             Fault::FileSize { .. } => "file-too-large",
         };
-        snapshot_file(&format!("hostile_write-{what}-{fault}.stderr"))
+        snapshot_file(&format!("writes-{what}-{fault}.stderr"))
     }
 
     /// `bernstein skills --layers-root <root> ARGS...` under this fault.
@@ -249,7 +249,7 @@ fn a_broken_skill_into_a_new_directory_puts_nothing_in_place() {
     let run = sb.run(&["export", "--out", out.to_str().unwrap()]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-broken-skill-new-directory.stderr"),
+        snapshot_file("writes-broken-skill-new-directory.stderr"),
     );
     assert_eq!(entries(sb.path()), ["home", "layers"]);
     // The library says the same.
@@ -360,7 +360,7 @@ fn export_refuses_an_out_directory_that_is_a_symlink() {
     let run = sb.run(&["export", "--out", link.to_str().unwrap()]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-symlinked-out-escaped.stderr"),
+        snapshot_file("writes-symlinked-out-escaped.stderr"),
     );
     assert_eq!(entries(&odd), Vec::<String>::new());
     // The library refuses too, below the boundary it is given (by
@@ -405,7 +405,7 @@ fn manifest_symlinks_are_replaced_and_pruned_never_followed() {
     let run = sb.run(&["export", "--out", m_s, "--prune"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-manifest-symlinks-refused.stderr"),
+        snapshot_file("writes-manifest-symlinks-refused.stderr"),
     );
     assert_eq!(snapshot(&outside), before, "nothing outside changed");
     // Adopted, they are replaced as links; the others are not export's.
@@ -442,7 +442,7 @@ fn manifest_symlinks_are_replaced_and_pruned_never_followed() {
     let run = sb.run(&["export", "--out", m_s, "--prune"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-managed-manifest-symlink-refused.stderr"),
+        snapshot_file("writes-managed-manifest-symlink-refused.stderr"),
     );
     let run = sb.run(&["export", "--out", m_s, "--prune", "--force"]);
     assert_eq!(
@@ -514,7 +514,7 @@ fn new_never_follows_a_symlink_at_the_new_file_or_the_schema() {
     let run = sb.run(&["new", "fresh", "--layer", "team"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-new-file-symlink.stderr"),
+        snapshot_file("writes-new-file-symlink.stderr"),
     );
     assert_eq!(entries(&outside), Vec::<String>::new());
     // Refused before anything is written: the schema too.
@@ -529,7 +529,7 @@ fn new_never_follows_a_symlink_at_the_new_file_or_the_schema() {
     let run = sb.run(&["new", "other", "--layer", "team"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-new-schema-symlink.stderr"),
+        snapshot_file("writes-new-schema-symlink.stderr"),
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     sb.run(&["new", "other", "--layer", "team", "--force"]).ok();
@@ -602,7 +602,7 @@ fn stale_staging_directories_of_dead_exports_are_removed_and_live_ones_kept() {
     let run = sb.run(&["export", "--out", m.to_str().unwrap()]);
     assert_snapshot(
         run.success(),
-        snapshot_file("hostile_write-stale-staging-removed.txt"),
+        snapshot_file("writes-stale-staging-removed.txt"),
     );
     // The stale directories' names hold the dead pid, and their order is
     // the directory's: sorted and compared whole.
@@ -654,7 +654,7 @@ fn a_250_byte_skill_name_exports_again_and_again() {
         let run = sb.run(&["export", "--out", m_s]);
         assert_snapshot(
             run.ok(),
-            snapshot_file("hostile_write-long-name-exported-again.txt"),
+            snapshot_file("writes-long-name-exported-again.txt"),
         );
     }
     assert!(
@@ -673,7 +673,7 @@ fn a_name_too_long_to_export_is_a_validate_error_and_export_fails_cleanly() {
     let run = sb.run(&["validate"]);
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_write-name-too-long-validate.txt"),
+        snapshot_file("writes-name-too-long-validate.txt"),
     );
     // A SKILL.md directory allows 255 bytes; its manifest would be 260.
     let longer = "c".repeat(255);
@@ -693,7 +693,7 @@ fn a_name_too_long_to_export_is_a_validate_error_and_export_fails_cleanly() {
     let run = sb.run(&["export", "--out", m.to_str().unwrap()]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-name-too-long-new-directory.stderr"),
+        snapshot_file("writes-name-too-long-new-directory.stderr"),
     );
     assert!(!m.exists());
     // Into an existing one: nothing is written, or with --keep-going the
@@ -702,13 +702,13 @@ fn a_name_too_long_to_export_is_a_validate_error_and_export_fails_cleanly() {
     let run = sb.run(&["export", "--out", m.to_str().unwrap()]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-name-too-long-existing-directory.stderr"),
+        snapshot_file("writes-name-too-long-existing-directory.stderr"),
     );
     assert_eq!(entries(&m), Vec::<String>::new());
     let run = sb.run(&["export", "--out", m.to_str().unwrap(), "--keep-going"]);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-name-too-long-keep-going.stderr"),
+        snapshot_file("writes-name-too-long-keep-going.stderr"),
     );
     assert_eq!(
         entries(&m),
@@ -755,7 +755,7 @@ fn a_committed_symlink_in_the_output_path_is_refused_by_name() {
     }
     assert_snapshot(
         refusals,
-        snapshot_file("hostile_write-committed-symlink-refused.stderr"),
+        snapshot_file("writes-committed-symlink-refused.stderr"),
     );
 }
 
@@ -770,7 +770,7 @@ fn check_never_walks_through_a_symlink_in_the_output_directory() {
     assert!(run.stdout.len() < 1000, "{run:#?}");
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_write-check-symlink-unmanaged.txt"),
+        snapshot_file("writes-check-symlink-unmanaged.txt"),
     );
     // Listed in the record as a directory export wrote, it is still a leaf.
     std::fs::remove_file(sb.path().join("out/x")).unwrap();
@@ -781,13 +781,13 @@ fn check_never_walks_through_a_symlink_in_the_output_directory() {
     assert!(run.stdout.len() < 1000, "{run:#?}");
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_write-check-symlink-managed.txt"),
+        snapshot_file("writes-check-symlink-managed.txt"),
     );
     let run = sb.export_skills("out");
     assert!(run.failed().len() < 1000, "{run:#?}");
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-export-symlink-managed.stderr"),
+        snapshot_file("writes-export-symlink-managed.stderr"),
     );
     // Forced, the link is replaced by the skill's directory.
     sb.run(&["export", "--format", "skill", "--out", "out", "--force"])
@@ -815,7 +815,7 @@ fn components_above_the_repository_root_are_taken_as_given() {
     let run = sb.run_cmd(cmd);
     assert_snapshot(
         run.ok(),
-        snapshot_file("hostile_write-symlinked-home-export.txt"),
+        snapshot_file("writes-symlinked-home-export.txt"),
     );
     assert!(sb.path().join("real-home/skills/writer.json").is_file());
     // Inside the repository, from a subdirectory, `..` included: refused.
@@ -826,7 +826,7 @@ fn components_above_the_repository_root_are_taken_as_given() {
     let run = sb.run_cmd(cmd);
     assert_snapshot(
         run.failed(),
-        snapshot_file("hostile_write-symlink-in-repository.stderr"),
+        snapshot_file("writes-symlink-in-repository.stderr"),
     );
     assert_eq!(entries(&sb.path().join("elsewhere")), Vec::<String>::new());
 }
@@ -845,7 +845,7 @@ fn a_walk_of_a_skill_directory_is_bounded_by_entries_visited() {
     let run = sb.check_skills("out");
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_write-check-walk-many-entries.txt"),
+        snapshot_file("writes-check-walk-many-entries.txt"),
     );
     std::fs::remove_dir_all(&dir).unwrap();
     sb.check_skills("out").ok();
@@ -858,6 +858,6 @@ fn a_walk_of_a_skill_directory_is_bounded_by_entries_visited() {
     let run = sb.check_skills("out");
     assert_snapshot(
         run.failed_report(),
-        snapshot_file("hostile_write-check-walk-deep.txt"),
+        snapshot_file("writes-check-walk-deep.txt"),
     );
 }
