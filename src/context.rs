@@ -296,20 +296,12 @@ impl Context {
     pub fn validation(&self, skills: &Skills, named: &[String]) -> Result<Skills> {
         let spec = skills.spec();
         let targets = self.targets(spec, named)?;
-        let project = if named.is_empty() {
+        let project_targets = if named.is_empty() {
             // Where the file is depends on the project, not its sources:
             // the lock is read once, below.
-            upstream::project_targets(&self.layers_local())?
+            self.project_target_rules(spec, &self.layers_local())?
         } else {
-            None
-        };
-        let project_targets = match &project {
-            Some((file, names)) => self.targets(spec, names).map_err(|e| Error::Refused {
-                kind: e.kind(),
-                path: Some(file.clone()),
-                message: e.to_string(),
-            })?,
-            None => Vec::new(),
+            Vec::new()
         };
         // Every target found, for the files it writes beside a skill's own
         // (not its rules): one that cannot be read is no reason to fail here.
@@ -334,6 +326,20 @@ impl Context {
     /// file: `None` when it has none.
     pub fn project_targets(&self, layers: &Layers) -> Result<Option<(PathBuf, Vec<String>)>> {
         upstream::project_targets(layers)
+    }
+
+    /// The targets the project names for itself (`targets.toml`), read
+    /// for `spec` as [`Context::targets`] reads them, an error naming the
+    /// file: none when it has none.
+    pub fn project_target_rules(&self, spec: &MergeSpec, layers: &Layers) -> Result<Vec<Target>> {
+        match self.project_targets(layers)? {
+            Some((file, names)) => self.targets(spec, &names).map_err(|e| Error::Refused {
+                kind: e.kind(),
+                path: Some(file),
+                message: e.to_string(),
+            }),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// Where sources may come from, as pinned outside the repository

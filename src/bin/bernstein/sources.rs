@@ -9,7 +9,7 @@ use serde_json::json;
 
 use bernstein_skills::upstream::location::{Shown, redacted};
 use bernstein_skills::upstream::{self, Cache, Paths, git};
-use bernstein_skills::{Error, Layers, Result, output::render, text};
+use bernstein_skills::{Layers, Result, output::render, text};
 
 use crate::output;
 use bernstein_skills::Context;
@@ -489,14 +489,7 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
         to: args.to.as_deref(),
     };
     // What comes in is judged against the targets the project exports to.
-    let targets = match ctx.project_targets(&layers)? {
-        Some((file, names)) => ctx.targets(&spec, &names).map_err(|e| Error::Refused {
-            kind: e.kind(),
-            path: Some(file),
-            message: e.to_string(),
-        })?,
-        None => Vec::new(),
-    };
+    let targets = ctx.project_target_rules(&spec, &layers)?;
     let project = upstream::report::Project {
         spec: &spec,
         layers: &layers,
