@@ -185,10 +185,7 @@ fn unknown_targets_are_errors_that_name_them_all() {
         .to_owned();
     assert_snapshot(err, snapshot_file("validate-unknown-target.stderr"));
     sb.write("team", "pdf.yaml", "targets: {agent: false}\n");
-    let run = sb.pin(
-        &["validate"],
-        "warnings-validate-unknown-target-key.txt",
-    );
+    let run = sb.pin(&["validate"], "warnings-validate-unknown-target-key.txt");
     assert_eq!(run.code, Some(1), "{run:#?}");
     // Switched off for agents, with a description too long for it: not
     // judged for it.
@@ -313,10 +310,7 @@ fn an_orphan_override_is_a_warning_and_is_not_exported() {
     let run = sb.run(&["validate"]);
     let out = run.ok_report();
     assert!(!out.contains("house"), "{out}");
-    assert_snapshot(
-        out,
-        snapshot_file("warnings-orphan-override-validate.txt"),
-    );
+    assert_snapshot(out, snapshot_file("warnings-orphan-override-validate.txt"));
     assert_eq!(sb.run(&["validate", "--strict"]).code, Some(1));
     let mut runs = String::new();
     for args in [
@@ -331,10 +325,7 @@ fn an_orphan_override_is_a_warning_and_is_not_exported() {
         assert_eq!(entries(&dir), [".bernstein-skills.json", "house", "pdf"]);
         assert!(!dir.join("pfd").exists() && !dir.join("slack-gif-creator").exists());
     }
-    assert_snapshot(
-        runs,
-        snapshot_file("warnings-orphan-override-export.txt"),
-    );
+    assert_snapshot(runs, snapshot_file("warnings-orphan-override-export.txt"));
     // Renamed as suggested, the override takes effect.
     std::fs::rename(
         sb.layer("team").join("pfd.yaml"),

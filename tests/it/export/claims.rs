@@ -808,8 +808,5 @@ fn with_the_record_and_the_ledger_both_broken_the_record_is_named_whatever_the_j
         }
     }
     // Each names the record, never the ledger.
-    assert_snapshot(
-        runs,
-        snapshot_file("claims-record-and-ledger-broken.txt"),
-    );
+    assert_snapshot(runs, snapshot_file("claims-record-and-ledger-broken.txt"));
 }

@@ -341,10 +341,7 @@ fn a_hand_edit_is_refused_with_a_short_diff_until_forced() {
     let stderr = run.failed();
     assert!(!stderr.contains('\u{1b}'), "{run:#?}");
     // The diff shows the escape byte escaped.
-    assert_snapshot(
-        stderr,
-        snapshot_file("owned-hand-edited-skill.stderr"),
-    );
+    assert_snapshot(stderr, snapshot_file("owned-hand-edited-skill.stderr"));
     assert_eq!(read(&skill_md), edited);
     let check = sb.check_skills("skills");
     assert_eq!(check.code, Some(1), "{check:#?}");

@@ -189,10 +189,7 @@ fn invisible_and_bidi_names_are_refused() {
         errors.push_str(out.failed());
         assert_clean(&out);
     }
-    assert_snapshot(
-        errors,
-        snapshot_file("printed-show-invisible-names.stderr"),
-    );
+    assert_snapshot(errors, snapshot_file("printed-show-invisible-names.stderr"));
 }
 
 #[test]
@@ -286,10 +283,7 @@ fn tag_characters_hidden_in_a_description_are_shown_escaped() {
             &["show", "writer", "--origins"][..],
             "printed-show-origins-tagged-description.txt",
         ),
-        (
-            &["show", "writer"],
-            "printed-show-tagged-description.json",
-        ),
+        (&["show", "writer"], "printed-show-tagged-description.json"),
     ] {
         let show = sb.run(args);
         assert_nothing_hidden(&show);
@@ -328,10 +322,7 @@ fn line_and_paragraph_separators_are_escaped() {
     );
     for (args, snapshot) in [
         (&["list"][..], "printed-list-separators.txt"),
-        (
-            &["explain", "writer"],
-            "printed-explain-separators.txt",
-        ),
+        (&["explain", "writer"], "printed-explain-separators.txt"),
         (
             &["show", "writer", "--origins"],
             "printed-show-origins-separators.txt",
@@ -368,10 +359,7 @@ fn a_backslash_in_a_value_prints_doubled_unlike_an_escape() {
     sb.write("team", "writer.yaml", "'de\\x1bscription': x\n");
     let out = sb.run(&["validate"]);
     assert_eq!(out.stderr, "", "{out:#?}");
-    assert_snapshot(
-        &out.stdout,
-        snapshot_file("printed-validate-backslash.txt"),
-    );
+    assert_snapshot(&out.stdout, snapshot_file("printed-validate-backslash.txt"));
 }
 
 #[test]

@@ -56,10 +56,7 @@ fn skill_md_symlinked_to_proc_self_environ_is_refused_and_never_printed() {
         assert_no_secret(&out);
         runs.push_str(&out.transcript(args));
     }
-    assert_snapshot(
-        runs,
-        snapshot_file("reads-skill-md-to-proc-environ.txt"),
-    );
+    assert_snapshot(runs, snapshot_file("reads-skill-md-to-proc-environ.txt"));
 }
 
 #[test]
@@ -175,10 +172,7 @@ fn a_committed_manifest_symlinked_to_a_key_is_refused_not_diffed() {
         assert_no_secret(&out);
         runs.push_str(&out.transcript(args));
     }
-    assert_snapshot(
-        runs,
-        snapshot_file("reads-manifest-symlink-managed.txt"),
-    );
+    assert_snapshot(runs, snapshot_file("reads-manifest-symlink-managed.txt"));
     assert_eq!(
         std::fs::read_to_string(&secret).unwrap(),
         format!("description: {SECRET}\nbody: {SECRET}\n")

@@ -813,10 +813,7 @@ fn components_above_the_repository_root_are_taken_as_given() {
     let mut cmd = sb.skills_cmd(&["export", "--out", out.to_str().unwrap()]);
     cmd.current_dir(repo.join("sub"));
     let run = sb.run_cmd(cmd);
-    assert_snapshot(
-        run.ok(),
-        snapshot_file("writes-symlinked-home-export.txt"),
-    );
+    assert_snapshot(run.ok(), snapshot_file("writes-symlinked-home-export.txt"));
     assert!(sb.path().join("real-home/skills/writer.json").is_file());
     // Inside the repository, from a subdirectory, `..` included: refused.
     std::fs::create_dir(sb.path().join("elsewhere")).unwrap();
