@@ -382,32 +382,16 @@ impl Cache {
     /// the cache, renamed into place by [`Cache::store`], so that every
     /// file is written once.
     pub fn stage(&self, fetched: &Fetched) -> Result<Staged> {
-        let fail = |path: &Path, e: std::io::Error| Error::Write {
-            path: PathBuf::from(crate::text::path(path)),
-            source: e,
-        };
         let tree = match self.private_dir(true) {
-            Ok(Some(parent)) => parent.new_tree(".tmp-").map_err(|e| fail(&self.dir, e)),
+            Ok(Some(parent)) => parent
+                .new_tree(".tmp-")
+                .map_err(|e| write_fail(&self.dir, e)),
             _ => {
                 let temp = std::env::temp_dir();
-                NewTree::create_in(&temp, "bernstein-check-").map_err(|e| fail(&temp, e))
+                NewTree::create_in(&temp, "bernstein-check-").map_err(|e| write_fail(&temp, e))
             }
         };
-        let tree = tree?;
-        for (file, bytes) in &fetched.files {
-            let mode = if fetched.executable.contains(file) {
-                0o755
-            } else {
-                0o644
-            };
-            tree.add(Path::new(file), bytes, mode, true)
-                .map_err(|e| fail(&tree.path().join(file), e))?;
-        }
-        Ok(Staged {
-            tree,
-            files: fetched.files.keys().cloned().collect(),
-            executable: fetched.executable.clone(),
-        })
+        Staged::lay_out(tree?, fetched)
     }
 
     /// Writes the fetched files as the entry of `locked` (whose digests
@@ -422,10 +406,6 @@ impl Cache {
         staged: Option<Staged>,
     ) -> Result<PathBuf> {
         let dir = self.dir_of(name, locked);
-        let fail = |path: &Path, e: std::io::Error| Error::Write {
-            path: PathBuf::from(crate::text::path(path)),
-            source: e,
-        };
         if self.has(name, locked) {
             self.verify(name, locked).map_err(|p| Error::Refused {
                 kind: ErrorKind::Unsafe,
@@ -453,11 +433,18 @@ impl Cache {
                 message: "the fetched files are not the locked ones; nothing was written".into(),
             });
         }
-        // The tree the check read, when it holds these very files; else
-        // they are laid out now.
+        // The tree the check read, when it is in the cache and holds these
+        // very files; else they are laid out now, in the cache or not at
+        // all.
         let tree = match staged.filter(|s| s.holds(fetched)) {
             Some(Staged { tree, .. }) if tree.path().starts_with(&self.dir) => tree,
-            _ => self.stage(fetched)?.tree,
+            _ => {
+                let parent = self.private_dir(true)?.expect("made when missing");
+                let tree = parent
+                    .new_tree(".tmp-")
+                    .map_err(|e| write_fail(&self.dir, e))?;
+                Staged::lay_out(tree, fetched)?.tree
+            }
         };
         let leaf = dir.file_name().expect("an entry's name");
         match tree.install(leaf) {
@@ -471,7 +458,7 @@ impl Cache {
                 })?;
                 Ok(dir)
             }
-            Err(e) => Err(fail(&dir, e)),
+            Err(e) => Err(write_fail(&dir, e)),
         }
     }
 }
@@ -486,6 +473,24 @@ pub struct Staged {
 }
 
 impl Staged {
+    /// Writes `fetched`'s files into `tree`, with their execute bits.
+    fn lay_out(tree: NewTree, fetched: &Fetched) -> Result<Staged> {
+        for (file, bytes) in &fetched.files {
+            let mode = if fetched.executable.contains(file) {
+                0o755
+            } else {
+                0o644
+            };
+            tree.add(Path::new(file), bytes, mode, true)
+                .map_err(|e| write_fail(&tree.path().join(file), e))?;
+        }
+        Ok(Staged {
+            tree,
+            files: fetched.files.keys().cloned().collect(),
+            executable: fetched.executable.clone(),
+        })
+    }
+
     /// The directory that holds the files, one directory per skill.
     pub fn path(&self) -> &Path {
         self.tree.path()
@@ -522,4 +527,12 @@ impl EntryFiles {
 #[derive(Debug)]
 pub struct CacheLock {
     _held: Held,
+}
+
+/// The error for writing `path` in the cache.
+fn write_fail(path: &Path, e: std::io::Error) -> Error {
+    Error::Write {
+        path: PathBuf::from(crate::text::path(path)),
+        source: e,
+    }
 }
