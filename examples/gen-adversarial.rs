@@ -261,6 +261,22 @@ fn lock_entry(name: &str) -> String {
 /// The head of a lock as the tool writes it.
 const LOCK_HEAD: &str = "# Written by `bernstein skills add` and `bernstein skills update --yes`; do not edit.\n# What each source of sources.toml resolved to: the commit and the SHA-256 of every file taken.\nversion = 1\n";
 
+/// Sources named `s0`, `s1`, ... until they fill half the sources file's
+/// cap (one alone for the floor): the text and how many.
+fn sources_to_half(floor: bool) -> (String, usize) {
+    let mut text = String::new();
+    let half = if floor { 0 } else { SOURCES_CAP / 2 };
+    let mut n = 0;
+    while n == 0 || text.len() < half {
+        let _ = write!(
+            text,
+            "[[source]]\nname = \"s{n}\"\nurl = \"https://z.example/acme/s{n}\"\n"
+        );
+        n += 1;
+    }
+    (text, n)
+}
+
 /// `n` lines made by `line(i)`, or as many as fit in `cap` bytes with
 /// `text` before them, appended to `text`; returns how many.
 fn append_lines(
@@ -399,16 +415,7 @@ fn project_files(name: &str, dir: &Path, floor: bool) -> std::io::Result<String>
             )
         }
         "sources-allow" => {
-            let mut text = String::new();
-            let half = if floor { 0 } else { SOURCES_CAP / 2 };
-            let mut n = 0;
-            while n == 0 || text.len() < half {
-                let _ = write!(
-                    text,
-                    "[[source]]\nname = \"s{n}\"\nurl = \"https://z.example/acme/s{n}\"\n"
-                );
-                n += 1;
-            }
+            let (mut text, n) = sources_to_half(floor);
             text.push_str("[allow]\nowners = [\"acme\"]\nhosts = [");
             let m = if floor { 0 } else { usize::MAX };
             let m = append_lines(&mut text, SOURCES_CAP - 16, m, |i, s| {
@@ -422,16 +429,7 @@ fn project_files(name: &str, dir: &Path, floor: bool) -> std::io::Result<String>
             )
         }
         "sources-prefer" => {
-            let mut text = String::new();
-            let half = if floor { 0 } else { SOURCES_CAP / 2 };
-            let mut n = 0;
-            while n == 0 || text.len() < half {
-                let _ = write!(
-                    text,
-                    "[[source]]\nname = \"s{n}\"\nurl = \"https://z.example/acme/s{n}\"\n"
-                );
-                n += 1;
-            }
+            let (mut text, n) = sources_to_half(floor);
             text.push_str("[prefer]\n");
             let m = if floor { 1 } else { usize::MAX };
             let m = append_lines(&mut text, SOURCES_CAP, m, |i, s| {
