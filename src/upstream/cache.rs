@@ -382,16 +382,23 @@ impl Cache {
     /// the cache, renamed into place by [`Cache::store`], so that every
     /// file is written once.
     pub fn stage(&self, fetched: &Fetched) -> Result<Staged> {
-        let tree = match self.private_dir(true) {
-            Ok(Some(parent)) => parent
-                .new_tree(".tmp-")
-                .map_err(|e| write_fail(&self.dir, e)),
-            _ => {
+        let tree = match self.new_tree() {
+            Ok(tree) => tree,
+            Err(_) => {
                 let temp = std::env::temp_dir();
-                NewTree::create_in(&temp, "bernstein-check-").map_err(|e| write_fail(&temp, e))
+                NewTree::create_in(&temp, "bernstein-check-").map_err(|e| write_fail(&temp, e))?
             }
         };
-        Staged::lay_out(tree?, fetched)
+        Staged::lay_out(tree, fetched)
+    }
+
+    /// A new directory of the cache (made private when missing), for an
+    /// entry to be built in and renamed into place.
+    fn new_tree(&self) -> Result<NewTree> {
+        let parent = self.private_dir(true)?.expect("made when missing");
+        parent
+            .new_tree(".tmp-")
+            .map_err(|e| write_fail(&self.dir, e))
     }
 
     /// Writes the fetched files as the entry of `locked` (whose digests
@@ -438,13 +445,7 @@ impl Cache {
         // all.
         let tree = match staged.filter(|s| s.holds(fetched)) {
             Some(Staged { tree, .. }) if tree.path().starts_with(&self.dir) => tree,
-            _ => {
-                let parent = self.private_dir(true)?.expect("made when missing");
-                let tree = parent
-                    .new_tree(".tmp-")
-                    .map_err(|e| write_fail(&self.dir, e))?;
-                Staged::lay_out(tree, fetched)?.tree
-            }
+            _ => Staged::lay_out(self.new_tree()?, fetched)?.tree,
         };
         let leaf = dir.file_name().expect("an entry's name");
         match tree.install(leaf) {
