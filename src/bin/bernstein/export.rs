@@ -522,12 +522,48 @@ fn format_flag(options: &ExportOptions) -> String {
     }
 }
 
+/// Where a skill's output lies in `dir` for `format`: the file
+/// `DIR/NAME.json`, or the directory `DIR/NAME`.
+fn skill_place(dir: &Path, format: Format, name: &str) -> PathBuf {
+    match format {
+        Format::Json => dir.join(format!("{name}.json")),
+        Format::Skill => dir.join(name),
+    }
+}
+
+/// A skill's place as a drift names it, each path written by `show`: a
+/// skill directory ends in `/`.
+fn place_shown(dir: &Path, format: Format, name: &str, show: fn(&Path) -> String) -> String {
+    let path = show(&skill_place(dir, format, name));
+    match format {
+        Format::Json => path,
+        Format::Skill => format!("{path}/"),
+    }
+}
+
+/// A path as JSON shows it: unescaped.
+fn path_json(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Whether an entry of kind `what` is what export writes in `format` (a
+/// directory for `skill`, a file for `json`), so that only its record is
+/// missing, not its kind.
+fn is_own_kind(format: Format, what: EntryKind) -> bool {
+    matches!(
+        (format, what),
+        (Format::Skill, EntryKind::Dir) | (Format::Json, EntryKind::File)
+    )
+}
+
+/// A diff's lines as printed, indented below the line they belong to.
+fn diff_lines(lines: &[String]) -> impl Iterator<Item = String> + '_ {
+    lines.iter().map(|l| format!("    {l}"))
+}
+
 /// A drift as JSON: `{"skill", "drift", "file", "what", "diff"}`.
 fn drift_json(dir: &Path, format: Format, name: &str, d: &Drift) -> Value {
-    let place = match format {
-        Format::Json => dir.join(format!("{name}.json")).display().to_string(),
-        Format::Skill => format!("{}/", dir.join(name).display()),
-    };
+    let place = place_shown(dir, format, name, path_json);
     let (kind, what, diff): (&str, Option<&str>, &[String]) = match d {
         Drift::Added => ("added", None, &[]),
         Drift::Removed => ("removed", None, &[]),
@@ -541,6 +577,173 @@ fn drift_json(dir: &Path, format: Format, name: &str, d: &Drift) -> Value {
     json!({"skill": name, "drift": kind, "file": place, "what": what, "diff": diff})
 }
 
+/// What `--check` found, as JSON (docs/json.md).
+fn drift_doc(dir: &Path, options: &ExportOptions, drift: &[(String, Drift)]) -> Value {
+    let format = options.effective_format();
+    json!({
+        "dir": path_json(dir),
+        "format": format_name(options),
+        "target": options.target.map(|t| &t.name),
+        "shared_with": shared_with(options),
+        "up_to_date": drift.is_empty(),
+        "drift": drift
+            .iter()
+            .map(|(name, d)| drift_json(dir, format, name, d))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// What a drift list holds, counted once for the lines below it.
+#[derive(Default)]
+struct DriftTally {
+    /// Skills an export fixes (with the flags their lines name).
+    out_of_date: usize,
+    /// Skills whose directory holds files only a person can remove.
+    hand_added: usize,
+    /// Skills deployed that no layer provides.
+    extras: usize,
+    /// Whether any output is unmanaged, hand-edited, unconfirmed or extra:
+    /// each kind present gets its note.
+    unmanaged: bool,
+    hand_edited: bool,
+    unconfirmed: bool,
+    extra: bool,
+}
+
+impl DriftTally {
+    /// Counts `drift`, which comes sorted by name with a skill's kinds
+    /// together: per skill, one an export fixes, one holding files only a
+    /// person can remove, or one no layer provides.
+    fn of(drift: &[(String, Drift)]) -> Self {
+        let mut tally = Self::default();
+        let hand = |(_, d): &(String, Drift)| matches!(d, Drift::HandAdded(_));
+        for kinds in drift.chunk_by(|a, b| a.0 == b.0) {
+            if kinds.iter().any(|(_, d)| matches!(d, Drift::Extra(_))) {
+                tally.extras += 1;
+                continue;
+            }
+            if !kinds.iter().all(hand) {
+                tally.out_of_date += 1;
+            }
+            if kinds.iter().any(hand) {
+                tally.hand_added += 1;
+            }
+        }
+        for (_, d) in drift {
+            match d {
+                Drift::Unmanaged(_) => tally.unmanaged = true,
+                Drift::HandEdited(_) => tally.hand_edited = true,
+                Drift::Unconfirmed(_) => tally.unconfirmed = true,
+                Drift::Extra(_) => tally.extra = true,
+                Drift::Added | Drift::Removed | Drift::Changed(_) | Drift::HandAdded(_) => {}
+            }
+        }
+        tally
+    }
+}
+
+/// Appends one drift's line to `out`, and the lines of its diff indented
+/// below it.
+fn drift_entry(out: &mut String, dir: &Path, format: Format, name: &str, d: &Drift) {
+    let place = place_shown(dir, format, name, text::path);
+    let name = text::escape(name);
+    let (line, lines): (String, &[String]) = match d {
+        Drift::Added => (format!("added: {name} (no {place})"), &[]),
+        Drift::Removed => (format!("removed: {name} ({place} has no skill)"), &[]),
+        Drift::Unmanaged(what) => (
+            format!(
+                "unmanaged: {name} ({})",
+                unmanaged_words(dir, &name, format, *what)
+            ),
+            &[],
+        ),
+        Drift::Changed(lines) => (format!("changed: {name} ({place})"), lines),
+        Drift::HandEdited(lines) => (format!("hand-edited: {name} ({place})"), lines),
+        Drift::HandAdded(lines) => (format!("hand-added: {name} ({place})"), lines),
+        Drift::Unconfirmed(lines) => (format!("unconfirmed: {name} ({place})"), lines),
+        Drift::Extra(what) => (
+            format!(
+                "extra: {name} ({place} is {}; no layer provides it and export did not write it)",
+                what.words()
+            ),
+            &[],
+        ),
+    };
+    for l in std::iter::once(line).chain(diff_lines(lines)) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+}
+
+/// Appends to `out` how many skills drifted and what fixes them: the
+/// command alone fixes what needs no flag; the rest needs the flag its
+/// line names, which is the person's decision.
+fn drift_totals(out: &mut String, tally: &DriftTally, options: &ExportOptions, dir: &Path) {
+    if tally.out_of_date > 0 {
+        let with = if tally.unmanaged || tally.hand_edited || tally.unconfirmed {
+            " with the flag each line below names"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`{with}\n",
+            tally.out_of_date,
+            format_flag(options),
+            text::path(dir)
+        ));
+    } else if tally.hand_added > 0 {
+        out.push_str(&match tally.hand_added {
+            1 => "1 skill directory holds files export did not write\n".to_owned(),
+            n => format!("{n} skill directories hold files export did not write\n"),
+        });
+    }
+    if tally.extras > 0 {
+        out.push_str(&format!(
+            "{} skill(s) deployed that no layer provides\n",
+            tally.extras
+        ));
+    }
+}
+
+/// Appends to `out` one note per kind of drift present, saying what the
+/// kind means and which flag (or person) deals with it.
+fn drift_notes(out: &mut String, tally: &DriftTally) {
+    if tally.unmanaged {
+        out.push_str(
+            "  unmanaged: export did not write these; take one over with --adopt NAME, \
+             or all with --adopt-all\n",
+        );
+    }
+    if tally.hand_edited {
+        out.push_str("  hand-edited: export refuses to overwrite these without --force\n");
+    }
+    if tally.unconfirmed {
+        out.push_str(
+            "  unconfirmed: the record claims these files, but no export on this machine \
+             wrote them, so an export here leaves them alone; take one over with \
+             --adopt NAME (an export where they were written needs no flag)\n",
+        );
+    }
+    if tally.extra {
+        out.push_str(
+            "  extra: deployed, but not from the lock or the layers; export never removes \
+             what it did not write: remove it, or make it a skill of the team layer\n",
+        );
+    }
+    if tally.hand_added > 0 {
+        // Export never deletes a file it did not write, so no command
+        // makes this pass: the person removes them (a file planted in a
+        // skill's directory keeps CI red until someone does).
+        out.push_str(
+            "  hand-added: export did not write these files and never deletes them; \
+             remove them by hand for this check to pass\n",
+        );
+    }
+}
+
+/// `export --check DIR`: what differs between DIR and what export would
+/// write, as JSON or as one line per drift followed by the totals and a
+/// note per kind; exit 1 when anything differs.
 fn report_drift(
     skills: &bernstein_skills::Skills,
     dir: &Path,
@@ -548,7 +751,6 @@ fn report_drift(
     json: bool,
     places: &str,
 ) -> Result<(ExitCode, Value)> {
-    let format = options.effective_format();
     let drift = skills.export_drift_with(dir, options)?;
     let code = if drift.is_empty() {
         ExitCode::SUCCESS
@@ -556,18 +758,7 @@ fn report_drift(
         ExitCode::from(1)
     };
     if json {
-        let doc = json!({
-            "dir": dir.display().to_string(),
-            "format": format_name(options),
-            "target": options.target.map(|t| &t.name),
-            "shared_with": shared_with(options),
-            "up_to_date": drift.is_empty(),
-            "drift": drift
-                .iter()
-                .map(|(name, d)| drift_json(dir, format, name, d))
-                .collect::<Vec<_>>(),
-        });
-        return Ok((code, doc));
+        return Ok((code, drift_doc(dir, options, &drift)));
     }
     if drift.is_empty() {
         output::print(&format!(
@@ -581,26 +772,8 @@ fn report_drift(
         ));
         return Ok((code, Value::Null));
     }
+    let format = options.effective_format();
     let mut out = places.to_owned();
-    let (mut unmanaged, mut hand_edited, mut unconfirmed) = (false, false, false);
-    let (mut extra, mut extras) = (false, 0usize);
-    // Per skill (the drift comes sorted by name, a skill's kinds together):
-    // one an export fixes (with the flags the lines below name), and one
-    // holding files only a person can remove.
-    let (mut names, mut hand_added) = (0usize, 0usize);
-    for kinds in drift.chunk_by(|a, b| a.0 == b.0) {
-        let hand = |(_, d): &(String, Drift)| matches!(d, Drift::HandAdded(_));
-        if kinds.iter().any(|(_, d)| matches!(d, Drift::Extra(_))) {
-            extras += 1;
-            continue;
-        }
-        if !kinds.iter().all(hand) {
-            names += 1;
-        }
-        if kinds.iter().any(hand) {
-            hand_added += 1;
-        }
-    }
     for (name, d) in &drift {
         // Printed as it goes: a directory with 500,000 stale entries is
         // never held as one text.
@@ -608,137 +781,23 @@ fn report_drift(
             output::print(&out);
             out.clear();
         }
-        let place = match format {
-            Format::Json => text::path(&dir.join(format!("{name}.json"))),
-            Format::Skill => format!("{}/", text::path(&dir.join(name))),
-        };
-        let name = text::escape(name);
-        let lines = match d {
-            Drift::Added => {
-                out.push_str(&format!("added: {name} (no {place})\n"));
-                continue;
-            }
-            Drift::Removed => {
-                out.push_str(&format!("removed: {name} ({place} has no skill)\n"));
-                continue;
-            }
-            Drift::Unmanaged(what) => {
-                unmanaged = true;
-                out.push_str(&format!(
-                    "unmanaged: {name} ({})\n",
-                    unmanaged_words(dir, &name, format, *what)
-                ));
-                continue;
-            }
-            Drift::Changed(lines) => {
-                out.push_str(&format!("changed: {name} ({place})\n"));
-                lines
-            }
-            Drift::HandEdited(lines) => {
-                hand_edited = true;
-                out.push_str(&format!("hand-edited: {name} ({place})\n"));
-                lines
-            }
-            Drift::HandAdded(lines) => {
-                out.push_str(&format!("hand-added: {name} ({place})\n"));
-                lines
-            }
-            Drift::Unconfirmed(lines) => {
-                unconfirmed = true;
-                out.push_str(&format!("unconfirmed: {name} ({place})\n"));
-                lines
-            }
-            Drift::Extra(what) => {
-                extra = true;
-                out.push_str(&format!(
-                    "extra: {name} ({place} is {}; no layer provides it and export did not write it)\n",
-                    what.words()
-                ));
-                continue;
-            }
-        };
-        for l in lines {
-            out.push_str(&format!("    {l}\n"));
-        }
+        drift_entry(&mut out, dir, format, name, d);
     }
-    if names > 0 {
-        // The command alone fixes what needs no flag; the rest needs the
-        // flag its line below names, which is the person's decision.
-        let with = if unmanaged || hand_edited || unconfirmed {
-            " with the flag each line below names"
-        } else {
-            ""
-        };
-        out.push_str(&format!(
-            "{names} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`{with}\n",
-            format_flag(options),
-            text::path(dir)
-        ));
-    } else if hand_added > 0 {
-        out.push_str(&match hand_added {
-            1 => "1 skill directory holds files export did not write\n".to_owned(),
-            n => format!("{n} skill directories hold files export did not write\n"),
-        });
-    }
-    if extras > 0 {
-        out.push_str(&format!(
-            "{extras} skill(s) deployed that no layer provides\n"
-        ));
-    }
-    if unmanaged {
-        out.push_str(
-            "  unmanaged: export did not write these; take one over with --adopt NAME, \
-             or all with --adopt-all\n",
-        );
-    }
-    if hand_edited {
-        out.push_str("  hand-edited: export refuses to overwrite these without --force\n");
-    }
-    if unconfirmed {
-        out.push_str(
-            "  unconfirmed: the record claims these files, but no export on this machine \
-             wrote them, so an export here leaves them alone; take one over with \
-             --adopt NAME (an export where they were written needs no flag)\n",
-        );
-    }
-    if extra {
-        out.push_str(
-            "  extra: deployed, but not from the lock or the layers; export never removes \
-             what it did not write: remove it, or make it a skill of the team layer\n",
-        );
-    }
-    if hand_added > 0 {
-        // Export never deletes a file it did not write, so no command
-        // makes this pass: the person removes them (a file planted in a
-        // skill's directory keeps CI red until someone does).
-        out.push_str(
-            "  hand-added: export did not write these files and never deletes them; \
-             remove them by hand for this check to pass\n",
-        );
-    }
+    let tally = DriftTally::of(&drift);
+    drift_totals(&mut out, &tally, options, dir);
+    drift_notes(&mut out, &tally);
     output::print(&out);
     Ok((code, Value::Null))
 }
 
 /// What is at an unmanaged skill's place, in words.
 fn unmanaged_words(dir: &Path, name: &str, format: Format, what: EntryKind) -> String {
-    match (format, what) {
-        (Format::Skill, EntryKind::Dir) => format!(
-            "{}/ exists, but export did not write it",
-            text::path(&dir.join(name))
-        ),
-        (Format::Json, EntryKind::File) => format!(
-            "{} exists, but export did not write it",
-            text::path(&dir.join(format!("{name}.json")))
-        ),
-        (Format::Skill, what) => format!(
-            "{} is {what}, which export did not write",
-            text::path(&dir.join(name))
-        ),
-        (Format::Json, what) => format!(
-            "{} is {what}, which export did not write",
-            text::path(&dir.join(format!("{name}.json")))
-        ),
+    if is_own_kind(format, what) {
+        let place = place_shown(dir, format, name, text::path);
+        format!("{place} exists, but export did not write it")
+    } else {
+        let path = text::path(&skill_place(dir, format, name));
+        format!("{path} is {what}, which export did not write")
     }
 }
 
@@ -753,21 +812,27 @@ fn conflict_json(c: &Conflict) -> Value {
     json!({
         "skill": c.name,
         "reason": reason,
-        "file": c.path.display().to_string(),
+        "file": path_json(&c.path),
         "what": what,
         "diff": c.lines,
     })
 }
 
+/// Whether an export wrote everything it was asked to: no skill failed and
+/// none was refused.
+fn exported_ok(report: &Exported) -> bool {
+    report.failed.is_empty() && report.refused.is_empty()
+}
+
 /// What an export did, as JSON (docs/json.md).
 fn export_json(dir: &Path, options: &ExportOptions, report: &Exported) -> Value {
-    let path = |p: &PathBuf| p.display().to_string();
+    let ok = exported_ok(report);
     json!({
-        "dir": dir.display().to_string(),
+        "dir": path_json(dir),
         "format": format_name(options),
         "target": options.target.map(|t| &t.name),
         "shared_with": shared_with(options),
-        "ok": report.failed.is_empty() && report.refused.is_empty(),
+        "ok": ok,
         "written": report.written,
         "unchanged": report.unchanged,
         "removed": report.removed,
@@ -779,56 +844,26 @@ fn export_json(dir: &Path, options: &ExportOptions, report: &Exported) -> Value 
             .collect::<Vec<_>>(),
         "refused": report.refused.iter().map(conflict_json).collect::<Vec<_>>(),
         "unconfirmed": report.unconfirmed.iter().map(conflict_json).collect::<Vec<_>>(),
-        "kept": report.kept.iter().map(path).collect::<Vec<_>>(),
+        "kept": report.kept.iter().map(|p| path_json(p)).collect::<Vec<_>>(),
         "kept_more": report.kept_more,
-        "created_dir": report.new_dir && report.failed.is_empty() && report.refused.is_empty(),
-        "stale_removed": report.stale_removed.iter().map(path).collect::<Vec<_>>(),
+        "created_dir": report.new_dir && ok,
+        "stale_removed": report.stale_removed.iter().map(|p| path_json(p)).collect::<Vec<_>>(),
     })
 }
 
-fn export(
-    skills: &bernstein_skills::Skills,
-    dir: &Path,
-    options: &ExportOptions,
-    json: bool,
-    places: &str,
-) -> Result<(ExitCode, Value)> {
-    let report = skills.export_with(dir, options)?;
-    // The warnings of each skill written travel with it, as with show,
-    // and so do those of a skill left out for want of a lower layer.
-    say_once(&report.warnings, json);
-    if json {
-        let doc = export_json(dir, options, &report);
-        let code = if report.failed.is_empty() && report.refused.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        };
-        return Ok((code, doc));
-    }
-    let bad = !report.failed.is_empty() || !report.refused.is_empty();
-    if bad {
-        // On failure stdout stays empty: the places go with the errors.
-        output::warn(places.lines().map(str::to_owned));
-    }
-    output::warn(
-        report
-            .stale_removed
-            .iter()
-            .map(|p| format!("removed stale export staging directory {}", text::path(p))),
-    );
-    let record = text::path(&dir.join(bernstein_skills::export::RECORD_NAME));
+/// The `error:` lines for the skills export refused to write, each saying
+/// which flag takes the output over, with its diff below.
+fn refusals(refused: &[Conflict], format: Format, record: &str) -> Vec<String> {
     let mut errors = Vec::new();
-    for c in &report.refused {
+    for c in refused {
         let name = text::escape(&c.name);
         let path = text::path(&c.path);
         match &c.kind {
             ConflictKind::Unmanaged(what) => {
-                let place = match (options.effective_format(), *what) {
-                    (Format::Skill, EntryKind::Dir) | (Format::Json, EntryKind::File) => {
-                        format!("{path}: exists")
-                    }
-                    _ => format!("{}: is {what}", path.trim_end_matches('/')),
+                let place = if is_own_kind(format, *what) {
+                    format!("{path}: exists")
+                } else {
+                    format!("{}: is {what}", path.trim_end_matches('/'))
                 };
                 errors.push(format!(
                     "error: {place}, but export did not write it (no entry in {record}); \
@@ -840,17 +875,24 @@ fn export(
                     "error: {path}: changed by hand since the last export; \
                      overwrite with --force (or --adopt {name})"
                 ));
-                errors.extend(c.lines.iter().map(|l| format!("    {l}")));
+                errors.extend(diff_lines(&c.lines));
             }
             ConflictKind::Unconfirmed(_) => {
                 errors.push(format!(
                     "error: {path}: {record} claims it, but no export on this machine wrote it; \
                      take it over with --adopt {name} (or --adopt-all)"
                 ));
-                errors.extend(c.lines.iter().map(|l| format!("    {l}")));
+                errors.extend(diff_lines(&c.lines));
             }
         }
     }
+    errors
+}
+
+/// Warns of what export left alone in the directory: outputs the record
+/// claims that no export on this machine wrote, and files export did not
+/// write.
+fn warn_left_alone(report: &Exported, record: &str) {
     output::warn(report.unconfirmed.iter().flat_map(|c| {
         let name = text::escape(&c.name);
         std::iter::once(format!(
@@ -858,7 +900,7 @@ fn export(
              left alone (remove it by hand, or add --adopt {name} to remove it)",
             text::path(&c.path)
         ))
-        .chain(c.lines.iter().map(|l| format!("    {l}")))
+        .chain(diff_lines(&c.lines))
     }));
     output::warn(
         report
@@ -872,24 +914,31 @@ fn export(
             report.kept_more
         )]);
     }
-    if !report.failed.is_empty() {
-        let diags: Vec<_> = report
-            .failed
-            .iter()
-            .flat_map(|e| e.diagnostics().to_vec())
-            .collect();
-        for e in report.failed.iter().filter(|e| e.diagnostics().is_empty()) {
-            output::print_error(e);
-        }
-        if !diags.is_empty() {
-            output::print_error(&Error::Invalid(diags));
-        }
+}
+
+/// Prints the skills that failed: the located diagnostics together as one
+/// error, each other error on its own.
+fn print_failures(failed: &[Error]) {
+    let diags: Vec<_> = failed
+        .iter()
+        .flat_map(|e| e.diagnostics().to_vec())
+        .collect();
+    for e in failed.iter().filter(|e| e.diagnostics().is_empty()) {
+        output::print_error(e);
     }
-    output::warn(errors);
-    let target = targets_shown(options);
+    if !diags.is_empty() {
+        output::print_error(&Error::Invalid(diags));
+    }
+}
+
+/// The line that sums an export up: `DIR: N written, N unchanged, ...`,
+/// and, when a whole-or-nothing export stopped, that nothing was written
+/// and how to go on.
+fn export_summary(dir: &Path, options: &ExportOptions, report: &Exported) -> String {
     let mut summary = format!(
-        "{}{target}: {} written, {} unchanged, {} removed, {} failed",
+        "{}{}: {} written, {} unchanged, {} removed, {} failed",
         text::path(dir),
+        targets_shown(options),
         report.written.len(),
         report.unchanged,
         report.removed.len(),
@@ -909,7 +958,7 @@ fn export(
                 .failed
                 .iter()
                 .any(|e| !matches!(e, Error::Write { .. })));
-    if report.new_dir && bad && report.written.is_empty() {
+    if report.new_dir && !exported_ok(report) && report.written.is_empty() {
         summary.push_str(&format!("; {} was not created", text::path(dir)));
     } else if hint {
         summary.push_str("; nothing was written");
@@ -917,13 +966,53 @@ fn export(
     if hint {
         summary.push_str(" (--keep-going writes the others)");
     }
-    summary.push('\n');
-    if !bad {
-        output::print(&format!("{places}{summary}"));
-        Ok((ExitCode::SUCCESS, Value::Null))
+    summary
+}
+
+/// `export --out DIR`: writes the skills, then reports what it did, as
+/// JSON or as warnings, errors and a summary; exit 1 when a skill failed
+/// or was refused.
+fn export(
+    skills: &bernstein_skills::Skills,
+    dir: &Path,
+    options: &ExportOptions,
+    json: bool,
+    places: &str,
+) -> Result<(ExitCode, Value)> {
+    let report = skills.export_with(dir, options)?;
+    // The warnings of each skill written travel with it, as with show,
+    // and so do those of a skill left out for want of a lower layer.
+    say_once(&report.warnings, json);
+    let ok = exported_ok(&report);
+    let code = if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
+    if json {
+        return Ok((code, export_json(dir, options, &report)));
+    }
+    if !ok {
+        // On failure stdout stays empty: the places go with the errors.
+        output::warn(places.lines().map(str::to_owned));
+    }
+    output::warn(
+        report
+            .stale_removed
+            .iter()
+            .map(|p| format!("removed stale export staging directory {}", text::path(p))),
+    );
+    let record = text::path(&dir.join(bernstein_skills::export::RECORD_NAME));
+    let errors = refusals(&report.refused, options.effective_format(), &record);
+    warn_left_alone(&report, &record);
+    print_failures(&report.failed);
+    output::warn(errors);
+    let summary = export_summary(dir, options, &report);
+    if ok {
+        output::print(&format!("{places}{summary}\n"));
     } else {
         // On failure stdout stays empty; the summary goes with the errors.
-        output::warn([format!("error: {}", summary.trim_end())]);
-        Ok((ExitCode::from(1), Value::Null))
+        output::warn([format!("error: {summary}")]);
     }
+    Ok((code, Value::Null))
 }
