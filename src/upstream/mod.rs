@@ -139,10 +139,24 @@ impl Paths {
         }
     }
 
+    /// Takes the lock that serialises the commands writing these files
+    /// (`add`, `update`: two at once would each write a lock the other did
+    /// not see) in `cache`, or refuses when another holds it; held until
+    /// the guard is dropped ([`Cache::lock`]).
+    pub fn hold(&self, cache: &Cache) -> Result<cache::CacheLock> {
+        let io = self.io(&self.lock);
+        cache.lock(&io).map_err(|e| e.shown_as(&io, &self.lock))
+    }
+
     /// `read(io_path)`, its errors naming `path` as the person sees it.
     pub fn read<T>(&self, path: &Path, read: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
         let io = self.io(path);
         read(&io).map_err(|e| e.shown_as(&io, path))
+    }
+
+    /// `write(io_path)`, its errors naming `path` as the person sees it.
+    pub fn write<T>(&self, path: &Path, write: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+        self.read(path, write)
     }
 }
 

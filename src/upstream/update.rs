@@ -28,7 +28,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::cache::Staged;
+use super::cache::{CacheLock, Staged};
 use super::git::{self, Fetched, RefKind};
 use super::history;
 use super::lock::{Lock, LockedSource};
@@ -62,6 +62,8 @@ pub struct Plan {
     /// The files of each source fetched now, laid out in the cache as the
     /// check read them: what [`write()`] renames into place.
     pub staged: BTreeMap<String, Staged>,
+    /// The project's lock, held from the plan to the write.
+    _held: CacheLock,
 }
 
 impl Plan {
@@ -79,6 +81,83 @@ impl Plan {
             .filter_map(|r| Some((r.source.as_str(), r.tag_moved.as_deref()?)))
             .collect()
     }
+}
+
+/// What the person asked an update to do with what it brings: the flags
+/// that decide whether the lock is written and whether the run fails,
+/// the same for every front end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Consent {
+    /// `--yes`: write the new lock (else the report is all that happens).
+    pub yes: bool,
+    /// `--accept-moved-tag`: a tag upstream moved to another commit since
+    /// the lock was written is accepted.
+    pub accept_moved_tag: bool,
+    /// `--strict`: refuse new content a reviewer must see.
+    pub strict: bool,
+    /// `--check`: a scheduled job asking whether upstream moved.
+    pub check: bool,
+}
+
+/// What an update does with its [`Plan`], decided from the person's
+/// [`Consent`] ([`Plan::decide`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// The lock (and a ref `--to` pins) is written.
+    pub write: bool,
+    /// Refused under `--strict`: the new content has what a reviewer must
+    /// see, and nothing is written.
+    pub refused: bool,
+    /// A tag upstream moved and the person did not accept it
+    /// (`--accept-moved-tag`): nothing is written, and the command that
+    /// accepts the update must say so.
+    pub tag_moved: bool,
+    /// The run fails (exit 1): `--check` and upstream moved, refused
+    /// under `--strict`, or `--yes` held back by a moved tag.
+    pub fails: bool,
+}
+
+impl Decision {
+    /// What to do, under `consent`, with an update that brings `report`
+    /// and would change the lock or the sources file (`changes`): the
+    /// lock is written only with `--yes`, when it would change, nothing
+    /// was found under `--strict` and no tag moved unaccepted.
+    pub fn of(report: &UpdateReport, changes: bool, consent: Consent) -> Decision {
+        let refused = consent.strict && report.findings().next().is_some();
+        let tag_moved =
+            report.sources.iter().any(|r| r.tag_moved.is_some()) && !consent.accept_moved_tag;
+        Decision {
+            write: consent.yes && changes && !refused && !tag_moved,
+            refused,
+            tag_moved,
+            fails: consent.check && report.moved || refused || consent.yes && tag_moved,
+        }
+    }
+}
+
+impl Plan {
+    /// What to do with this plan under `consent` ([`Decision::of`]).
+    pub fn decide(&self, consent: Consent) -> Decision {
+        Decision::of(&self.report, self.changes(), consent)
+    }
+}
+
+/// Decides what to do with `plan` under `consent` ([`Plan::decide`]),
+/// writes it when that is decided ([`write()`], at `paths`, under the
+/// project's lock), and records both in its report.
+pub fn conclude(
+    plan: &mut Plan,
+    consent: Consent,
+    paths: &Paths,
+    cache: &Cache,
+) -> Result<Decision> {
+    let decision = plan.decide(consent);
+    if decision.write {
+        write(plan, paths, cache)?;
+    }
+    plan.report.written = decision.write;
+    plan.report.refused = decision.refused;
+    Ok(decision)
 }
 
 /// The keys of `spec` in which the lock's entry `locked` differs.
@@ -105,7 +184,9 @@ pub fn out_of_step(spec: &SourceSpec, locked: &LockedSource) -> Vec<&'static str
 /// Fetches what `options` asks for and compares it with the lock (module
 /// docs), judging what comes in for `project` (its spec, layers and
 /// targets): nothing is written. `local` is the local base layer's
-/// skills, which no source may also have.
+/// skills, which no source may also have. The project's lock
+/// ([`Paths::hold`]) is taken first and held by the plan, so that no
+/// other `add` or `update` writes between this plan and its write.
 pub fn plan(
     project: &report::Project<'_>,
     paths: &Paths,
@@ -114,6 +195,7 @@ pub fn plan(
     local: &BTreeMap<String, PathBuf>,
     options: &Options<'_>,
 ) -> Result<Plan> {
+    let held = paths.hold(cache)?;
     let (file, old) = read_sources(paths, policy)?;
     let planning = Planning {
         project,
@@ -175,6 +257,7 @@ pub fn plan(
         fetched,
         pin,
         staged: planning.staged.into_inner(),
+        _held: held,
     })
 }
 
@@ -194,16 +277,18 @@ fn refused(path: &Path, message: String) -> Error {
 /// none: it is written again from the sources file, every source fetched
 /// at its ref.
 fn read_sources(paths: &Paths, policy: &Policy) -> Result<(SourcesFile, Option<Lock>)> {
-    let file = SourcesFile::read(&paths.sources, policy)?.ok_or_else(|| {
-        refused(
-            &paths.sources,
-            "does not exist; add a source with `bernstein skills add SOURCE`".into(),
-        )
-    })?;
-    let old = if super::lock::is_conflicted(&paths.lock) {
+    let file = paths
+        .read(&paths.sources, |p| SourcesFile::read(p, policy))?
+        .ok_or_else(|| {
+            refused(
+                &paths.sources,
+                "does not exist; add a source with `bernstein skills add SOURCE`".into(),
+            )
+        })?;
+    let old = if super::lock::is_conflicted(&paths.io(&paths.lock)) {
         None
     } else {
-        Lock::read(&paths.lock)?
+        paths.read(&paths.lock, Lock::read)?
     };
     Ok((file, old))
 }
@@ -476,9 +561,9 @@ pub fn write(plan: &mut Plan, paths: &Paths, cache: &Cache) -> Result<()> {
         cache.store(name, entry, &plan.fetched[name], staged)?;
     }
     if let Some((name, git_ref)) = &plan.pin {
-        set_ref(&paths.sources, name, git_ref)?;
+        paths.write(&paths.sources, |p| set_ref(p, name, git_ref))?;
     }
-    plan.lock.write(&paths.lock)
+    paths.write(&paths.lock, |p| plan.lock.write(p))
 }
 
 /// Sets `ref` of source `name` in the sources file at `path`, keeping the
@@ -510,4 +595,118 @@ pub fn set_ref(path: &Path, name: &str, git_ref: &str) -> Result<()> {
     // Read back as the tool reads it before it replaces the file.
     SourcesFile::parse(&out, path, &Policy::default())?;
     crate::export::write_atomic(path, out.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::review::{Finding, Rule};
+    use super::*;
+
+    fn report(moved: bool, finding: bool, tag_moved: bool) -> UpdateReport {
+        UpdateReport {
+            moved,
+            written: false,
+            lock: ".bernstein/sources.lock".into(),
+            sources: vec![SourceReport {
+                source: "skills".into(),
+                to: "c".repeat(40),
+                moved,
+                review: finding
+                    .then(|| Finding {
+                        file: "pdf/scripts/run.sh".into(),
+                        line: None,
+                        kind: Rule::Script,
+                        detail: "added".into(),
+                    })
+                    .into_iter()
+                    .collect(),
+                tag_moved: tag_moved.then(|| "v1".into()),
+                ..SourceReport::default()
+            }],
+            dropped: Vec::new(),
+            refused: false,
+        }
+    }
+
+    const YES: Consent = Consent {
+        yes: true,
+        accept_moved_tag: false,
+        strict: false,
+        check: false,
+    };
+
+    #[test]
+    fn only_yes_writes_and_only_what_would_change() {
+        let moved = report(true, false, false);
+        let d = Decision::of(&moved, true, YES);
+        assert!(d.write && !d.fails && !d.refused && !d.tag_moved);
+        // Without --yes the report is all that happens, and it is no failure.
+        let d = Decision::of(&moved, true, Consent::default());
+        assert!(!d.write && !d.fails);
+        // Nothing to change: nothing written, even with --yes.
+        let d = Decision::of(&report(false, false, false), false, YES);
+        assert!(!d.write && !d.fails);
+    }
+
+    #[test]
+    fn check_fails_when_upstream_moved_and_never_writes() {
+        let check = Consent {
+            check: true,
+            ..Consent::default()
+        };
+        let d = Decision::of(&report(true, false, false), true, check);
+        assert!(d.fails && !d.write);
+        let d = Decision::of(&report(false, false, false), false, check);
+        assert!(!d.fails && !d.write);
+    }
+
+    #[test]
+    fn strict_refuses_what_a_reviewer_must_see_with_or_without_yes() {
+        let strict = Consent {
+            strict: true,
+            ..YES
+        };
+        let d = Decision::of(&report(true, true, false), true, strict);
+        assert_eq!(
+            d,
+            Decision {
+                write: false,
+                refused: true,
+                tag_moved: false,
+                fails: true
+            }
+        );
+        let d = Decision::of(
+            &report(true, true, false),
+            true,
+            Consent {
+                yes: false,
+                ..strict
+            },
+        );
+        assert!(d.refused && d.fails && !d.write);
+        // Without --strict the findings are listed, and the lock written.
+        let d = Decision::of(&report(true, true, false), true, YES);
+        assert!(d.write && !d.refused && !d.fails);
+    }
+
+    #[test]
+    fn a_moved_tag_is_written_only_when_accepted() {
+        let retagged = report(true, false, true);
+        let d = Decision::of(&retagged, true, YES);
+        assert!(!d.write && d.tag_moved && d.fails);
+        // Reported without --yes: the accepting command must name the flag,
+        // and asking is no failure.
+        let d = Decision::of(&retagged, true, Consent::default());
+        assert!(!d.write && d.tag_moved && !d.fails);
+        let d = Decision::of(
+            &retagged,
+            true,
+            Consent {
+                accept_moved_tag: true,
+                ..YES
+            },
+        );
+        assert!(d.write && !d.tag_moved && !d.fails);
+    }
 }

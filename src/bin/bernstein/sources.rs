@@ -483,7 +483,6 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
     let spec = crate::global::load_spec(ctx)?;
     let paths = Paths::of(&layers);
     let cache = ctx.require_cache()?;
-    let _guard = exclusive(&cache, &paths.lock)?;
     let options = upstream::update::Options {
         skills: &args.skills,
         to: args.to.as_deref(),
@@ -503,16 +502,15 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
         &upstream::local_base(&layers),
         &options,
     )?;
-    let flagged = args.strict && plan.report.findings().next().is_some();
-    let retagged = !plan.tags_moved().is_empty() && !args.accept_moved_tag;
-    let written = args.yes && plan.changes() && !flagged && !retagged;
-    if written {
-        upstream::update::write(&mut plan, &paths, &cache)?;
-    }
-    plan.report.written = written;
-    plan.report.refused = flagged;
+    let consent = upstream::update::Consent {
+        yes: args.yes,
+        accept_moved_tag: args.accept_moved_tag,
+        strict: args.strict,
+        check: args.check,
+    };
+    let decision = upstream::update::conclude(&mut plan, consent, &paths, &cache)?;
     let report = &plan.report;
-    let accept = (!args.check).then(|| accept_command(&args, retagged));
+    let accept = (!args.check).then(|| accept_command(&args, decision.tag_moved));
     let format = match args.format {
         Some(f) => f,
         None if args.json => ReportFormat::Json,
@@ -523,8 +521,7 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
         ReportFormat::Text => upstream::render::text(report, accept.as_deref()),
         ReportFormat::Markdown => upstream::render::markdown(report, accept.as_deref()),
     });
-    let refused_yes = args.yes && retagged;
-    Ok(if args.check && report.moved || flagged || refused_yes {
+    Ok(if decision.fails {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
