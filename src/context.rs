@@ -333,13 +333,34 @@ impl Context {
     /// file: none when it has none.
     pub fn project_target_rules(&self, spec: &MergeSpec, layers: &Layers) -> Result<Vec<Target>> {
         match self.project_targets(layers)? {
-            Some((file, names)) => self.targets(spec, &names).map_err(|e| Error::Refused {
-                kind: e.kind(),
-                path: Some(file),
-                message: e.to_string(),
-            }),
+            Some((file, names)) => self.targets_in_file(spec, &file, &names),
             None => Ok(Vec::new()),
         }
+    }
+
+    /// The targets `names` the project's targets file `file` lists, read
+    /// for `spec` as [`Context::targets`] reads them, an error naming the
+    /// file.
+    pub fn targets_in_file(
+        &self,
+        spec: &MergeSpec,
+        file: &Path,
+        names: &[String],
+    ) -> Result<Vec<Target>> {
+        self.targets(spec, names).map_err(|e| in_file(file, e))
+    }
+
+    /// The directories the targets of the project's targets file `file`
+    /// load skills from for `scope`, each once ([`Context::target_places`]),
+    /// an error naming the file.
+    pub fn target_places_in_file(
+        &self,
+        targets: &[Target],
+        file: &Path,
+        scope: Scope,
+    ) -> Result<Vec<SharedPlace>> {
+        self.target_places(targets, scope)
+            .map_err(|e| in_file(file, e))
     }
 
     /// Where sources may come from, as pinned outside the repository
@@ -580,6 +601,16 @@ fn same_dir(a: &Path, b: &Path) -> bool {
             (Ok(a), Ok(b)) => a == b,
             _ => false,
         }
+}
+
+/// Error `e`, about what the project's targets file `file` says, as an
+/// error at that file.
+fn in_file(file: &Path, e: Error) -> Error {
+    Error::Refused {
+        kind: e.kind(),
+        path: Some(file.to_path_buf()),
+        message: e.to_string(),
+    }
 }
 
 /// `layers`, or the error of its refused directories.

@@ -61,20 +61,10 @@ pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
         });
     };
     let spec = crate::global::load_spec(ctx)?;
-    let targets = ctx.targets(&spec, &names).map_err(|e| Error::Refused {
-        kind: e.kind(),
-        path: Some(file.clone()),
-        message: e.to_string(),
-    })?;
+    let targets = ctx.targets_in_file(&spec, &file, &names)?;
     // Each directory once, with every target reading it (`.agents/skills`
     // for several agents).
-    let places = ctx
-        .target_places(&targets, Scope::Project)
-        .map_err(|e| Error::Refused {
-            kind: e.kind(),
-            path: Some(file.clone()),
-            message: e.to_string(),
-        })?;
+    let places = ctx.target_places_in_file(&targets, &file, Scope::Project)?;
     let mut checks = Vec::new();
     let mut differ = 0;
     for place in &places {

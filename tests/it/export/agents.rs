@@ -272,6 +272,40 @@ fn agents_that_write_a_directory_differently_never_share_it() {
 }
 
 #[test]
+fn audit_names_the_targets_file_when_its_targets_cannot_be_audited() {
+    let (sb, repo) = one_skill();
+    std::fs::create_dir_all(repo.join(".bernstein")).unwrap();
+    let targets = |list: &str| {
+        std::fs::write(
+            repo.join(".bernstein/targets.toml"),
+            format!("targets = [{list}]\n"),
+        )
+        .unwrap()
+    };
+    // A name no target has: the error is where the name is written.
+    targets("\"agent\"");
+    let run = run_in_project(&sb, &repo, &["audit"]);
+    // (The sources come first: stdout says there are none.)
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let err = &run.stderr;
+    assert!(
+        err.starts_with("error: .bernstein/targets.toml: no target 'agent'"),
+        "{err}"
+    );
+    // Two targets that write one directory differently: the same file.
+    targets("\"claude-code\", \"cursor\", \"agent-skills\"");
+    let run = run_in_project(&sb, &repo, &["audit"]);
+    // (The sources come first: stdout says there are none.)
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let err = &run.stderr;
+    assert!(
+        err.starts_with("error: .bernstein/targets.toml: ")
+            && err.contains("cursor and agent-skills"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_skill_switched_off_for_one_reader_of_a_shared_directory_is_an_error_at_the_switch() {
     let (sb, repo) = one_skill();
     sb.write("team", "hello.yaml", "targets:\n  cursor: false\n");
