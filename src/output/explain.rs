@@ -14,8 +14,8 @@ use crate::fragment::Fragment;
 use crate::layer::Layer;
 use crate::merge::Resolved;
 use crate::merge::provenance::{Origin, Shadowed};
-use crate::merge::{ChangeKind, Visited, visit};
-use crate::spec::MergeSpec;
+use crate::merge::{Change, ChangeKind, FieldMerge, Visited, visit};
+use crate::spec::{Field, MergeSpec};
 
 /// Where a value is: layer, file and line.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,148 +208,208 @@ fn rows_under(index: &BTreeMap<String, Vec<usize>>, top: &str) -> Vec<usize> {
     out
 }
 
+/// A lower layer's value `sh` replaced, and where it was.
+fn replaced_of(sh: &Shadowed, frags: &[Fragment]) -> Replaced {
+    Replaced {
+        value: sh.value.clone().into_owned(),
+        place: Place::of_origin(&sh.origin, frags),
+    }
+}
+
 /// Every value of the effective skill, in field order, and the values
 /// directives removed.
 pub fn explain(spec: &MergeSpec, resolved: &Resolved) -> Vec<Row> {
     let frags = resolved.fragments();
     let mut rows = Vec::new();
-    let effective = resolved.effective();
-    let shadow = |sh: &Shadowed| Replaced {
-        value: sh.value.clone().into_owned(),
-        place: Place::of_origin(&sh.origin, frags),
-    };
-    for field in &effective.fields {
+    for field in &resolved.effective().fields {
         let Some(rule) = spec.field(field.name) else {
             continue;
         };
         let reset_by = field.reset_by.as_ref().map(|o| Place::of_origin(o, frags));
         let first = rows.len();
-        let mut path = field.name.to_owned();
-        visit(rule, &field.merged, &mut path, &mut |path, strategy, v| {
-            let (value, s) = match v {
-                Visited::Value(s) | Visited::Item(s) | Visited::Key(s) => {
-                    (s.value.clone().into_owned(), Some(s))
-                }
-                Visited::Entry(e) => (e.item.value.clone().into_owned(), Some(&e.item)),
-                Visited::Empty(m) => (m.to_value(), None),
-            };
-            rows.push(Row {
-                path: path.to_owned(),
-                kind: RowKind::Merged(strategy),
-                value,
-                place: s
-                    .and_then(|s| s.origin.as_ref())
-                    .map(|o| Place::of_origin(o, frags)),
-                replaced: s
-                    .map(|s| s.overrode.iter().map(shadow).collect())
-                    .unwrap_or_default(),
-                reset_by: reset_by.clone(),
-                notes: Vec::new(),
-                removed: false,
-            });
-        });
-        for piece in field.sections.iter().flatten() {
-            let section =
-                |o: &crate::merge::SectionOrigin| Place::of_section(&o.origin, o.line, frags);
-            rows.push(Row {
-                path: format!(
-                    "{}[{}]",
-                    field.name,
-                    piece
-                        .key
-                        .as_ref()
-                        .map_or_else(|| "(inserted)".to_owned(), |k| k.label())
-                ),
-                kind: RowKind::Section,
-                value: Value::String(piece.text.clone().into_owned()),
-                place: Some(section(&piece.origin)),
-                replaced: piece
-                    .replaced
-                    .iter()
-                    .map(|(text, o)| Replaced {
-                        value: Value::String(text.clone().into_owned()),
-                        place: section(o),
-                    })
-                    .collect(),
-                reset_by: reset_by.clone(),
-                notes: Vec::new(),
-                removed: false,
-            });
-        }
-        // The field's rows by path, for the rows below a whole replacement:
-        // made when the first one comes, and kept up to date after it.
-        let mut by_path: Option<BTreeMap<String, Vec<usize>>> = None;
-        for change in &field.changes {
-            let note = Note {
-                kind: change.kind,
-                by: match change.section {
-                    Some((line, _)) => Place::of_section(&change.by, line, frags),
-                    None => Place::of_origin(&change.by, frags),
-                },
-                dropped: change
-                    .dropped
-                    .iter()
-                    .map(|sh| match change.dropped_line {
-                        Some(line) => Replaced {
-                            value: sh.value.clone().into_owned(),
-                            place: Place::of_section(&sh.origin, line, frags),
-                        },
-                        None => shadow(sh),
-                    })
-                    .collect(),
-            };
-            // A section added (marked or not) is a row already: the note
-            // goes under it.
-            let added = matches!(
-                change.kind,
-                ChangeKind::Added | ChangeKind::Unmarked | ChangeKind::NotNew
-            );
-            if change.kind == ChangeKind::Replaced || added {
-                let index = by_path.get_or_insert_with(|| {
-                    let mut m: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-                    for (i, r) in rows.iter().enumerate().skip(first) {
-                        m.entry(r.path.clone()).or_default().push(i);
-                    }
-                    m
-                });
-                let under = if added {
-                    index
-                        .get(&change.path)
-                        .into_iter()
-                        .flatten()
-                        .copied()
-                        .filter(|&i| rows[i].kind == RowKind::Section)
-                        .take(1)
-                        .collect()
-                } else {
-                    rows_under(index, &change.path)
-                };
-                if !under.is_empty() {
-                    for i in under {
-                        rows[i].notes.push(note.clone());
-                    }
-                    continue;
-                }
-            }
-            if let Some(index) = &mut by_path {
-                index
-                    .entry(change.path.clone())
-                    .or_default()
-                    .push(rows.len());
-            }
-            rows.push(Row {
-                path: change.path.clone(),
-                kind: RowKind::Merged(change.strategy),
-                value: Value::Null,
-                place: Some(note.by.clone()),
-                replaced: Vec::new(),
-                reset_by: reset_by.clone(),
-                notes: vec![note],
-                removed: change.kind != ChangeKind::Replaced,
-            });
-        }
+        value_rows(&mut rows, rule, field, &reset_by, frags);
+        section_rows(&mut rows, field, &reset_by, frags);
+        change_rows(&mut rows, first, field, &reset_by, frags);
     }
     rows
+}
+
+/// Appends a row for each value of `field` as its rule walks it (the
+/// field, each item, key and entry), with who supplied it and what it
+/// replaced.
+fn value_rows(
+    rows: &mut Vec<Row>,
+    rule: &Field,
+    field: &FieldMerge,
+    reset_by: &Option<Place>,
+    frags: &[Fragment],
+) {
+    let mut path = field.name.to_owned();
+    visit(rule, &field.merged, &mut path, &mut |path, strategy, v| {
+        let (value, s) = match v {
+            Visited::Value(s) | Visited::Item(s) | Visited::Key(s) => {
+                (s.value.clone().into_owned(), Some(s))
+            }
+            Visited::Entry(e) => (e.item.value.clone().into_owned(), Some(&e.item)),
+            Visited::Empty(m) => (m.to_value(), None),
+        };
+        rows.push(Row {
+            path: path.to_owned(),
+            kind: RowKind::Merged(strategy),
+            value,
+            place: s
+                .and_then(|s| s.origin.as_ref())
+                .map(|o| Place::of_origin(o, frags)),
+            replaced: s
+                .map(|s| s.overrode.iter().map(|sh| replaced_of(sh, frags)).collect())
+                .unwrap_or_default(),
+            reset_by: reset_by.clone(),
+            notes: Vec::new(),
+            removed: false,
+        });
+    });
+}
+
+/// Appends a row for each section of a field merged by section
+/// (`body[## Usage]`, `body[(inserted)]`), with the layer and line it came
+/// from and the sections it replaced.
+fn section_rows(
+    rows: &mut Vec<Row>,
+    field: &FieldMerge,
+    reset_by: &Option<Place>,
+    frags: &[Fragment],
+) {
+    let section = |o: &crate::merge::SectionOrigin| Place::of_section(&o.origin, o.line, frags);
+    for piece in field.sections.iter().flatten() {
+        rows.push(Row {
+            path: format!(
+                "{}[{}]",
+                field.name,
+                piece
+                    .key
+                    .as_ref()
+                    .map_or_else(|| "(inserted)".to_owned(), |k| k.label())
+            ),
+            kind: RowKind::Section,
+            value: Value::String(piece.text.clone().into_owned()),
+            place: Some(section(&piece.origin)),
+            replaced: piece
+                .replaced
+                .iter()
+                .map(|(text, o)| Replaced {
+                    value: Value::String(text.clone().into_owned()),
+                    place: section(o),
+                })
+                .collect(),
+            reset_by: reset_by.clone(),
+            notes: Vec::new(),
+            removed: false,
+        });
+    }
+}
+
+/// Files each deletion, whole replacement, stale delete and dropped
+/// duplicate of `field` (whose rows start at `first`): as a note under the
+/// rows it concerns, or, with none, as a row of its own for the removed
+/// value.
+fn change_rows(
+    rows: &mut Vec<Row>,
+    first: usize,
+    field: &FieldMerge,
+    reset_by: &Option<Place>,
+    frags: &[Fragment],
+) {
+    // The field's rows by path, for the rows below a whole replacement:
+    // made when the first one comes, and kept up to date after it.
+    let mut by_path: Option<BTreeMap<String, Vec<usize>>> = None;
+    for change in &field.changes {
+        let note = note_of(change, frags);
+        let under = rows_noted(rows, first, &mut by_path, change);
+        if !under.is_empty() {
+            for i in under {
+                rows[i].notes.push(note.clone());
+            }
+            continue;
+        }
+        if let Some(index) = &mut by_path {
+            index
+                .entry(change.path.clone())
+                .or_default()
+                .push(rows.len());
+        }
+        rows.push(Row {
+            path: change.path.clone(),
+            kind: RowKind::Merged(change.strategy),
+            value: Value::Null,
+            place: Some(note.by.clone()),
+            replaced: Vec::new(),
+            reset_by: reset_by.clone(),
+            notes: vec![note],
+            removed: change.kind != ChangeKind::Replaced,
+        });
+    }
+}
+
+/// A change as a note: what happened, the directive that did it (at its
+/// line inside a value merged by section) and the values it dropped.
+fn note_of(change: &Change, frags: &[Fragment]) -> Note {
+    Note {
+        kind: change.kind,
+        by: match change.section {
+            Some((line, _)) => Place::of_section(&change.by, line, frags),
+            None => Place::of_origin(&change.by, frags),
+        },
+        dropped: change
+            .dropped
+            .iter()
+            .map(|sh| match change.dropped_line {
+                Some(line) => Replaced {
+                    value: sh.value.clone().into_owned(),
+                    place: Place::of_section(&sh.origin, line, frags),
+                },
+                None => replaced_of(sh, frags),
+            })
+            .collect(),
+    }
+}
+
+/// The rows a change's note goes under: for a whole replacement, every row
+/// at or below its path; for a section added (marked or not), which is a
+/// row already, that section's row; for any other change, none.
+/// `by_path` indexes the field's rows (from `first`) by path, made here
+/// when first needed.
+fn rows_noted(
+    rows: &[Row],
+    first: usize,
+    by_path: &mut Option<BTreeMap<String, Vec<usize>>>,
+    change: &Change,
+) -> Vec<usize> {
+    let added = matches!(
+        change.kind,
+        ChangeKind::Added | ChangeKind::Unmarked | ChangeKind::NotNew
+    );
+    if change.kind != ChangeKind::Replaced && !added {
+        return Vec::new();
+    }
+    let index = by_path.get_or_insert_with(|| {
+        let mut m: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, r) in rows.iter().enumerate().skip(first) {
+            m.entry(r.path.clone()).or_default().push(i);
+        }
+        m
+    });
+    if added {
+        index
+            .get(&change.path)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&i| rows[i].kind == RowKind::Section)
+            .take(1)
+            .collect()
+    } else {
+        rows_under(index, &change.path)
+    }
 }
 
 /// One row per file of the skill ([`crate::source::files`]): its path, the layer
