@@ -678,27 +678,48 @@ impl Context {
         layers: &Layers,
         req: &NewOverride<'_>,
     ) -> Result<NewOverrideMade> {
-        let (layer, form) = (req.layer, req.form);
+        let (dir, why) = self.override_dir(layers, req.layer)?;
+        refuse_existing(layers, req)?;
+        let path = req.form.path_in(&dir, req.name);
+        let parent = path.parent().unwrap_or(&dir).to_path_buf();
+        // The layer may come from strangers: a symlink there (`team/NAME ->
+        // /elsewhere`) must not make us write outside it, and something at the
+        // file's name that is no skill is refused by name, before the schema
+        // is written.
+        crate::export::prepare_new_in_layer(&dir, &path, req.layer)?;
+        let schema = self.write_override_schema(spec, &dir, req.force)?;
+        let text = override_text(
+            req.form,
+            &relative(&parent, &schema),
+            &override_comment(spec, req.layer, req.name),
+        );
+        // Never over anything, even if the file appeared meanwhile, and never
+        // through a symlink planted at its name.
+        crate::export::create_new(&path, text.as_bytes())?;
+        Ok(NewOverrideMade { path, schema, why })
+    }
+
+    /// The directory a new override in `layer` goes into, and why it is
+    /// there for a person; refused when the layer has no place.
+    fn override_dir(&self, layers: &Layers, layer: Layer) -> Result<(PathBuf, String)> {
         let place = &layers.dirs()[layer as usize];
-        let (dir, why) = match place.source {
-            PlaceSource::NoHome { .. } => {
-                return Err(Error::Refused {
-                    kind: ErrorKind::NoPlace,
-                    path: None,
-                    message: format!(
-                        "the {layer} is {}; give it with --{} or set the variable \
-                         (nothing was written)",
-                        place.source.why(layer),
-                        layer.label()
-                    ),
-                });
-            }
+        match place.source {
+            PlaceSource::NoHome { .. } => Err(Error::Refused {
+                kind: ErrorKind::NoPlace,
+                path: None,
+                message: format!(
+                    "the {layer} is {}; give it with --{} or set the variable \
+                     (nothing was written)",
+                    place.source.why(layer),
+                    layer.label()
+                ),
+            }),
             // Inside a git work tree that has no layer of its own yet, the
             // team's override belongs to the project, not to the person's
             // configuration.
             PlaceSource::Xdg { .. } if layer == Layer::Team => {
                 let env = self.env();
-                match env.work_tree() {
+                Ok(match env.work_tree() {
                     Some(top) => (
                         crate::source::project::relative_to(
                             &crate::source::Project::at(&top).layer,
@@ -707,110 +728,105 @@ impl Context {
                         "project-local: the first in this git work tree".to_owned(),
                     ),
                     None => (place.path.clone(), place.source.why(layer)),
-                }
+                })
             }
-            source => (place.path.clone(), source.why(layer)),
-        };
-        if let Some(existing) = layers
-            .locate(req.name)
-            .into_iter()
-            .find(|l| l.layer == layer)
-        {
-            // A directory of files only takes a SKILL.md; any other form
-            // would shadow it.
-            let message = match existing.form {
-                Form::Files if form == Form::SkillMd => None,
-                Form::Files => Some(format!(
-                    "the {layer} holds files for skill '{}' in this directory; add the override as \
-                     its SKILL.md (--form md) (nothing was written)",
-                    req.name
-                )),
-                _ => Some(format!(
-                    "the {layer} already has skill '{}'; edit this file instead (nothing was written)",
-                    req.name
-                )),
-            };
-            if let Some(message) = message {
-                return Err(Error::Refused {
-                    kind: ErrorKind::Exists,
-                    path: Some(existing.path),
-                    message,
-                });
-            }
+            source => Ok((place.path.clone(), source.why(layer))),
         }
-        let path = form.path_in(&dir, req.name);
-        let parent = path.parent().unwrap_or(&dir).to_path_buf();
-        // The layer may come from strangers: a symlink there (`team/NAME ->
-        // /elsewhere`) must not make us write outside it, and something at the
-        // file's name that is no skill is refused by name, before the schema
-        // is written.
-        crate::export::prepare_new_in_layer(&dir, &path, layer)?;
+    }
 
-        // The schema sits beside the layers so the modeline is a relative path
-        // that works for everyone who checks the layer out.
-        let schema_path = dir
+    /// Writes the editor schema of `spec` beside the layers (the parent of
+    /// the layer directory `dir`), so that an override's modeline is a
+    /// relative path that works for everyone who checks the layer out;
+    /// returns its path.
+    fn write_override_schema(&self, spec: &MergeSpec, dir: &Path, force: bool) -> Result<PathBuf> {
+        let schema = dir
             .parent()
-            .unwrap_or(&dir)
+            .unwrap_or(dir)
             .join("skill-fragment.schema.json");
         crate::export::write_schema(
-            &schema_path,
+            &schema,
             render::to_json(&self.editor_schema(spec)?).as_bytes(),
-            req.force,
+            force,
         )?;
-        let schema_rel = relative(&parent, &schema_path);
+        Ok(schema)
+    }
+}
 
-        let comment = |c: &str| -> String {
-            let mut s = format!("{c} {layer} override of skill '{}'.\n", req.name);
-            s.push_str(&format!(
-                "{c} Set only what should differ from the layers below; every field is optional.\n\
-                 {c} A required field must be set by some layer, not necessarily this one.\n{c}\n"
-            ));
-            let width = spec.fields.iter().map(|f| f.name.len()).max().unwrap_or(0);
-            let mut seen = Vec::new();
-            for f in &spec.fields {
-                let required = if f.required && spec.name_field.as_ref() != Some(&f.name) {
-                    "  (required)"
-                } else {
-                    ""
-                };
-                s.push_str(&format!(
-                    "{c}   {:<width$}  {}{required}\n",
-                    f.name,
-                    f.strategy.name()
-                ));
-                if !seen.contains(&f.strategy.name()) {
-                    seen.push(f.strategy.name());
-                }
-            }
-            s.push_str(&format!("{c}\n"));
-            for name in seen {
-                if let Some(f) = spec.fields.iter().find(|f| f.strategy.name() == name) {
-                    s.push_str(&format!("{c} {}\n", strategy_help(&f.strategy)));
-                }
-            }
-            s
+/// Refuses a new override of a skill its layer already has: a directory of
+/// files only takes a SKILL.md, and any other form would shadow it.
+fn refuse_existing(layers: &Layers, req: &NewOverride<'_>) -> Result<()> {
+    let layer = req.layer;
+    let Some(existing) = layers
+        .locate(req.name)
+        .into_iter()
+        .find(|l| l.layer == layer)
+    else {
+        return Ok(());
+    };
+    let message = match existing.form {
+        Form::Files if req.form == Form::SkillMd => return Ok(()),
+        Form::Files => format!(
+            "the {layer} holds files for skill '{}' in this directory; add the override as \
+             its SKILL.md (--form md) (nothing was written)",
+            req.name
+        ),
+        _ => format!(
+            "the {layer} already has skill '{}'; edit this file instead (nothing was written)",
+            req.name
+        ),
+    };
+    Err(Error::Refused {
+        kind: ErrorKind::Exists,
+        path: Some(existing.path),
+        message,
+    })
+}
+
+/// The comment a new override of skill `name` in `layer` opens with: what
+/// to set, then every field of `spec` with its strategy (marking the
+/// required ones), then what each strategy used does.
+fn override_comment(spec: &MergeSpec, layer: Layer, name: &str) -> String {
+    let c = "#";
+    let mut s = format!("{c} {layer} override of skill '{name}'.\n");
+    s.push_str(&format!(
+        "{c} Set only what should differ from the layers below; every field is optional.\n\
+         {c} A required field must be set by some layer, not necessarily this one.\n{c}\n"
+    ));
+    let width = spec.fields.iter().map(|f| f.name.len()).max().unwrap_or(0);
+    let mut seen = Vec::new();
+    for f in &spec.fields {
+        let required = if f.required && spec.name_field.as_ref() != Some(&f.name) {
+            "  (required)"
+        } else {
+            ""
         };
-        let text = match form {
-            Form::Toml => format!("#:schema {}\n{}", schema_rel.display(), comment("#")),
-            Form::SkillMd => format!(
-                "---\n# yaml-language-server: $schema={}\n{}---\n",
-                schema_rel.display(),
-                comment("#")
-            ),
-            _ => format!(
-                "# yaml-language-server: $schema={}\n{}",
-                schema_rel.display(),
-                comment("#")
-            ),
-        };
-        // Never over anything, even if the file appeared meanwhile, and never
-        // through a symlink planted at its name.
-        crate::export::create_new(&path, text.as_bytes())?;
-        Ok(NewOverrideMade {
-            path,
-            schema: schema_path,
-            why,
-        })
+        s.push_str(&format!(
+            "{c}   {:<width$}  {}{required}\n",
+            f.name,
+            f.strategy.name()
+        ));
+        if !seen.contains(&f.strategy.name()) {
+            seen.push(f.strategy.name());
+        }
+    }
+    s.push_str(&format!("{c}\n"));
+    for name in seen {
+        if let Some(f) = spec.fields.iter().find(|f| f.strategy.name() == name) {
+            s.push_str(&format!("{c} {}\n", strategy_help(&f.strategy)));
+        }
+    }
+    s
+}
+
+/// A new override's text in `form`: the line that names the editor schema
+/// at `schema` (relative to the file) as the form's editors read it, then
+/// `comment`; a SKILL.md holds both in its front matter.
+fn override_text(form: Form, schema: &Path, comment: &str) -> String {
+    let schema = schema.display();
+    match form {
+        Form::Toml => format!("#:schema {schema}\n{comment}"),
+        Form::SkillMd => format!("---\n# yaml-language-server: $schema={schema}\n{comment}---\n"),
+        _ => format!("# yaml-language-server: $schema={schema}\n{comment}"),
     }
 }
 
