@@ -351,6 +351,18 @@ pub enum DiagnosticKind {
         /// The layer.
         layer: Layer,
     },
+    /// A layer directory holding more entries than a layer may
+    /// ([`crate::source::layers::MAX_LAYER_ENTRIES`]; hidden ones count):
+    /// the layer is refused.
+    #[error(
+        "refusing the {layer}: its directory holds more than {limit} entries (hidden ones count); a layer holds one entry per skill"
+    )]
+    LayerTooManyEntries {
+        /// The layer.
+        layer: Layer,
+        /// The cap.
+        limit: usize,
+    },
     /// A skill directory with no `SKILL.md` (files only) in a layer whose
     /// lower layers do not define the skill: its files would add to
     /// nothing.

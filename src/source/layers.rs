@@ -245,6 +245,30 @@ impl LayerDir {
         self.refused = Some(d.in_layer(self.layer));
     }
 
+    /// Takes `root`, the layer's opened directory, unless it holds more
+    /// than [`MAX_LAYER_ENTRIES`] entries: then the layer is refused (and
+    /// counts as absent). Listed at most one entry past the cap, so a
+    /// directory of millions costs no more than one of the cap's size.
+    fn take_root(&mut self, root: Root) {
+        let mut budget = MAX_LAYER_ENTRIES;
+        match root.entries(Path::new(""), &mut budget) {
+            Err(r) if r.is_over_budget() => {
+                let kind = DiagnosticKind::LayerTooManyEntries {
+                    layer: self.layer,
+                    limit: MAX_LAYER_ENTRIES,
+                };
+                let d = Diagnostic::error(Some(&self.path), kind);
+                self.refused = Some(d.in_layer(self.layer));
+            }
+            // A directory that cannot be listed holds no skill: `scan`
+            // finds none, as before.
+            _ => {
+                self.is_dir = true;
+                self.root = Some(Arc::new(root));
+            }
+        }
+    }
+
     /// Refuses the layer for error `e`, at the file and position `e`
     /// names.
     fn refuse_for(&mut self, e: crate::Error) {
@@ -445,7 +469,6 @@ impl Layers {
                 };
                 match opened {
                     Ok(Some(mut root)) => {
-                        dir.is_dir = true;
                         // The base layer is installed by the person or a
                         // package manager, which may deduplicate its files
                         // with hard links; the others take pull requests
@@ -453,7 +476,7 @@ impl Layers {
                         if dir.layer == Layer::Base {
                             root.allow_hard_links();
                         }
-                        dir.root = Some(Arc::new(root));
+                        dir.take_root(root);
                     }
                     Ok(None) => {}
                     Err(RootRefusal::NotADirectory) => dir.not_a_directory = true,
@@ -538,8 +561,7 @@ impl Layers {
                     if let Some(check) = check {
                         root.set_check(check);
                     }
-                    dir.is_dir = true;
-                    dir.root = Some(Arc::new(root));
+                    dir.take_root(root);
                 }
                 Ok(None) => dir.refuse(
                     None,
@@ -815,6 +837,14 @@ pub(crate) struct Skipped {
     pub reason: &'static str,
 }
 
+/// The most entries a layer's directory may hold: its entries are its
+/// skills (one file or directory each), and the largest collections hold a
+/// few thousand. Hidden entries count: the listing visits them to skip
+/// them, and the cap bounds what the listing costs, so a directory of
+/// millions of hidden files is refused as quickly as one of skills. Past
+/// it the layer is refused ([`DiagnosticKind::LayerTooManyEntries`]).
+pub const MAX_LAYER_ENTRIES: usize = 100_000;
+
 /// A skill file found in a layer directory: name, form, path.
 type Found = (String, Form, PathBuf);
 
@@ -822,9 +852,10 @@ type Found = (String, Form, PathBuf);
 /// unsorted) and entries skipped for their names. `files_only`: a directory
 /// with no `SKILL.md` may be a skill's files ([`Form::Files`]).
 fn scan(root: &Root, files_only: bool) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
-    // Listed whole: its entries are the layer's skills, and a layer may
-    // hold any number of them.
-    let mut budget = usize::MAX;
+    // At most the cap, which the layer was checked against when it was
+    // opened ([`LayerDir::take_root`]); a directory that grew past it
+    // since is read as one holding no skill.
+    let mut budget = MAX_LAYER_ENTRIES;
     let Ok((_, entries)) = root.entries(Path::new(""), &mut budget) else {
         return Default::default();
     };

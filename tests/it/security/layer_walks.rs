@@ -265,6 +265,53 @@ fn a_walk_is_bounded_by_the_entries_it_visits() {
     );
 }
 
+/// `n` hidden entries in `dir`, made cheaply: hard links to a few empty
+/// files (never read: hidden entries are no part of a layer).
+fn hidden_entries(dir: &Path, from: usize, n: usize) {
+    let mut first = PathBuf::new();
+    for i in from..from + n {
+        let entry = dir.join(format!(".h{i}"));
+        // Under every file system's limit of links to one file.
+        if (i - from).is_multiple_of(50_000) {
+            std::fs::write(&entry, "").unwrap();
+            first = entry;
+        } else {
+            std::fs::hard_link(&first, &entry).unwrap();
+        }
+    }
+}
+
+/// A layer's directory holds its skills: it is listed for at most
+/// `MAX_LAYER_ENTRIES` entries, hidden ones counted (the listing visits
+/// them to skip them), so that a team layer of millions of entries, hidden
+/// or not, costs what one at the cap costs, and is refused by every
+/// command that reads the layers. One at the cap works.
+#[test]
+fn a_layer_directory_is_bounded_by_the_entries_it_holds() {
+    use bernstein_skills::source::layers::MAX_LAYER_ENTRIES;
+    let sb = Sandbox::new().with_layer_dirs();
+    sb.write("base", "w.yaml", "description: W.\n");
+    sb.write("team", "w.yaml", "trigger_keywords: [w]\n");
+    let team = sb.layer("team");
+    hidden_entries(&team, 0, MAX_LAYER_ENTRIES - 1);
+    const COMMANDS: [&[&str]; 3] = [&["validate"], &["show", "w"], &["list"]];
+    for args in COMMANDS {
+        sb.run(args).ok();
+    }
+    assert!(sb.run(&["list"]).ok().contains("w"));
+    hidden_entries(&team, MAX_LAYER_ENTRIES, 1);
+    let mut runs = String::new();
+    for args in COMMANDS {
+        let run = sb.run(args);
+        assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
+        runs.push_str(&run.transcript(args));
+    }
+    assert_snapshot(
+        runs,
+        snapshot_file("layer_walks-layer-too-many-entries.txt"),
+    );
+}
+
 /// The kernel resolves beneath the root; without `openat2` (an old kernel,
 /// a seccomp filter) the walk gives the same answers: both are exercised by
 /// the unit tests of `confine`. Here: a symlink that stays inside the layer
