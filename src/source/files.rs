@@ -29,7 +29,7 @@ use std::sync::Arc;
 use crate::error::{Diagnostic, DiagnosticKind};
 use crate::layer::{Form, Layer, SKILL_MD_NAMES, check_name};
 use crate::source::Located;
-use crate::source::confine::{EntryKind, Refusal, Root};
+use crate::source::confine::{Entry, EntryKind, Meta, Refusal, Root};
 
 /// Caps on one skill's files (per layer and merged).
 #[derive(Debug, Clone, Copy)]
@@ -462,145 +462,186 @@ impl Walk<'_> {
         {
             return Ok(());
         }
-        let l = self.l;
-        let shown = |rel: &Path| l.root.path().join(rel);
         if depth > self.limits.max_depth {
             return Err(refuse(
-                l,
-                &shown(dir),
+                self.l,
+                &self.shown(dir),
                 format!(
                     "the skill's directories nest deeper than {} levels",
                     self.limits.max_depth
                 ),
             ));
         }
-        // Listed at most one entry past the cap: a directory of millions
-        // costs no more than one of the cap's size.
-        let too_many_entries = || {
-            too_many(
-                l,
-                &format!(
-                    "more than {} entries in its directories",
-                    self.limits.max_entries
-                ),
-            )
+        let Some(entries) = self.list(dir, depth, id)? else {
+            return Ok(());
         };
+        for entry in entries {
+            self.entry(dir, prefix, depth, &entry)?;
+        }
+        Ok(())
+    }
+
+    /// The entries of `dir`, listed at most one past the cap: a directory
+    /// of millions costs no more than one of the cap's size. The walk's
+    /// root (no `id`) is known by its own identity, which sets the walk's
+    /// device; `None` when that identity was walked already.
+    fn list(
+        &mut self,
+        dir: &Path,
+        depth: usize,
+        id: Option<(u64, u64)>,
+    ) -> Result<Option<Vec<Entry>>, Diagnostic> {
         let mut budget = (self.limits.max_entries.saturating_sub(self.entries)).saturating_add(1);
-        let listed = l.root.entries_with_files(dir, id.is_none(), &mut budget);
+        let listed = self
+            .l
+            .root
+            .entries_with_files(dir, id.is_none(), &mut budget);
         let (meta, entries) = match listed {
             Ok(listed) => listed,
-            Err(r) if r.is_over_budget() => return Err(too_many_entries()),
-            Err(r) => {
-                return Err(refuse(
-                    l,
-                    &shown(dir),
-                    match r {
-                        Refusal::Io(e) => format!("cannot list the skill's directory: {e}"),
-                        r => r.describe(&shown(dir), &l.layer.to_string()),
-                    },
-                ));
-            }
+            Err(r) if r.is_over_budget() => return Err(self.too_many_entries()),
+            Err(r) => return Err(self.refused(dir, r, "cannot list the skill's directory")),
         };
         if let Some(meta) = meta {
             if depth == 0 {
                 self.dev = meta.id.0;
             }
             if !self.visited.insert(meta.id) {
-                return Ok(());
+                return Ok(None);
             }
         }
-        for entry in entries {
-            self.entries += 1;
-            if self.entries > self.limits.max_entries {
-                return Err(too_many_entries());
-            }
-            let lossy = entry.name.to_string_lossy();
-            // Hidden entries (`.git`, `.DS_Store`) are not part of a skill.
-            if lossy.starts_with('.') {
-                continue;
-            }
-            // The skill's file, and a `skill.md` it shadows, are no files.
-            if depth == 0 && SKILL_MD_NAMES.contains(&&*lossy) {
-                continue;
-            }
-            let at = dir.join(&entry.name);
-            let name = match entry.name.to_str() {
-                None => Err("the file name is not valid UTF-8"),
-                Some(n) => check_name(n),
-            };
-            if let Err(reason) = name {
-                return Err(refuse(
-                    l,
-                    &shown(&at),
-                    format!("not part of the skill: {reason}"),
-                ));
-            }
-            let rel = if prefix.is_empty() {
-                lossy.into_owned()
-            } else {
-                format!("{prefix}/{lossy}")
-            };
-            // Where it really is: beneath its layer and not hidden, or
-            // refused (crate::confine). A regular file or a directory that
-            // is no symlink is beneath the directory listed, so only the
-            // rest (symlinks, types the listing did not give) are walked.
-            let meta = if entry.is_dir {
-                None
-            } else if let Some(meta) = entry.meta {
-                Some(meta)
-            } else {
-                Some(l.root.metadata(&at).map_err(|r| {
-                    let reason = match r {
-                        Refusal::Io(e) => format!("cannot read file: {e}"),
-                        r => r.describe(&shown(&at), &l.layer.to_string()),
-                    };
-                    refuse(l, &shown(&at), reason)
-                })?)
-            };
-            let Some(meta) = meta else {
-                self.dir(&at, &rel, depth + 1, Some((self.dev, entry.ino)))?;
-                continue;
-            };
-            match meta.kind {
-                EntryKind::Dir => self.dir(&at, &rel, depth + 1, Some(meta.id))?,
-                EntryKind::File => {
-                    // Refused here, where the listing has the count, so
-                    // that validate reports it; reading checks it again on
-                    // the open file (crate::source::confine).
-                    if let Err(r) = l
-                        .root
-                        .check_links(&meta)
-                        .and_then(|()| l.root.check_listed(&at, meta.executable))
-                    {
-                        let reason = r.describe(&shown(&at), &l.layer.to_string());
-                        return Err(refuse(l, &shown(&at), reason));
-                    }
-                    self.out.push((
-                        rel,
-                        Source {
-                            layer: l.layer,
-                            path: shown(&at),
-                            size: meta.size,
-                            executable: meta.executable,
-                        },
-                    ));
-                    if self.out.len() > self.limits.max_files {
-                        return Err(too_many(
-                            l,
-                            &format!("more than {} files", self.limits.max_files),
-                        ));
-                    }
-                }
-                EntryKind::Symlink | EntryKind::Other => {
-                    return Err(refuse(
-                        l,
-                        &shown(&at),
-                        "refusing to read a file that is not a regular file".into(),
-                    ));
-                }
-            }
+        Ok(Some(entries))
+    }
+
+    /// Takes `entry` of `dir` into the walk: counts it against the cap,
+    /// passes over what is no part of the skill, refuses a name a skill's
+    /// file cannot have, then walks a directory or adds a file.
+    fn entry(
+        &mut self,
+        dir: &Path,
+        prefix: &str,
+        depth: usize,
+        entry: &Entry,
+    ) -> Result<(), Diagnostic> {
+        self.entries += 1;
+        if self.entries > self.limits.max_entries {
+            return Err(self.too_many_entries());
+        }
+        let lossy = entry.name.to_string_lossy();
+        // Hidden entries (`.git`, `.DS_Store`) are not part of a skill.
+        if lossy.starts_with('.') {
+            return Ok(());
+        }
+        // The skill's file, and a `skill.md` it shadows, are no files.
+        if depth == 0 && SKILL_MD_NAMES.contains(&&*lossy) {
+            return Ok(());
+        }
+        let at = dir.join(&entry.name);
+        let name = match entry.name.to_str() {
+            None => Err("the file name is not valid UTF-8"),
+            Some(n) => check_name(n),
+        };
+        if let Err(reason) = name {
+            return Err(refuse(
+                self.l,
+                &self.shown(&at),
+                format!("not part of the skill: {reason}"),
+            ));
+        }
+        let rel = if prefix.is_empty() {
+            lossy.into_owned()
+        } else {
+            format!("{prefix}/{lossy}")
+        };
+        let Some(meta) = self.entry_meta(&at, entry)? else {
+            return self.dir(&at, &rel, depth + 1, Some((self.dev, entry.ino)));
+        };
+        match meta.kind {
+            EntryKind::Dir => self.dir(&at, &rel, depth + 1, Some(meta.id)),
+            EntryKind::File => self.file(&at, rel, &meta),
+            EntryKind::Symlink | EntryKind::Other => Err(refuse(
+                self.l,
+                &self.shown(&at),
+                "refusing to read a file that is not a regular file".into(),
+            )),
+        }
+    }
+
+    /// Where the entry at `at` really is: beneath its layer and not hidden,
+    /// or refused (crate::confine). A regular file or a directory that is
+    /// no symlink is beneath the directory listed, so only the rest
+    /// (symlinks, types the listing did not give) are looked up. `None`
+    /// for a directory that is no symlink.
+    fn entry_meta(&self, at: &Path, entry: &Entry) -> Result<Option<Meta>, Diagnostic> {
+        if entry.is_dir {
+            return Ok(None);
+        }
+        if let Some(meta) = entry.meta {
+            return Ok(Some(meta));
+        }
+        match self.l.root.metadata(at) {
+            Ok(meta) => Ok(Some(meta)),
+            Err(r) => Err(self.refused(at, r, "cannot read file")),
+        }
+    }
+
+    /// Adds the regular file at `at` as the skill's file `rel`. Its links
+    /// and the layer's check of a listed file are refused here, where the
+    /// listing has the count, so that validate reports them; reading checks
+    /// them again on the open file (crate::source::confine).
+    fn file(&mut self, at: &Path, rel: String, meta: &Meta) -> Result<(), Diagnostic> {
+        let root = &self.l.root;
+        if let Err(r) = root
+            .check_links(meta)
+            .and_then(|()| root.check_listed(at, meta.executable))
+        {
+            let reason = r.describe(&self.shown(at), &self.l.layer.to_string());
+            return Err(refuse(self.l, &self.shown(at), reason));
+        }
+        self.out.push((
+            rel,
+            Source {
+                layer: self.l.layer,
+                path: self.shown(at),
+                size: meta.size,
+                executable: meta.executable,
+            },
+        ));
+        if self.out.len() > self.limits.max_files {
+            return Err(too_many(
+                self.l,
+                &format!("more than {} files", self.limits.max_files),
+            ));
         }
         Ok(())
+    }
+
+    /// `rel` (relative to the layer) as a person finds it: beneath the
+    /// layer's directory.
+    fn shown(&self, rel: &Path) -> PathBuf {
+        self.l.root.path().join(rel)
+    }
+
+    /// The refusal of `rel` for `r`: the operating system's error after
+    /// `io`, any other refusal in its own words.
+    fn refused(&self, rel: &Path, r: Refusal, io: &str) -> Diagnostic {
+        let shown = self.shown(rel);
+        let reason = match r {
+            Refusal::Io(e) => format!("{io}: {e}"),
+            r => r.describe(&shown, &self.l.layer.to_string()),
+        };
+        refuse(self.l, &shown, reason)
+    }
+
+    /// The refusal of a skill with more entries in its directories than
+    /// the cap.
+    fn too_many_entries(&self) -> Diagnostic {
+        too_many(
+            self.l,
+            &format!(
+                "more than {} entries in its directories",
+                self.limits.max_entries
+            ),
+        )
     }
 }
 
