@@ -371,7 +371,7 @@ impl RuleAt<'_> {
 
     /// A value rule's check ([`value_rule_checked`]), its problem located
     /// at the attribute at fault.
-    fn located<T>(&self, checked: std::result::Result<T, (String, String)>) -> Result<T> {
+    fn located<T>(&self, checked: std::result::Result<T, Fault>) -> Result<T> {
         checked.map_err(|(attr, message)| self.problem(&attr, message))
     }
 
@@ -599,8 +599,12 @@ pub(super) fn spec_error(path: &Path, pos: Option<(usize, usize)>, kind: Diagnos
     Error::Spec(Box::new(Diagnostic::error(Some(path), kind).at(pos)))
 }
 
+/// The attribute at fault in a value's rule (a pointer relative to the
+/// rule) and what is wrong with it.
+type Fault = (String, String);
+
 /// Checks an `items` attribute (either form).
-fn items_rule(items: RawItems, schemas: bool) -> std::result::Result<ValueRule, (String, String)> {
+fn items_rule(items: RawItems, schemas: bool) -> std::result::Result<ValueRule, Fault> {
     match items {
         RawItems::Type(t) => value_rule_checked(
             RawItemRule {
@@ -623,7 +627,7 @@ pub(crate) fn value_rule(
     raw: RawItemRule,
     at: &str,
     type_at: &str,
-) -> std::result::Result<ValueRule, (String, String)> {
+) -> std::result::Result<ValueRule, Fault> {
     value_rule_checked(raw, at, type_at, true)
 }
 
@@ -633,11 +637,36 @@ fn value_rule_checked(
     at: &str,
     type_at: &str,
     schemas: bool,
-) -> std::result::Result<ValueRule, (String, String)> {
-    let here = |attr: &str| format!("{at}{attr}");
-    let types = match raw.value_type {
-        None => Vec::new(),
-        Some(RawTypes::One(t)) => ValueRule::of(t).types,
+) -> std::result::Result<ValueRule, Fault> {
+    let rule = ValueRule {
+        types: types_checked(raw.value_type, type_at)?,
+        items: None,
+        constraints: Constraints {
+            pattern: raw.pattern,
+            pattern_help: raw.pattern_help,
+            min_length: raw.min_length,
+            max_length: raw.max_length,
+            allowed: raw.allowed,
+            minimum: raw.minimum,
+            maximum: raw.maximum,
+        },
+    };
+    constraints_fit_types(&rule, at)?;
+    constraints_agree(&rule.constraints, at, schemas)?;
+    enum_checked(&rule, at, schemas)?;
+    Ok(rule)
+}
+
+/// The types a rule's `type` (written at `type_at`) allows: none when it
+/// is not written, else each type once; refused when a list names no type,
+/// or names `any` beside others.
+fn types_checked(
+    value_type: Option<RawTypes>,
+    type_at: &str,
+) -> std::result::Result<Vec<ValueType>, Fault> {
+    match value_type {
+        None => Ok(Vec::new()),
+        Some(RawTypes::One(t)) => Ok(ValueRule::of(t).types),
         Some(RawTypes::Many(ts)) => {
             if ts.is_empty() {
                 return Err((type_at.into(), "'type' lists no type".into()));
@@ -654,22 +683,14 @@ fn value_rule_checked(
                     out.push(t);
                 }
             }
-            out
+            Ok(out)
         }
-    };
-    let rule = ValueRule {
-        types,
-        items: None,
-        constraints: Constraints {
-            pattern: raw.pattern,
-            pattern_help: raw.pattern_help,
-            min_length: raw.min_length,
-            max_length: raw.max_length,
-            allowed: raw.allowed,
-            minimum: raw.minimum,
-            maximum: raw.maximum,
-        },
-    };
+    }
+}
+
+/// Refuses a constraint that cannot apply to the rule's types: a string's
+/// on a value that is never a string, a number's on one never a number.
+fn constraints_fit_types(rule: &ValueRule, at: &str) -> std::result::Result<(), Fault> {
     let c = &rule.constraints;
     let strings = rule.allows(ValueType::String);
     let numbers = rule.allows(ValueType::Number) || rule.allows(ValueType::Integer);
@@ -683,7 +704,7 @@ fn value_rule_checked(
     ] {
         if set && !applies {
             return Err((
-                here(attr),
+                format!("{at}{attr}"),
                 format!(
                     "'{attr}' applies to {kind}, but the value is {}",
                     rule.phrase()
@@ -691,6 +712,14 @@ fn value_rule_checked(
             ));
         }
     }
+    Ok(())
+}
+
+/// Refuses constraints that contradict each other or cannot work: a
+/// `pattern_help` without a `pattern`, a pattern the schemas cannot carry
+/// (checked when `schemas`), a minimum above its maximum.
+fn constraints_agree(c: &Constraints, at: &str, schemas: bool) -> std::result::Result<(), Fault> {
+    let here = |attr: &str| format!("{at}{attr}");
     if c.pattern_help.is_some() && c.pattern.is_none() {
         return Err((
             here("pattern_help"),
@@ -725,38 +754,46 @@ fn value_rule_checked(
             format!("'minimum' {min} is greater than 'maximum' {max}"),
         ));
     }
-    if let Some(allowed) = &c.allowed {
-        if allowed.is_empty() {
-            return Err((here("enum"), "'enum' lists no value".into()));
-        }
-        if allowed.len() > MAX_ENUM_VALUES {
+    Ok(())
+}
+
+/// Refuses an `enum` that lists no value or more than the limit, or (when
+/// `schemas`) a value that does not pass the rest of the rule.
+fn enum_checked(rule: &ValueRule, at: &str, schemas: bool) -> std::result::Result<(), Fault> {
+    let Some(allowed) = &rule.constraints.allowed else {
+        return Ok(());
+    };
+    let here = |attr: &str| format!("{at}{attr}");
+    if allowed.is_empty() {
+        return Err((here("enum"), "'enum' lists no value".into()));
+    }
+    if allowed.len() > MAX_ENUM_VALUES {
+        return Err((
+            here("enum"),
+            format!(
+                "'enum' lists {} values, over the limit of {MAX_ENUM_VALUES}",
+                allowed.len()
+            ),
+        ));
+    }
+    // Each value must pass the rule's type and other constraints.
+    let without_enum = ValueRule {
+        constraints: Constraints {
+            allowed: None,
+            ..rule.constraints.clone()
+        },
+        ..rule.clone()
+    };
+    for (i, v) in allowed.iter().enumerate().filter(|_| schemas) {
+        if !schema::value_accepts(&without_enum, v) {
             return Err((
-                here("enum"),
+                here(&format!("enum/{i}")),
                 format!(
-                    "'enum' lists {} values, over the limit of {MAX_ENUM_VALUES}",
-                    allowed.len()
+                    "'enum' value {v} does not fit the rest of the rule ({})",
+                    without_enum.type_description()
                 ),
             ));
         }
-        // Each value must pass the rule's type and other constraints.
-        let without_enum = ValueRule {
-            constraints: Constraints {
-                allowed: None,
-                ..c.clone()
-            },
-            ..rule.clone()
-        };
-        for (i, v) in allowed.iter().enumerate().filter(|_| schemas) {
-            if !schema::value_accepts(&without_enum, v) {
-                return Err((
-                    here(&format!("enum/{i}")),
-                    format!(
-                        "'enum' value {v} does not fit the rest of the rule ({})",
-                        without_enum.type_description()
-                    ),
-                ));
-            }
-        }
     }
-    Ok(rule)
+    Ok(())
 }
