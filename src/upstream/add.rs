@@ -1,7 +1,9 @@
-//! `add`, as data: the sources asked for ([`wanted`]), each fetched,
-//! checked as a layer and reviewed ([`plan`]), resolved against the
-//! sources already there ([`Plan::resolve`]); writing it is a separate
-//! step ([`Resolved::write`]).
+//! `add`, as data: the sources asked for ([`wanted`]), then, in one
+//! [`Transaction`] (the place of the project's files made, its lock
+//! held), each fetched, checked as a layer and reviewed
+//! ([`Transaction::plan`]), resolved against the sources already there
+//! ([`Plan::resolve`]); writing it is a separate step
+//! ([`Transaction::write`]).
 //!
 //! Nothing is written until every source was fetched and checked, and a
 //! person was shown what a reviewer must see of it, which comes before
@@ -15,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::cache::Staged;
+use super::cache::{CacheLock, Staged};
 use super::git::{self, Fetched, Found};
 use super::location::redacted;
 use super::lock::{Lock, LockedSource};
@@ -108,6 +110,73 @@ pub fn has_source(
     Ok(file.sources.iter().any(|s| s.url == url))
 }
 
+/// One `add` under way: the directory of the project's files made if it
+/// was missing, and the project's lock held ([`Paths::hold`]) until it
+/// is dropped. Dropped without [`Transaction::write`] (a refusal, a
+/// failed fetch), it removes the directory it made, if nothing was
+/// written into it: the work tree is left as it was.
+#[derive(Debug)]
+pub struct Transaction<'a> {
+    paths: &'a Paths,
+    cache: &'a Cache,
+    /// The directory made for the files, as opened.
+    made: Option<PathBuf>,
+    _held: CacheLock,
+}
+
+impl<'a> Transaction<'a> {
+    /// Begins an `add` into the files of `paths`, with `cache`: where the
+    /// files go exists before anything is fetched (a place that cannot be
+    /// written fails now, not after the fetch and its review), and no
+    /// other `add` or `update` of the project runs until this one ends.
+    pub fn begin(paths: &'a Paths, cache: &'a Cache) -> Result<Transaction<'a>> {
+        let io = paths.io(&paths.sources);
+        let made = crate::export::make_parent(&io).map_err(|e| {
+            match (io.parent(), paths.sources.parent()) {
+                (Some(at), Some(shown)) => e.shown_as(at, shown),
+                _ => e,
+            }
+        })?;
+        let held = paths.hold(cache).inspect_err(|_| {
+            if let Some(dir) = &made {
+                crate::export::remove_made_dir(dir);
+            }
+        })?;
+        Ok(Transaction {
+            paths,
+            cache,
+            made,
+            _held: held,
+        })
+    }
+
+    /// Fetches each of `wanted`'s sources, checks it as a layer of
+    /// `merge_spec` and reviews it, with every other source of the
+    /// sources file as locked, `policy` judging where each comes from:
+    /// nothing is written.
+    pub fn plan(&self, wanted: Wanted, policy: &Policy, merge_spec: &MergeSpec) -> Result<Plan> {
+        plan(wanted, self.paths, self.cache, policy, merge_spec)
+    }
+
+    /// Writes what was decided, `resolved`: each source's cache entry, then
+    /// the sources file, then the lock; and ends the add.
+    pub fn write(mut self, resolved: &mut Resolved) -> Result<()> {
+        resolved.write(self.paths, self.cache)?;
+        // Written into: it stays.
+        self.made = None;
+        Ok(())
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if let Some(dir) = self.made.take() {
+            // Only when empty: nothing was written into it.
+            crate::export::remove_made_dir(&dir);
+        }
+    }
+}
+
 /// What `add` fetched, checked and found, before it is resolved against
 /// the other sources: nothing is written.
 #[derive(Debug)]
@@ -137,8 +206,9 @@ pub struct Plan {
 /// Fetches each of `wanted`'s sources, checks it as a layer of
 /// `merge_spec` and reviews it, with every other source of the sources
 /// file at `paths` as locked (from `cache`, or fetched at its commit):
-/// nothing is written. The place `paths` names must exist.
-pub fn plan(
+/// nothing is written. The place `paths` names must exist
+/// ([`Transaction::plan`]).
+fn plan(
     wanted: Wanted,
     paths: &Paths,
     cache: &Cache,
@@ -151,10 +221,14 @@ pub fn plan(
     } = wanted;
     // The file as it will be: the text there now, with a table more per
     // source (appended, so that its comments and order stay).
-    let old_text = sources::read_text(&paths.sources, sources::MAX_BYTES)?.unwrap_or_default();
+    let old_text = paths
+        .read(&paths.sources, |p| {
+            sources::read_text(p, sources::MAX_BYTES)
+        })?
+        .unwrap_or_default();
     let new_text = appended(&old_text, &specs, paths)?;
     let file = SourcesFile::parse(&new_text, &paths.sources, policy)?;
-    let lock = Lock::read(&paths.lock)?.unwrap_or_default();
+    let lock = paths.read(&paths.lock, Lock::read)?.unwrap_or_default();
     let new_names: BTreeSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     // Every other source as locked (from the cache, or fetched at its
     // commit), the new ones fetched at their refs.
@@ -312,6 +386,16 @@ impl Plan {
         }
     }
 
+    /// Refuses these sources under `--strict` (`strict`) when a reviewer
+    /// must see something of them ([`Plan::strict_refusal`]; the findings
+    /// `listed_above` or in the message); else nothing.
+    pub fn judge(&self, strict: bool, listed_above: bool) -> Result<()> {
+        if strict && !self.findings.is_empty() {
+            return Err(self.strict_refusal(listed_above));
+        }
+        Ok(())
+    }
+
     /// Takes each skill from one source ([`super::resolve`]; `local` is
     /// the local base layer's skills, which no source may also have), and
     /// the lock that results: nothing is written.
@@ -360,7 +444,7 @@ impl Resolved {
 
     /// Writes what was decided: each source's cache entry, then the
     /// sources file, then the lock (at `paths`, under the lock's guard).
-    pub fn write(&mut self, paths: &Paths, cache: &Cache) -> Result<()> {
+    fn write(&mut self, paths: &Paths, cache: &Cache) -> Result<()> {
         // In the sources file's order.
         for s in &self.plan.file.sources {
             let name = &s.name;
@@ -372,7 +456,230 @@ impl Resolved {
                 staged,
             )?;
         }
-        crate::export::write_atomic(&paths.sources, self.plan.sources_text.as_bytes())?;
-        self.lock.write(&paths.lock)
+        let text = self.plan.sources_text.as_bytes();
+        paths.write(&paths.sources, |p| crate::export::write_atomic(p, text))?;
+        paths.write(&paths.lock, |p| self.lock.write(p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::review::Rule;
+    use super::*;
+
+    fn options(source: &str) -> Options<'_> {
+        Options {
+            source: Some(source),
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn what_is_asked_for_is_what_sources_toml_records() {
+        let w = wanted(&options("acme/skills"), None).unwrap();
+        assert!(w.discover, "not told where: the skills are looked for");
+        let s = &w.sources[0];
+        assert_eq!(
+            (s.name.as_str(), s.url.as_str()),
+            ("skills", "https://github.com/acme/skills")
+        );
+        assert_eq!(
+            (&s.git_ref, &s.path, &s.plugin, &s.skills),
+            (&None, &None, &None, &None)
+        );
+        let skills = ["pdf".to_owned(), "docx".to_owned()];
+        let w = wanted(
+            &Options {
+                git_ref: Some("v1"),
+                path: Some("skills/"),
+                skills: &skills,
+                name: Some("tools"),
+                ..options("acme/skills")
+            },
+            None,
+        )
+        .unwrap();
+        assert!(!w.discover);
+        let s = &w.sources[0];
+        assert_eq!(s.name, "tools");
+        assert_eq!(s.git_ref.as_deref(), Some("v1"));
+        assert_eq!(s.path.as_deref(), Some("skills"), "no trailing slash");
+        assert_eq!(s.skills.as_deref(), Some(&skills[..]));
+        // `--path .` is the top, which sources.toml says by having no path;
+        // still told where, so nothing is looked for.
+        let w = wanted(
+            &Options {
+                path: Some("."),
+                ..options("acme/skills")
+            },
+            None,
+        )
+        .unwrap();
+        assert!(!w.discover);
+        assert_eq!(w.sources[0].path, None);
+    }
+
+    #[test]
+    fn nothing_asked_for_is_an_error_before_anything_is_read() {
+        let err = wanted(&Options::default(), None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert_eq!(
+            err.to_string(),
+            "name a SOURCE, or --import a skills-lock.json"
+        );
+        let err = wanted(&options("not a repository"), None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn an_import_is_read_from_the_contexts_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("skills-lock.json"),
+            r#"{"skills": {"pdf": {"source": "acme/skills", "skillPath": "skills/pdf/SKILL.md"}}}"#,
+        )
+        .unwrap();
+        let w = wanted(
+            &Options {
+                import: Some(Path::new("skills-lock.json")),
+                ..Options::default()
+            },
+            Some(dir.path()),
+        )
+        .unwrap();
+        assert!(!w.discover, "the lock says where each skill is");
+        assert_eq!(w.sources[0].path.as_deref(), Some("skills"));
+        assert_eq!(
+            w.sources[0].skills.as_deref(),
+            Some(&["pdf".to_owned()][..])
+        );
+    }
+
+    fn spec(name: &str) -> SourceSpec {
+        SourceSpec {
+            name: name.into(),
+            url: format!("https://github.com/acme/{name}"),
+            git_ref: None,
+            path: None,
+            plugin: None,
+            skills: None,
+        }
+    }
+
+    fn paths() -> Paths {
+        Paths::in_dir(Path::new(".bernstein"))
+    }
+
+    #[test]
+    fn a_source_is_appended_keeping_the_files_comments_and_order() {
+        let old = "# Our sources.\n[[source]]\nname = \"b\"\nurl = \"https://github.com/acme/b\" # pinned below";
+        let text = appended(old, &[spec("a"), spec("c")], &paths()).unwrap();
+        assert!(
+            text.starts_with(&format!("{old}\n\n[[source]]\n")),
+            "{text}"
+        );
+        let file =
+            SourcesFile::parse(&text, Path::new("sources.toml"), &Policy::default()).unwrap();
+        let names: Vec<_> = file.sources.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["b", "a", "c"]);
+        // An empty file takes the table as its first line.
+        assert!(
+            appended("", &[spec("a")], &paths())
+                .unwrap()
+                .starts_with("[[source]]\n")
+        );
+    }
+
+    #[test]
+    fn a_name_already_there_or_a_file_past_its_cap_is_refused() {
+        let old = appended("", &[spec("a")], &paths()).unwrap();
+        let err = appended(&old, &[spec("a")], &paths()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Conflict);
+        assert_eq!(
+            err.to_string(),
+            ".bernstein/sources.toml: a source named 'a' is there already; give this one another name with --name"
+        );
+        let big = "#".repeat(sources::MAX_BYTES as usize - 10);
+        let err = appended(&big, &[spec("a")], &paths()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("over the 1 MiB"), "{err}");
+    }
+
+    fn plan_with(findings: Vec<Finding>) -> Plan {
+        Plan {
+            added: vec![spec("skills")],
+            findings,
+            found: BTreeMap::new(),
+            sources_text: String::new(),
+            file: SourcesFile::default(),
+            file_path: PathBuf::from(".bernstein/sources.toml"),
+            lock: Lock::default(),
+            fetched: BTreeMap::new(),
+            staged: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn strict_refuses_only_what_a_reviewer_must_see() {
+        assert!(plan_with(Vec::new()).judge(true, true).is_ok());
+        let found = plan_with(vec![Finding {
+            file: "pdf/scripts/run.sh".into(),
+            line: None,
+            kind: Rule::Script,
+            detail: "added".into(),
+        }]);
+        assert!(found.judge(false, true).is_ok(), "a warning only");
+        let err = found.judge(true, true).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Strict);
+        assert_eq!(
+            err.to_string(),
+            "source https://github.com/acme/skills: 1 thing(s) a reviewer must see (listed above); refused under --strict, nothing was written"
+        );
+        // Nothing listed above (JSON): the message lists them.
+        let err = found.judge(true, false).unwrap_err().to_string();
+        assert!(err.contains(": pdf/scripts/run.sh"), "{err}");
+    }
+
+    #[test]
+    fn a_transaction_makes_the_place_in_the_contexts_directory_and_leaves_nothing_when_it_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let work = root.join("work");
+        std::fs::create_dir(&work).unwrap();
+        let cache = Cache::new(Some(root.join("cache")), None).unwrap();
+        let paths = Paths::of_project(&crate::source::Project::at(&work), Some(&work));
+        assert_eq!(paths.sources, Path::new(".bernstein/sources.toml"));
+        let adding = Transaction::begin(&paths, &cache).unwrap();
+        assert!(work.join(".bernstein").is_dir());
+        assert!(
+            !Path::new(".bernstein").exists(),
+            "not the process's directory"
+        );
+        // A second add of the project waits for none: it is refused.
+        let err = Transaction::begin(&paths, &cache).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Busy);
+        assert!(
+            err.to_string()
+                .starts_with(".bernstein/sources.lock: another"),
+            "{err}"
+        );
+        // Ended without a write: the directory it made is gone.
+        drop(adding);
+        assert!(!work.join(".bernstein").exists());
+        // Written: the files are where the context's directory says, and stay.
+        let adding = Transaction::begin(&paths, &cache).unwrap();
+        let mut resolved = Resolved {
+            plan: Plan {
+                sources_text: "# no sources yet\n".into(),
+                ..plan_with(Vec::new())
+            },
+            lock: Lock::default(),
+        };
+        adding.write(&mut resolved).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(work.join(".bernstein/sources.toml")).unwrap(),
+            "# no sources yet\n"
+        );
+        assert!(work.join(".bernstein/sources.lock").is_file());
     }
 }

@@ -19,24 +19,35 @@ const MAX_IMPORT_BYTES: u64 = 4 << 20;
 /// 1, "skills": {NAME: {"source", "sourceType", "ref", "skillPath"}}}`):
 /// one source per repository, ref and directory, with the skills it lists.
 ///
-/// The file is read into what is used of it, never into a tree of its
-/// every value; sources are named by lookups, not by walks of those named
-/// so far.
+/// `file` is as the person typed it: a relative path is taken against
+/// the working directory `cwd` (the context's, not the process's), and
+/// errors name it as typed. The file is read into what is used of it,
+/// never into a tree of its every value; sources are named by lookups,
+/// not by walks of those named so far.
 pub fn read(file: &Path, cwd: Option<&Path>) -> Result<Vec<SourceSpec>> {
+    let io = match cwd {
+        Some(cwd) if file.is_relative() => cwd.join(file),
+        _ => file.to_path_buf(),
+    };
+    let text_ = super::sources::read_text(&io, MAX_IMPORT_BYTES)
+        .map_err(|e| e.shown_as(&io, file))?
+        .ok_or_else(|| Error::Refused {
+            kind: ErrorKind::NotFound,
+            path: Some(PathBuf::from(crate::text::path(file))),
+            message: "does not exist".into(),
+        })?;
+    parse(&text_, file, cwd)
+}
+
+/// The sources of the `skills-lock.json` text `text` (of the file `file`,
+/// for errors; [`read`]).
+pub fn parse(text: &str, file: &Path, cwd: Option<&Path>) -> Result<Vec<SourceSpec>> {
     let bad = |m: String| Error::Refused {
         kind: ErrorKind::Invalid,
         path: Some(PathBuf::from(crate::text::path(file))),
         message: m,
     };
-    let text_ =
-        super::sources::read_text(file, MAX_IMPORT_BYTES)?.ok_or_else(|| Error::Refused {
-            kind: ErrorKind::NotFound,
-            path: Some(PathBuf::from(crate::text::path(file))),
-            message: "does not exist".into(),
-        })?;
-    let doc: doc::Doc = serde_json::from_str(&text_)
-        .map_err(|e| bad(format!("{}:{}: {e}", e.line(), e.column())))?;
-    drop(text_);
+    let doc: doc::Doc = serde_json::from_str(text).map_err(|e| syntax(file, &e))?;
     let skills = doc
         .skills
         .ok_or_else(|| bad("no \"skills\" object: not a skills-lock.json".into()))?;
@@ -114,6 +125,18 @@ pub fn read(file: &Path, cwd: Option<&Path>) -> Result<Vec<SourceSpec>> {
         return Err(bad("lists no skills".into()));
     }
     Ok(out)
+}
+
+/// A `skills-lock.json` that is not JSON, or whose `skills` is not an
+/// object: an error at its line and column.
+fn syntax(file: &Path, e: &serde_json::Error) -> Error {
+    let message = e.to_string();
+    // Where it is goes before the message, as for every file.
+    let message = message
+        .rsplit_once(" at line ")
+        .map_or(message.as_str(), |(m, _)| m);
+    let at = (e.line() > 0).then(|| (e.line(), e.column()));
+    super::sources::located(file, at, message)
 }
 
 /// What `add --import` reads of a `skills-lock.json`: the strings it
@@ -258,5 +281,154 @@ mod doc {
             }
             d.deserialize_any(Visit)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Vec<SourceSpec>> {
+        parse(text, Path::new("skills-lock.json"), None)
+    }
+
+    fn error(text: &str) -> String {
+        parse_str(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn one_source_per_repository_ref_and_directory_with_the_skills_it_lists() {
+        let sources = parse_str(
+            r#"{"version": 1, "skills": {
+                "pdf": {"source": "acme/skills", "sourceType": "github",
+                        "skillPath": "skills/pdf/SKILL.md"},
+                "docx": {"source": "acme/skills", "skillPath": "skills/docx/SKILL.md"},
+                "top": {"source": "acme/skills", "skillPath": "SKILL.md"},
+                "old": {"source": "acme/skills", "ref": "v1", "skillPath": "skills/old/SKILL.md"},
+                "other": {"source": "https://git.example/other.git", "sourceType": "git"}
+            }}"#,
+        )
+        .unwrap();
+        let shown: Vec<_> = sources
+            .iter()
+            .map(|s| {
+                (
+                    s.name.as_str(),
+                    s.url.as_str(),
+                    s.git_ref.as_deref(),
+                    s.path.as_deref(),
+                    s.skills.clone().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (
+                    "other",
+                    "https://git.example/other.git",
+                    None,
+                    None,
+                    vec!["other".to_owned()]
+                ),
+                (
+                    "skills",
+                    "https://github.com/acme/skills",
+                    None,
+                    None,
+                    vec!["top".to_owned()]
+                ),
+                (
+                    "skills-2",
+                    "https://github.com/acme/skills",
+                    None,
+                    Some("skills"),
+                    vec!["docx".to_owned(), "pdf".to_owned()]
+                ),
+                (
+                    "skills-3",
+                    "https://github.com/acme/skills",
+                    Some("v1"),
+                    Some("skills"),
+                    vec!["old".to_owned()]
+                ),
+            ]
+        );
+        assert!(sources.iter().all(|s| s.plugin.is_none()));
+    }
+
+    #[test]
+    fn a_file_that_is_not_json_is_an_error_at_its_line_and_column() {
+        assert_eq!(
+            error("{\"skills\": {\n  \"pdf\": {\"source\": \"acme/skills\",}\n}}"),
+            "skills-lock.json:2:35: error: trailing comma"
+        );
+        assert_eq!(
+            error("{\"skills\": [1, 2]}"),
+            "skills-lock.json:1:18: error: \"skills\" is not an object"
+        );
+        assert!(
+            error("{\"skills\": {").starts_with("skills-lock.json:1:12: error: EOF"),
+            "{}",
+            error("{\"skills\": {")
+        );
+    }
+
+    #[test]
+    fn what_it_lacks_is_named_with_the_file_and_the_skill() {
+        assert_eq!(
+            error("{\"version\": 1}"),
+            "skills-lock.json: no \"skills\" object: not a skills-lock.json"
+        );
+        assert_eq!(
+            error("{\"skills\": {}}"),
+            "skills-lock.json: lists no skills"
+        );
+        // A value of another type counts as none, never as text.
+        assert_eq!(
+            error("{\"skills\": {\"pdf\": {\"source\": {\"nested\": [1, {\"a\": 2}]}}}}"),
+            "skills-lock.json: skill 'pdf': no \"source\""
+        );
+        assert_eq!(
+            error("{\"skills\": {\"pdf\": {\"source\": \"pdf-tools\", \"sourceType\": \"npm\"}}}"),
+            "skills-lock.json: skill 'pdf': source type 'npm' cannot be fetched (github and git URLs can); add it by hand"
+        );
+        assert_eq!(
+            error("{\"skills\": {\"pdf\": {\"source\": \"not a repo\"}}}"),
+            "skills-lock.json: skill 'pdf': \"source\" is not OWNER/REPO"
+        );
+    }
+
+    #[test]
+    fn hostile_names_never_reach_the_terminal_raw() {
+        let err = error(
+            "{\"skills\": {\"\\u001b[31mpdf\": {\"source\": \"x\", \"sourceType\": \"\\u001b]0;owned\\u0007\"}}}",
+        );
+        assert!(!err.chars().any(|c| c.is_control()), "{err:?}");
+        assert!(err.starts_with("skills-lock.json: skill '"), "{err:?}");
+        // A URL a git would take as an option is refused, not imported.
+        assert!(
+            parse_str("{\"skills\": {\"pdf\": {\"source\": \"--upload-pack=touch x\", \"sourceType\": \"git\"}}}")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_relative_file_is_read_from_the_contexts_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("skills-lock.json"),
+            r#"{"skills": {"pdf": {"source": "acme/skills"}}}"#,
+        )
+        .unwrap();
+        // Not the process's working directory, where there is no such file.
+        let typed = Path::new("skills-lock.json");
+        assert!(!typed.exists());
+        let sources = read(typed, Some(dir.path())).unwrap();
+        assert_eq!(sources[0].url, "https://github.com/acme/skills");
+        // Missing there: the error names the file as typed.
+        let err = read(Path::new("other.json"), Some(dir.path())).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound);
+        assert_eq!(err.to_string(), "other.json: does not exist");
     }
 }

