@@ -742,85 +742,10 @@ fn discover(
     want: &Want<'_>,
     commit: &str,
 ) -> Result<(Places, Found)> {
-    let url = want.url;
     let dirs = survey(entries);
-    let mut order: Vec<&String> = Vec::new();
-    for first in ["skills", ""] {
-        if let Some((d, _)) = dirs.get_key_value(first) {
-            order.push(d);
-        }
-    }
-    order.extend(dirs.keys().filter(|d| !matches!(d.as_str(), "skills" | "")));
-    let listed = |d: &String| {
-        format!(
-            "{} ({})",
-            shown_dir(d),
-            crate::text::list(dirs[d].iter().map(String::as_str), false)
-        )
-    };
+    let order = dirs_in_order(&dirs);
     let mut found = Found::default();
-    match read_marketplace(repo, entries, url)? {
-        None => {}
-        Some(Err(why)) => found.marketplace = Some(why),
-        Some(Ok(m)) => {
-            let tree = SkillDirs::of(entries);
-            // What is resolved for the report is bounded as a tree is:
-            // past that many skill places, a plugin is named, not
-            // resolved (a file of 50,000 plugins each taking the same
-            // 1,000 skills would otherwise list 50 million).
-            let mut budget = MAX_TREE_ENTRIES;
-            for name in m.names() {
-                if budget == 0 {
-                    found.plugins.push((
-                        name.to_owned(),
-                        Err(format!(
-                            "not resolved: the plugins before it name {MAX_TREE_ENTRIES} skill places; take it with --plugin NAME"
-                        )),
-                    ));
-                    continue;
-                }
-                let skills = m
-                    .plugin(name)
-                    .and_then(|p| plugin_places(&tree, &p, &mut budget))
-                    .map(|p| p.dirs.into_keys().collect());
-                found.plugins.push((name.to_owned(), skills));
-            }
-        }
-    }
-    let plugins_hint = || {
-        if found.plugins.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; or take a plugin {} declares with --plugin NAME ({})",
-                super::marketplace::FILE,
-                crate::text::list(found.plugins.iter().map(|(n, _)| n.as_str()), false)
-            )
-        }
-    };
-    // Without skills named: `skills/`, else the top, else the one
-    // directory of skills.
-    let default = match order.as_slice() {
-        [] => Err(format!(
-            "no skill (a directory with a SKILL.md) anywhere in {commit}{}",
-            plugins_hint()
-        )),
-        [first, ..] if matches!(first.as_str(), "skills" | "") => Ok(*first),
-        [one] => Ok(*one),
-        several => Err(format!(
-            "no skill at the top or in skills/ of {commit}; skills are in: {}; name the directory with --path DIR{}",
-            crate::text::list(
-                several
-                    .iter()
-                    .map(|d| listed(d))
-                    .collect::<Vec<_>>()
-                    .iter()
-                    .map(String::as_str),
-                false
-            ),
-            plugins_hint()
-        )),
-    };
+    declared_plugins(repo, entries, want.url, &mut found)?;
     // With skills named, the first directory that holds them all; where
     // none does, the default says which are missing.
     let chosen = want
@@ -832,8 +757,8 @@ fn discover(
                 .copied()
         })
         .map(Ok)
-        .unwrap_or(default)
-        .map_err(|m| fail("selecting skills", url, m))?;
+        .unwrap_or_else(|| default_dir(&order, &dirs, commit, &found))
+        .map_err(|m| fail("selecting skills", want.url, m))?;
     found.path = (!chosen.is_empty()).then(|| chosen.clone());
     found.not_taken = order
         .iter()
@@ -846,6 +771,108 @@ fn discover(
         format!("{chosen}/")
     };
     Ok((skills_below(entries, &prefix), found))
+}
+
+/// The directories that hold skills ([`survey`]) in the order they are
+/// preferred: `skills/`, the top, then the others by name.
+fn dirs_in_order(dirs: &BTreeMap<String, Vec<String>>) -> Vec<&String> {
+    let mut order: Vec<&String> = Vec::new();
+    for first in ["skills", ""] {
+        if let Some((d, _)) = dirs.get_key_value(first) {
+            order.push(d);
+        }
+    }
+    order.extend(dirs.keys().filter(|d| !matches!(d.as_str(), "skills" | "")));
+    order
+}
+
+/// Fills `found` with the plugins the tree's marketplace file declares,
+/// each with its skills or why they cannot be taken, or with why the file
+/// cannot be read. What is resolved is bounded as a tree is: past that
+/// many skill places, a plugin is named, not resolved (a file of 50,000
+/// plugins each taking the same 1,000 skills would otherwise list 50
+/// million).
+fn declared_plugins(
+    repo: &Path,
+    entries: &[TreeEntry],
+    url: &str,
+    found: &mut Found,
+) -> Result<()> {
+    let m = match read_marketplace(repo, entries, url)? {
+        None => return Ok(()),
+        Some(Err(why)) => {
+            found.marketplace = Some(why);
+            return Ok(());
+        }
+        Some(Ok(m)) => m,
+    };
+    let tree = SkillDirs::of(entries);
+    let mut budget = MAX_TREE_ENTRIES;
+    for name in m.names() {
+        if budget == 0 {
+            found.plugins.push((
+                name.to_owned(),
+                Err(format!(
+                    "not resolved: the plugins before it name {MAX_TREE_ENTRIES} skill places; take it with --plugin NAME"
+                )),
+            ));
+            continue;
+        }
+        let skills = m
+            .plugin(name)
+            .and_then(|p| plugin_places(&tree, &p, &mut budget))
+            .map(|p| p.dirs.into_keys().collect());
+        found.plugins.push((name.to_owned(), skills));
+    }
+    Ok(())
+}
+
+/// The directory taken without skills named: `skills/`, else the top,
+/// else the one directory of skills (`order` as [`dirs_in_order`] gives
+/// it). None, or several and neither of the first two, is an error that
+/// names them and the plugins `found` holds.
+fn default_dir<'d>(
+    order: &[&'d String],
+    dirs: &BTreeMap<String, Vec<String>>,
+    commit: &str,
+    found: &Found,
+) -> std::result::Result<&'d String, String> {
+    let plugins_hint = || {
+        if found.plugins.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; or take a plugin {} declares with --plugin NAME ({})",
+                super::marketplace::FILE,
+                crate::text::list(found.plugins.iter().map(|(n, _)| n.as_str()), false)
+            )
+        }
+    };
+    match order {
+        [] => Err(format!(
+            "no skill (a directory with a SKILL.md) anywhere in {commit}{}",
+            plugins_hint()
+        )),
+        [first, ..] if matches!(first.as_str(), "skills" | "") => Ok(*first),
+        [one] => Ok(*one),
+        several => {
+            let listed: Vec<String> = several
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{} ({})",
+                        shown_dir(d),
+                        crate::text::list(dirs[*d].iter().map(String::as_str), false)
+                    )
+                })
+                .collect();
+            Err(format!(
+                "no skill at the top or in skills/ of {commit}; skills are in: {}; name the directory with --path DIR{}",
+                crate::text::list(listed.iter().map(String::as_str), false),
+                plugins_hint()
+            ))
+        }
+    }
 }
 
 /// The marketplace file of the tree, read and parsed: `None` when there is
@@ -896,26 +923,120 @@ fn plugin_places(
     plugin: &super::marketplace::Plugin,
     budget: &mut usize,
 ) -> std::result::Result<Places, String> {
-    use super::marketplace::{FILE, at};
     let shown = crate::text::escape(&plugin.name).into_owned();
-    let SkillDirs {
-        skill_dirs,
-        below,
-        links,
-    } = tree;
-    let mut places = Places {
-        what: format!("plugin {shown}"),
-        ..Places::default()
+    let mut gathered = PluginPlaces {
+        places: Places {
+            what: format!("plugin {shown}"),
+            ..Places::default()
+        },
+        shown,
+        budget,
     };
-    let mut add = |dir: &str, where_: &str| -> std::result::Result<(), String> {
-        // Every skill place a plugin names is charged to `budget`, which
-        // the places of all plugins read from one file share.
-        if *budget == 0 {
+    match &plugin.skills {
+        Some(paths) => {
+            for p in paths {
+                gathered.listed(tree, p)?;
+            }
+        }
+        None => gathered.conventional(tree, &plugin.root)?,
+    }
+    no_skill_inside_another(&gathered.places, &gathered.shown)?;
+    Ok(gathered.places)
+}
+
+/// The skill places of one plugin as they are gathered, each charged to
+/// `budget`, which the places of all plugins read from one file share.
+struct PluginPlaces<'b> {
+    places: Places,
+    /// The plugin's name, escaped.
+    shown: String,
+    budget: &'b mut usize,
+}
+
+impl PluginPlaces<'_> {
+    /// Takes the skills of a path the plugin lists under `skills`: the
+    /// skill directory it names, or each skill directory in the directory
+    /// it names; refused for a symbolic link and for a path that holds
+    /// neither.
+    fn listed(
+        &mut self,
+        tree: &SkillDirs<'_>,
+        p: &super::marketplace::SkillPath,
+    ) -> std::result::Result<(), String> {
+        let where_ = super::marketplace::at(p);
+        let shown = &self.shown;
+        let d = p.dir.as_bytes();
+        if tree.links.contains(d) {
+            return Err(format!(
+                "{where_}: plugin '{shown}': skills: '{}' is a symbolic link; not followed",
+                crate::text::escape(&p.written)
+            ));
+        }
+        if tree.skill_dirs.contains(d) && !p.dir.is_empty() {
+            return self.add(&p.dir, &where_);
+        }
+        let Some(names) = tree.below.get(d) else {
+            let dir_shown = if p.dir.is_empty() {
+                "the top of the repository".to_owned()
+            } else {
+                crate::text::escape(&p.dir).into_owned()
+            };
+            return Err(format!(
+                "{where_}: plugin '{shown}': skills: '{}' ({dir_shown}) holds no SKILL.md, nor directories that do",
+                crate::text::escape(&p.written),
+            ));
+        };
+        for n in names {
+            let sep = if p.dir.is_empty() { "" } else { "/" };
+            self.add(
+                &format!("{}{sep}{}", p.dir, String::from_utf8_lossy(n)),
+                &where_,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Takes the skills of a plugin that lists none: the skill
+    /// directories in its directory's (`root`'s) `skills/`, which must
+    /// hold some and be no symbolic link.
+    fn conventional(
+        &mut self,
+        tree: &SkillDirs<'_>,
+        root: &str,
+    ) -> std::result::Result<(), String> {
+        use super::marketplace::FILE;
+        let d = if root.is_empty() {
+            "skills".to_owned()
+        } else {
+            format!("{root}/skills")
+        };
+        match tree.below.get(d.as_bytes()) {
+            Some(names) if !tree.links.contains(d.as_bytes()) => {
+                for n in names {
+                    self.add(&format!("{d}/{}", String::from_utf8_lossy(n)), FILE)?;
+                }
+                Ok(())
+            }
+            _ => Err(format!(
+                "{FILE}: plugin '{}' lists no skills, and {} holds no skill directories",
+                self.shown,
+                crate::text::escape(&d)
+            )),
+        }
+    }
+
+    /// Adds the skill directory `dir`, declared at `where_`: refused past
+    /// the budget, for a last name that is no skill name, and for a
+    /// second skill of one name.
+    fn add(&mut self, dir: &str, where_: &str) -> std::result::Result<(), String> {
+        use super::marketplace::FILE;
+        let shown = &self.shown;
+        if *self.budget == 0 {
             return Err(format!(
                 "{where_}: plugin '{shown}': the plugins of {FILE} name more than {MAX_TREE_ENTRIES} skill places in all, more than a tree may list"
             ));
         }
-        *budget -= 1;
+        *self.budget -= 1;
         let name = dir.rsplit('/').next().unwrap_or(dir);
         crate::layer::check_name(name).map_err(|m| {
             format!(
@@ -923,7 +1044,7 @@ fn plugin_places(
                 crate::text::escape(name)
             )
         })?;
-        match places.dirs.get(name) {
+        match self.places.dirs.get(name) {
             Some(other) if other.trim_end_matches('/') != dir => Err(format!(
                 "{where_}: plugin '{shown}' declares two skills named '{}' ({} and {}); a source takes one skill of a name",
                 crate::text::escape(name),
@@ -931,77 +1052,19 @@ fn plugin_places(
                 crate::text::escape(dir)
             )),
             _ => {
-                places.dirs.insert(name.to_owned(), format!("{dir}/"));
+                self.places.dirs.insert(name.to_owned(), format!("{dir}/"));
                 Ok(())
             }
         }
-    };
-    let dir_shown = |d: &str| {
-        if d.is_empty() {
-            "the top of the repository".to_owned()
-        } else {
-            crate::text::escape(d).into_owned()
-        }
-    };
-    match &plugin.skills {
-        Some(paths) => {
-            for p in paths {
-                let where_ = at(p);
-                let d = p.dir.as_bytes();
-                if links.contains(d) {
-                    return Err(format!(
-                        "{where_}: plugin '{shown}': skills: '{}' is a symbolic link; not followed",
-                        crate::text::escape(&p.written)
-                    ));
-                }
-                if skill_dirs.contains(d) && !p.dir.is_empty() {
-                    add(&p.dir, &where_)?;
-                } else if let Some(names) = below.get(d) {
-                    for n in names {
-                        add(
-                            &format!(
-                                "{}{}{}",
-                                p.dir,
-                                if p.dir.is_empty() { "" } else { "/" },
-                                String::from_utf8_lossy(n)
-                            ),
-                            &where_,
-                        )?;
-                    }
-                } else {
-                    return Err(format!(
-                        "{where_}: plugin '{shown}': skills: '{}' ({}) holds no SKILL.md, nor directories that do",
-                        crate::text::escape(&p.written),
-                        dir_shown(&p.dir)
-                    ));
-                }
-            }
-        }
-        None => {
-            let d = if plugin.root.is_empty() {
-                "skills".to_owned()
-            } else {
-                format!("{}/skills", plugin.root)
-            };
-            match below.get(d.as_bytes()) {
-                Some(names) if !links.contains(d.as_bytes()) => {
-                    for n in names {
-                        add(&format!("{d}/{}", String::from_utf8_lossy(n)), FILE)?;
-                    }
-                }
-                _ => {
-                    return Err(format!(
-                        "{FILE}: plugin '{shown}' lists no skills, and {} holds no skill directories",
-                        crate::text::escape(&d)
-                    ));
-                }
-            }
-        }
     }
-    // A skill inside another's directory would be read as its files. In
-    // sorted order, a directory holds another exactly when it holds the
-    // one after it, so those that hold one are found in one pass; then
-    // the first of them (by name) and the first (by name) it holds.
+}
+
+/// Refuses a plugin (`shown`, escaped) whose skill lies inside another's
+/// directory, where it would be read as its files. In sorted order, a
+/// directory holds another exactly when it holds the one after it, so
+/// those that hold one are found in one pass; then the first of them (by
+/// name) and the first (by name) it holds are named.
+fn no_skill_inside_another(places: &Places, shown: &str) -> std::result::Result<(), String> {
     let mut sorted: Vec<&str> = places.dirs.values().map(String::as_str).collect();
     sorted.sort_unstable();
     let holders: std::collections::HashSet<&str> = sorted
@@ -1014,12 +1077,13 @@ fn plugin_places(
         && let Some(b) = dirs.iter().find(|b| *b != a && b.starts_with(a.as_str()))
     {
         return Err(format!(
-            "{FILE}: plugin '{shown}': {} lies inside {}, another skill's directory; a skill cannot hold another",
+            "{}: plugin '{shown}': {} lies inside {}, another skill's directory; a skill cannot hold another",
+            super::marketplace::FILE,
             crate::text::escape(b.trim_end_matches('/')),
             crate::text::escape(a.trim_end_matches('/'))
         ));
     }
-    Ok(places)
+    Ok(())
 }
 
 /// Every skill directory of a tree, the skills below each directory, and
