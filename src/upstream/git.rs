@@ -18,7 +18,7 @@
 //! (`ls-tree`, `cat-file`): a symlink or a submodule in a skill is an
 //! error, never a file on this machine.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -1134,33 +1134,9 @@ fn select(
         skipped: std::mem::take(&mut places.skipped),
         ..Fetched::default()
     };
-    if let Some(asked) = want.skills {
-        if let Some(missing) = asked.iter().find(|s| !places.dirs.contains_key(*s)) {
-            return Err(fail(
-                "selecting skills",
-                url,
-                format!(
-                    "no skill '{}' at {commit} ({}); it has: {}",
-                    crate::text::escape(missing),
-                    places.what,
-                    crate::text::list(places.dirs.keys().map(String::as_str), false)
-                ),
-            ));
-        }
-        places.dirs.retain(|s, _| asked.contains(s));
-    }
-    if places.dirs.is_empty() {
-        return Err(fail(
-            "selecting skills",
-            url,
-            format!(
-                "no skill (a directory with a SKILL.md) at {} of {commit}",
-                places.what
-            ),
-        ));
-    }
+    narrow(&mut places, want.skills, commit).map_err(|m| fail("selecting skills", url, m))?;
     // Each skill's directory, to find the skill a file is in.
-    let by_dir: std::collections::HashMap<&[u8], &str> = places
+    let by_dir: HashMap<&[u8], &str> = places
         .dirs
         .iter()
         .map(|(name, dir)| (dir.as_bytes(), name.as_str()))
@@ -1169,68 +1145,22 @@ fn select(
     let mut wanted: Vec<(String, String, u64)> = Vec::new();
     let mut per_skill: BTreeMap<String, (usize, u64)> = BTreeMap::new();
     for e in entries {
-        let Some((skill, rest)) = e
-            .path
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| **b == b'/')
-            .find_map(|(i, _)| Some((*by_dir.get(&e.path[..=i])?, &e.path[i + 1..])))
-        else {
+        let Some((skill, rest)) = skill_of(&by_dir, &e.path) else {
             continue;
         };
-        let lossy_path = String::from_utf8_lossy(&e.path);
-        let shown = crate::text::escape(&lossy_path).into_owned();
-        let bad = |m: &str| fail("reading the tree", url, format!("{shown}: {m}"));
-        let Ok(rest) = std::str::from_utf8(rest) else {
-            return Err(bad("the name is not valid UTF-8"));
+        let bad = |m: String| {
+            let shown = crate::text::escape(&String::from_utf8_lossy(&e.path)).into_owned();
+            fail("reading the tree", url, format!("{shown}: {m}"))
         };
-        // Hidden entries are not part of a skill, as in a layer.
-        if rest.split('/').any(|c| c.starts_with('.')) {
+        let Some((rest, executable)) = file_in_skill(e, rest, &limits).map_err(bad)? else {
             continue;
-        }
-        if rest
-            .split('/')
-            .any(|c| c.chars().any(char::is_control) || c.contains('\\'))
-        {
-            return Err(bad("the name holds a control character or '\\'"));
-        }
-        if rest.split('/').count() > limits.max_depth + 1 {
-            return Err(bad(&format!(
-                "deeper than {} directories below the skill",
-                limits.max_depth
-            )));
-        }
-        let executable = match e.mode.as_str() {
-            "100644" => false,
-            "100755" => true,
-            "120000" => return Err(bad("a symlink; sources may not hold symlinks in a skill")),
-            "160000" => {
-                return Err(bad(
-                    "a submodule; sources may not hold submodules in a skill",
-                ));
-            }
-            _ => return Err(bad("not a regular file")),
         };
         let size = e.size.unwrap_or(u64::MAX);
-        let (count, total) = per_skill.entry(skill.to_owned()).or_default();
-        *count += 1;
-        *total = total.saturating_add(size);
-        if *count > limits.max_files {
-            return Err(bad(&format!(
-                "skill '{skill}' has more than {} files",
-                limits.max_files
-            )));
-        }
-        if *total > limits.max_total_bytes {
-            return Err(bad(&format!(
-                "skill '{skill}' has more than {} bytes of files",
-                limits.max_total_bytes
-            )));
-        }
+        charge(&mut per_skill, skill, size, &limits).map_err(bad)?;
         let file = format!("{skill}/{rest}");
         // Every file taken is one the lock can name and read back.
         super::lock::check_file_name(&file)
-            .map_err(|m| bad(&format!("not a name a lock can hold: {m}")))?;
+            .map_err(|m| bad(format!("not a name a lock can hold: {m}")))?;
         if executable {
             fetched.executable.insert(file.clone());
         }
@@ -1238,6 +1168,110 @@ fn select(
     }
     fetched.files = cat_files_in(repo, wanted, url)?;
     Ok(fetched)
+}
+
+/// Keeps of `places` the skills `asked` names (all when `None`); refused
+/// when one is not there, and when no skill is left.
+fn narrow(
+    places: &mut Places,
+    asked: Option<&[String]>,
+    commit: &str,
+) -> std::result::Result<(), String> {
+    if let Some(asked) = asked {
+        if let Some(missing) = asked.iter().find(|s| !places.dirs.contains_key(*s)) {
+            return Err(format!(
+                "no skill '{}' at {commit} ({}); it has: {}",
+                crate::text::escape(missing),
+                places.what,
+                crate::text::list(places.dirs.keys().map(String::as_str), false)
+            ));
+        }
+        places.dirs.retain(|s, _| asked.contains(s));
+    }
+    if places.dirs.is_empty() {
+        return Err(format!(
+            "no skill (a directory with a SKILL.md) at {} of {commit}",
+            places.what
+        ));
+    }
+    Ok(())
+}
+
+/// The skill a tree path lies in (the first directory of the path that
+/// `by_dir` holds) and the path inside that skill.
+fn skill_of<'s, 'p>(
+    by_dir: &HashMap<&[u8], &'s str>,
+    path: &'p [u8],
+) -> Option<(&'s str, &'p [u8])> {
+    path.iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'/')
+        .find_map(|(i, _)| Some((*by_dir.get(&path[..=i])?, &path[i + 1..])))
+}
+
+/// A tree entry's path `rest` inside its skill, checked as a layer's file
+/// is, and whether it has an execute bit: `None` for a hidden entry, which
+/// is no part of a skill; refused for a name that is not UTF-8 or holds a
+/// control character or `\`, a path deeper than the cap, and anything but
+/// a regular file.
+fn file_in_skill<'p>(
+    e: &TreeEntry,
+    rest: &'p [u8],
+    limits: &FileLimits,
+) -> std::result::Result<Option<(&'p str, bool)>, String> {
+    let Ok(rest) = std::str::from_utf8(rest) else {
+        return Err("the name is not valid UTF-8".into());
+    };
+    // Hidden entries are not part of a skill, as in a layer.
+    if rest.split('/').any(|c| c.starts_with('.')) {
+        return Ok(None);
+    }
+    if rest
+        .split('/')
+        .any(|c| c.chars().any(char::is_control) || c.contains('\\'))
+    {
+        return Err("the name holds a control character or '\\'".into());
+    }
+    if rest.split('/').count() > limits.max_depth + 1 {
+        return Err(format!(
+            "deeper than {} directories below the skill",
+            limits.max_depth
+        ));
+    }
+    let executable = match e.mode.as_str() {
+        "100644" => false,
+        "100755" => true,
+        "120000" => return Err("a symlink; sources may not hold symlinks in a skill".into()),
+        "160000" => return Err("a submodule; sources may not hold submodules in a skill".into()),
+        _ => return Err("not a regular file".into()),
+    };
+    Ok(Some((rest, executable)))
+}
+
+/// Counts a file of `size` bytes against the caps of `skill` in
+/// `per_skill` (files, bytes); refused past either.
+fn charge(
+    per_skill: &mut BTreeMap<String, (usize, u64)>,
+    skill: &str,
+    size: u64,
+    limits: &FileLimits,
+) -> std::result::Result<(), String> {
+    let (count, total) = per_skill.entry(skill.to_owned()).or_default();
+    *count += 1;
+    *total = total.saturating_add(size);
+    if *count > limits.max_files {
+        return Err(format!(
+            "skill '{skill}' has more than {} files",
+            limits.max_files
+        ));
+    }
+    if *total > limits.max_total_bytes {
+        return Err(format!(
+            "skill '{skill}' has more than {} bytes of files",
+            limits.max_total_bytes
+        ));
+    }
+    Ok(())
 }
 
 /// Reads the blobs from `repo`, one `git cat-file --batch` for all of
