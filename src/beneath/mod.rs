@@ -8,10 +8,10 @@
 //!   the route to the root, and the walk of that route ([`open`]; below).
 //! - **Walking beneath a root with caps** ([`walk`]): listings bounded by
 //!   the entries they visit ([`list`], [`walk::entries`],
-//!   [`walk::entries_at`]), a breadth-first walk its caller steers, bounded
-//!   by entries and depth ([`walk::Tree`]: the cache's verify), and
-//!   removals bounded the same way ([`walk::remove_tree`]), never following
-//!   a symlink.
+//!   [`walk::entries_at`]), and one walker of trees, breadth first, which
+//!   its caller steers, bounded by entries and depth ([`walk::Tree`]: the
+//!   cache's verify, the export's look at a skill's directory, and
+//!   removals, [`walk::remove_tree`]), never following a symlink.
 //! - **Looking at an entry without following it**: from a descriptor
 //!   ([`kind_at`]) in a walk, by path ([`kind_of`]) for a path a person or
 //!   a project names.

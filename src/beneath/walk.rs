@@ -1,6 +1,7 @@
 //! Walks beneath a directory descriptor: listings bounded by the entries
-//! they visit, a walk of a tree its caller steers ([`Tree`]), and removals
-//! bounded by entries and depth, never following a symlink.
+//! they visit, and the one walk of a tree ([`Tree`]), which its caller
+//! steers and which removals ([`remove_tree`]) go through too, bounded by
+//! entries and depth, never following a symlink.
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
@@ -11,6 +12,9 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::{EntryKind, kind_at, list, open_dir_at};
+
+/// A directory's entries, with what each is, never following a symlink.
+pub(crate) type Listing = Vec<(OsString, EntryKind)>;
 
 /// The deepest a walk or a removal goes below the directory it starts at,
 /// unless its caller asks for less.
@@ -105,23 +109,32 @@ impl<'a> Tree<'a> {
     /// The next directory queued, relative to the root, and its entries
     /// sorted by name, or why it was not listed; `None` when none is left.
     /// After [`Unlisted::TooMany`] the walk ends.
+    pub(crate) fn next_dir(&mut self) -> Option<(PathBuf, Result<Listing, Unlisted>)> {
+        let (rel, listed) = self.next_open_dir()?;
+        Some((rel, listed.map(|(_, found)| found)))
+    }
+
+    /// [`Tree::next_dir`], with the descriptor the directory was opened
+    /// with for its listing (`None` for the root, which the caller holds):
+    /// for a caller that works in the directory (removes its entries,
+    /// keeps it open for the files it looks at next).
     #[allow(clippy::type_complexity)]
-    pub(crate) fn next_dir(
+    pub(crate) fn next_open_dir(
         &mut self,
-    ) -> Option<(PathBuf, Result<Vec<(OsString, EntryKind)>, Unlisted>)> {
+    ) -> Option<(PathBuf, Result<(Option<OwnedFd>, Listing), Unlisted>)> {
         let rel = self.queue.pop_front()?;
         if rel.components().count() > self.max_depth {
             return Some((rel, Err(Unlisted::TooDeep)));
         }
         let listed = match self.open(&rel) {
-            Ok(None) => entries(self.root, &mut self.budget),
-            Ok(Some(fd)) => entries_of(fd.as_fd(), &mut self.budget),
+            Ok(None) => entries(self.root, &mut self.budget).map(|found| (None, found)),
+            Ok(Some(fd)) => entries_of(fd.as_fd(), &mut self.budget).map(|found| (Some(fd), found)),
             Err(e) => Err(e),
         };
         let listed = match listed {
-            Ok(mut found) => {
+            Ok((fd, mut found)) => {
                 found.sort();
-                Ok(found)
+                Ok((fd, found))
             }
             Err(e) if super::is_over_budget(&e) => {
                 self.queue.clear();
@@ -130,6 +143,11 @@ impl<'a> Tree<'a> {
             Err(e) => Err(Unlisted::Io(e)),
         };
         Some((rel, listed))
+    }
+
+    /// How many more entries the walk may visit.
+    pub(crate) fn budget_left(&self) -> usize {
+        self.budget
     }
 
     /// Opens `rel` beneath the root, each component without following a
@@ -153,39 +171,62 @@ impl<'a> Tree<'a> {
 /// Removes `name` in `dir` and everything below it, never following a
 /// symlink (a link is removed itself); at most `budget` entries and
 /// `max_depth` levels.
+///
+/// A [`Tree`] walks it, removing each directory's other entries as it is
+/// listed; then the directories go, deepest first (in a breadth-first walk
+/// each comes after its parent), each from its parent opened again from
+/// the top, one component at a time.
 pub(crate) fn remove_tree(
     dir: impl AsFd,
     name: &OsStr,
     budget: &mut usize,
     max_depth: usize,
 ) -> std::io::Result<()> {
-    remove_below(dir.as_fd(), name, budget, 0, max_depth)
-}
-
-fn remove_below(
-    dir: BorrowedFd<'_>,
-    name: &OsStr,
-    budget: &mut usize,
-    depth: usize,
-    max_depth: usize,
-) -> std::io::Result<()> {
+    let dir = dir.as_fd();
     match kind_at(dir, name) {
         Ok(EntryKind::Dir) => {}
         Ok(_) => return Ok(rustix::fs::unlinkat(dir, name, AtFlags::empty())?),
         Err(Errno::NOENT) => return Ok(()),
         Err(e) => return Err(e.into()),
     }
-    if depth >= max_depth {
-        return Err(std::io::Error::other("nested too deep to remove"));
-    }
-    let fd = open_dir_at(dir, name, false)?;
-    for (entry, kind) in entries(&fd, budget)? {
-        if kind == EntryKind::Dir {
-            remove_below(fd.as_fd(), &entry, budget, depth + 1, max_depth)?;
-        } else {
-            rustix::fs::unlinkat(&fd, entry.as_os_str(), AtFlags::empty())?;
+    let too_deep = || std::io::Error::other("nested too deep to remove");
+    // `name` itself is one level: below it, one fewer.
+    let below = max_depth.checked_sub(1).ok_or_else(too_deep)?;
+    let top = open_dir_at(dir, name, false)?;
+    let mut tree = Tree::new(top.as_fd(), *budget, below);
+    let mut dirs = Vec::new();
+    let emptied = (|| {
+        while let Some((rel, listed)) = tree.next_open_dir() {
+            let (fd, found) = match listed {
+                Ok(listed) => listed,
+                Err(Unlisted::TooMany) => return Err(std::io::Error::other(super::OverBudget)),
+                Err(Unlisted::TooDeep) => return Err(too_deep()),
+                Err(Unlisted::Io(e)) => return Err(e),
+            };
+            let here = fd.as_ref().map_or(top.as_fd(), |fd| fd.as_fd());
+            for (entry, kind) in found {
+                if kind == EntryKind::Dir {
+                    tree.descend(rel.join(&entry));
+                } else {
+                    rustix::fs::unlinkat(here, entry.as_os_str(), AtFlags::empty())?;
+                }
+            }
+            dirs.push(rel);
+        }
+        Ok(())
+    })();
+    *budget = tree.budget_left();
+    emptied?;
+    for rel in dirs.iter().rev() {
+        let (Some(parent), Some(leaf)) = (rel.parent(), rel.file_name()) else {
+            continue;
+        };
+        match tree.open(parent)? {
+            None => rustix::fs::unlinkat(&top, leaf, AtFlags::REMOVEDIR)?,
+            Some(fd) => rustix::fs::unlinkat(&fd, leaf, AtFlags::REMOVEDIR)?,
         }
     }
+    drop(top);
     Ok(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?)
 }
 
@@ -264,5 +305,15 @@ mod tests {
         }
         let mut budget = 5;
         assert!(remove_tree(&fd, OsStr::new("gone"), &mut budget, MAX_DEPTH).is_err());
+        assert_eq!(budget, 0);
+        // As deep as it goes, and no deeper: `gone` is the first level.
+        std::fs::create_dir_all(gone.join("b/c/d")).unwrap();
+        std::fs::write(gone.join("b/c/d/f"), "x").unwrap();
+        let mut budget = 100;
+        assert!(remove_tree(&fd, OsStr::new("gone"), &mut budget, 3).is_err());
+        assert!(gone.join("b/c/d/f").is_file());
+        remove_tree(&fd, OsStr::new("gone"), &mut budget, 4).unwrap();
+        assert!(!gone.exists());
+        assert!(keep.join("f").is_file());
     }
 }

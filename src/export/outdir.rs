@@ -54,6 +54,7 @@ use super::record::Digest;
 pub use crate::beneath::EntryKind;
 use crate::beneath::claim::{self, Claim};
 use crate::beneath::lock::{Busy, Share, Wait};
+use crate::beneath::walk::{Tree, Unlisted};
 use crate::beneath::write::{self, Scratch};
 use crate::beneath::{self, Boundary, Stop, kind_at, link_target, open_dir_at};
 use crate::digest::Hasher;
@@ -813,7 +814,6 @@ impl OutDir {
         cache: &Cache,
     ) -> (Vec<(String, EntryKind)>, bool) {
         let mut out = Vec::new();
-        let mut budget = budget;
         let mut cut = false;
         let Ok((dir, leaf)) = self.parent_of(rel, false, false, Some(cache)) else {
             return (out, cut);
@@ -821,7 +821,53 @@ impl OutDir {
         let Ok(fd) = open_dir_at(&dir, leaf, false) else {
             return (out, cut);
         };
-        walk(fd, rel, 0, &mut budget, &mut out, &mut cut, cache);
+        // Every directory it opens goes into `cache`, for the files looked
+        // at next. Listing moves a descriptor's position, which opening
+        // beneath it does not use.
+        let top = cache.put(rel, fd);
+        let mut tree = Tree::new(top.as_fd(), budget, MAX_DEPTH - 1);
+        while let Some((sub, listed)) = tree.next_open_dir() {
+            let here = if sub.as_os_str().is_empty() {
+                rel.to_owned()
+            } else {
+                format!("{rel}/{}", sub.to_string_lossy())
+            };
+            let found = match listed {
+                Ok((fd, found)) => {
+                    if let Some(fd) = fd {
+                        cache.put(&here, fd);
+                    }
+                    found
+                }
+                // A directory below that cannot be opened is not one export
+                // writes into.
+                Err(Unlisted::Io(_)) if !sub.as_os_str().is_empty() => {
+                    out.push((here, EntryKind::Other));
+                    continue;
+                }
+                Err(Unlisted::TooDeep | Unlisted::Io(_)) => {
+                    cut = true;
+                    continue;
+                }
+                Err(Unlisted::TooMany) => {
+                    cut = true;
+                    break;
+                }
+            };
+            for (name, kind) in found {
+                let path = format!("{here}/{}", name.to_string_lossy());
+                if kind != EntryKind::Dir {
+                    out.push((path, kind));
+                    continue;
+                }
+                if sub.components().count() + 1 >= MAX_DEPTH {
+                    cut = true;
+                    continue;
+                }
+                out.push((path, EntryKind::Dir));
+                tree.descend(sub.join(&name));
+            }
+        }
         out.sort();
         (out, cut)
     }
@@ -862,50 +908,6 @@ impl OutDir {
         let mut budget = usize::MAX;
         let _ = beneath::walk::remove_tree(&self.parent, &staging, &mut budget, MAX_DEPTH);
         result
-    }
-}
-
-/// [`OutDir::leaves`] below the directory `fd` (at `rel`); every directory
-/// it opens goes into `cache`, for the files looked at next.
-fn walk(
-    fd: OwnedFd,
-    rel: &str,
-    depth: usize,
-    budget: &mut usize,
-    out: &mut Vec<(String, EntryKind)>,
-    cut: &mut bool,
-    cache: &Cache,
-) {
-    let fd = cache.put(rel, fd);
-    // Listing moves the descriptor's position, which opening beneath it
-    // does not use.
-    let found = beneath::walk::entries_of(fd.as_fd(), budget);
-    let mut found = match found {
-        Ok(found) => found,
-        Err(_) => {
-            *cut = true;
-            return;
-        }
-    };
-    found.sort();
-    for (name, kind) in found {
-        let path = format!("{rel}/{}", name.to_string_lossy());
-        if kind != EntryKind::Dir {
-            out.push((path, kind));
-            continue;
-        }
-        if depth + 1 >= MAX_DEPTH {
-            *cut = true;
-            continue;
-        }
-        out.push((path.clone(), EntryKind::Dir));
-        match open_dir_at(&*fd, name.as_os_str(), false) {
-            Ok(sub) => walk(sub, &path, depth + 1, budget, out, cut, cache),
-            Err(_) => out.push((path, EntryKind::Other)),
-        }
-        if *cut && *budget == 0 {
-            return;
-        }
     }
 }
 
