@@ -6,8 +6,9 @@ use clap::Args;
 use serde_json::Value;
 
 use bernstein_skills::report::{DESCRIPTION, description};
+use bernstein_skills::source::Located;
 use bernstein_skills::target::Switch;
-use bernstein_skills::{Layer, Result, output::render};
+use bernstein_skills::{Diagnostic, Layer, Result, Skills, output::render};
 
 use crate::output::{self, Column};
 use bernstein_skills::Context;
@@ -42,46 +43,88 @@ pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         return json(ctx);
     }
     if args.layered {
-        let layers = crate::global::layers(ctx)?;
-        crate::global::warn_no_layers(&layers);
-        let names = layers.names();
-        if names.is_empty() {
-            output::print(&nothing_found(&layers));
-            return Ok(ExitCode::SUCCESS);
-        }
-        let mut rows = vec![
-            ["NAME", "BASE", "TEAM", "USER", "ORIGIN"]
-                .map(String::from)
-                .to_vec(),
-        ];
-        for (name, ls) in &names {
-            let mut row = vec![bernstein_skills::layer::shown(name).into_owned()];
-            for l in Layer::ALL {
-                row.push(if ls.contains(&l) { "yes" } else { "-" }.into());
-            }
-            row.push(ls.iter().map(|l| l.label()).collect::<Vec<_>>().join("+"));
-            rows.push(row);
-        }
-        let mut out = table(&rows, &[]);
-        out.push_str(&crate::global::places(&layers));
-        output::print(&out);
+        return layered(ctx);
+    }
+    plain(ctx)
+}
+
+/// `list --layered`: a table of which layers hold each skill, then the
+/// layers' places.
+fn layered(ctx: &Context) -> Result<ExitCode> {
+    let layers = crate::global::layers(ctx)?;
+    crate::global::warn_no_layers(&layers);
+    let names = layers.names();
+    if names.is_empty() {
+        output::print(&nothing_found(&layers));
         return Ok(ExitCode::SUCCESS);
     }
-    // Plain list: names with their effective descriptions. Each skill is
-    // checked as `show` would and merged only for what is printed, on the
-    // thread pool `validate` uses.
+    let mut rows = vec![
+        ["NAME", "BASE", "TEAM", "USER", "ORIGIN"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for (name, ls) in &names {
+        let mut row = vec![bernstein_skills::layer::shown(name).into_owned()];
+        for l in Layer::ALL {
+            row.push(if ls.contains(&l) { "yes" } else { "-" }.into());
+        }
+        row.push(ls.iter().map(|l| l.label()).collect::<Vec<_>>().join("+"));
+        rows.push(row);
+    }
+    let mut out = table(&rows, &[]);
+    out.push_str(&crate::global::places(&layers));
+    output::print(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the plain list shows of one skill.
+struct Listed {
+    name: String,
+    /// Its effective description (empty when it has none or does not
+    /// resolve).
+    description: String,
+    /// Its switch, and whether no lower layer defines it (an orphan, not
+    /// exported); `None` when it does not resolve.
+    switch: Option<(Switch, bool)>,
+    /// It does not resolve.
+    invalid: bool,
+    /// The warning that it looks like a misspelt override.
+    near: Option<Diagnostic>,
+}
+
+/// `list`: the names with their effective descriptions, and their state
+/// when some skill is switched off or not exported.
+fn plain(ctx: &Context) -> Result<ExitCode> {
     let skills = &crate::global::skills(ctx)?;
     let layers = skills.layers();
     crate::global::warn_no_layers(layers);
     let catalog = layers.catalog();
+    let items = listed(skills, &catalog);
+    crate::output::warn_diagnostics(
+        &items
+            .iter()
+            .filter_map(|i| i.near.clone())
+            .collect::<Vec<_>>(),
+    );
+    if catalog.is_empty() {
+        output::print(&nothing_found(layers));
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_table(&plain_rows(skills, &items), &[Column::Whole, Column::Text]);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Each skill of `catalog`, checked as `show` would and merged only for
+/// what is printed, on the thread pool `validate` uses.
+fn listed(skills: &Skills, catalog: &[(String, Vec<Located>)]) -> Vec<Listed> {
     let spec = skills.spec();
     let printed = |f: &bernstein_skills::spec::Field| {
         f.name == DESCRIPTION
             || spec.enabled_field.as_deref() == Some(f.name.as_str())
             || spec.targets_field.as_deref() == Some(f.name.as_str())
     };
-    let items = bernstein_skills::par::map(
-        &catalog,
+    bernstein_skills::par::map(
+        catalog,
         bernstein_skills::par::default_jobs(),
         |(name, located)| {
             // Only a skill no base file provides can be an orphan: it
@@ -92,38 +135,41 @@ pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
             } else {
                 skills.resolve_fields(name, located, &printed)
             };
-            let (desc, switch, err, near) = match resolved {
-                Ok(r) => {
-                    let sw = bernstein_skills::target::switch(spec, r.effective());
-                    let desc = match description(r.effective()) {
-                        Value::String(s) => s,
-                        Value::Null => String::new(),
-                        v => v.to_string(),
-                    };
-                    let orphan = whole && skills.is_orphan(&r);
-                    // A misspelt override is listed, and said.
-                    let near = whole.then(|| skills.misnamed_skill(&r)).flatten();
-                    (desc, Some((sw, orphan)), None, near)
-                }
-                Err(e) => (String::new(), None, Some(e.to_string()), None),
+            let Ok(r) = resolved else {
+                return Listed {
+                    name: name.clone(),
+                    description: String::new(),
+                    switch: None,
+                    invalid: true,
+                    near: None,
+                };
             };
-            (name.clone(), desc, switch, err, near)
+            let sw = bernstein_skills::target::switch(spec, r.effective());
+            let description = match description(r.effective()) {
+                Value::String(s) => s,
+                Value::Null => String::new(),
+                v => v.to_string(),
+            };
+            let orphan = whole && skills.is_orphan(&r);
+            Listed {
+                name: name.clone(),
+                description,
+                switch: Some((sw, orphan)),
+                invalid: false,
+                // A misspelt override is listed, and said.
+                near: whole.then(|| skills.misnamed_skill(&r)).flatten(),
+            }
         },
-    );
-    crate::output::warn_diagnostics(&items.iter().filter_map(|i| i.4.clone()).collect::<Vec<_>>());
-    let items: Vec<_> = items
-        .into_iter()
-        .map(|(n, d, s, e, _)| (n, d, s, e))
-        .collect();
-    let names = &catalog;
-    if names.is_empty() {
-        output::print(&nothing_found(layers));
-        return Ok(ExitCode::SUCCESS);
-    }
-    // The STATE column appears when some skill is switched off, or is
-    // not exported for want of a lower layer that defines it.
-    let any_off = items.iter().any(|(_, _, sw, _)| {
-        sw.as_ref()
+    )
+}
+
+/// The plain list's table: each skill's name, the first line of its
+/// description, and a STATE column when some skill is switched off, or is
+/// not exported for want of a lower layer that defines it.
+fn plain_rows(skills: &Skills, items: &[Listed]) -> Vec<Vec<String>> {
+    let any_off = items.iter().any(|i| {
+        i.switch
+            .as_ref()
             .is_some_and(|(s, orphan)| *orphan || !s.enabled || !s.off_for.is_empty())
     });
     let mut header = vec!["NAME".to_string()];
@@ -132,17 +178,19 @@ pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
     }
     header.push("DESCRIPTION".into());
     let mut rows = vec![header];
-    for (n, d, sw, e) in &items {
-        let d = match e {
-            None => d.lines().next().unwrap_or("").to_string(),
-            Some(_) => "(invalid: run `bernstein skills validate`)".into(),
+    for i in items {
+        let d = if i.invalid {
+            "(invalid: run `bernstein skills validate`)".into()
+        } else {
+            i.description.lines().next().unwrap_or("").to_string()
         };
-        let mut row = vec![bernstein_skills::layer::shown(n).into_owned()];
+        let mut row = vec![bernstein_skills::layer::shown(&i.name).into_owned()];
         if any_off {
             row.push(
-                sw.as_ref()
+                i.switch
+                    .as_ref()
                     .map(|(s, orphan)| {
-                        if *orphan && skills.layers().removed_upstream(n).is_some() {
+                        if *orphan && skills.layers().removed_upstream(&i.name).is_some() {
                             "not exported: upstream removed it".to_owned()
                         } else if *orphan {
                             "not exported: no lower layer defines it".to_owned()
@@ -156,8 +204,7 @@ pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         row.push(bernstein_skills::text::escape(&d).into_owned());
         rows.push(row);
     }
-    print_table(&rows, &[Column::Whole, Column::Text]);
-    Ok(ExitCode::SUCCESS)
+    rows
 }
 
 /// A skill's switch in words: `on`, `off (team)`, `off for codex (team)`.
