@@ -406,10 +406,7 @@ fn files_changed(
 /// A `SKILL.md` of upstream's, read as a base fragment (decoded lossily,
 /// as a client reads it); `None` when it cannot be read as one.
 fn parse(spec: &MergeSpec, md: &str, text: Option<String>) -> Option<Fragment> {
-    let options = LoadOptions {
-        body_field: spec.body_field.clone(),
-        ..LoadOptions::default()
-    };
+    let options = load_options(spec);
     Fragment::from_str(text?, Form::SkillMd, Layer::Base, Path::new(md), &options).ok()
 }
 
@@ -463,10 +460,7 @@ fn overrides(
     out: &mut Vec<OverrideImpact>,
 ) -> Vec<Fragment> {
     let spec = project.spec;
-    let options = LoadOptions {
-        body_field: spec.body_field.clone(),
-        ..LoadOptions::default()
-    };
+    let options = load_options(spec);
     let mut fragments = Vec::new();
     for l in project
         .layers
@@ -498,13 +492,7 @@ fn overrides(
         let Ok(frag) = Fragment::load(&l, &options) else {
             continue;
         };
-        let by_sections = spec.body_field.as_deref().and_then(|field| {
-            let text = frag.fields().get(field)?.as_str()?;
-            let always = spec
-                .field(field)
-                .is_some_and(|f| f.sections == Some(crate::spec::Sections::Always));
-            (always || sections::asks(text)).then_some((field, text))
-        });
+        let by_sections = body_by_sections(spec, &frag);
         for field in &change.fields {
             let by_section = by_sections.is_some_and(|(f, _)| f == field);
             if frag.fields().contains_key(field) && !by_section {
@@ -516,61 +504,79 @@ fn overrides(
             && !body.new.is_empty()
             && let Ok(ops) = sections::ops(text)
         {
-            for op in ops {
-                let (key, kind_gone, kind_changed) = match op {
-                    // An addition whose heading upstream now has: it
-                    // replaces upstream's new section.
-                    Op::Put {
-                        section,
-                        intent: Intent::Add,
-                    } => {
-                        if body.old_text(&section.key).is_none()
-                            && body.new_text(&section.key).is_some()
-                        {
-                            push(Impact::AdditionNowReplaces, section.key.label());
-                        }
-                        continue;
-                    }
-                    // A plain heading that replaced upstream's section is
-                    // added at the end once upstream's is gone.
-                    Op::Put {
-                        section,
-                        intent: Intent::Either,
-                    } => (
-                        section.key,
-                        Impact::ReplacementNowAdded,
-                        Some(Impact::ReplacedSectionChanged),
-                    ),
-                    Op::Put { section, .. } => (
-                        section.key,
-                        Impact::HeadingGone,
-                        Some(Impact::ReplacedSectionChanged),
-                    ),
-                    Op::Delete { key, .. } => (
-                        key,
-                        Impact::HeadingGone,
-                        Some(Impact::DeletedSectionChanged),
-                    ),
-                    Op::Insert {
-                        at: Anchor::Before(k) | Anchor::After(k),
-                        ..
-                    } => (k, Impact::HeadingGone, None),
-                    Op::Insert { .. } => continue,
-                };
-                match (body.old_text(&key), body.new_text(&key)) {
-                    (Some(_), None) => push(kind_gone, key.label()),
-                    (Some(was), Some(is)) if was != is => {
-                        if let Some(kind) = kind_changed {
-                            push(kind, key.label());
-                        }
-                    }
-                    _ => {}
-                }
+            for (kind, what) in ops.into_iter().filter_map(|op| section_impact(op, body)) {
+                push(kind, what);
             }
         }
         fragments.push(frag);
     }
     fragments
+}
+
+/// How a skill's fragments are loaded here: with the spec's body field.
+fn load_options(spec: &MergeSpec) -> LoadOptions {
+    LoadOptions {
+        body_field: spec.body_field.clone(),
+        ..LoadOptions::default()
+    }
+}
+
+/// An override's body field and its text, when the override changes the
+/// body by section (the spec always merges it so, or the text asks to).
+fn body_by_sections<'s, 'f>(spec: &'s MergeSpec, frag: &'f Fragment) -> Option<(&'s str, &'f str)> {
+    let field = spec.body_field.as_deref()?;
+    let text = frag.fields().get(field)?.as_str()?;
+    let always = spec
+        .field(field)
+        .is_some_and(|f| f.sections == Some(crate::spec::Sections::Always));
+    (always || sections::asks(text)).then_some((field, text))
+}
+
+/// What upstream's change of the body does to one change by section of
+/// an override (`op`): the impact and the section's heading, if any.
+fn section_impact(op: Op<'_>, body: &Bodies) -> Option<(Impact, String)> {
+    let (key, kind_gone, kind_changed) = match op {
+        // An addition whose heading upstream now has: it replaces
+        // upstream's new section.
+        Op::Put {
+            section,
+            intent: Intent::Add,
+        } => {
+            let now_there =
+                body.old_text(&section.key).is_none() && body.new_text(&section.key).is_some();
+            return now_there.then(|| (Impact::AdditionNowReplaces, section.key.label()));
+        }
+        // A plain heading that replaced upstream's section is added at
+        // the end once upstream's is gone.
+        Op::Put {
+            section,
+            intent: Intent::Either,
+        } => (
+            section.key,
+            Impact::ReplacementNowAdded,
+            Some(Impact::ReplacedSectionChanged),
+        ),
+        Op::Put { section, .. } => (
+            section.key,
+            Impact::HeadingGone,
+            Some(Impact::ReplacedSectionChanged),
+        ),
+        Op::Delete { key, .. } => (
+            key,
+            Impact::HeadingGone,
+            Some(Impact::DeletedSectionChanged),
+        ),
+        Op::Insert {
+            at: Anchor::Before(k) | Anchor::After(k),
+            ..
+        } => (k, Impact::HeadingGone, None),
+        Op::Insert { .. } => return None,
+    };
+    match (body.old_text(&key), body.new_text(&key)) {
+        (Some(_), None) => Some((kind_gone, key.label())),
+        (Some(was), Some(is)) if was != is => kind_changed.map(|kind| (kind, key.label())),
+        _ => None,
+    }
 }
 
 /// What the project's targets refuse of skill `name` as it will be
