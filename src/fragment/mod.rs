@@ -117,102 +117,18 @@ impl Fragment {
         if text.starts_with('\u{feff}') {
             text.drain(..'\u{feff}'.len_utf8());
         }
-        let fail = |(pos, kind): (Option<Pos>, DiagnosticKind)| error(path, layer, pos, kind);
-        let mut line_offset = 0;
-        let mut body_at = None;
-        let mut index = OnceLock::new();
-        let cap = options.max_bytes;
-        let (value, body) = match form {
-            Form::Yaml | Form::Yml if options.positions => {
-                let (value, positions) = yaml::parse_indexed(&text, cap, 0).map_err(fail)?;
-                index = OnceLock::from(positions);
-                (value, None)
-            }
-            Form::Yaml | Form::Yml => (yaml::parse(&text, cap).map_err(fail)?, None),
-            Form::Files => (None, None),
-            Form::Toml => {
-                let (value, positions) = toml::parse(&text).map_err(fail)?;
-                index = OnceLock::from(Some(positions));
-                (Some(value), None)
-            }
-            Form::SkillMd => {
-                let split = markdown::split(&text).map_err(fail)?;
-                line_offset = split.frontmatter_line;
-                let located = |(pos, kind): (Option<Pos>, DiagnosticKind)| {
-                    fail((pos.map(|(l, c)| (l + line_offset, c)), kind))
-                };
-                let value = match split.frontmatter {
-                    Some(fm) if options.positions => {
-                        let (value, positions) =
-                            yaml::parse_indexed(fm, cap, line_offset).map_err(located)?;
-                        index = OnceLock::from(positions);
-                        value
-                    }
-                    Some(fm) => yaml::parse(fm, cap).map_err(located)?,
-                    None => None,
-                };
-                // A checkout with `core.autocrlf` must not change the skill.
-                // A body of blank space sets nothing, so an override that
-                // only changes the frontmatter keeps the lower body (and
-                // such a body cannot be written out and read back).
-                let body = (!split.body.trim().is_empty()).then(|| {
-                    let body = if split.crlf && split.body.contains('\r') {
-                        split.body.replace("\r\n", "\n")
-                    } else {
-                        split.body.to_owned()
-                    };
-                    (
-                        body,
-                        BodyAt {
-                            field: String::new(),
-                            line: split.body_line,
-                            text_line: split.text_line,
-                        },
-                    )
-                });
-                (value, body)
-            }
+        let fail = |(pos, kind): ParseError| error(path, layer, pos, kind);
+        let Parsed {
+            value,
+            index,
+            line_offset,
+            body,
+        } = Parsed::of(&text, form, options).map_err(fail)?;
+        let mut fields = fields_of(value, line_offset, options.max_bytes).map_err(fail)?;
+        let body_at = match body {
+            Some((body, at)) => Some(set_body(&mut fields, body, at, options).map_err(fail)?),
+            None => None,
         };
-        if let Some(v) = &value {
-            let limit = options.max_bytes.saturating_mul(PATH_BUDGET);
-            if let Err(total) = path_bytes(v, 0, &mut 0, limit) {
-                return Err(fail((
-                    Some((1 + line_offset, 1)),
-                    DiagnosticKind::PathsTooLong { total, limit },
-                )));
-            }
-        }
-        let mut fields = match value {
-            None => Map::new(),
-            Some(Value::Object(m)) => m,
-            Some(other) => {
-                return Err(fail((
-                    Some((1 + line_offset, 1)),
-                    DiagnosticKind::NotAMapping {
-                        found: describe(&other).into(),
-                    },
-                )));
-            }
-        };
-        if let Some((body, at)) = body {
-            let line = at.line;
-            let Some(field) = &options.body_field else {
-                return Err(fail((Some((line, 1)), DiagnosticKind::NoBodyField)));
-            };
-            if fields.get(field).is_some_and(|v| !v.is_null()) {
-                return Err(fail((
-                    Some((line, 1)),
-                    DiagnosticKind::BodyTwice {
-                        field: field.clone(),
-                    },
-                )));
-            }
-            fields.insert(field.clone(), Value::String(body));
-            body_at = Some(BodyAt {
-                field: field.clone(),
-                ..at
-            });
-        }
         Ok(Fragment {
             layer,
             form,
@@ -356,6 +272,144 @@ fn path_bytes(v: &Value, prefix: u64, total: &mut u64, limit: u64) -> Result<(),
 
 fn error(path: &Path, layer: Layer, pos: Option<Pos>, kind: DiagnosticKind) -> Diagnostic {
     Diagnostic::error(Some(path), kind).in_layer(layer).at(pos)
+}
+
+/// A fragment's text as parsed, before its fields are checked.
+struct Parsed {
+    /// What its YAML or TOML holds (`None`: nothing).
+    value: Option<Value>,
+    /// Every node's position, when parsing gave them.
+    index: OnceLock<Option<index::Index>>,
+    /// 0-based line where the parsed text starts in the file.
+    line_offset: usize,
+    /// A SKILL.md's body and where it is (its field not yet set).
+    body: Option<(String, BodyAt)>,
+}
+
+impl Parsed {
+    /// Parses `text` as form `form`: YAML (indexed while parsing when
+    /// `options` asks for positions), TOML (always indexed), a SKILL.md
+    /// ([`Parsed::skill_md`]), or nothing for a directory of files.
+    fn of(text: &str, form: Form, options: &LoadOptions) -> Result<Parsed, ParseError> {
+        let cap = options.max_bytes;
+        let (value, index) = match form {
+            Form::Yaml | Form::Yml if options.positions => {
+                let (value, positions) = yaml::parse_indexed(text, cap, 0)?;
+                (value, OnceLock::from(positions))
+            }
+            Form::Yaml | Form::Yml => (yaml::parse(text, cap)?, OnceLock::new()),
+            Form::Files => (None, OnceLock::new()),
+            Form::Toml => {
+                let (value, positions) = toml::parse(text)?;
+                (Some(value), OnceLock::from(Some(positions)))
+            }
+            Form::SkillMd => return Parsed::skill_md(text, options),
+        };
+        Ok(Parsed {
+            value,
+            index,
+            line_offset: 0,
+            body: None,
+        })
+    }
+
+    /// A SKILL.md: its frontmatter as YAML, its positions counted from the
+    /// file's top; and its body, unless blank.
+    fn skill_md(text: &str, options: &LoadOptions) -> Result<Parsed, ParseError> {
+        let cap = options.max_bytes;
+        let split = markdown::split(text)?;
+        let line_offset = split.frontmatter_line;
+        let located = |(pos, kind): ParseError| (pos.map(|(l, c)| (l + line_offset, c)), kind);
+        let (value, index) = match split.frontmatter {
+            Some(fm) if options.positions => {
+                let (value, positions) =
+                    yaml::parse_indexed(fm, cap, line_offset).map_err(located)?;
+                (value, OnceLock::from(positions))
+            }
+            Some(fm) => (yaml::parse(fm, cap).map_err(located)?, OnceLock::new()),
+            None => (None, OnceLock::new()),
+        };
+        // A checkout with `core.autocrlf` must not change the skill. A body
+        // of blank space sets nothing, so an override that only changes the
+        // frontmatter keeps the lower body (and such a body cannot be
+        // written out and read back).
+        let body = (!split.body.trim().is_empty()).then(|| {
+            let body = if split.crlf && split.body.contains('\r') {
+                split.body.replace("\r\n", "\n")
+            } else {
+                split.body.to_owned()
+            };
+            (
+                body,
+                BodyAt {
+                    field: String::new(),
+                    line: split.body_line,
+                    text_line: split.text_line,
+                },
+            )
+        });
+        Ok(Parsed {
+            value,
+            index,
+            line_offset,
+            body,
+        })
+    }
+}
+
+/// The fields a parsed value sets: refused, at the parsed text's first
+/// line, when its paths together are longer than the budget for a file of
+/// `max_bytes`, or when it is no mapping.
+fn fields_of(
+    value: Option<Value>,
+    line_offset: usize,
+    max_bytes: u64,
+) -> Result<Map<String, Value>, ParseError> {
+    let first_line = Some((1 + line_offset, 1));
+    if let Some(v) = &value {
+        let limit = max_bytes.saturating_mul(PATH_BUDGET);
+        if let Err(total) = path_bytes(v, 0, &mut 0, limit) {
+            return Err((first_line, DiagnosticKind::PathsTooLong { total, limit }));
+        }
+    }
+    match value {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m),
+        Some(other) => Err((
+            first_line,
+            DiagnosticKind::NotAMapping {
+                found: describe(&other).into(),
+            },
+        )),
+    }
+}
+
+/// Sets a SKILL.md's `body` as the spec's body field (`options`) in
+/// `fields`; refused, at the body's line, when the spec has none or when
+/// the frontmatter sets that field too. Returns where the body is.
+fn set_body(
+    fields: &mut Map<String, Value>,
+    body: String,
+    at: BodyAt,
+    options: &LoadOptions,
+) -> Result<BodyAt, ParseError> {
+    let line = Some((at.line, 1));
+    let Some(field) = &options.body_field else {
+        return Err((line, DiagnosticKind::NoBodyField));
+    };
+    if fields.get(field).is_some_and(|v| !v.is_null()) {
+        return Err((
+            line,
+            DiagnosticKind::BodyTwice {
+                field: field.clone(),
+            },
+        ));
+    }
+    fields.insert(field.clone(), Value::String(body));
+    Ok(BodyAt {
+        field: field.clone(),
+        ..at
+    })
 }
 
 /// Reads at most `max` bytes of a UTF-8 file, which must resolve to a
