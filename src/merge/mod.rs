@@ -756,45 +756,8 @@ impl<'a> Walk<'a> {
                     let (merged, applied) = sections::apply(std::mem::take(&mut pieces), ops, &at);
                     pieces = merged;
                     for a in applied {
-                        let mut dropped_line = None;
-                        let (key, line, kind, verb, dropped) = match a {
-                            sections::Applied::Stale { key, line, what } => {
-                                (key, line, ChangeKind::Unanchored, what, Vec::new())
-                            }
-                            sections::Applied::Added { key, line } => {
-                                (key, line, ChangeKind::Added, "add", Vec::new())
-                            }
-                            sections::Applied::Unmarked { key, line } => {
-                                (key, line, ChangeKind::Unmarked, "", Vec::new())
-                            }
-                            sections::Applied::NotNew { key, line } => {
-                                (key, line, ChangeKind::NotNew, "add", Vec::new())
-                            }
-                            sections::Applied::Deleted { key, line, removed } => {
-                                dropped_line = Some(removed.origin.line);
-                                (
-                                    key,
-                                    line,
-                                    ChangeKind::Deleted,
-                                    "delete",
-                                    vec![Shadowed {
-                                        value: std::borrow::Cow::Owned(Value::String(
-                                            removed.text.into_owned(),
-                                        )),
-                                        origin: removed.origin.origin,
-                                    }],
-                                )
-                            }
-                        };
-                        self.changes.push(Change {
-                            path: format!("{}[{}]", self.path, key.label()),
-                            kind,
-                            strategy: StrategyKind::Override,
-                            by: origin.clone(),
-                            dropped,
-                            section: Some((line, verb)),
-                            dropped_line,
-                        });
+                        let change = section_change(a, &self.path, &origin);
+                        self.changes.push(change);
                     }
                 }
                 None => {
@@ -949,6 +912,51 @@ fn visit_implicit<'m, 'a>(
 impl fmt::Display for Identity<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}={}", self.key, self.value)
+    }
+}
+
+/// The change one section directive of `by` made to the field at `path`:
+/// a section added, deleted (with the text it dropped), or a directive that
+/// found nothing to act on.
+fn section_change<'a>(
+    applied: sections::Applied<'a, SectionOrigin>,
+    path: &str,
+    by: &Origin,
+) -> Change<'a> {
+    let mut dropped_line = None;
+    let (key, line, kind, verb, dropped) = match applied {
+        sections::Applied::Stale { key, line, what } => {
+            (key, line, ChangeKind::Unanchored, what, Vec::new())
+        }
+        sections::Applied::Added { key, line } => (key, line, ChangeKind::Added, "add", Vec::new()),
+        sections::Applied::Unmarked { key, line } => {
+            (key, line, ChangeKind::Unmarked, "", Vec::new())
+        }
+        sections::Applied::NotNew { key, line } => {
+            (key, line, ChangeKind::NotNew, "add", Vec::new())
+        }
+        sections::Applied::Deleted { key, line, removed } => {
+            dropped_line = Some(removed.origin.line);
+            (
+                key,
+                line,
+                ChangeKind::Deleted,
+                "delete",
+                vec![Shadowed {
+                    value: std::borrow::Cow::Owned(Value::String(removed.text.into_owned())),
+                    origin: removed.origin.origin,
+                }],
+            )
+        }
+    };
+    Change {
+        path: format!("{path}[{}]", key.label()),
+        kind,
+        strategy: StrategyKind::Override,
+        by: by.clone(),
+        dropped,
+        section: Some((line, verb)),
+        dropped_line,
     }
 }
 

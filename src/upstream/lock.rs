@@ -610,83 +610,112 @@ mod fast {
         entries: usize,
     }
 
+    /// A comment line (`comment` follows the `#`): TOML allows no control
+    /// character but tab in one.
+    fn comment_line(comment: &str, n: usize) -> Result<(), Bad> {
+        if comment.chars().any(|c| c.is_control() && c != '\t') {
+            Err(Bad::Foreign(n))
+        } else {
+            Ok(())
+        }
+    }
+
     impl Parser {
         /// Takes line `n` (without its line break).
         pub(super) fn line(&mut self, line: &str, n: usize) -> Result<(), Bad> {
-            let foreign = Bad::Foreign(n);
             if line.is_empty() {
                 return Ok(());
             }
             if let Some(comment) = line.strip_prefix('#') {
-                // TOML allows no control character but tab in a comment.
-                return if comment.chars().any(|c| c.is_control() && c != '\t') {
-                    Err(foreign)
-                } else {
-                    Ok(())
-                };
+                return comment_line(comment, n);
             }
             if let Some(v) = line.strip_prefix("version = ") {
-                if self.version || self.current.is_some() || !self.lock.sources.is_empty() {
-                    return Err(foreign);
-                }
-                // Decimal digits as TOML writes an integer: no sign, no
-                // leading zero.
-                if v.is_empty()
-                    || !v.bytes().all(|b| b.is_ascii_digit())
-                    || (v.len() > 1 && v.starts_with('0'))
-                {
-                    return Err(foreign);
-                }
-                self.lock.version = v.parse().map_err(|_| Bad::Foreign(n))?;
-                self.version = true;
-                return Ok(());
+                return self.version_line(v, n);
             }
             if let Some(rest) = line.strip_prefix("[source.") {
-                let (name, rest) = take_key(rest).ok_or(Bad::Foreign(n))?;
-                if rest == ".files]" {
-                    return match &mut self.current {
-                        Some(c) if c.name == name && !c.in_files => {
-                            c.in_files = true;
-                            Ok(())
-                        }
-                        _ => Err(foreign),
-                    };
-                }
-                if rest != "]" {
-                    return Err(foreign);
-                }
-                self.end_source()?;
-                if self
-                    .lock
-                    .sources
-                    .last_key_value()
-                    .is_some_and(|(last, _)| *last >= name)
-                {
-                    return Err(foreign);
-                }
-                self.count(1)?;
-                self.current = Some(Current {
-                    name,
-                    line: n,
-                    ..Current::default()
-                });
-                return Ok(());
+                return self.table_header(rest, n);
             }
-            let Some(c) = self.current.as_mut() else {
-                return Err(foreign);
-            };
-            if c.in_files {
-                let (f, rest) = take_string(line).ok_or(Bad::Foreign(n))?;
-                let (d, rest) = take_string(rest.strip_prefix(" = ").ok_or(Bad::Foreign(n))?)
-                    .ok_or(Bad::Foreign(n))?;
-                if !rest.is_empty() || c.files.last().is_some_and(|(last, _)| *last >= f) {
-                    return Err(foreign);
-                }
-                c.files.push((f, d));
-                return self.count(1);
+            match &self.current {
+                None => Err(Bad::Foreign(n)),
+                Some(c) if c.in_files => self.file_line(line, n),
+                Some(_) => self.key_line(line, n),
             }
-            let (k, v) = line.split_once(" = ").ok_or(Bad::Foreign(n))?;
+        }
+
+        /// `version = N`, once, before the first table: decimal digits as
+        /// TOML writes an integer (no sign, no leading zero).
+        fn version_line(&mut self, v: &str, n: usize) -> Result<(), Bad> {
+            if self.version || self.current.is_some() || !self.lock.sources.is_empty() {
+                return Err(Bad::Foreign(n));
+            }
+            if v.is_empty()
+                || !v.bytes().all(|b| b.is_ascii_digit())
+                || (v.len() > 1 && v.starts_with('0'))
+            {
+                return Err(Bad::Foreign(n));
+            }
+            self.lock.version = v.parse().map_err(|_| Bad::Foreign(n))?;
+            self.version = true;
+            Ok(())
+        }
+
+        /// `[source.NAME]` (a new source, after the last one in order) or
+        /// `[source.NAME.files]` (the files of the source just opened);
+        /// `rest` follows `[source.`.
+        fn table_header(&mut self, rest: &str, n: usize) -> Result<(), Bad> {
+            let (name, rest) = take_key(rest).ok_or(Bad::Foreign(n))?;
+            if rest == ".files]" {
+                return match &mut self.current {
+                    Some(c) if c.name == name && !c.in_files => {
+                        c.in_files = true;
+                        Ok(())
+                    }
+                    _ => Err(Bad::Foreign(n)),
+                };
+            }
+            if rest != "]" {
+                return Err(Bad::Foreign(n));
+            }
+            self.end_source()?;
+            if self
+                .lock
+                .sources
+                .last_key_value()
+                .is_some_and(|(last, _)| *last >= name)
+            {
+                return Err(Bad::Foreign(n));
+            }
+            self.count(1)?;
+            self.current = Some(Current {
+                name,
+                line: n,
+                ..Current::default()
+            });
+            Ok(())
+        }
+
+        /// `"FILE" = "DIGEST"` in a source's files table, files in strictly
+        /// increasing order.
+        fn file_line(&mut self, line: &str, n: usize) -> Result<(), Bad> {
+            let c = self.current.as_mut().ok_or(Bad::Foreign(n))?;
+            let (f, rest) = take_string(line).ok_or(Bad::Foreign(n))?;
+            let (d, rest) = take_string(rest.strip_prefix(" = ").ok_or(Bad::Foreign(n))?)
+                .ok_or(Bad::Foreign(n))?;
+            if !rest.is_empty() || c.files.last().is_some_and(|(last, _)| *last >= f) {
+                return Err(Bad::Foreign(n));
+            }
+            c.files.push((f, d));
+            self.count(1)
+        }
+
+        /// `KEY = VALUE` in a source's table: a list (`skills`,
+        /// `executable`, `removed`, counted against the cap) or a string,
+        /// each key once.
+        fn key_line(&mut self, line: &str, n: usize) -> Result<(), Bad> {
+            let foreign = Bad::Foreign(n);
             let budget = super::MAX_ENTRIES - self.entries;
+            let c = self.current.as_mut().ok_or(Bad::Foreign(n))?;
+            let (k, v) = line.split_once(" = ").ok_or(Bad::Foreign(n))?;
             match k {
                 "skills" | "executable" | "removed" => {
                     let slot = match k {
