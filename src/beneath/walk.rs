@@ -86,6 +86,9 @@ pub(crate) struct Tree<'a> {
     queue: VecDeque<PathBuf>,
     budget: usize,
     max_depth: usize,
+    /// The root was just opened and no one has listed it: its listing
+    /// reads from it (see [`entries`]).
+    root_unlisted: bool,
 }
 
 impl<'a> Tree<'a> {
@@ -97,6 +100,17 @@ impl<'a> Tree<'a> {
             queue: VecDeque::from([PathBuf::new()]),
             budget,
             max_depth,
+            root_unlisted: false,
+        }
+    }
+
+    /// [`Tree::new`] of a root just opened, which no one has listed: its
+    /// listing reads from it rather than from a descriptor of its own,
+    /// one open fewer.
+    pub(crate) fn of_unlisted(root: BorrowedFd<'a>, budget: usize, max_depth: usize) -> Tree<'a> {
+        Tree {
+            root_unlisted: true,
+            ..Tree::new(root, budget, max_depth)
         }
     }
 
@@ -127,6 +141,9 @@ impl<'a> Tree<'a> {
             return Some((rel, Err(Unlisted::TooDeep)));
         }
         let listed = match self.open(&rel) {
+            Ok(None) if std::mem::take(&mut self.root_unlisted) => {
+                entries_of(self.root, &mut self.budget).map(|found| (None, found))
+            }
             Ok(None) => entries(self.root, &mut self.budget).map(|found| (None, found)),
             Ok(Some(fd)) => entries_of(fd.as_fd(), &mut self.budget).map(|found| (Some(fd), found)),
             Err(e) => Err(e),
@@ -193,7 +210,7 @@ pub(crate) fn remove_tree(
     // `name` itself is one level: below it, one fewer.
     let below = max_depth.checked_sub(1).ok_or_else(too_deep)?;
     let top = open_dir_at(dir, name, false)?;
-    let mut tree = Tree::new(top.as_fd(), *budget, below);
+    let mut tree = Tree::of_unlisted(top.as_fd(), *budget, below);
     let mut dirs = Vec::new();
     let emptied = (|| {
         while let Some((rel, listed)) = tree.next_open_dir() {
@@ -272,6 +289,12 @@ mod tests {
                 "b/deep/er too deep",
             ]
         );
+        // A root just opened is listed from its own descriptor, the same.
+        let fresh = open_dir_at(rustix::fs::CWD, t, true).unwrap();
+        let mut tree = Tree::of_unlisted(fresh.as_fd(), 100, 2);
+        let (_, listed) = tree.next_dir().unwrap();
+        let names: Vec<_> = listed.unwrap().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["a", "b"]);
         // A directory swapped for a symlink is not listed through it.
         let mut tree = Tree::new(root.as_fd(), 100, 8);
         tree.next_dir();

@@ -823,9 +823,10 @@ impl OutDir {
         };
         // Every directory it opens goes into `cache`, for the files looked
         // at next. Listing moves a descriptor's position, which opening
-        // beneath it does not use.
+        // beneath it does not use; the skill's directory, just opened, is
+        // listed from its own descriptor.
         let top = cache.put(rel, fd);
-        let mut tree = Tree::new(top.as_fd(), budget, MAX_DEPTH - 1);
+        let mut tree = Tree::of_unlisted(top.as_fd(), budget, MAX_DEPTH - 1);
         while let Some((sub, listed)) = tree.next_open_dir() {
             let here = if sub.as_os_str().is_empty() {
                 rel.to_owned()
