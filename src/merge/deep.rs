@@ -50,28 +50,45 @@ pub(crate) fn merge<'a>(
         .rposition(|c| !c.value.is_object())
         .map_or(0, |i| i + 1);
     if from == layers.len() && from > 0 {
-        let run = layers[..from]
-            .iter()
-            .rposition(|c| c.value.is_object())
-            .map_or(0, |i| i + 1);
-        let (first, later) = layers[run..].split_first_mut().expect("run < from");
-        let mut out = first.take_sourced();
-        for c in later {
-            out = replaced_by(out, c);
-        }
-        return Merged::Override(out);
+        return Merged::Override(top_value(layers));
     }
-    // Each key's values, lowest layer first: the values of every layer's
-    // keys in one list, sorted by key (a stable sort keeps the layer order).
-    // One list for the mapping instead of a list per key in a B-tree map:
-    // those were a fifth of a merge's allocations.
+    let mut values = key_values(walk, &mut layers[from..]);
+    let mut tree = merge_keys(walk, rule, &mut values);
+    add_defaults(walk, rule, &mut tree);
+    Merged::Deep(tree)
+}
+
+/// Where the top layer's value is no mapping: that value, replacing the
+/// ones of its run of non-mappings below it (the values above the last
+/// mapping).
+fn top_value<'a>(layers: &mut [Contribution<'a>]) -> super::Sourced<'a> {
+    let run = layers
+        .iter()
+        .rposition(|c| c.value.is_object())
+        .map_or(0, |i| i + 1);
+    let (first, later) = layers[run..]
+        .split_first_mut()
+        .expect("the top layer is no mapping");
+    let mut out = first.take_sourced();
+    for c in later {
+        out = replaced_by(out, c);
+    }
+    out
+}
+
+/// Each key's values, lowest layer first: the values of every mapping's
+/// keys in one list, sorted by key (a stable sort keeps the layer order);
+/// a `$patch` key is a directive, no value. One list for the mapping
+/// instead of a list per key in a B-tree map: those were a fifth of a
+/// merge's allocations.
+fn key_values<'a>(walk: &Walk<'a>, layers: &mut [Contribution<'a>]) -> Vec<Contribution<'a>> {
     let mut values: Vec<Contribution<'a>> = Vec::with_capacity(
-        layers[from..]
+        layers
             .iter()
             .map(|c| c.value.as_object().map_or(0, |m| m.len()))
             .sum(),
     );
-    for c in &layers[from..] {
+    for c in layers.iter() {
         let Value::Object(m) = c.value else { continue };
         for (k, v) in m {
             if walk.directives && k == PATCH {
@@ -81,11 +98,19 @@ pub(crate) fn merge<'a>(
         }
     }
     // One mapping's keys are sorted already.
-    if from + 1 != layers.len() || !maps_are_sorted() {
+    if layers.len() != 1 || !maps_are_sorted() {
         values.sort_by(|a, b| a.key.cmp(b.key));
     }
+    values
+}
+
+/// Merges each key's values (`values`, sorted by key) by the key's rule.
+fn merge_keys<'a>(
+    walk: &mut Walk<'a>,
+    rule: &'a Field,
+    values: &mut [Contribution<'a>],
+) -> Tree<'a> {
     let mut tree = Tree::new();
-    let len = walk.path.len();
     let mut start = 0;
     while start < values.len() {
         let k = values[start].key;
@@ -101,34 +126,46 @@ pub(crate) fn merge<'a>(
             {
                 Some(Merged::Override(only.take_sourced()))
             }
-            group => {
-                walk.path.push('.');
-                walk.path.push_str(k);
-                let merged = walk.nested(key_rule, group);
-                walk.path.truncate(len);
-                merged
-            }
+            group => nested_key(walk, k, key_rule, group),
         };
         if let Some(m) = merged {
             tree.insert(k, m);
         }
         start = end;
     }
-    // Keys whose rule has a default appear even when no layer sets them
-    // (merging nothing records no change, so their order does not matter).
-    if let Strategy::DeepMerge { fields } = &rule.strategy {
-        for f in fields.iter().filter(|f| f.has_default) {
-            if !tree.contains_key(f.name.as_str()) {
-                walk.path.push('.');
-                walk.path.push_str(&f.name);
-                if let Some(m) = walk.nested(f, &mut []) {
-                    tree.insert(&f.name, m);
-                }
-                walk.path.truncate(len);
-            }
+    tree
+}
+
+/// Adds the keys whose rule has a default and that no layer sets: they
+/// appear all the same (merging nothing records no change, so their order
+/// does not matter).
+fn add_defaults<'a>(walk: &mut Walk<'a>, rule: &'a Field, tree: &mut Tree<'a>) {
+    let Strategy::DeepMerge { fields } = &rule.strategy else {
+        return;
+    };
+    for f in fields.iter().filter(|f| f.has_default) {
+        if !tree.contains_key(f.name.as_str())
+            && let Some(m) = nested_key(walk, &f.name, f, &mut [])
+        {
+            tree.insert(&f.name, m);
         }
     }
-    Merged::Deep(tree)
+}
+
+/// Merges the values `group` of key `k` by `rule`, with the key on the
+/// walk's path while it does.
+fn nested_key<'a>(
+    walk: &mut Walk<'a>,
+    k: &str,
+    rule: &'a Field,
+    group: &mut [Contribution<'a>],
+) -> Option<Merged<'a>> {
+    let len = walk.path.len();
+    walk.path.push('.');
+    walk.path.push_str(k);
+    let merged = walk.nested(rule, group);
+    walk.path.truncate(len);
+    merged
 }
 
 #[cfg(test)]
