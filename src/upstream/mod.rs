@@ -426,48 +426,60 @@ pub fn load_locked(
     locked: &LockedSource,
 ) -> Result<(git::Fetched, bool)> {
     if cache.has(name, locked) {
-        let problems = cache.problems(name, locked);
-        if !problems.is_empty() {
-            // Every problem, each where it is.
-            return Err(Error::Invalid(
-                problems
-                    .iter()
-                    .map(|p| {
-                        crate::error::Diagnostic::error(
-                            Some(&p.path()),
-                            crate::error::DiagnosticKind::Refused {
-                                reason: format!(
-                                    "source '{}': {}",
-                                    crate::text::escape(name),
-                                    p.reason()
-                                ),
-                            },
-                        )
-                        .in_layer(Layer::Base)
-                    })
-                    .collect(),
-            ));
-        }
-        let dir = cache.dir_of(name, locked);
-        let entry = cache
-            .open_entry(name, locked)
-            .map_err(|message| refused(ErrorKind::Io, &dir, message))?;
-        let mut fetched = git::Fetched {
-            commit: locked.commit.clone(),
-            executable: locked.executable.iter().cloned().collect(),
-            ..git::Fetched::default()
-        };
-        for file in locked.files.keys() {
-            let path = dir.join(file);
-            let bytes = entry
-                .read(file)
-                .map_err(|message| refused(ErrorKind::Io, &path, message))?;
-            fetched.files.insert(file.clone(), bytes);
-        }
-        return Ok((fetched, false));
+        return Ok((from_cache(cache, name, locked)?, false));
     }
-    // A lock a pull request changed alone may name a commit its ref never
-    // held: refused before anything of it is fetched.
+    let fetched = fetch_locked(locked)?;
+    check_against_lock(&fetched, name, locked)?;
+    Ok((fetched, true))
+}
+
+/// A locked source's files read from its cache entry, which is verified
+/// first: every problem is refused, each where it is.
+fn from_cache(cache: &Cache, name: &str, locked: &LockedSource) -> Result<git::Fetched> {
+    let problems = cache.problems(name, locked);
+    if !problems.is_empty() {
+        return Err(Error::Invalid(
+            problems
+                .iter()
+                .map(|p| {
+                    crate::error::Diagnostic::error(
+                        Some(&p.path()),
+                        crate::error::DiagnosticKind::Refused {
+                            reason: format!(
+                                "source '{}': {}",
+                                crate::text::escape(name),
+                                p.reason()
+                            ),
+                        },
+                    )
+                    .in_layer(Layer::Base)
+                })
+                .collect(),
+        ));
+    }
+    let dir = cache.dir_of(name, locked);
+    let entry = cache
+        .open_entry(name, locked)
+        .map_err(|message| refused(ErrorKind::Io, &dir, message))?;
+    let mut fetched = git::Fetched {
+        commit: locked.commit.clone(),
+        executable: locked.executable.iter().cloned().collect(),
+        ..git::Fetched::default()
+    };
+    for file in locked.files.keys() {
+        let path = dir.join(file);
+        let bytes = entry
+            .read(file)
+            .map_err(|message| refused(ErrorKind::Io, &path, message))?;
+        fetched.files.insert(file.clone(), bytes);
+    }
+    Ok(fetched)
+}
+
+/// A locked source fetched at its locked commit, only the skills it took.
+/// A lock a pull request changed alone may name a commit its ref never
+/// held: refused before anything of it is fetched.
+fn fetch_locked(locked: &LockedSource) -> Result<git::Fetched> {
     history::check_in_ref(
         &locked.url,
         locked.git_ref.as_deref(),
@@ -488,20 +500,30 @@ pub fn load_locked(
         .map(str::to_owned)
         .collect();
     fetched.retain_skills(|s| taken.contains(s));
+    Ok(fetched)
+}
+
+/// Refuses what was fetched unless it is what the lock says: each file
+/// with its digest (both digests named when one differs), no file more,
+/// the same execute bits.
+fn check_against_lock(fetched: &git::Fetched, name: &str, locked: &LockedSource) -> Result<()> {
+    let mismatch = |what: String| Error::Refused {
+        kind: ErrorKind::Unsafe,
+        path: None,
+        message: format!(
+            "source '{}' at {}: {what}; nothing was written",
+            crate::text::escape(name),
+            locked.commit,
+        ),
+    };
     for (file, want) in &locked.files {
         let got = fetched.files.get(file).map(Digest::of);
         if got.is_none() || got != locked.digest(file) {
             let got = got.map_or_else(|| "sha256:(missing)".to_owned(), |d| d.to_string());
-            return Err(Error::Refused {
-                kind: ErrorKind::Unsafe,
-                path: None,
-                message: format!(
-                    "source '{}' at {}: {}: does not match the lock (lock {want}, fetched {got}); nothing was written",
-                    crate::text::escape(name),
-                    locked.commit,
-                    crate::text::escape(file)
-                ),
-            });
+            return Err(mismatch(format!(
+                "{}: does not match the lock (lock {want}, fetched {got})",
+                crate::text::escape(file)
+            )));
         }
     }
     if let Some(extra) = fetched
@@ -509,30 +531,18 @@ pub fn load_locked(
         .keys()
         .find(|f| !locked.files.contains_key(*f))
     {
-        return Err(Error::Refused {
-            kind: ErrorKind::Unsafe,
-            path: None,
-            message: format!(
-                "source '{}' at {}: {}: fetched but not in the lock; nothing was written",
-                crate::text::escape(name),
-                locked.commit,
-                crate::text::escape(extra)
-            ),
-        });
+        return Err(mismatch(format!(
+            "{}: fetched but not in the lock",
+            crate::text::escape(extra)
+        )));
     }
     let executable: Vec<String> = fetched.executable.iter().cloned().collect();
     if executable != locked.executable {
-        return Err(Error::Refused {
-            kind: ErrorKind::Unsafe,
-            path: None,
-            message: format!(
-                "source '{}' at {}: the execute bits fetched are not the lock's; nothing was written",
-                crate::text::escape(name),
-                locked.commit
-            ),
-        });
+        return Err(mismatch(
+            "the execute bits fetched are not the lock's".to_owned(),
+        ));
     }
-    Ok((fetched, true))
+    Ok(())
 }
 
 /// The skills of the local base layer, with their paths: what no source
