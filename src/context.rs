@@ -15,6 +15,10 @@
 
 use std::path::{Path, PathBuf};
 
+mod audit;
+
+pub use audit::{Audit, AuditCheck, AuditOptions, NeverExported};
+
 use crate::Skills;
 use crate::error::{Diagnostic, Error, ErrorKind, Result};
 use crate::fragment::DEFAULT_MAX_BYTES;

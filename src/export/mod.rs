@@ -47,6 +47,7 @@
 //! see [`OutDir`].
 
 mod check;
+mod checked;
 mod diff;
 mod ledger;
 mod outdir;
@@ -60,6 +61,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+pub use checked::{DirCheck, SkillDrift, skill_place};
 pub(crate) use diff::short_diff;
 use ledger::Ledger;
 pub use outdir::{EntryKind, OutDir};

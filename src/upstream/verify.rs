@@ -5,10 +5,27 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
 use super::lock::{Lock, LockedSource};
 use super::sources::SourcesFile;
 use super::{Cache, Paths};
 use crate::error::{ErrorKind, Result};
+
+/// What `verify` found: every locked source of the project, each checked
+/// against the lock; `{"sources": [...]}` (docs/json.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct Verification {
+    /// Each source verified, in the sources file's order; none when the
+    /// project has no sources file.
+    pub sources: Vec<Verified>,
+    /// The project's sources file and lock, which the sources match.
+    #[serde(skip)]
+    pub paths: Paths,
+    /// The sources file exists: without it there is nothing to verify.
+    #[serde(skip)]
+    pub has_sources: bool,
+}
 
 /// One source verified.
 #[derive(Debug, Clone)]
@@ -19,6 +36,31 @@ pub struct Verified {
     pub locked: LockedSource,
     /// Fetched now (the cache lacked it), else read from the cache.
     pub fetched: bool,
+}
+
+/// `{"source", "url", "commit", "skills", "files", "fetched"}`: the URL
+/// without credentials, how many skills and files the lock holds.
+impl Serialize for Verified {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Row<'a> {
+            source: &'a str,
+            url: &'a str,
+            commit: &'a str,
+            skills: usize,
+            files: usize,
+            fetched: bool,
+        }
+        Row {
+            source: &self.source,
+            url: &super::location::redacted(&self.locked.url),
+            commit: &self.locked.commit,
+            skills: self.locked.skills_taken().len(),
+            files: self.locked.files.len(),
+            fetched: self.fetched,
+        }
+        .serialize(s)
+    }
 }
 
 /// Verifies each source of `file` as `lock` (which matches it,

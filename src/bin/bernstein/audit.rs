@@ -7,14 +7,11 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{Value, json};
 
-use bernstein_skills::context::Scope;
-use bernstein_skills::{Context, Error, ErrorKind, Result, output::render, text};
+use bernstein_skills::context::{Audit, AuditCheck, AuditOptions};
+use bernstein_skills::{Context, Result, output::render, par, text};
 
-use crate::export::{ExportArgs, Scope as ScopeArg};
 use crate::output;
-use crate::sources::VerifyArgs;
 
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
@@ -41,96 +38,58 @@ Examples:
   bernstein skills audit --json";
 
 pub fn run(args: AuditArgs, ctx: &Context) -> Result<ExitCode> {
-    // The sources first: what the checks below compare with comes from them.
-    let (code, verified) = output::nested(args.json, || {
-        crate::sources::verify(VerifyArgs { json: args.json }, ctx)
+    let audit = ctx.audit(&AuditOptions {
+        jobs: par::default_jobs(),
+        on_wait: Some(&crate::export::waiting),
     })?;
-    if code != ExitCode::SUCCESS {
-        return Ok(code);
+    if audit.spec.stale {
+        crate::global::warn_stale(&audit.spec.path);
     }
-    let layers = ctx.layers_without_sources()?;
-    let Some((file, names)) = ctx.project_targets(&layers)? else {
-        return Err(Error::Refused {
-            kind: ErrorKind::NotFound,
-            path: None,
-            message: format!(
-                "the project names no targets to audit: {} does not exist; `bernstein skills \
-                 sync --target NAME` exports to a target and records it there",
-                text::path(&ctx.paths(&layers).targets)
-            ),
-        });
-    };
-    let spec = crate::global::load_spec(ctx)?;
-    let targets = ctx.targets_in_file(&spec, &file, &names)?;
-    // Each directory once, with every target reading it (`.agents/skills`
-    // for several agents).
-    let places = ctx.target_places_in_file(&targets, &file, Scope::Project)?;
-    let mut checks = Vec::new();
-    let mut differ = 0;
-    for place in &places {
-        let dir = ctx.shown(&place.dir);
-        let target = place.target();
-        let names = place.names();
-        let check = ExportArgs {
-            check: Some(dir.clone()),
-            targets: names.iter().map(|n| (*n).to_owned()).collect(),
-            scope: ScopeArg::Project,
-            json: args.json,
-            extra: true,
-            ..ExportArgs::default()
-        };
-        if !dir.exists() {
-            // Never exported here: everything is missing.
-            differ += 1;
-            let shown = ctx.shown(&dir);
-            if args.json {
-                checks.push(json!({
-                    "dir": shown.display().to_string(),
-                    "target": target.name,
-                    "shared_with": target.shared_with(),
-                    "up_to_date": false,
-                    "missing": true,
-                    "drift": [],
-                }));
-            } else {
-                output::print(&format!(
-                    "missing: {} ({}) was never exported\n",
-                    text::path(&shown),
-                    text::list(names.iter().copied(), false)
-                ));
-            }
-            continue;
-        }
-        let (code, doc) = output::nested(args.json, || crate::export::run(check, ctx))?;
-        if code != ExitCode::SUCCESS {
-            differ += 1;
-        }
-        if let Some(list) = doc.get("checks").and_then(Value::as_array) {
-            checks.extend(list.iter().cloned());
-        }
-    }
-    let ok = differ == 0;
+    output::warn_diagnostics(&audit.warnings);
     if args.json {
-        output::print(&render::to_json(&json!({
-            "up_to_date": ok,
-            "sources": verified.get("sources").cloned().unwrap_or(json!([])),
-            "checks": checks,
-        })));
-    } else if ok {
-        output::print(&format!(
-            "audit: {} match what the lock and the layers give\n",
-            output::count(places.len(), "directory", "directories")
-        ));
+        output::print(&render::to_json(&output::value(&audit)));
     } else {
-        output::print(&format!(
-            "audit: {differ} of {} differ from what the lock and the layers give; \
-             `bernstein skills sync` exports them again (with the flags the lines above name)\n",
-            output::count(places.len(), "directory", "directories")
-        ));
+        print_text(&audit);
     }
-    Ok(if ok {
+    Ok(if audit.up_to_date {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The audit as text: the sources as `verify` prints them, each directory
+/// as `export --check` prints it (a directory never exported in one line),
+/// then a line that sums it up.
+fn print_text(audit: &Audit) {
+    crate::sources::print_verified(&audit.verified);
+    for check in &audit.checks {
+        match check {
+            AuditCheck::Checked(check) => {
+                let places = crate::export::places_once(&check.places);
+                crate::export::print_check(check, &places);
+            }
+            AuditCheck::Missing(missing) => output::print(&format!(
+                "missing: {} ({}) was never exported\n",
+                text::path(&missing.dir),
+                text::list(
+                    std::iter::once(missing.target.as_str())
+                        .chain(missing.shared_with.iter().map(String::as_str)),
+                    false
+                )
+            )),
+        }
+    }
+    let dirs = output::count(audit.checks.len(), "directory", "directories");
+    if audit.up_to_date {
+        output::print(&format!(
+            "audit: {dirs} match what the lock and the layers give\n"
+        ));
+    } else {
+        output::print(&format!(
+            "audit: {} of {dirs} differ from what the lock and the layers give; \
+             `bernstein skills sync` exports them again (with the flags the lines above name)\n",
+            audit.differ()
+        ));
+    }
 }

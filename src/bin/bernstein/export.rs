@@ -8,7 +8,8 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use bernstein_skills::export::{
-    Conflict, ConflictKind, Drift, EntryKind, ExportOptions, Exported, Format,
+    Conflict, ConflictKind, DirCheck, Drift, EntryKind, ExportOptions, Exported, Format,
+    SkillDrift, skill_place,
 };
 use bernstein_skills::source::trust::TrustStore;
 use bernstein_skills::{Error, ErrorKind, Result, output::render, par, text};
@@ -183,7 +184,7 @@ fn options<'a>(
 }
 
 /// Says on stderr that another export holds the directory.
-fn waiting(dir: &Path) {
+pub fn waiting(dir: &Path) {
     output::warn([format!(
         "waiting for another export into {} to finish",
         text::path(dir)
@@ -269,27 +270,31 @@ fn one(
     options: &ExportOptions,
     skills: &bernstein_skills::Skills,
 ) -> Result<(ExitCode, Value)> {
-    // Every layer place that takes part is named with the result, once,
-    // and again when another export takes other layers.
-    let now = crate::global::places(skills.layers());
-    let places = {
-        let mut shown = PLACES_SHOWN.lock().unwrap_or_else(|e| e.into_inner());
-        if shown.as_deref() == Some(now.as_str()) {
-            String::new()
-        } else {
-            *shown = Some(now.clone());
-            now
-        }
-    };
-    let (code, mut doc) = match (&args.check, &args.out) {
+    let places = places_once(skills.layers().dirs());
+    match (&args.check, &args.out) {
         (Some(dir), _) => report_drift(skills, dir, options, args.json, &places),
-        (None, Some(dir)) => export(skills, dir, options, args.json, &places),
+        (None, Some(dir)) => {
+            let (code, mut doc) = export(skills, dir, options, args.json, &places)?;
+            if let Some(doc) = doc.as_object_mut() {
+                doc.insert("layers".into(), layers_taken(skills.layers()));
+            }
+            Ok((code, doc))
+        }
         (None, None) => unreachable!("clap requires --out, --check or --target"),
-    }?;
-    if let Some(doc) = doc.as_object_mut() {
-        doc.insert("layers".into(), layers_taken(skills.layers()));
     }
-    Ok((code, doc))
+}
+
+/// The lines naming every layer place that takes part (`dirs`), to print
+/// with a result: once, and again when another export takes other layers.
+pub fn places_once(dirs: &[bernstein_skills::source::LayerDir]) -> String {
+    let now: String = dirs.iter().map(|d| d.describe() + "\n").collect();
+    let mut shown = PLACES_SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if shown.as_deref() == Some(now.as_str()) {
+        String::new()
+    } else {
+        *shown = Some(now.clone());
+        now
+    }
 }
 
 /// The layers an export takes, base first (`["base", "team"]` into a
@@ -360,13 +365,19 @@ fn shared_with<'a>(options: &'a ExportOptions) -> &'a [String] {
 /// ` (NAME)`, or ` (A, B and C; one directory for all)` for a directory
 /// several targets read, or nothing without a target.
 fn targets_shown(options: &ExportOptions) -> String {
-    match options.target {
+    let target = options.target.map(|t| t.name.as_str());
+    targets_named(target, shared_with(options))
+}
+
+/// [`targets_shown`] of a `target` and the others it is `shared_with`.
+fn targets_named(target: Option<&str>, shared_with: &[String]) -> String {
+    match target {
         None => String::new(),
-        Some(t) if t.shared_with().is_empty() => format!(" ({})", text::escape(&t.name)),
+        Some(t) if shared_with.is_empty() => format!(" ({})", text::escape(t)),
         Some(t) => format!(
             " ({}; one directory for all)",
             text::list(
-                std::iter::once(t.name.as_str()).chain(t.shared_with().iter().map(String::as_str)),
+                std::iter::once(t).chain(shared_with.iter().map(String::as_str)),
                 false
             )
         ),
@@ -513,28 +524,20 @@ impl ExportArgs {
     }
 }
 
-/// ` --target NAME`, ` --format skill`, or nothing for the default.
-fn format_flag(options: &ExportOptions) -> String {
-    match (options.target, options.format) {
-        (Some(t), _) => format!(" --target {}", text::escape(&t.name)),
+/// ` --target NAME`, ` --format skill`, or nothing for the default: what
+/// a check of a directory written for `target` in `format` advises.
+fn format_flag(target: Option<&str>, format: Format) -> String {
+    match (target, format) {
+        (Some(t), _) => format!(" --target {}", text::escape(t)),
         (None, Format::Json) => String::new(),
         (None, Format::Skill) => " --format skill".into(),
     }
 }
 
-/// Where a skill's output lies in `dir` for `format`: the file
-/// `DIR/NAME.json`, or the directory `DIR/NAME`.
-fn skill_place(dir: &Path, format: Format, name: &str) -> PathBuf {
-    match format {
-        Format::Json => dir.join(format!("{name}.json")),
-        Format::Skill => dir.join(name),
-    }
-}
-
-/// A skill's place as a drift names it, each path written by `show`: a
-/// skill directory ends in `/`.
-fn place_shown(dir: &Path, format: Format, name: &str, show: fn(&Path) -> String) -> String {
-    let path = show(&skill_place(dir, format, name));
+/// A skill's place as a drift names it, escaped: a skill directory ends
+/// in `/`.
+fn place_shown(dir: &Path, format: Format, name: &str) -> String {
+    let path = text::path(&skill_place(dir, format, name));
     match format {
         Format::Json => path,
         Format::Skill => format!("{path}/"),
@@ -561,38 +564,6 @@ fn diff_lines(lines: &[String]) -> impl Iterator<Item = String> + '_ {
     lines.iter().map(|l| format!("    {l}"))
 }
 
-/// A drift as JSON: `{"skill", "drift", "file", "what", "diff"}`.
-fn drift_json(dir: &Path, format: Format, name: &str, d: &Drift) -> Value {
-    let place = place_shown(dir, format, name, path_json);
-    let (kind, what, diff): (&str, Option<&str>, &[String]) = match d {
-        Drift::Added => ("added", None, &[]),
-        Drift::Removed => ("removed", None, &[]),
-        Drift::Unmanaged(what) => ("unmanaged", Some(what.words()), &[]),
-        Drift::Changed(lines) => ("changed", None, lines),
-        Drift::HandEdited(lines) => ("hand-edited", None, lines),
-        Drift::HandAdded(lines) => ("hand-added", None, lines),
-        Drift::Unconfirmed(lines) => ("unconfirmed", None, lines),
-        Drift::Extra(what) => ("extra", Some(what.words()), &[]),
-    };
-    json!({"skill": name, "drift": kind, "file": place, "what": what, "diff": diff})
-}
-
-/// What `--check` found, as JSON (docs/json.md).
-fn drift_doc(dir: &Path, options: &ExportOptions, drift: &[(String, Drift)]) -> Value {
-    let format = options.effective_format();
-    json!({
-        "dir": path_json(dir),
-        "format": format_name(options),
-        "target": options.target.map(|t| &t.name),
-        "shared_with": shared_with(options),
-        "up_to_date": drift.is_empty(),
-        "drift": drift
-            .iter()
-            .map(|(name, d)| drift_json(dir, format, name, d))
-            .collect::<Vec<_>>(),
-    })
-}
-
 /// What a drift list holds, counted once for the lines below it.
 #[derive(Default)]
 struct DriftTally {
@@ -614,11 +585,11 @@ impl DriftTally {
     /// Counts `drift`, which comes sorted by name with a skill's kinds
     /// together: per skill, one an export fixes, one holding files only a
     /// person can remove, or one no layer provides.
-    fn of(drift: &[(String, Drift)]) -> Self {
+    fn of(drift: &[SkillDrift]) -> Self {
         let mut tally = Self::default();
-        let hand = |(_, d): &(String, Drift)| matches!(d, Drift::HandAdded(_));
-        for kinds in drift.chunk_by(|a, b| a.0 == b.0) {
-            if kinds.iter().any(|(_, d)| matches!(d, Drift::Extra(_))) {
+        let hand = |d: &SkillDrift| matches!(d.drift, Drift::HandAdded(_));
+        for kinds in drift.chunk_by(|a, b| a.skill == b.skill) {
+            if kinds.iter().any(|d| matches!(d.drift, Drift::Extra(_))) {
                 tally.extras += 1;
                 continue;
             }
@@ -629,8 +600,8 @@ impl DriftTally {
                 tally.hand_added += 1;
             }
         }
-        for (_, d) in drift {
-            match d {
+        for d in drift {
+            match d.drift {
                 Drift::Unmanaged(_) => tally.unmanaged = true,
                 Drift::HandEdited(_) => tally.hand_edited = true,
                 Drift::Unconfirmed(_) => tally.unconfirmed = true,
@@ -644,10 +615,10 @@ impl DriftTally {
 
 /// Appends one drift's line to `out`, and the lines of its diff indented
 /// below it.
-fn drift_entry(out: &mut String, dir: &Path, format: Format, name: &str, d: &Drift) {
-    let place = place_shown(dir, format, name, text::path);
-    let name = text::escape(name);
-    let (line, lines): (String, &[String]) = match d {
+fn drift_entry(out: &mut String, dir: &Path, format: Format, d: &SkillDrift) {
+    let place = text::escape(&d.file);
+    let name = text::escape(&d.skill);
+    let (line, lines): (String, &[String]) = match &d.drift {
         Drift::Added => (format!("added: {name} (no {place})"), &[]),
         Drift::Removed => (format!("removed: {name} ({place} has no skill)"), &[]),
         Drift::Unmanaged(what) => (
@@ -678,7 +649,7 @@ fn drift_entry(out: &mut String, dir: &Path, format: Format, name: &str, d: &Dri
 /// Appends to `out` how many skills drifted and what fixes them: the
 /// command alone fixes what needs no flag; the rest needs the flag its
 /// line names, which is the person's decision.
-fn drift_totals(out: &mut String, tally: &DriftTally, options: &ExportOptions, dir: &Path) {
+fn drift_totals(out: &mut String, tally: &DriftTally, check: &DirCheck) {
     if tally.out_of_date > 0 {
         let with = if tally.unmanaged || tally.hand_edited || tally.unconfirmed {
             " with the flag each line below names"
@@ -688,8 +659,8 @@ fn drift_totals(out: &mut String, tally: &DriftTally, options: &ExportOptions, d
         out.push_str(&format!(
             "{} manifest(s) out of date; run `bernstein skills export{} --out {} --prune`{with}\n",
             tally.out_of_date,
-            format_flag(options),
-            text::path(dir)
+            format_flag(check.target.as_deref(), check.format),
+            text::path(&check.dir)
         ));
     } else if tally.hand_added > 0 {
         out.push_str(&match tally.hand_added {
@@ -751,49 +722,56 @@ fn report_drift(
     json: bool,
     places: &str,
 ) -> Result<(ExitCode, Value)> {
-    let drift = skills.export_drift_with(dir, options)?;
-    let code = if drift.is_empty() {
+    let check = skills.check_export(dir, options)?;
+    let code = if check.up_to_date {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     };
     if json {
-        return Ok((code, drift_doc(dir, options, &drift)));
+        return Ok((code, output::value(&check)));
     }
-    if drift.is_empty() {
+    print_check(&check, places);
+    Ok((code, Value::Null))
+}
+
+/// Prints what a check found, after the layer places (`places`, when
+/// they are to be named): one line per drift followed by the totals and a
+/// note per kind, or that all is up to date.
+pub fn print_check(check: &DirCheck, places: &str) {
+    let dir = &check.dir;
+    if check.up_to_date {
         output::print(&format!(
             "{places}{}{}: all manifests up to date\n",
             text::path(dir),
-            if shared_with(options).is_empty() {
+            if check.shared_with.is_empty() {
                 String::new()
             } else {
-                targets_shown(options)
+                targets_named(check.target.as_deref(), &check.shared_with)
             }
         ));
-        return Ok((code, Value::Null));
+        return;
     }
-    let format = options.effective_format();
     let mut out = places.to_owned();
-    for (name, d) in &drift {
+    for d in &check.drift {
         // Printed as it goes: a directory with 500,000 stale entries is
         // never held as one text.
         if out.len() >= 64 * 1024 {
             output::print(&out);
             out.clear();
         }
-        drift_entry(&mut out, dir, format, name, d);
+        drift_entry(&mut out, dir, check.format, d);
     }
-    let tally = DriftTally::of(&drift);
-    drift_totals(&mut out, &tally, options, dir);
+    let tally = DriftTally::of(&check.drift);
+    drift_totals(&mut out, &tally, check);
     drift_notes(&mut out, &tally);
     output::print(&out);
-    Ok((code, Value::Null))
 }
 
 /// What is at an unmanaged skill's place, in words.
 fn unmanaged_words(dir: &Path, name: &str, format: Format, what: EntryKind) -> String {
     if is_own_kind(format, what) {
-        let place = place_shown(dir, format, name, text::path);
+        let place = place_shown(dir, format, name);
         format!("{place} exists, but export did not write it")
     } else {
         let path = text::path(&skill_place(dir, format, name));

@@ -168,7 +168,7 @@ fn dev_source_tree(exe: Option<&std::path::Path>) -> Option<PathBuf> {
 /// still wins over the one installed with the binary. The fix for each is
 /// in the line: reinstall it, or keep an edited spec where a person's own
 /// choice belongs (the variable), which is never warned about.
-fn warn_stale(path: &std::path::Path) {
+pub fn warn_stale(path: &std::path::Path) {
     use std::sync::atomic::{AtomicBool, Ordering};
     static WARNED: AtomicBool = AtomicBool::new(false);
     if WARNED.swap(true, Ordering::Relaxed) {

@@ -156,6 +156,12 @@ pub fn nested(
     Ok((code, doc))
 }
 
+/// A library report as the JSON value it serialises to (docs/json.md),
+/// for printing with [`bernstein_skills::output::render::to_json`].
+pub fn value(report: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(report).expect("a report serialises to JSON")
+}
+
 /// Runs `f` with what it prints to stdout kept instead, and returns both.
 pub fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
     *CAPTURED.lock().unwrap_or_else(|e| e.into_inner()) = Some(String::new());

@@ -387,57 +387,47 @@ fn found_json(f: &git::Found) -> serde_json::Value {
 }
 
 pub fn verify(args: VerifyArgs, ctx: &Context) -> Result<ExitCode> {
-    let layers = ctx.layers_without_sources()?;
-    let paths = Paths::of(&layers);
-    let Some((file, lock)) = upstream::read_project(&paths, &ctx.policy())? else {
-        if args.json {
-            output::print(&render::to_json(&json!({"sources": []})));
-        } else {
-            output::print(&format!(
-                "no sources: {} does not exist\n",
-                text::path(&paths.sources)
-            ));
-        }
-        return Ok(ExitCode::SUCCESS);
-    };
-    let cache = ctx.require_cache()?;
-    let rows =
-        upstream::verify::verify(&file, &lock, &cache, &upstream::local_base(&layers), &paths)?;
+    let verified = ctx.verify_sources()?;
     if args.json {
-        output::print(&render::to_json(&json!({
-            "sources": rows.iter().map(|r| json!({
-                "source": r.source,
-                "url": redacted(&r.locked.url),
-                "commit": r.locked.commit,
-                "skills": r.locked.skills_taken().len(),
-                "files": r.locked.files.len(),
-                "fetched": r.fetched,
-            })).collect::<Vec<_>>(),
-        })));
+        output::print(&render::to_json(&output::value(&verified)));
     } else {
-        let mut out = String::new();
-        for r in &rows {
-            out.push_str(&format!(
-                "{}: {} skill(s), {} file(s) at {}: {}\n",
-                text::escape(&r.source),
-                r.locked.skills_taken().len(),
-                r.locked.files.len(),
-                r.locked.commit,
-                if r.fetched {
-                    "fetched and verified"
-                } else {
-                    "verified"
-                }
-            ));
-        }
-        out.push_str(&format!(
-            "{} source(s) match {}\n",
-            rows.len(),
-            text::path(&paths.lock)
-        ));
-        output::print(&out);
+        print_verified(&verified);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what `verify` found: a line per source, then the lock they
+/// match (or that there are no sources).
+pub fn print_verified(verified: &upstream::verify::Verification) {
+    let paths = &verified.paths;
+    if !verified.has_sources {
+        output::print(&format!(
+            "no sources: {} does not exist\n",
+            text::path(&paths.sources)
+        ));
+        return;
+    }
+    let mut out = String::new();
+    for r in &verified.sources {
+        out.push_str(&format!(
+            "{}: {} skill(s), {} file(s) at {}: {}\n",
+            text::escape(&r.source),
+            r.locked.skills_taken().len(),
+            r.locked.files.len(),
+            r.locked.commit,
+            if r.fetched {
+                "fetched and verified"
+            } else {
+                "verified"
+            }
+        ));
+    }
+    out.push_str(&format!(
+        "{} source(s) match {}\n",
+        verified.sources.len(),
+        text::path(&paths.lock)
+    ));
+    output::print(&out);
 }
 
 pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {

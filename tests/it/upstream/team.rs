@@ -461,3 +461,57 @@ fn a_project_on_dev_shm_is_read_as_anywhere_else() {
     let audit = alice.run(&project, &["audit"]);
     assert_eq!(audit.code, Some(0), "{audit:#?}");
 }
+
+/// The library's audit is the command's (issue 43): what
+/// `Context::audit` returns, built from the same environment, serialises
+/// to exactly the document `audit --json` prints, up to date and after
+/// every kind of difference, a directory never exported included.
+#[test]
+fn the_librarys_audit_is_what_audit_json_prints() {
+    use bernstein_skills::context::{AuditCheck, AuditOptions, Options};
+    use bernstein_skills::{Context, Env, output::render};
+
+    let sb = Sandbox::new();
+    let up = upstream(&sb);
+    let alice = Machine::new(&sb, "alice");
+    let (project, _) = synced_project(&alice, &up, &["claude-code", "codex"]);
+    // The environment the command runs in (support::Machine::run), and
+    // the source tree's spec a development build uses.
+    let home = alice.home.clone().into_os_string();
+    let mut env = Env::from_vars(
+        |k| (k == "HOME").then(|| home.clone()),
+        Some(project.clone()),
+    );
+    env.source_tree = Some(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .canonicalize()
+            .unwrap(),
+    );
+    let ctx = Context::new(env, Options::default());
+    let same = |code: i32| {
+        let run = alice.run(&project, &["audit", "--json"]);
+        assert_eq!(run.code, Some(code), "{run:#?}");
+        let audit = ctx.audit(&AuditOptions::default()).unwrap();
+        // The same bytes, the sandbox's path named as the run names it.
+        let value = serde_json::to_value(&audit).unwrap();
+        let ours = render::to_json(&value).replace(&sb.path().display().to_string(), "[ROOT]");
+        assert_eq!(ours, run.stdout);
+        crate::it::support::assert_output_schema("audit", &value);
+        audit
+    };
+    let audit = same(0);
+    assert!(audit.up_to_date);
+    assert_eq!(audit.verified.sources.len(), 1);
+    assert_eq!(audit.checks.len(), 2);
+
+    std::fs::write(project.join(".claude/skills/pdf/SKILL.md"), "hand edit\n").unwrap();
+    std::fs::write(project.join(".claude/skills/docx/notes.md"), "hand added\n").unwrap();
+    std::fs::remove_dir_all(project.join(".agents")).unwrap();
+    let audit = same(1);
+    assert!(!audit.up_to_date);
+    assert_eq!(audit.differ(), 2);
+    assert!(
+        matches!(&audit.checks[1], AuditCheck::Missing(m) if m.target == "codex"),
+        "{audit:#?}"
+    );
+}
