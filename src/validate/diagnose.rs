@@ -132,30 +132,46 @@ pub(super) fn diagnose(
     {
         return message;
     }
-    let Some(at) = rule_at(spec, root, pointer) else {
-        return DiagnosticKind::Schema {
+    rule_at(spec, root, pointer)
+        .and_then(|at| {
+            wrong_type(&at, kind, instance).or_else(|| broken_constraint(&at, kind, instance))
+        })
+        .unwrap_or_else(|| DiagnosticKind::Schema {
             message: schema_message(e),
-        };
-    };
-    let (rule, name, index, deeper) = (at.rule, at.path, at.index, at.rest.len() > 1);
-    let wrong = |field: String, expected: String| DiagnosticKind::WrongType {
+        })
+}
+
+/// The rule of a list item inside an OVERRIDE value, if it has one.
+fn override_items(rule: &Field) -> Option<&ValueRule> {
+    match &rule.strategy {
+        Strategy::Override { value } => value.items.as_deref(),
+        _ => None,
+    }
+}
+
+/// `field` under `rule` is `instance`, where `expected` was.
+fn wrong(rule: &Field, instance: &Value, field: String, expected: String) -> DiagnosticKind {
+    DiagnosticKind::WrongType {
         found: yaml11_boolean(&expected, instance).unwrap_or_else(|| describe(instance).into()),
         field,
         strategy: rule.strategy.name().into(),
         expected,
-    };
-    let keys_list = |keys: &[String]| list(keys.iter().map(String::as_str), false);
-    // The rule of a list item inside an OVERRIDE value, if it has one.
-    let override_items = match &rule.strategy {
-        Strategy::Override { value } => value.items.as_deref(),
-        _ => None,
-    };
-    let or_schema = |k: Option<DiagnosticKind>| {
-        k.unwrap_or_else(|| DiagnosticKind::Schema {
-            message: schema_message(e),
-        })
-    };
-    match (&rule.strategy, index, deeper, kind) {
+    }
+}
+
+/// A KEYED_REPLACE rule's key fields, as a sentence lists them.
+fn keys_list(keys: &[String]) -> String {
+    list(keys.iter().map(String::as_str), false)
+}
+
+/// A value whose type the rule at `at` does not take (a field, an item of
+/// a list, an entry of a keyed list), with the type it takes; `None` for
+/// any other error.
+fn wrong_type(at: &RuleAt<'_>, kind: &K, instance: &Value) -> Option<DiagnosticKind> {
+    let (rule, name, index, deeper) = (at.rule, at.path.clone(), at.index, at.rest.len() > 1);
+    let wrong = |field: String, expected: String| wrong(rule, instance, field, expected);
+    let override_items = override_items(rule);
+    Some(match (&rule.strategy, index, deeper, kind) {
         (Strategy::Override { value }, None, _, K::Type { .. }) => wrong(name, value.phrase()),
         // A value of several types with no branch of its own type (see
         // `own_branch`): the type is what is wrong.
@@ -186,50 +202,64 @@ pub(super) fn diagnose(
                 crate::spec::Unkeyed::Refuse => format!("a mapping with a {}", keys_list(keys)),
             },
         ),
-        (Strategy::KeyedReplace { keys, .. }, Some(i), false, K::AnyOf { .. }) => match instance {
-            Value::Object(entry) => match keys.iter().find_map(|k| entry.get_key_value(k.as_str()))
-            {
-                // It has a key, whose value cannot be one: say that, not
-                // that the key is missing.
-                Some((k, v)) if !matches!(v, Value::String(s) if !s.is_empty()) => {
-                    DiagnosticKind::WrongType {
-                        field: format!("{name}[{i}].{k}"),
-                        strategy: rule.strategy.name().into(),
-                        expected: "a non-empty string, the entry's key".into(),
-                        found: match v {
-                            Value::String(_) => "an empty string".into(),
-                            v => describe(v).into(),
-                        },
-                    }
-                }
-                _ => DiagnosticKind::MissingKey {
-                    field: name,
-                    index: i,
-                    keys: keys.clone(),
-                    suggestion: entry
-                        .keys()
-                        .find_map(|k| did_you_mean(k, keys.iter().map(String::as_str))),
-                },
-            },
-            _ => wrong(
-                format!("{name}[{i}]"),
-                format!("a non-empty name or a mapping with a {}", keys_list(keys)),
-            ),
-        },
+        (Strategy::KeyedReplace { keys, .. }, Some(i), false, K::AnyOf { .. }) => {
+            keyed_entry(at, i, keys, instance)
+        }
         (Strategy::DeepMerge { .. }, None, _, K::Type { .. }) => wrong(name, "a mapping".into()),
-        (Strategy::Override { value }, None, _, kind) => {
-            or_schema(constraint(name, value, kind, instance))
+        _ => return None,
+    })
+}
+
+/// Entry `i` of a keyed list (the rule at `at`, key fields `keys`) that
+/// fits none of its forms: a key whose value cannot be one (said, not that
+/// the key is missing), a mapping with no key (and the key it may have
+/// meant), or neither a name nor a mapping.
+fn keyed_entry(at: &RuleAt<'_>, i: usize, keys: &[String], instance: &Value) -> DiagnosticKind {
+    let (rule, name) = (at.rule, &at.path);
+    let Value::Object(entry) = instance else {
+        return wrong(
+            rule,
+            instance,
+            format!("{name}[{i}]"),
+            format!("a non-empty name or a mapping with a {}", keys_list(keys)),
+        );
+    };
+    match keys.iter().find_map(|k| entry.get_key_value(k.as_str())) {
+        Some((k, v)) if !matches!(v, Value::String(s) if !s.is_empty()) => {
+            DiagnosticKind::WrongType {
+                field: format!("{name}[{i}].{k}"),
+                strategy: rule.strategy.name().into(),
+                expected: "a non-empty string, the entry's key".into(),
+                found: match v {
+                    Value::String(_) => "an empty string".into(),
+                    v => describe(v).into(),
+                },
+            }
         }
-        (Strategy::Override { .. }, Some(i), false, kind) if override_items.is_some() => or_schema(
-            override_items
-                .and_then(|items| constraint(format!("{name}[{i}]"), items, kind, instance)),
-        ),
-        (Strategy::Append { items, .. }, Some(i), false, kind) => {
-            or_schema(constraint(format!("{name}[{i}]"), items, kind, instance))
-        }
-        _ => DiagnosticKind::Schema {
-            message: schema_message(e),
+        _ => DiagnosticKind::MissingKey {
+            field: name.clone(),
+            index: i,
+            keys: keys.to_vec(),
+            suggestion: entry
+                .keys()
+                .find_map(|k| did_you_mean(k, keys.iter().map(String::as_str))),
         },
+    }
+}
+
+/// A value that breaks a constraint of the rule at `at` (an OVERRIDE
+/// value, an item of one, an item of an APPEND list), in the spec's words;
+/// `None` for any other error.
+fn broken_constraint(at: &RuleAt<'_>, kind: &K, instance: &Value) -> Option<DiagnosticKind> {
+    let (rule, name, index, deeper) = (at.rule, at.path.clone(), at.index, at.rest.len() > 1);
+    match (&rule.strategy, index, deeper) {
+        (Strategy::Override { value }, None, _) => constraint(name, value, kind, instance),
+        (Strategy::Override { .. }, Some(i), false) => override_items(rule)
+            .and_then(|items| constraint(format!("{name}[{i}]"), items, kind, instance)),
+        (Strategy::Append { items, .. }, Some(i), false) => {
+            constraint(format!("{name}[{i}]"), items, kind, instance)
+        }
+        _ => None,
     }
 }
 
