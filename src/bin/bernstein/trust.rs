@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 
-use bernstein_skills::source::trust::{Snapshot, TrustState};
+use bernstein_skills::source::Project;
+use bernstein_skills::source::trust::{Snapshot, TrustState, TrustStore};
 use bernstein_skills::{Error, ErrorKind, Result, output::render, text};
 
 use crate::output;
@@ -50,24 +51,7 @@ Examples:
 pub fn run(args: TrustArgs, ctx: &Context) -> Result<ExitCode> {
     let store = ctx.trust_store();
     if args.list {
-        let trusted = store.list()?;
-        if args.json {
-            output::print(&render::to_json(&json!({
-                "trust_file": store.file().map(|p| p.display().to_string()),
-                "trusted": trusted
-                    .iter()
-                    .map(|p| json!({"dir": p.display().to_string()}))
-                    .collect::<Vec<_>>(),
-            })));
-        } else {
-            let mut out: String = trusted
-                .iter()
-                .map(|p| format!("{}\n", text::path(p)))
-                .collect();
-            out.push_str(&format!("{} trusted project layer(s)\n", trusted.len()));
-            output::print(&out);
-        }
-        return Ok(ExitCode::SUCCESS);
+        return list(&store, args.json);
     }
     let layers = crate::global::layers(ctx)?;
     let Some((project, cwd)) = layers.project() else {
@@ -88,21 +72,8 @@ pub fn run(args: TrustArgs, ctx: &Context) -> Result<ExitCode> {
         &project.dir,
         Some(cwd),
     ));
-    let layer_shown = team.path.clone();
     if args.revoke {
-        let was = store.revoke(project)?;
-        if args.json {
-            output::print(&render::to_json(&json!({
-                "layer": "team",
-                "dir": project.layer.display().to_string(),
-                "revoked": was,
-            })));
-        } else if was {
-            output::print(&format!("no longer trusted: {shown}\n"));
-        } else {
-            output::print(&format!("{shown} was not trusted\n"));
-        }
-        return Ok(ExitCode::SUCCESS);
+        return revoke(&store, project, &shown, args.json);
     }
     let now = Snapshot::of_project(project, team.root.as_deref(), Some(cwd))?;
     let files = now.files.len();
@@ -111,6 +82,7 @@ pub fn run(args: TrustArgs, ctx: &Context) -> Result<ExitCode> {
     } else {
         (store.trust(project, now)?, true)
     };
+    let ok = trusted || state == TrustState::Trusted;
     let changes = match &state {
         TrustState::Changed(c) => c.as_slice(),
         _ => &[],
@@ -126,34 +98,86 @@ pub fn run(args: TrustArgs, ctx: &Context) -> Result<ExitCode> {
                 TrustState::Untrusted => "untrusted",
                 TrustState::Changed(_) => "changed",
             },
-            "trusted": trusted || state == TrustState::Trusted,
+            "trusted": ok,
             "changes": changes,
         })));
     } else {
         let mut out = String::new();
         for c in changes {
-            out.push_str(&format!("    {}: {}\n", c.label(), c.shown(&layer_shown)));
+            out.push_str(&format!("    {}: {}\n", c.label(), c.shown(&team.path)));
         }
-        let head = match (&state, trusted) {
-            (TrustState::Trusted, _) => format!("{shown} is trusted as it is ({files} file(s))\n"),
-            (TrustState::Untrusted, false) => format!(
-                "{shown} is not trusted ({files} file(s)); review it, then run `bernstein skills trust`\n"
-            ),
-            (TrustState::Changed(c), false) => format!(
-                "{shown} changed in {} file(s) since you trusted it:\n{out}review the changes, then run `bernstein skills trust`\n",
-                c.len()
-            ),
-            (TrustState::Untrusted, true) => format!("trusted {shown} ({files} file(s))\n"),
-            (TrustState::Changed(c), true) => format!(
-                "trusted {shown} ({files} file(s)), with {} change(s) since you last trusted it:\n{out}",
-                c.len()
-            ),
-        };
-        output::print(&head);
+        output::print(&state_words(&state, trusted, &shown, files, &out));
     }
-    Ok(if trusted || state == TrustState::Trusted {
+    Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `trust --list`: every trusted project layer, and how many.
+fn list(store: &TrustStore, json: bool) -> Result<ExitCode> {
+    let trusted = store.list()?;
+    if json {
+        output::print(&render::to_json(&json!({
+            "trust_file": store.file().map(|p| p.display().to_string()),
+            "trusted": trusted
+                .iter()
+                .map(|p| json!({"dir": p.display().to_string()}))
+                .collect::<Vec<_>>(),
+        })));
+    } else {
+        let mut out: String = trusted
+            .iter()
+            .map(|p| format!("{}\n", text::path(p)))
+            .collect();
+        out.push_str(&format!("{} trusted project layer(s)\n", trusted.len()));
+        output::print(&out);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `trust --revoke`: forgets the trust in `project` (`shown` as the person
+/// names it from here), and says whether there was any.
+fn revoke(store: &TrustStore, project: &Project, shown: &str, json: bool) -> Result<ExitCode> {
+    let was = store.revoke(project)?;
+    if json {
+        output::print(&render::to_json(&json!({
+            "layer": "team",
+            "dir": project.layer.display().to_string(),
+            "revoked": was,
+        })));
+    } else if was {
+        output::print(&format!("no longer trusted: {shown}\n"));
+    } else {
+        output::print(&format!("{shown} was not trusted\n"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `trust` (`trusted`: it trusted the layer now) or `trust --status`
+/// says of the layer (`shown`, `files` files) that was in `state`; `changes`
+/// lists what changed since it was trusted, a line each.
+fn state_words(
+    state: &TrustState,
+    trusted: bool,
+    shown: &str,
+    files: usize,
+    changes: &str,
+) -> String {
+    match (state, trusted) {
+        (TrustState::Trusted, _) => format!("{shown} is trusted as it is ({files} file(s))\n"),
+        (TrustState::Untrusted, false) => format!(
+            "{shown} is not trusted ({files} file(s)); review it, then run `bernstein skills trust`\n"
+        ),
+        (TrustState::Changed(c), false) => format!(
+            "{shown} changed in {} file(s) since you trusted it:\n{changes}review the changes, then run `bernstein skills trust`\n",
+            c.len()
+        ),
+        (TrustState::Untrusted, true) => format!("trusted {shown} ({files} file(s))\n"),
+        (TrustState::Changed(c), true) => format!(
+            "trusted {shown} ({files} file(s)), with {} change(s) since you last trusted it:\n{changes}",
+            c.len()
+        ),
+    }
 }
