@@ -24,6 +24,7 @@ use crate::beneath::walk::{MAX_DEPTH, Tree, Unlisted};
 use crate::beneath::write::NewTree;
 use crate::digest::Digest;
 use crate::error::{Error, ErrorKind, Result};
+use crate::source::Root;
 use crate::source::files::FileLimits;
 
 /// Where fetched sources are kept.
@@ -236,7 +237,7 @@ impl Cache {
     ) -> std::result::Result<EntryFiles, String> {
         let dir = self.dir_of(name, locked);
         let boundary = crate::source::confine::Boundary::default();
-        match crate::source::Root::open(&dir, &boundary) {
+        match Root::open(&dir, &boundary) {
             Ok(Some(root)) => Ok(EntryFiles { root, dir }),
             Ok(None) => Err("cannot read: it is not in the cache".into()),
             Err(r) => Err(r.describe(&dir)),
@@ -265,111 +266,15 @@ impl Cache {
     /// names.
     pub fn problems(&self, name: &str, locked: &LockedSource) -> Vec<Problem> {
         let dir = self.dir_of(name, locked);
-        let other = |path: PathBuf, message: &str| Problem::Other {
-            dir: dir.clone(),
-            file: path
-                .strip_prefix(&dir)
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            message: message.to_owned(),
+        let root = match Root::open(&dir, &crate::source::confine::Boundary::default()) {
+            Ok(Some(root)) => root,
+            Ok(None) => return vec![Problem::Missing { dir }],
+            Err(r) => return vec![other(&dir, dir.clone(), &r.describe(&dir))],
         };
-        let root =
-            match crate::source::Root::open(&dir, &crate::source::confine::Boundary::default()) {
-                Ok(Some(root)) => root,
-                Ok(None) => return vec![Problem::Missing { dir }],
-                Err(r) => return vec![other(dir.clone(), &r.describe(&dir))],
-            };
         let mut out = Vec::new();
-        let max = FileLimits::default().max_total_bytes;
-        for (file, digest) in &locked.files {
-            if out.len() >= MAX_PROBLEMS {
-                return out;
-            }
-            let path = dir.join(file);
-            let bytes = match root.read(Path::new(file), max) {
-                Ok(b) => b,
-                Err(r) => {
-                    out.push(other(path.clone(), &r.describe(&path, "cache")));
-                    continue;
-                }
-            };
-            let found = Digest::of(&bytes);
-            if Digest::parse(digest) != Some(found) {
-                out.push(Problem::Mismatch {
-                    dir: dir.clone(),
-                    file: file.clone(),
-                    locked: digest.clone(),
-                    found,
-                });
-                continue;
-            }
-            match root.metadata(Path::new(file)) {
-                Err(r) => out.push(other(path.clone(), &r.describe(&path, "cache"))),
-                Ok(meta) if meta.executable != locked.executable.contains(file) => {
-                    out.push(other(path, "its execute bit is not what the lock says"));
-                }
-                Ok(_) => {}
-            }
-        }
-        // Nothing more: a file planted in the entry would reach the base
-        // layer unverified.
-        let locked_dirs: BTreeSet<PathBuf> = locked
-            .files
-            .keys()
-            .flat_map(|f| {
-                Path::new(f)
-                    .ancestors()
-                    .skip(1)
-                    .map(Path::to_path_buf)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        // Breadth first, each directory's entries by name: the same list on
-        // every machine. Bounded by the entries the lock names (and the
-        // problems reported), and by the depth of the cache's walks.
-        let budget = locked.files.len() + locked_dirs.len() + MAX_PROBLEMS;
-        let mut tree = Tree::new(root.fd(), budget, MAX_DEPTH);
-        while let Some((rel, listed)) = tree.next_dir() {
-            if out.len() >= MAX_PROBLEMS {
-                break;
-            }
-            let names = match listed {
-                Ok(names) => names,
-                Err(Unlisted::TooMany) => {
-                    out.push(other(
-                        dir.join(&rel),
-                        "holds more entries than the lock names",
-                    ));
-                    break;
-                }
-                Err(Unlisted::TooDeep) => {
-                    out.push(other(
-                        dir.join(&rel),
-                        &format!("is nested deeper than {MAX_DEPTH} directories"),
-                    ));
-                    continue;
-                }
-                Err(Unlisted::Io(e)) => {
-                    out.push(other(dir.join(&rel), &format!("cannot list: {e}")));
-                    continue;
-                }
-            };
-            for (name, kind) in names {
-                let r = rel.join(name);
-                let known_file = r.to_str().is_some_and(|s| locked.files.contains_key(s));
-                if known_file && kind == EntryKind::File {
-                    continue;
-                }
-                if kind == EntryKind::Dir && locked_dirs.contains(&r) {
-                    tree.descend(r);
-                    continue;
-                }
-                // A locked file that is not a regular file was reported
-                // when it was read.
-                if !known_file {
-                    out.push(other(dir.join(&r), "is not in the lock"));
-                }
-            }
+        locked_file_problems(&root, &dir, locked, &mut out);
+        if out.len() < MAX_PROBLEMS {
+            unlocked_entries(&root, &dir, locked, &mut out);
         }
         out.truncate(MAX_PROBLEMS);
         out
@@ -460,6 +365,125 @@ impl Cache {
                 Ok(dir)
             }
             Err(e) => Err(write_fail(&dir, e)),
+        }
+    }
+}
+
+/// A problem of `path` in the entry at `dir` other than a digest's.
+fn other(dir: &Path, path: PathBuf, message: &str) -> Problem {
+    Problem::Other {
+        dir: dir.to_path_buf(),
+        file: path
+            .strip_prefix(dir)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        message: message.to_owned(),
+    }
+}
+
+/// Pushes onto `out` the problems of the files the lock names, in its
+/// order, until there are [`MAX_PROBLEMS`]: a file that cannot be read
+/// beneath the entry (`root`, at `dir`), a digest that differs, an execute
+/// bit that is not the lock's.
+fn locked_file_problems(root: &Root, dir: &Path, locked: &LockedSource, out: &mut Vec<Problem>) {
+    let max = FileLimits::default().max_total_bytes;
+    for (file, digest) in &locked.files {
+        if out.len() >= MAX_PROBLEMS {
+            return;
+        }
+        let path = dir.join(file);
+        let bytes = match root.read(Path::new(file), max) {
+            Ok(b) => b,
+            Err(r) => {
+                out.push(other(dir, path.clone(), &r.describe(&path, "cache")));
+                continue;
+            }
+        };
+        let found = Digest::of(&bytes);
+        if Digest::parse(digest) != Some(found) {
+            out.push(Problem::Mismatch {
+                dir: dir.to_path_buf(),
+                file: file.clone(),
+                locked: digest.clone(),
+                found,
+            });
+            continue;
+        }
+        match root.metadata(Path::new(file)) {
+            Err(r) => out.push(other(dir, path.clone(), &r.describe(&path, "cache"))),
+            Ok(meta) if meta.executable != locked.executable.contains(file) => {
+                out.push(other(
+                    dir,
+                    path,
+                    "its execute bit is not what the lock says",
+                ));
+            }
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Pushes onto `out` what the entry (`root`, at `dir`) holds that the lock
+/// does not name: a file planted there would reach the base layer
+/// unverified. Breadth first, each directory's entries by name: the same
+/// list on every machine. Bounded by the entries the lock names (and the
+/// problems reported), and by the depth of the cache's walks.
+fn unlocked_entries(root: &Root, dir: &Path, locked: &LockedSource, out: &mut Vec<Problem>) {
+    let locked_dirs: BTreeSet<PathBuf> = locked
+        .files
+        .keys()
+        .flat_map(|f| {
+            Path::new(f)
+                .ancestors()
+                .skip(1)
+                .map(Path::to_path_buf)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let budget = locked.files.len() + locked_dirs.len() + MAX_PROBLEMS;
+    let mut tree = Tree::new(root.fd(), budget, MAX_DEPTH);
+    while let Some((rel, listed)) = tree.next_dir() {
+        if out.len() >= MAX_PROBLEMS {
+            break;
+        }
+        let names = match listed {
+            Ok(names) => names,
+            Err(Unlisted::TooMany) => {
+                out.push(other(
+                    dir,
+                    dir.join(&rel),
+                    "holds more entries than the lock names",
+                ));
+                break;
+            }
+            Err(Unlisted::TooDeep) => {
+                out.push(other(
+                    dir,
+                    dir.join(&rel),
+                    &format!("is nested deeper than {MAX_DEPTH} directories"),
+                ));
+                continue;
+            }
+            Err(Unlisted::Io(e)) => {
+                out.push(other(dir, dir.join(&rel), &format!("cannot list: {e}")));
+                continue;
+            }
+        };
+        for (name, kind) in names {
+            let r = rel.join(name);
+            let known_file = r.to_str().is_some_and(|s| locked.files.contains_key(s));
+            if known_file && kind == EntryKind::File {
+                continue;
+            }
+            if kind == EntryKind::Dir && locked_dirs.contains(&r) {
+                tree.descend(r);
+                continue;
+            }
+            // A locked file that is not a regular file was reported when
+            // it was read.
+            if !known_file {
+                out.push(other(dir, dir.join(&r), "is not in the lock"));
+            }
         }
     }
 }
