@@ -139,6 +139,23 @@ impl Marketplace {
     /// another repository, or names a path that is not confined to the
     /// repository.
     pub fn plugin(&self, name: &str) -> Result<Plugin, String> {
+        let entry = self.entry(name)?;
+        let root = self.plugin_dir(name, entry)?;
+        let skills = match self.written_skills(name, entry)? {
+            None => None,
+            Some(paths) => Some(self.skill_paths(name, &root, paths)?),
+        };
+        Ok(Plugin {
+            name: name.to_owned(),
+            root,
+            skills,
+        })
+    }
+
+    /// Plugin `name`'s entry in the file; refused when the file does not
+    /// declare it (naming those it does, and the one meant when a name is
+    /// near), or declares it twice.
+    fn entry(&self, name: &str) -> Result<&Value, String> {
         let found = self
             .by_name
             .get(name)
@@ -158,95 +175,114 @@ impl Marketplace {
                 }
             ));
         };
-        let shown = crate::text::escape(name);
         if count > 1 {
             return Err(format!(
-                "{}: plugin '{shown}' is declared twice; refused, as it cannot be told which is meant",
-                located(&self.text, None, name)
+                "{}: plugin '{}' is declared twice; refused, as it cannot be told which is meant",
+                located(&self.text, None, name),
+                crate::text::escape(name)
             ));
         }
-        let here = |value: &str| located(&self.text, Some(name), value);
-        let root = match entry.get("source") {
-            None | Some(Value::Null) => self.plugin_root.clone().unwrap_or_default(),
+        Ok(entry)
+    }
+
+    /// Where `value` is written in plugin `name`'s entry, as an error
+    /// starts: `FILE:LINE:COLUMN`.
+    fn here(&self, name: &str, value: &str) -> String {
+        located(&self.text, Some(name), value)
+    }
+
+    /// The directory of plugin `name` (its `entry`'s `source`), from the
+    /// top of the repository: the file's `pluginRoot` without one, and a
+    /// source not written `./...` is below that root. Refused for a path
+    /// that leaves the repository and for a source in another repository.
+    fn plugin_dir(&self, name: &str, entry: &Value) -> Result<String, String> {
+        let shown = crate::text::escape(name);
+        match entry.get("source") {
+            None | Some(Value::Null) => Ok(self.plugin_root.clone().unwrap_or_default()),
             Some(Value::String(s)) => {
                 let dir = inside(s).map_err(|m| {
                     format!(
                         "{}: plugin '{shown}': source '{}': {m}",
-                        here(s),
+                        self.here(name, s),
                         crate::text::escape(s)
                     )
                 })?;
-                match &self.plugin_root {
+                Ok(match &self.plugin_root {
                     Some(base) if !s.starts_with("./") => join(base, &dir),
                     _ => dir,
-                }
+                })
             }
-            Some(other) => {
-                return Err(format!(
-                    "{}: plugin '{shown}' comes from another repository ({}): a source takes skills from its own repository only; add that repository as a source of its own",
-                    here(name),
-                    crate::text::json_excerpt(other, crate::text::EXCERPT_CHARS)
-                ));
-            }
+            Some(other) => Err(format!(
+                "{}: plugin '{shown}' comes from another repository ({}): a source takes skills from its own repository only; add that repository as a source of its own",
+                self.here(name, name),
+                crate::text::json_excerpt(other, crate::text::EXCERPT_CHARS)
+            )),
+        }
+    }
+
+    /// The paths plugin `name`'s `entry` lists under `skills`, as written
+    /// (`None`: it lists none); refused for anything but a path or a list
+    /// of at most [`MAX_PATHS`] paths.
+    fn written_skills<'e>(
+        &self,
+        name: &str,
+        entry: &'e Value,
+    ) -> Result<Option<Vec<&'e str>>, String> {
+        let shown = crate::text::escape(name);
+        let not_paths = || {
+            format!(
+                "{}: plugin '{shown}': skills: not a path or a list of paths",
+                self.here(name, name)
+            )
         };
-        let written: Option<Vec<&str>> = match entry.get("skills") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(vec![s.as_str()]),
-            Some(Value::Array(items)) => Some(
-                items
-                    .iter()
-                    .map(Value::as_str)
-                    .collect::<Option<Vec<&str>>>()
-                    .ok_or_else(|| {
-                        format!(
-                            "{}: plugin '{shown}': skills: not a path or a list of paths",
-                            here(name)
-                        )
-                    })?,
-            ),
-            Some(_) => {
-                return Err(format!(
-                    "{}: plugin '{shown}': skills: not a path or a list of paths",
-                    here(name)
-                ));
-            }
+        let paths = match entry.get("skills") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::String(s)) => vec![s.as_str()],
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(Value::as_str)
+                .collect::<Option<Vec<&str>>>()
+                .ok_or_else(not_paths)?,
+            Some(_) => return Err(not_paths()),
         };
-        let skills = match written {
-            None => None,
-            Some(paths) if paths.len() > MAX_PATHS => {
-                return Err(format!(
-                    "{}: plugin '{shown}': skills: more than {MAX_PATHS} paths",
-                    here(name)
-                ));
-            }
-            Some(paths) => Some({
-                // The paths are written in this order: each is looked for
-                // after the one before, in one pass over the text.
-                let mut finder = Finder::after(&self.text, name);
-                paths
-                    .into_iter()
-                    .map(|p| {
-                        let dir = inside(p).map_err(|m| {
-                            format!(
-                                "{}: plugin '{shown}': skills: '{}': {m}",
-                                here(p),
-                                crate::text::escape(p)
-                            )
-                        })?;
-                        Ok(SkillPath {
-                            written: p.to_owned(),
-                            dir: join(&root, &dir),
-                            at: finder.next(p),
-                        })
-                    })
-                    .collect::<Result<Vec<_>, String>>()?
-            }),
-        };
-        Ok(Plugin {
-            name: name.to_owned(),
-            root,
-            skills,
-        })
+        if paths.len() > MAX_PATHS {
+            return Err(format!(
+                "{}: plugin '{shown}': skills: more than {MAX_PATHS} paths",
+                self.here(name, name)
+            ));
+        }
+        Ok(Some(paths))
+    }
+
+    /// Plugin `name`'s skill paths, each as the directory it names below
+    /// the plugin's `root` and where it is written; refused for a path not
+    /// confined to the repository. The paths are written in this order:
+    /// each is looked for after the one before, in one pass over the text.
+    fn skill_paths(
+        &self,
+        name: &str,
+        root: &str,
+        paths: Vec<&str>,
+    ) -> Result<Vec<SkillPath>, String> {
+        let shown = crate::text::escape(name);
+        let mut finder = Finder::after(&self.text, name);
+        paths
+            .into_iter()
+            .map(|p| {
+                let dir = inside(p).map_err(|m| {
+                    format!(
+                        "{}: plugin '{shown}': skills: '{}': {m}",
+                        self.here(name, p),
+                        crate::text::escape(p)
+                    )
+                })?;
+                Ok(SkillPath {
+                    written: p.to_owned(),
+                    dir: join(root, &dir),
+                    at: finder.next(p),
+                })
+            })
+            .collect()
     }
 }
 
