@@ -527,64 +527,22 @@ impl Skills {
     /// failed to resolve).
     fn export_new(
         &self,
-        mut out: OutDir,
+        out: OutDir,
         catalog: &[(String, Vec<Located>)],
         prelude: Vec<Diagnostic>,
         options: &ExportOptions,
     ) -> Result<Exported> {
         let format = options.effective_format();
-        // Once a write fails (a full disk), or a skill fails and all must
-        // succeed, writing more is pointless: the others are still
-        // resolved, to report every broken one.
-        let stop = AtomicBool::new(false);
-        let io_failed = AtomicBool::new(false);
-        // One small result per skill (errors boxed): with 100,000 skills
-        // the results are held three times over while the workers' parts
-        // are put back in order. `Ok(None)`: not written.
-        let write_new = |name: &str, located: &[Located], made: Result<Made>| {
-            let failed = |e| {
-                if !options.keep_going {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                Box::new(e)
-            };
-            let Made {
-                files,
-                resolved,
-                walked,
-            } = made.map_err(failed)?;
-            // Switched off, or an orphan: nothing to write.
-            let Some(files) = files.map_err(failed)? else {
-                let warnings = self.left_out_warnings(name, located, &resolved, options);
-                return Ok(Some((None, warnings)));
-            };
-            if stop.load(Ordering::Relaxed) {
-                return Ok(None);
-            }
-            let mut entry = Vec::with_capacity(files.len());
-            for f in &files {
-                if let Err(source) = out.write(&f.rel, &f.bytes, f.executable, false) {
-                    stop.store(true, Ordering::Relaxed);
-                    io_failed.store(true, Ordering::Relaxed);
-                    return Err(Box::new(Error::Write {
-                        path: out.shown(&f.rel),
-                        source,
-                    }));
-                }
-                entry.push((f.rel.clone(), f.record()));
-            }
-            let walked = walked.as_deref();
-            let warnings = self.export_warnings(options, true, name, located, &resolved, walked);
-            Ok(Some((Some(SkillRecord::new(entry)), warnings)))
-        };
+        let halt = Halt::default();
         let results = crate::par::map(catalog, options.jobs, |(name, located)| {
             let made = rendered::made_for(self, name, located, format, options.target);
             let problems = self.strict_report(name, located, &made, options);
             if !problems.is_empty() {
                 // Refused under `strict`: nothing more is written.
-                stop.store(true, Ordering::Relaxed);
+                halt.stop.store(true, Ordering::Relaxed);
             }
-            (write_new(name, located, made), problems)
+            let written = self.write_new(&out, name, located, made, options, &halt);
+            (written, problems)
         });
         // Dropped on refusal, the staging directory goes.
         let (results, problems): (Vec<_>, Vec<_>) = results.into_iter().unzip();
@@ -608,8 +566,8 @@ impl Skills {
                 Err(e) => report.failed.push(*e),
             }
         }
-        let whole =
-            !io_failed.load(Ordering::Relaxed) && (report.failed.is_empty() || options.keep_going);
+        let whole = !halt.io_failed.load(Ordering::Relaxed)
+            && (report.failed.is_empty() || options.keep_going);
         if !whole {
             // Whole or not at all: dropped, the staging directory goes.
             drop(out);
@@ -618,6 +576,70 @@ impl Skills {
             report.warnings.clear();
             return Ok(report);
         }
+        self.put_new_in_place(out, record, options)?;
+        Ok(report)
+    }
+
+    /// Writes skill `name`'s files (`made`) into the new directory's
+    /// staging directory `out`, and returns its record entry and warnings;
+    /// for a skill switched off or an orphan, only its warnings; `None`
+    /// once `halt` says writing more is pointless. A failure to make the
+    /// skill halts the rest unless `keep_going`; a failed write halts it
+    /// always.
+    fn write_new(
+        &self,
+        out: &OutDir,
+        name: &str,
+        located: &[Located],
+        made: Result<Made>,
+        options: &ExportOptions,
+        halt: &Halt,
+    ) -> NewSkill {
+        let failed = |e| {
+            if !options.keep_going {
+                halt.stop.store(true, Ordering::Relaxed);
+            }
+            Box::new(e)
+        };
+        let Made {
+            files,
+            resolved,
+            walked,
+        } = made.map_err(failed)?;
+        // Switched off, or an orphan: nothing to write.
+        let Some(files) = files.map_err(failed)? else {
+            let warnings = self.left_out_warnings(name, located, &resolved, options);
+            return Ok(Some((None, warnings)));
+        };
+        if halt.stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let mut entry = Vec::with_capacity(files.len());
+        for f in &files {
+            if let Err(source) = out.write(&f.rel, &f.bytes, f.executable, false) {
+                halt.stop.store(true, Ordering::Relaxed);
+                halt.io_failed.store(true, Ordering::Relaxed);
+                return Err(Box::new(Error::Write {
+                    path: out.shown(&f.rel),
+                    source,
+                }));
+            }
+            entry.push((f.rel.clone(), f.record()));
+        }
+        let walked = walked.as_deref();
+        let warnings = self.export_warnings(options, true, name, located, &resolved, walked);
+        Ok(Some((Some(SkillRecord::new(entry)), warnings)))
+    }
+
+    /// Writes `record` into the staging directory `out`, puts the new
+    /// directory in place, and records in the ledger that export here
+    /// wrote every file the record lists.
+    fn put_new_in_place(
+        &self,
+        mut out: OutDir,
+        record: Record,
+        options: &ExportOptions,
+    ) -> Result<()> {
         let spec_sha = self.spec().sha256();
         out.write_with(RECORD_NAME, false, false, |w| {
             record.write_capped(w, &spec_sha, &BTreeMap::new())
@@ -627,10 +649,9 @@ impl Skills {
             source,
         })?;
         out.put_in_place()?;
-        // Export here wrote every file the record lists.
         let mut ledger = Ledger::replacing(options.state_dir, &out, record);
         ledger.write(&spec_sha, &BTreeMap::new())?;
-        Ok(report)
+        Ok(())
     }
 
     /// Compares `dir`'s manifests with the effective skills; see
@@ -699,6 +720,23 @@ impl Skills {
         check.run(&self.layers().catalog())
     }
 }
+
+/// Why a new directory's export writes no more: once a write fails (a full
+/// disk), or a skill fails and all must succeed, writing more is
+/// pointless; the others are still resolved, to report every broken one.
+#[derive(Default)]
+struct Halt {
+    /// Write nothing more.
+    stop: AtomicBool,
+    /// A write failed.
+    io_failed: AtomicBool,
+}
+
+/// One skill of a new directory's export: its record entry (`None`: left
+/// out) and warnings; `Ok(None)`: not written. One small result per skill
+/// (errors boxed): with 100,000 skills the results are held three times
+/// over while the workers' parts are put back in order.
+type NewSkill = std::result::Result<Option<(Option<SkillRecord>, Vec<Diagnostic>)>, Box<Error>>;
 
 /// Refuses an `--adopt NAME` that names neither a skill a layer provides
 /// (in `catalog`, sorted by name) nor one the directory's `record` lists:
