@@ -42,7 +42,13 @@ fn main() -> ExitCode {
         return usage();
     };
     let layers = Layers::from_root(root);
-    let catalog = layers.catalog();
+    let catalog = match layers.catalog() {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let options = LoadOptions {
         body_field: Some("body".into()),
         ..LoadOptions::default()

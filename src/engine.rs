@@ -128,7 +128,15 @@ impl Skills {
             fragments,
             &targets,
             removed_by,
-            || self.layers.names().into_iter().map(|(n, _)| n).collect(),
+            // A hint only: a layer too large to list gives none.
+            || {
+                self.layers
+                    .names()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(n, _)| n)
+                    .collect()
+            },
         )
     }
 
@@ -144,8 +152,9 @@ impl Skills {
         fragments: &[Fragment],
     ) -> Option<Diagnostic> {
         crate::target::orphan::near_name(&self.spec, effective, fragments, || {
-            self.near_names
-                .get_or_init(|| crate::target::orphan::NameIndex::new(self.layers.names()))
+            self.near_names.get_or_init(|| {
+                crate::target::orphan::NameIndex::new(self.layers.names().unwrap_or_default())
+            })
         })
     }
 
@@ -314,7 +323,12 @@ impl Skills {
     }
 
     /// Every skill name in any layer, with the layers that hold it.
-    pub fn list(&self) -> Vec<(String, Vec<Layer>)> {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when a layer's directory holds more entries than
+    /// a layer may ([`crate::source::layers::MAX_LAYER_ENTRIES`]).
+    pub fn list(&self) -> Result<Vec<(String, Vec<Layer>)>> {
         self.layers.names()
     }
 
@@ -459,7 +473,7 @@ impl Skills {
 
     /// The name of a skill the layers provide that `name` nearly is.
     fn near_skill(&self, name: &str) -> Option<String> {
-        let names = self.layers.names();
+        let names = self.layers.names().ok()?;
         crate::error::did_you_mean(name, names.iter().map(|(n, _)| n.as_str()))
     }
 
@@ -515,13 +529,20 @@ impl Skills {
                 crate::par::map(names, jobs, |name| self.validate_one(name)),
                 self.layer_warnings(),
             ),
-            None => {
-                let (catalog, diagnostics) = self.catalog_report();
-                let results = crate::par::map(&catalog, jobs, |(name, located)| {
-                    self.validate_located(name, located)
-                });
-                (results, diagnostics)
-            }
+            None => match self.catalog_report() {
+                Ok((catalog, diagnostics)) => {
+                    let results = crate::par::map(&catalog, jobs, |(name, located)| {
+                        self.validate_located(name, located)
+                    });
+                    (results, diagnostics)
+                }
+                // A layer too large to list: its refusal is the report.
+                Err(e) => {
+                    let mut diagnostics = self.layer_warnings();
+                    diagnostics.extend(e.diagnostics().iter().cloned());
+                    (Vec::new(), diagnostics)
+                }
+            },
         };
         let mut report = Report {
             diagnostics,
@@ -538,9 +559,11 @@ impl Skills {
     /// Every skill of the layers, with what [`Skills::validate`] says
     /// before any one skill: the layer directories' diagnostics, the
     /// entries skipped for their names, and names that look alike.
-    pub(crate) fn catalog_report(&self) -> (Vec<(String, Vec<Located>)>, Vec<Diagnostic>) {
+    pub(crate) fn catalog_report(
+        &self,
+    ) -> Result<(crate::source::layers::Catalog, Vec<Diagnostic>)> {
         let mut diagnostics = self.layer_warnings();
-        let (catalog, skipped) = self.layers.catalog_with_skipped();
+        let (catalog, skipped) = self.layers.catalog_with_skipped()?;
         diagnostics.extend(skipped.into_iter().map(|s| {
             Diagnostic::warning(
                 Some(&s.path),
@@ -551,7 +574,7 @@ impl Skills {
             .in_layer(s.layer)
         }));
         diagnostics.extend(lookalikes(&catalog));
-        (catalog, diagnostics)
+        Ok((catalog, diagnostics))
     }
 
     /// The warnings [`Skills::validate`] gives about a resolved skill (a

@@ -353,7 +353,7 @@ pub enum DiagnosticKind {
     },
     /// A layer directory holding more entries than a layer may
     /// ([`crate::source::layers::MAX_LAYER_ENTRIES`]; hidden ones count):
-    /// the layer is refused.
+    /// every command that lists the layer refuses it.
     #[error(
         "refusing the {layer}: its directory holds more than {limit} entries (hidden ones count); a layer holds one entry per skill"
     )]

@@ -171,12 +171,17 @@ struct One {
 
 /// Merges every skill in `layers` under `old` and under `new` and reports
 /// what differs. Both fragment schemas are compiled here, once each.
+///
+/// # Errors
+///
+/// When a layer's directory holds more entries than a layer may
+/// ([`Layers::catalog`]).
 pub fn compare(
     old: &MergeSpec,
     new: &MergeSpec,
     layers: &Layers,
     options: &ImpactOptions,
-) -> Impact {
+) -> crate::Result<Impact> {
     let side = |spec| Side {
         spec,
         validator: Validator::new(spec),
@@ -187,7 +192,7 @@ pub fn compare(
         },
     };
     let (old, new) = (side(old), side(new));
-    let catalog = layers.catalog();
+    let catalog = layers.catalog()?;
     let results = crate::par::map(&catalog, options.jobs, |(name, located)| {
         one(&old, &new, name, located, options.diff_lines)
     });
@@ -209,7 +214,7 @@ pub fn compare(
             impact.failing_both.push(name.clone());
         }
     }
-    impact
+    Ok(impact)
 }
 
 /// Compares one skill.
@@ -355,7 +360,7 @@ mod tests {
             jobs: 2,
             ..ImpactOptions::default()
         };
-        let impact = compare(&old, &flip, &layers, &opts);
+        let impact = compare(&old, &flip, &layers, &opts).unwrap();
         assert_eq!(impact.skills, 4);
         let changed: Vec<&str> = impact.changed.iter().map(|c| c.name.as_str()).collect();
         // Only `a` sets `tags` in two layers: the user list now replaces the base one.
@@ -366,7 +371,7 @@ mod tests {
         assert_eq!(impact.failing_both, ["d"]);
         assert!(!impact.is_empty());
 
-        let same = compare(&old, &old, &layers, &opts);
+        let same = compare(&old, &old, &layers, &opts).unwrap();
         assert!(same.is_empty(), "{same:?}");
         assert_eq!(same.failing_both, ["d"]);
     }
@@ -383,7 +388,8 @@ mod tests {
             &new,
             &Layers::from_root(tmp.path()),
             &ImpactOptions::default(),
-        );
+        )
+        .unwrap();
         assert_eq!(impact.changed.len(), 1, "{impact:?}");
         assert_eq!(impact.changed[0].fields, ["body", "text"]);
         let diff = impact.changed[0].diff.join("\n");
@@ -401,7 +407,7 @@ mod tests {
         let new = spec(&format!("{OLD}  owner: {{strategy: OVERRIDE}}\n"));
         let layers = Layers::from_root(tmp.path());
         let opts = ImpactOptions::default();
-        let added = compare(&old, &new, &layers, &opts);
+        let added = compare(&old, &new, &layers, &opts).unwrap();
         assert!(added.became_invalid.is_empty() && added.changed.is_empty());
         let [valid] = &added.became_valid[..] else {
             panic!("{added:?}")
@@ -415,7 +421,7 @@ mod tests {
                 tmp.path().join("team/a.yaml").display()
             )
         );
-        let removed = compare(&new, &old, &layers, &opts);
+        let removed = compare(&new, &old, &layers, &opts).unwrap();
         assert_eq!(removed.became_invalid, added.became_valid);
         assert!(removed.became_valid.is_empty());
         assert_eq!(removed.to_value()["summary"]["became_invalid"], 1);

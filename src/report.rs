@@ -27,9 +27,14 @@ pub fn places(layers: &Layers) -> Value {
 /// the layers with the layers that hold it and, resolved once each on up
 /// to `jobs` threads, its description, switch, digest and whether it is
 /// an orphan; a skill that fails carries its error ([`crate::Error::to_json`]).
-pub fn list(skills: &Skills, jobs: usize) -> Value {
+///
+/// # Errors
+///
+/// When a layer's directory holds more entries than a layer may
+/// ([`Layers::catalog`]).
+pub fn list(skills: &Skills, jobs: usize) -> crate::Result<Value> {
     let layers = skills.layers();
-    let catalog = layers.catalog();
+    let catalog = layers.catalog()?;
     let entries = crate::par::map(&catalog, jobs, |(name, located)| {
         let ls: Vec<Layer> = located.iter().map(|l| l.layer).collect();
         let mut entry = json!({
@@ -63,10 +68,10 @@ pub fn list(skills: &Skills, jobs: usize) -> Value {
         }
         entry
     });
-    json!({
+    Ok(json!({
         "places": places(layers),
         "skills": entries,
-    })
+    }))
 }
 
 /// The effective skill's description, `null` when it has none.

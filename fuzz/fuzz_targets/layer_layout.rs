@@ -146,7 +146,7 @@ fuzz_target!(|data: &[u8]| {
         check_message(&line);
         assert!(d.message().chars().count() <= MESSAGE_CHARS + 1);
     }
-    for (name, located) in skills.layers().catalog() {
+    for (name, located) in skills.layers().catalog().unwrap_or_default() {
         match skills.resolve_located(&name, &located) {
             Ok(resolved) => {
                 let json =

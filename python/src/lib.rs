@@ -255,7 +255,7 @@ impl Engine {
             let skills = self.skills()?;
             Ok::<_, Error>(
                 skills
-                    .list()
+                    .list()?
                     .into_iter()
                     .map(|(n, ls)| (n, ls.into_iter().map(layer_index).collect()))
                     .collect(),
@@ -270,7 +270,7 @@ impl Engine {
             .allow_threads(|| {
                 let skills = self.skills()?;
                 skills.require_layers()?;
-                Ok::<_, Error>(bernstein_skills::report::list(&skills, par::default_jobs()))
+                bernstein_skills::report::list(&skills, par::default_jobs())
             })
             .map_err(|e| error(py, e))?;
         to_py(py, &doc)

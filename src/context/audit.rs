@@ -117,7 +117,7 @@ impl Context {
             });
         };
         let cache = self.require_cache()?;
-        let local = upstream::local_base(&layers);
+        let local = upstream::local_base(&layers)?;
         let sources = upstream::verify::verify(&file, &lock, &cache, &local, &paths)?;
         Ok(Verification {
             sources,

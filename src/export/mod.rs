@@ -350,9 +350,9 @@ impl Skills {
         self.check_reach(dir, options)?;
         // Under `strict`, with what validate says before any one skill.
         let (catalog, prelude) = if options.strict {
-            self.catalog_report()
+            self.catalog_report()?
         } else {
-            (self.layers().catalog(), Vec::new())
+            (self.layers().catalog()?, Vec::new())
         };
         let out = OutDir::open_with(dir, options.boundary, self.layers().cwd(), options.on_wait)?;
         if out.is_new() {
@@ -717,7 +717,7 @@ impl Skills {
             disk,
             options,
         };
-        check.run(&self.layers().catalog())
+        check.run(&self.layers().catalog()?)
     }
 }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use super::confine::{Boundary, EntryKind, Refusal, Root, RootRefusal};
 use super::env::{Env, variable};
 use super::project::{Project, relative_to};
-use crate::error::{Diagnostic, DiagnosticKind};
+use crate::error::{Diagnostic, DiagnosticKind, Error, Result};
 use crate::layer::{Form, Layer, SKILL_MD_NAMES, check_name};
 
 /// The layer directories the command line names: each beats the
@@ -245,28 +245,23 @@ impl LayerDir {
         self.refused = Some(d.in_layer(self.layer));
     }
 
-    /// Takes `root`, the layer's opened directory, unless it holds more
-    /// than [`MAX_LAYER_ENTRIES`] entries: then the layer is refused (and
-    /// counts as absent). Listed at most one entry past the cap, so a
-    /// directory of millions costs no more than one of the cap's size.
+    /// Takes `root`, the layer's opened directory. Nothing is listed
+    /// here: a command about one skill looks its files up by name, and the
+    /// commands that list a layer ([`Layers::catalog`]) list it at most
+    /// one entry past [`MAX_LAYER_ENTRIES`] and refuse it past that.
     fn take_root(&mut self, root: Root) {
-        let mut budget = MAX_LAYER_ENTRIES;
-        match root.entries(Path::new(""), &mut budget) {
-            Err(r) if r.is_over_budget() => {
-                let kind = DiagnosticKind::LayerTooManyEntries {
-                    layer: self.layer,
-                    limit: MAX_LAYER_ENTRIES,
-                };
-                let d = Diagnostic::error(Some(&self.path), kind);
-                self.refused = Some(d.in_layer(self.layer));
-            }
-            // A directory that cannot be listed holds no skill: `scan`
-            // finds none, as before.
-            _ => {
-                self.is_dir = true;
-                self.root = Some(Arc::new(root));
-            }
-        }
+        self.is_dir = true;
+        self.root = Some(Arc::new(root));
+    }
+
+    /// The error a layer whose directory holds more than
+    /// [`MAX_LAYER_ENTRIES`] entries is refused with, at its directory.
+    fn too_many_entries(&self) -> Diagnostic {
+        let kind = DiagnosticKind::LayerTooManyEntries {
+            layer: self.layer,
+            limit: MAX_LAYER_ENTRIES,
+        };
+        Diagnostic::error(Some(&self.path), kind).in_layer(self.layer)
     }
 
     /// Refuses the layer for error `e`, at the file and position `e`
@@ -653,11 +648,17 @@ impl Layers {
     }
 
     /// Every skill name in any layer, sorted, each with the layers holding it.
-    pub fn names(&self) -> Vec<(String, Vec<Layer>)> {
-        self.catalog()
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when a layer's directory holds more than
+    /// [`MAX_LAYER_ENTRIES`] entries, as [`Layers::catalog`].
+    pub fn names(&self) -> Result<Vec<(String, Vec<Layer>)>> {
+        Ok(self
+            .catalog()?
             .into_iter()
             .map(|(name, located)| (name, located.iter().map(|l| l.layer).collect()))
-            .collect()
+            .collect())
     }
 
     /// Every skill in any layer, sorted by name, with its file in each layer
@@ -668,17 +669,27 @@ impl Layers {
     /// `skill.md`) or, in a layer above base, any entry that is not hidden
     /// ([`Form::Files`]). Nothing deeper is visited, so symlink loops
     /// cannot make this hang.
-    pub fn catalog(&self) -> Vec<(String, Vec<Located>)> {
-        self.catalog_with_skipped().0
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when a layer's directory holds more than
+    /// [`MAX_LAYER_ENTRIES`] entries (hidden ones count): listed one entry
+    /// past the cap and refused, at the directory.
+    pub fn catalog(&self) -> Result<Catalog> {
+        Ok(self.catalog_with_skipped()?.0)
     }
 
     /// [`Layers::catalog`], plus the entries skipped for their names.
-    pub(crate) fn catalog_with_skipped(&self) -> (Vec<(String, Vec<Located>)>, Vec<Skipped>) {
+    pub(crate) fn catalog_with_skipped(&self) -> Result<(Catalog, Vec<Skipped>)> {
         let mut all: BTreeMap<String, Vec<Located>> = BTreeMap::new();
         let mut skipped = Vec::new();
+        let mut too_many = Vec::new();
         for dir in &self.dirs {
             let Some(root) = &dir.root else { continue };
-            let (mut found, bad) = scan(root, dir.layer != Layer::Base);
+            let Some((mut found, bad)) = scan(root, dir.layer != Layer::Base) else {
+                too_many.push(dir.too_many_entries());
+                continue;
+            };
             skipped.extend(bad.into_iter().map(|(path, reason)| Skipped {
                 layer: dir.layer,
                 path,
@@ -706,7 +717,10 @@ impl Layers {
         for located in all.values_mut() {
             located.sort_by_key(|l| l.layer);
         }
-        (all.into_iter().collect(), skipped)
+        if !too_many.is_empty() {
+            return Err(Error::Invalid(too_many));
+        }
+        Ok((all.into_iter().collect(), skipped))
     }
 }
 
@@ -845,19 +859,27 @@ pub(crate) struct Skipped {
 /// it the layer is refused ([`DiagnosticKind::LayerTooManyEntries`]).
 pub const MAX_LAYER_ENTRIES: usize = 100_000;
 
+/// Every skill of the layers, sorted by name, with its file in each layer
+/// that has it ([`Layers::catalog`]).
+pub type Catalog = Vec<(String, Vec<Located>)>;
+
 /// A skill file found in a layer directory: name, form, path.
 type Found = (String, Form, PathBuf);
 
 /// What one read of a layer directory found: skill files (name, form, path;
-/// unsorted) and entries skipped for their names. `files_only`: a directory
-/// with no `SKILL.md` may be a skill's files ([`Form::Files`]).
-fn scan(root: &Root, files_only: bool) -> (Vec<Found>, Vec<(PathBuf, &'static str)>) {
-    // At most the cap, which the layer was checked against when it was
-    // opened ([`LayerDir::take_root`]); a directory that grew past it
-    // since is read as one holding no skill.
+/// unsorted) and entries skipped for their names.
+type Scanned = (Vec<Found>, Vec<(PathBuf, &'static str)>);
+
+/// One read of a layer directory; `None` when it holds more than
+/// [`MAX_LAYER_ENTRIES`] entries (listed one past the cap). `files_only`:
+/// a directory with no `SKILL.md` may be a skill's files ([`Form::Files`]).
+fn scan(root: &Root, files_only: bool) -> Option<Scanned> {
     let mut budget = MAX_LAYER_ENTRIES;
-    let Ok((_, entries)) = root.entries(Path::new(""), &mut budget) else {
-        return Default::default();
+    let entries = match root.entries(Path::new(""), &mut budget) {
+        Ok((_, entries)) => entries,
+        Err(r) if r.is_over_budget() => return None,
+        // A directory that cannot be listed holds no skill.
+        Err(_) => return Some(Default::default()),
     };
     let mut found = Vec::new();
     let mut skipped = Vec::new();
@@ -908,7 +930,7 @@ fn scan(root: &Root, files_only: bool) -> (Vec<Found>, Vec<(PathBuf, &'static st
             Err(reason) => skipped.push((root.path().join(&os_name), reason)),
         }
     }
-    (found, skipped)
+    Some((found, skipped))
 }
 
 /// [`unexportable`] as an error located at the skill's first

@@ -294,8 +294,16 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Lay
         }
     };
     let (_, lock) = project;
-    let local: std::collections::BTreeSet<String> = layers
-        .names()
+    // The local base layer's skills, which no source may also have: a
+    // layer too large to list refuses the sources, as an unreadable lock.
+    let names = match layers.names() {
+        Ok(names) => names,
+        Err(e) => {
+            layers.add_upstream_base(paths.lock.clone(), "sources".into(), Some(e), None);
+            return layers;
+        }
+    };
+    let local: std::collections::BTreeSet<String> = names
         .into_iter()
         .filter(|(_, in_layers)| in_layers.contains(&Layer::Base))
         .map(|(n, _)| n)
@@ -547,15 +555,20 @@ fn check_against_lock(fetched: &git::Fetched, name: &str, locked: &LockedSource)
 
 /// The skills of the local base layer, with their paths: what no source
 /// may also have.
-pub fn local_base(layers: &Layers) -> BTreeMap<String, PathBuf> {
-    layers
-        .catalog()
+///
+/// # Errors
+///
+/// When a layer's directory holds more entries than a layer may
+/// ([`Layers::catalog`]).
+pub fn local_base(layers: &Layers) -> crate::Result<BTreeMap<String, PathBuf>> {
+    Ok(layers
+        .catalog()?
         .into_iter()
         .filter_map(|(name, located)| {
             let l = located.into_iter().find(|l| l.layer == Layer::Base)?;
             Some((name, l.path))
         })
-        .collect()
+        .collect())
 }
 
 /// Takes each skill from one source: where two sources have a skill of the

@@ -88,6 +88,7 @@ pub fn skill_names() -> Vec<CompletionCandidate> {
     global(matches().as_ref())
         .layers_quiet()
         .names()
+        .unwrap_or_default()
         .into_iter()
         .map(|(name, _)| CompletionCandidate::new(name))
         .collect()

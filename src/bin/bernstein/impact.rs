@@ -70,7 +70,7 @@ pub fn run(args: ImpactArgs, ctx: &Context) -> Result<ExitCode> {
     };
     let layers = crate::global::layers(ctx)?;
     crate::global::warn_no_layers(&layers);
-    let impact = compare(&old, &new, &layers, &options);
+    let impact = compare(&old, &new, &layers, &options)?;
     if args.json {
         output::print(&render::to_json(&impact.to_value()));
     } else {

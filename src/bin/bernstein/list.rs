@@ -33,7 +33,7 @@ pub struct ListArgs {
 fn json(ctx: &Context) -> Result<ExitCode> {
     let skills = &crate::global::skills(ctx)?;
     crate::global::warn_no_layers(skills.layers());
-    let doc = bernstein_skills::report::list(skills, bernstein_skills::par::default_jobs());
+    let doc = bernstein_skills::report::list(skills, bernstein_skills::par::default_jobs())?;
     output::print(&render::to_json(&doc));
     Ok(ExitCode::SUCCESS)
 }
@@ -53,7 +53,7 @@ pub fn run(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
 fn layered(ctx: &Context) -> Result<ExitCode> {
     let layers = crate::global::layers(ctx)?;
     crate::global::warn_no_layers(&layers);
-    let names = layers.names();
+    let names = layers.names()?;
     if names.is_empty() {
         output::print(&nothing_found(&layers));
         return Ok(ExitCode::SUCCESS);
@@ -98,7 +98,7 @@ fn plain(ctx: &Context) -> Result<ExitCode> {
     let skills = &crate::global::skills(ctx)?;
     let layers = skills.layers();
     crate::global::warn_no_layers(layers);
-    let catalog = layers.catalog();
+    let catalog = layers.catalog()?;
     let items = listed(skills, &catalog);
     crate::output::warn_diagnostics(
         &items

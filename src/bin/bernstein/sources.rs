@@ -219,7 +219,7 @@ pub fn add(args: AddArgs, ctx: &Context) -> Result<ExitCode> {
         warn_findings(&plan, args.strict);
     }
     plan.judge(args.strict, !args.json)?;
-    let mut resolved = plan.resolve(&upstream::local_base(&layers))?;
+    let mut resolved = plan.resolve(&upstream::local_base(&layers)?)?;
     adding.write(&mut resolved)?;
     output::print(&if args.json {
         render::to_json(&added_json(&resolved, &paths))
@@ -451,7 +451,7 @@ pub fn update(args: UpdateArgs, ctx: &Context) -> Result<ExitCode> {
         &paths,
         &cache,
         &ctx.policy(),
-        &upstream::local_base(&layers),
+        &upstream::local_base(&layers)?,
         &options,
     )?;
     let consent = upstream::update::Consent {
