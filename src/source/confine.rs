@@ -577,44 +577,28 @@ impl Root {
     /// reading each symlink and following it only while it stays beneath
     /// the root.
     fn walk(&self, rel: &Path, flags: OFlags) -> Result<OwnedFd, Refusal> {
-        // The directories entered below the root, with their names: the
-        // resolved path so far.
-        let mut stack: Vec<(OwnedFd, OsString)> = Vec::new();
+        let mut stack: Entered = Vec::new();
         let mut queue: VecDeque<OsString> = components(rel);
         let mut followed = 0;
-        let resolved = |stack: &[(OwnedFd, OsString)], last: Option<&OsStr>| -> PathBuf {
-            let mut p: PathBuf = stack.iter().map(|(_, n)| n.as_os_str()).collect();
-            if let Some(l) = last {
-                p.push(l);
-            }
-            p
-        };
-        // A hidden component, with the rest of the path it would lead to.
-        let hidden = |stack: &[(OwnedFd, OsString)], name: &OsStr, rest: &VecDeque<OsString>| {
-            let mut p = resolved(stack, Some(name));
-            p.extend(rest.iter());
-            Refusal::Hidden {
-                resolved: normalize(&p),
-            }
-        };
         while let Some(name) = queue.pop_front() {
             if name == "." {
                 continue;
             }
             if name == ".." {
                 if stack.pop().is_none() {
-                    let mut target = self.real.join("..");
-                    target.extend(queue.iter());
                     return Err(Refusal::Escapes {
-                        target: normalize(&target),
+                        target: leads_to(self.real.join(".."), &queue),
                     });
                 }
                 continue;
             }
             if is_hidden(&name) {
-                return Err(hidden(&stack, &name, &queue));
+                // With the rest of the path it would lead to.
+                return Err(Refusal::Hidden {
+                    resolved: leads_to(resolved(&stack, Some(&name)), &queue),
+                });
             }
-            let dir: BorrowedFd<'_> = stack.last().map_or(self.fd.as_fd(), |(fd, _)| fd.as_fd());
+            let dir = self.innermost(&stack);
             let stat = rustix::fs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW)?;
             let ty = FileType::from_raw_mode(stat.st_mode);
             if ty == FileType::Symlink {
@@ -624,46 +608,13 @@ impl Root {
                 }
                 let link = rustix::fs::readlinkat(dir, &name, Vec::new())?;
                 let link = PathBuf::from(OsString::from_vec(link.into_bytes()));
-                let mut rest: VecDeque<OsString> = if link.is_absolute() {
-                    match link.strip_prefix(&self.real) {
-                        Ok(inside) => {
-                            stack.clear();
-                            components(inside)
-                        }
-                        Err(_) => {
-                            let mut target = link.clone();
-                            target.extend(queue.iter());
-                            return Err(Refusal::Escapes {
-                                target: normalize(&target),
-                            });
-                        }
-                    }
-                } else {
-                    // A relative link that climbs out is caught by `..`
-                    // above, with the whole target in the message.
-                    let here = self.real.join(resolved(&stack, None));
-                    let mut target = here.join(&link);
-                    target.extend(queue.iter());
-                    let target = normalize(&target);
-                    if !target.starts_with(&self.real) {
-                        return Err(Refusal::Escapes { target });
-                    }
-                    components(&link)
-                };
+                let mut rest = self.follow(&mut stack, link, &queue)?;
                 rest.extend(queue.drain(..));
                 queue = rest;
                 continue;
             }
             if queue.is_empty() {
-                return rustix::fs::openat(dir, &name, flags | OFlags::NOFOLLOW, Mode::empty())
-                    .map_err(|e| match e {
-                        // It became a symlink since it was looked at: a
-                        // swap in progress.
-                        Errno::LOOP => Refusal::Escapes {
-                            target: self.real.join(resolved(&stack, Some(&name))),
-                        },
-                        e => e.into(),
-                    });
+                return self.open_last(dir, &stack, &name, flags);
             }
             if ty != FileType::Directory {
                 return Err(Errno::NOTDIR.into());
@@ -677,9 +628,92 @@ impl Root {
             stack.push((next, name));
         }
         // The path named the root, or led back to it.
-        let dir: BorrowedFd<'_> = stack.last().map_or(self.fd.as_fd(), |(fd, _)| fd.as_fd());
-        Ok(rustix::fs::openat(dir, ".", flags, Mode::empty())?)
+        Ok(rustix::fs::openat(
+            self.innermost(&stack),
+            ".",
+            flags,
+            Mode::empty(),
+        )?)
     }
+
+    /// The directory the walk is in: the last one entered, or the root.
+    fn innermost<'a>(&'a self, stack: &'a Entered) -> BorrowedFd<'a> {
+        stack.last().map_or(self.fd.as_fd(), |(fd, _)| fd.as_fd())
+    }
+
+    /// Where the walk goes on from a symlink whose target is `link` (met in
+    /// the directories `stack` entered): the target's components, while it
+    /// stays beneath the root. An absolute target below the root's real
+    /// path starts again from the root (emptying `stack`). A relative link
+    /// that climbs out is caught by `..` in the walk, with the whole target
+    /// in the message. `rest`, the path still to walk after the link, goes
+    /// into the message of a target outside.
+    fn follow(
+        &self,
+        stack: &mut Entered,
+        link: PathBuf,
+        rest: &VecDeque<OsString>,
+    ) -> Result<VecDeque<OsString>, Refusal> {
+        if link.is_absolute() {
+            return match link.strip_prefix(&self.real) {
+                Ok(inside) => {
+                    stack.clear();
+                    Ok(components(inside))
+                }
+                Err(_) => Err(Refusal::Escapes {
+                    target: leads_to(link.clone(), rest),
+                }),
+            };
+        }
+        let here = self.real.join(resolved(stack, None));
+        let target = leads_to(here.join(&link), rest);
+        if !target.starts_with(&self.real) {
+            return Err(Refusal::Escapes { target });
+        }
+        Ok(components(&link))
+    }
+
+    /// Opens the walk's last component `name` in `dir` (the directories
+    /// `stack` entered) with `flags`, never through a symlink: one that
+    /// appeared since it was looked at is a swap in progress, refused as
+    /// an escape.
+    fn open_last(
+        &self,
+        dir: BorrowedFd<'_>,
+        stack: &Entered,
+        name: &OsStr,
+        flags: OFlags,
+    ) -> Result<OwnedFd, Refusal> {
+        rustix::fs::openat(dir, name, flags | OFlags::NOFOLLOW, Mode::empty()).map_err(
+            |e| match e {
+                Errno::LOOP => Refusal::Escapes {
+                    target: self.real.join(resolved(stack, Some(name))),
+                },
+                e => e.into(),
+            },
+        )
+    }
+}
+
+/// The directories a walk entered below the root, with their names: the
+/// resolved path so far.
+type Entered = Vec<(OwnedFd, OsString)>;
+
+/// The path the walk has resolved (the names of the directories `stack`
+/// entered), and `last` after them.
+fn resolved(stack: &[(OwnedFd, OsString)], last: Option<&OsStr>) -> PathBuf {
+    let mut p: PathBuf = stack.iter().map(|(_, n)| n.as_os_str()).collect();
+    if let Some(l) = last {
+        p.push(l);
+    }
+    p
+}
+
+/// Where `target` leads with the rest of the walk's path (`rest`) after
+/// it, normalised: what a refusal names.
+fn leads_to(mut target: PathBuf, rest: &VecDeque<OsString>) -> PathBuf {
+    target.extend(rest.iter());
+    normalize(&target)
 }
 
 fn components(p: &Path) -> VecDeque<OsString> {
