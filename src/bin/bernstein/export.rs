@@ -624,7 +624,8 @@ fn drift_entry(out: &mut String, dir: &Path, format: Format, d: &SkillDrift) {
         Drift::Unmanaged(what) => (
             format!(
                 "unmanaged: {name} ({})",
-                unmanaged_words(dir, &name, format, *what)
+                // The raw name: the path it makes is escaped once, there.
+                unmanaged_words(dir, &d.skill, format, *what)
             ),
             &[],
         ),
