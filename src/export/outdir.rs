@@ -241,6 +241,52 @@ impl Access {
     }
 }
 
+/// A failure to open or create `path` for export.
+fn write_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Why the output directory `given` cannot be opened with `access`, from
+/// where the walk to it stopped: a symlink (the directory itself, or one
+/// on the way inside `boundary_dir`), something that is not a directory,
+/// an I/O error, or nothing there.
+fn refusal(stop: Stop, given: &Path, access: Access, boundary_dir: &Path) -> Error {
+    match stop {
+        Stop::Symlink { at, target, last } => Error::Refused {
+            kind: crate::error::ErrorKind::Unsafe,
+            path: None,
+            message: if last {
+                format!(
+                    "{}: is a symbolic link to {}; {}",
+                    text::path(given),
+                    text::path(&target),
+                    access.into_dir()
+                )
+            } else {
+                format!(
+                    "{}: {} is a symbolic link to {}; {}",
+                    text::path(given),
+                    text::path(&at),
+                    text::path(&target),
+                    access.through(boundary_dir)
+                )
+            },
+        },
+        Stop::NotDir { at, last } => write_error(
+            if last { given } else { &at },
+            std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                "exists and is not a directory",
+            ),
+        ),
+        Stop::Io { at, error } => write_error(&at, error),
+        Stop::Missing => write_error(given, std::io::ErrorKind::NotFound.into()),
+    }
+}
+
 /// Takes `file`'s lock, exclusive or shared; when another process holds
 /// it, calls `on_wait` first, then waits.
 fn lock(file: &File, shared: bool, given: &Path, on_wait: Option<&super::OnWait>) -> Result<()> {
@@ -314,6 +360,11 @@ impl OutDir {
         Self::open_as(dir, Access::Read, boundary, cwd, on_wait)
     }
 
+    /// Opens `dir` (for a write, creating what is missing of it) through no
+    /// symlink below `boundary` (by default the git work tree the command
+    /// runs in, else the working directory), and locks it: shared to read,
+    /// exclusive to write. `None` when reading a directory that does not
+    /// exist.
     fn open_as(
         dir: &Path,
         access: Access,
@@ -323,10 +374,6 @@ impl OutDir {
     ) -> Result<Option<OutDir>> {
         // `m/` and `m/.` name `m` itself.
         let given: PathBuf = dir.components().collect();
-        let write_error = |path: &Path, source| Error::Write {
-            path: path.to_path_buf(),
-            source,
-        };
         let Some(cwd) = cwd else {
             let source = std::io::Error::other("no working directory");
             return Err(write_error(&given, source));
@@ -336,39 +383,7 @@ impl OutDir {
             None => Boundary::of_cwd(Some(cwd)),
         };
         let boundary_dir = bound.dir().unwrap_or(cwd).to_path_buf();
-        let refuse = |stop: Stop| -> Error {
-            match stop {
-                Stop::Symlink { at, target, last } => Error::Refused {
-                    kind: crate::error::ErrorKind::Unsafe,
-                    path: None,
-                    message: if last {
-                        format!(
-                            "{}: is a symbolic link to {}; {}",
-                            text::path(&given),
-                            text::path(&target),
-                            access.into_dir()
-                        )
-                    } else {
-                        format!(
-                            "{}: {} is a symbolic link to {}; {}",
-                            text::path(&given),
-                            text::path(&at),
-                            text::path(&target),
-                            access.through(&boundary_dir)
-                        )
-                    },
-                },
-                Stop::NotDir { at, last } => write_error(
-                    if last { &given } else { &at },
-                    std::io::Error::new(
-                        std::io::ErrorKind::NotADirectory,
-                        "exists and is not a directory",
-                    ),
-                ),
-                Stop::Io { at, error } => write_error(&at, error),
-                Stop::Missing => write_error(&given, std::io::ErrorKind::NotFound.into()),
-            }
-        };
+        let refuse = |stop: Stop| refusal(stop, &given, access, &boundary_dir);
         let route = bound.route(&bound.absolute(&given)).ok_or_else(|| {
             let source = std::io::Error::other("cannot export into the root directory");
             write_error(&given, source)
