@@ -661,6 +661,26 @@ impl Layers {
             .collect())
     }
 
+    /// The names of the skills the directories of `layer` hold, from one
+    /// read of each: what [`Layers::names`] gives for that layer, without
+    /// listing the others.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when such a directory holds more than
+    /// [`MAX_LAYER_ENTRIES`] entries, as [`Layers::catalog`].
+    pub fn names_in(&self, layer: Layer) -> Result<std::collections::BTreeSet<String>> {
+        let mut names = std::collections::BTreeSet::new();
+        for dir in self.dirs.iter().filter(|d| d.layer == layer) {
+            let Some(root) = &dir.root else { continue };
+            let Some((found, _)) = scan(root, layer != Layer::Base) else {
+                return Err(Error::Invalid(vec![dir.too_many_entries()]));
+            };
+            names.extend(found.into_iter().map(|(name, _, _)| name));
+        }
+        Ok(names)
+    }
+
     /// Every skill in any layer, sorted by name, with its file in each layer
     /// that has it (base first) — the same answer as [`Layers::locate`] for
     /// each name, from one read of each layer directory.

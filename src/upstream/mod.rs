@@ -294,20 +294,16 @@ pub fn attach(mut layers: Layers, cache: Option<&Cache>, policy: &Policy) -> Lay
         }
     };
     let (_, lock) = project;
-    // The local base layer's skills, which no source may also have: a
-    // layer too large to list refuses the sources, as an unreadable lock.
-    let names = match layers.names() {
-        Ok(names) => names,
+    // The local base layer's skills, which no source may also have (the
+    // team and user layers are not listed for them): a base layer too large
+    // to list refuses the sources, as an unreadable lock.
+    let local = match layers.names_in(Layer::Base) {
+        Ok(local) => local,
         Err(e) => {
             layers.add_upstream_base(paths.lock.clone(), "sources".into(), Some(e), None);
             return layers;
         }
     };
-    let local: std::collections::BTreeSet<String> = names
-        .into_iter()
-        .filter(|(_, in_layers)| in_layers.contains(&Layer::Base))
-        .map(|(n, _)| n)
-        .collect();
     for (name, locked) in lock.sources {
         let from = format!("{name} at {}", locked.commit);
         let Some(cache) = cache else {
